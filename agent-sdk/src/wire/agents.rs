@@ -1,0 +1,107 @@
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// What an agent is for; decides which tasks it claims by default and what it may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Coordinator,
+    Tester,
+    Executor,
+    /// Read-only: may list and stream but never change anything.
+    Observer,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [
+        Role::Coordinator,
+        Role::Tester,
+        Role::Executor,
+        Role::Observer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Coordinator => "coordinator",
+            Role::Tester => "tester",
+            Role::Executor => "executor",
+            Role::Observer => "observer",
+        }
+    }
+
+    /// Task id prefixes a worker of this role claims when it names none.
+    pub fn default_prefixes(self) -> &'static [&'static str] {
+        match self {
+            Role::Tester => &["TEST"],
+            Role::Executor => &["QARUN"],
+            Role::Coordinator | Role::Observer => &[],
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown role `{s}` (expected coordinator, tester, executor or observer)")
+            })
+    }
+}
+
+/// `POST /v1/teams`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateTeam {
+    pub name: String,
+}
+
+/// A team as returned by the daemon.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Team {
+    pub name: String,
+    pub created_at: String,
+}
+
+/// `POST /v1/teams/{team}/agents`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateAgent {
+    pub name: String,
+    pub role: Role,
+}
+
+/// The answer to creating an agent: the only time its token is ever shown.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedAgent {
+    pub name: String,
+    pub role: Role,
+    pub token: String,
+}
+
+/// An agent as listed (never with its token).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Agent {
+    pub name: String,
+    pub role: Role,
+    pub last_seen_at: Option<String>,
+}
+
+/// `GET /v1/teams/{team}/agents`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentList {
+    pub agents: Vec<Agent>,
+}

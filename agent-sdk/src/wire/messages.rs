@@ -1,0 +1,72 @@
+use serde::{Deserialize, Serialize};
+
+/// Message types with a documented `data` shape. Any other type matching
+/// `[a-z][a-z0-9_]{0,63}` is accepted too.
+pub const KNOWN_MESSAGE_TYPES: [&str; 4] =
+    ["test_result", "impl_progress", "fix_required", "error"];
+
+/// Recipient meaning "everyone in the team".
+pub const BROADCAST: &str = "*";
+
+/// `POST /v1/teams/{team}/messages`. The sender is the caller's identity, never the body.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PostMessage {
+    /// An agent name, a role, or `*`.
+    pub to: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub summary: String,
+    #[serde(default)]
+    pub data: serde_json::Value,
+}
+
+/// A stored message. `seq` is per team, monotonic, and the cursor for lists, inboxes and streams.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub seq: i64,
+    pub id: String,
+    pub from: String,
+    pub to: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub summary: String,
+    pub data: serde_json::Value,
+    pub created_at: String,
+}
+
+/// A page of messages; `next` is the `after` cursor for the following page, absent at the end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageList {
+    pub messages: Vec<Message>,
+    #[serde(default)]
+    pub next: Option<i64>,
+}
+
+/// `POST /v1/teams/{team}/inbox/ack`: everything up to and including `seq` has been handled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InboxAck {
+    pub seq: i64,
+}
+
+/// The caller's inbox cursor after an ack.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InboxCursor {
+    pub cursor: i64,
+}
+
+/// One change in a team, as carried by `/events`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub seq: i64,
+    /// `task.created`, `task.updated`, `task.claimed`, `message.posted`, `memory.updated`, …
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub data: serde_json::Value,
+    pub created_at: String,
+}

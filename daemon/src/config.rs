@@ -1,0 +1,279 @@
+//! Settings: defaults, then the config file, then `HUDDLE_…` environment variables, then flags.
+//!
+//! Every key `section.key` can be set by `HUDDLE_SECTION_KEY` (for example
+//! `HUDDLE_TASKS_DEFAULT_LEASE_MS`); the `[server]` keys also by `HUDDLE_KEY` alone
+//! (`HUDDLE_LISTEN`, `HUDDLE_DATA_DIR`, `HUDDLE_ADMIN_TOKEN`).
+
+use crate::store::sqlite::Synchronous;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub storage: StorageSettings,
+    pub tasks: TaskSettings,
+    pub memory: MemorySettings,
+    pub streams: StreamSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSettings {
+    pub listen: String,
+    pub data_dir: PathBuf,
+    /// Empty: read from (or generate into) `<data_dir>/admin-token`.
+    pub admin_token: String,
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageSettings {
+    pub synchronous: Synchronous,
+    pub read_connections: usize,
+    pub max_batch: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TaskSettings {
+    pub default_lease_ms: u64,
+    pub max_lease_ms: u64,
+    pub min_lease_ms: u64,
+    pub max_wait_ms: u64,
+    pub default_max_attempts: i64,
+    pub lease_sweep_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemorySettings {
+    pub max_bytes: usize,
+    pub history_limit: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StreamSettings {
+    pub keepalive_secs: u64,
+    pub buffer: usize,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            listen: "127.0.0.1:7700".into(),
+            data_dir: PathBuf::from("./huddle-data"),
+            admin_token: String::new(),
+            max_body_bytes: 1024 * 1024,
+        }
+    }
+}
+
+impl Default for StorageSettings {
+    fn default() -> Self {
+        StorageSettings {
+            synchronous: Synchronous::Full,
+            read_connections: 4,
+            max_batch: 512,
+        }
+    }
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            default_lease_ms: 30_000,
+            max_lease_ms: 3_600_000,
+            min_lease_ms: 100,
+            max_wait_ms: 60_000,
+            default_max_attempts: 3,
+            lease_sweep_ms: 500,
+        }
+    }
+}
+
+impl Default for MemorySettings {
+    fn default() -> Self {
+        MemorySettings {
+            max_bytes: 1024 * 1024,
+            history_limit: 100,
+        }
+    }
+}
+
+impl Default for StreamSettings {
+    fn default() -> Self {
+        StreamSettings {
+            keepalive_secs: 15,
+            buffer: 1024,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {source}")]
+    Parse {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
+    #[error("environment: {0}")]
+    Env(String),
+}
+
+impl Settings {
+    /// Defaults ← `file` (if any) ← environment variables from `env`.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Settings, ConfigError> {
+        let mut value = toml::Value::try_from(Settings::default()).expect("defaults serialise");
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.into(),
+                source,
+            })?;
+            let from_file: toml::Value =
+                toml::from_str(&text).map_err(|source| ConfigError::Parse {
+                    path: path.into(),
+                    source,
+                })?;
+            // Check the file on its own first so errors name the file.
+            let _: Settings =
+                from_file
+                    .clone()
+                    .try_into()
+                    .map_err(|source| ConfigError::Parse {
+                        path: path.into(),
+                        source,
+                    })?;
+            merge(&mut value, from_file);
+        }
+        apply_env(&mut value, &env)?;
+        value
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Env(e.to_string()))
+    }
+
+    pub fn database_path(&self) -> PathBuf {
+        self.server.data_dir.join("huddle.db")
+    }
+}
+
+fn merge(base: &mut toml::Value, over: toml::Value) {
+    match (base, over) {
+        (toml::Value::Table(b), toml::Value::Table(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+fn apply_env(
+    value: &mut toml::Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    let toml::Value::Table(sections) = value else {
+        return Ok(());
+    };
+    for (section, table) in sections.iter_mut() {
+        let toml::Value::Table(keys) = table else {
+            continue;
+        };
+        for (key, slot) in keys.iter_mut() {
+            let long = format!("HUDDLE_{}_{}", section.to_uppercase(), key.to_uppercase());
+            let short = (section == "server").then(|| format!("HUDDLE_{}", key.to_uppercase()));
+            let Some((name, raw)) = env(&long)
+                .map(|v| (long.clone(), v))
+                .or_else(|| short.as_ref().and_then(|s| env(s).map(|v| (s.clone(), v))))
+            else {
+                continue;
+            };
+            *slot = match slot {
+                toml::Value::Integer(_) => {
+                    toml::Value::Integer(raw.trim().parse().map_err(|_| {
+                        ConfigError::Env(format!("{name} must be a whole number, got {raw:?}"))
+                    })?)
+                }
+                toml::Value::Boolean(_) => {
+                    toml::Value::Boolean(raw.trim().parse().map_err(|_| {
+                        ConfigError::Env(format!("{name} must be true or false, got {raw:?}"))
+                    })?)
+                }
+                _ => toml::Value::String(raw),
+            };
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_overrides_file_and_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("huddle.toml");
+        std::fs::write(
+            &file,
+            "[tasks]\ndefault_lease_ms = 5000\n[storage]\nsynchronous = \"normal\"\n",
+        )
+        .unwrap();
+        let env = |k: &str| match k {
+            "HUDDLE_LISTEN" => Some("0.0.0.0:9000".to_string()),
+            "HUDDLE_TASKS_MAX_WAIT_MS" => Some("1234".to_string()),
+            _ => None,
+        };
+        let s = Settings::load(Some(&file), env).unwrap();
+        assert_eq!(s.server.listen, "0.0.0.0:9000");
+        assert_eq!(s.tasks.default_lease_ms, 5000);
+        assert_eq!(s.tasks.max_wait_ms, 1234);
+        assert_eq!(s.storage.synchronous, Synchronous::Normal);
+        assert_eq!(s.memory.max_bytes, 1024 * 1024);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("huddle.toml");
+        std::fs::write(&file, "[tasks]\nlease = 5\n").unwrap();
+        let err = Settings::load(Some(&file), |_| None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("lease"), "{err}");
+        let err = Settings::load(None, |k| {
+            (k == "HUDDLE_TASKS_MAX_WAIT_MS").then(|| "soon".into())
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("HUDDLE_TASKS_MAX_WAIT_MS"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_shipped_config_file_is_the_defaults() {
+        let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../config/huddle.toml");
+        let s = Settings::load(Some(Path::new(shipped)), |_| None).unwrap();
+        assert_eq!(
+            toml::Value::try_from(&s).unwrap(),
+            toml::Value::try_from(Settings::default()).unwrap()
+        );
+    }
+}

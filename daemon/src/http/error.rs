@@ -1,0 +1,122 @@
+//! The HTTP layer's one error type and the single place where store errors become statuses.
+
+use crate::store::StoreError;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use huddle_sdk::wire::{ErrorBody, ErrorInfo};
+use serde_json::{json, Value};
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Value,
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            details: Value::Null,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// 400 naming the offending field.
+    pub fn bad_request(field: &str, message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
+            .with_details(json!({ "field": field }))
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Invalid {
+                field,
+                message,
+                details,
+            } => {
+                let mut details = if details.is_object() {
+                    details
+                } else {
+                    json!({})
+                };
+                details["field"] = Value::String(field);
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
+                    .with_details(details)
+            }
+            StoreError::NotFound { what } => ApiError::not_found(format!("{what} not found")),
+            StoreError::Conflict {
+                code,
+                message,
+                details,
+            } => ApiError::new(StatusCode::CONFLICT, code, message).with_details(details),
+            StoreError::StaleVersion { expected, current } => ApiError::new(
+                StatusCode::PRECONDITION_FAILED,
+                "stale_version",
+                format!("If-Match names version {expected} but the current version is {current}"),
+            )
+            .with_details(json!({ "currentVersion": current })),
+            StoreError::TooLarge { message } => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", message)
+            }
+            StoreError::Unavailable(detail) => {
+                tracing::error!(%detail, "store unavailable");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    "the store cannot take this request right now (disk full, read-only or shutting down); retry later",
+                )
+            }
+            StoreError::Internal(detail) => {
+                tracing::error!(%detail, "internal store error");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "internal error; see the daemon log",
+                )
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: ErrorInfo {
+                code: self.code.to_string(),
+                message: self.message,
+                details: self.details,
+            },
+        };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}

@@ -1,0 +1,148 @@
+//! The message bus over HTTP: post, list, inbox (long-poll) and ack.
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{Actor, ApiJson, ApiQuery, Member};
+use super::AppState;
+use crate::store::MessageFilter;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use huddle_sdk::wire::{InboxAck, InboxCursor, MessageList, PostMessage};
+use serde::Deserialize;
+use std::time::Duration;
+use tokio::time::Instant;
+
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// 201 with the stored message; a retry with the same `Idempotency-Key` answers with the same
+/// message (and `Idempotent-Replayed: true`) without storing it again.
+#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
+pub async fn post(
+    State(state): State<AppState>,
+    Actor(caller): Actor,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<PostMessage>,
+) -> ApiResult<Response> {
+    let key = match headers.get(IDEMPOTENCY_KEY) {
+        None => None,
+        Some(v) => {
+            let key = v.to_str().ok().map(str::trim).filter(|k| {
+                !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic())
+            });
+            Some(
+                key.ok_or_else(|| {
+                    ApiError::bad_request(
+                        "Idempotency-Key",
+                        "Idempotency-Key must be 1–255 visible ASCII characters",
+                    )
+                })?
+                .to_string(),
+            )
+        }
+    };
+    let posted = state.store.post_message(&caller, body, key).await?;
+    let mut response = (StatusCode::CREATED, Json(posted.message)).into_response();
+    if posted.replayed {
+        response
+            .headers_mut()
+            .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    Ok(response)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    after: Option<i64>,
+    from: Option<String>,
+    to: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    limit: Option<usize>,
+}
+
+fn limit(requested: Option<usize>) -> ApiResult<usize> {
+    let limit = requested.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::bad_request(
+            "limit",
+            "`limit` must be between 1 and 1000",
+        ));
+    }
+    Ok(limit)
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    Member(caller): Member,
+    ApiQuery(q): ApiQuery<ListQuery>,
+) -> ApiResult<Json<MessageList>> {
+    let limit = limit(q.limit)?;
+    let filter = MessageFilter {
+        after: q.after.unwrap_or(0).max(0),
+        from: q.from.filter(|s| !s.is_empty()),
+        to: q.to.filter(|s| !s.is_empty()),
+        kind: q.kind.filter(|s| !s.is_empty()),
+        limit,
+    };
+    let messages = state.store.list_messages(caller.team_id, filter).await?;
+    let next = (messages.len() == limit)
+        .then(|| messages.last().map(|m| m.seq))
+        .flatten();
+    Ok(Json(MessageList { messages, next }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InboxQuery {
+    wait_ms: Option<u64>,
+    limit: Option<usize>,
+}
+
+/// Unacknowledged messages for the caller; waits up to `waitMs` for the first one. Reading does
+/// not move the cursor: `POST /inbox/ack` does.
+pub async fn inbox(
+    State(state): State<AppState>,
+    Member(caller): Member,
+    ApiQuery(q): ApiQuery<InboxQuery>,
+) -> ApiResult<Json<MessageList>> {
+    let limit = limit(q.limit)?;
+    let wait_ms = q.wait_ms.unwrap_or(0);
+    let max_wait = state.settings.tasks.max_wait_ms;
+    if wait_ms > max_wait {
+        return Err(ApiError::bad_request(
+            "waitMs",
+            format!("`waitMs` must be at most {max_wait}, got {wait_ms}"),
+        ));
+    }
+    let deadline = Instant::now() + Duration::from_millis(wait_ms);
+    let mut posted = state.hub.watch_messages(caller.team_id);
+    loop {
+        posted.borrow_and_update();
+        let messages = state.store.inbox(&caller, limit).await?;
+        if !messages.is_empty() {
+            let next = messages.last().map(|m| m.seq);
+            return Ok(Json(MessageList { messages, next }));
+        }
+        tokio::select! {
+            r = posted.changed() => if r.is_err() { break },
+            _ = tokio::time::sleep_until(deadline) => break,
+            _ = state.shutdown.cancelled() => break,
+        }
+    }
+    Ok(Json(MessageList {
+        messages: Vec::new(),
+        next: None,
+    }))
+}
+
+pub async fn ack(
+    State(state): State<AppState>,
+    Member(caller): Member,
+    ApiJson(body): ApiJson<InboxAck>,
+) -> ApiResult<Json<InboxCursor>> {
+    Ok(Json(InboxCursor {
+        cursor: state.store.ack_inbox(&caller, body.seq).await?,
+    }))
+}

@@ -1,0 +1,257 @@
+//! Server-Sent Events: `/events` (every change) and `/messages/stream` (messages only).
+//!
+//! Each stream subscribes to the hub first, then replays from the database everything past the
+//! client's cursor (`Last-Event-ID` or `?after=`), then follows live items. If the live feed
+//! skips ahead or the bounded buffer overflowed (the client read too slowly), the stream says so
+//! in a comment and catches up from the database by its cursor, so nothing is lost or repeated
+//! and no writer ever waits for a reader.
+
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiQuery, Member};
+use super::AppState;
+use crate::hub::StreamItem;
+use crate::store::{MessageFilter, StoreResult};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use serde::Deserialize;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+const PAGE: usize = 500;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamQuery {
+    /// Resume after this sequence (for clients that cannot send `Last-Event-ID`).
+    after: Option<i64>,
+    from: Option<String>,
+    to: Option<String>,
+    /// Message type, or event type; an event filter ending in `.` or `.*` matches a family.
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+/// Which items a subscriber wants.
+#[derive(Clone)]
+struct Filter {
+    from: Option<String>,
+    to: Option<String>,
+    kind: Option<String>,
+}
+
+impl Filter {
+    fn matches(&self, item: &StreamItem) -> bool {
+        let kind_ok = match self.kind.as_deref() {
+            None => true,
+            Some(k) if k.ends_with(".*") || k.ends_with('.') => {
+                item.kind.starts_with(k.trim_end_matches('*'))
+            }
+            Some(k) => item.kind == k,
+        };
+        kind_ok
+            && self.from.as_deref().is_none_or(|f| item.from == f)
+            && self.to.as_deref().is_none_or(|t| item.to == t)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    Events,
+    Messages,
+}
+
+fn cursor(headers: &HeaderMap, after: Option<i64>) -> ApiResult<i64> {
+    match headers.get("last-event-id") {
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| {
+                ApiError::bad_request("Last-Event-ID", "Last-Event-ID must be a sequence number")
+            }),
+        None => Ok(after.unwrap_or(0).max(0)),
+    }
+}
+
+pub async fn events(
+    State(state): State<AppState>,
+    Member(caller): Member,
+    headers: HeaderMap,
+    ApiQuery(q): ApiQuery<StreamQuery>,
+) -> ApiResult<Response> {
+    let start = cursor(&headers, q.after)?;
+    let rx = state.hub.subscribe_events(caller.team_id);
+    let filter = Filter {
+        from: None,
+        to: None,
+        kind: q.kind,
+    };
+    Ok(sse(
+        &state,
+        stream(
+            state.clone(),
+            caller.team_id,
+            start,
+            rx,
+            filter,
+            Source::Events,
+        ),
+    ))
+}
+
+pub async fn messages(
+    State(state): State<AppState>,
+    Member(caller): Member,
+    headers: HeaderMap,
+    ApiQuery(q): ApiQuery<StreamQuery>,
+) -> ApiResult<Response> {
+    let start = cursor(&headers, q.after)?;
+    let rx = state.hub.subscribe_messages(caller.team_id);
+    let filter = Filter {
+        from: q.from,
+        to: q.to,
+        kind: q.kind,
+    };
+    Ok(sse(
+        &state,
+        stream(
+            state.clone(),
+            caller.team_id,
+            start,
+            rx,
+            filter,
+            Source::Messages,
+        ),
+    ))
+}
+
+fn sse<S>(state: &AppState, s: S) -> Response
+where
+    S: Stream<Item = Result<SseEvent, Infallible>> + Send + 'static,
+{
+    let every = Duration::from_secs(state.settings.streams.keepalive_secs.max(1));
+    Sse::new(s)
+        .keep_alive(KeepAlive::new().interval(every))
+        .into_response()
+}
+
+/// A page of stored items past `after`, in sequence order.
+async fn fetch(
+    state: &AppState,
+    team_id: i64,
+    after: i64,
+    source: Source,
+) -> StoreResult<Vec<StreamItem>> {
+    fn to_json(v: &impl serde::Serialize) -> Arc<str> {
+        serde_json::to_string(v).unwrap_or_default().into()
+    }
+    Ok(match source {
+        Source::Events => state
+            .store
+            .list_events(team_id, after, PAGE)
+            .await?
+            .into_iter()
+            .map(|e| StreamItem {
+                seq: e.seq,
+                json: to_json(&e),
+                kind: e.kind,
+                from: String::new(),
+                to: String::new(),
+            })
+            .collect(),
+        Source::Messages => state
+            .store
+            .list_messages(
+                team_id,
+                MessageFilter {
+                    after,
+                    limit: PAGE,
+                    ..Default::default()
+                },
+            )
+            .await?
+            .into_iter()
+            .map(|m| StreamItem {
+                seq: m.seq,
+                json: to_json(&m),
+                kind: m.kind,
+                from: m.from,
+                to: m.to,
+            })
+            .collect(),
+    })
+}
+
+fn to_sse(item: &StreamItem, source: Source) -> SseEvent {
+    let name = match source {
+        Source::Events => item.kind.as_str(),
+        Source::Messages => "message",
+    };
+    SseEvent::default()
+        .id(item.seq.to_string())
+        .event(name)
+        .data(&*item.json)
+}
+
+fn stream(
+    state: AppState,
+    team_id: i64,
+    start: i64,
+    mut rx: broadcast::Receiver<Arc<StreamItem>>,
+    filter: Filter,
+    source: Source,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    async_stream::stream! {
+        let mut cursor = start;
+        loop {
+            // Catch up from the database until it has nothing past the cursor.
+            loop {
+                let page = match fetch(&state, team_id, cursor, source).await {
+                    Ok(page) => page,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "stream catch-up failed; closing so the client resumes");
+                        return;
+                    }
+                };
+                let full = page.len() == PAGE;
+                for item in page {
+                    cursor = item.seq;
+                    if filter.matches(&item) {
+                        yield Ok(to_sse(&item, source));
+                    }
+                }
+                if !full {
+                    break;
+                }
+            }
+            // Follow live items while they arrive in order.
+            loop {
+                let received = tokio::select! {
+                    r = rx.recv() => r,
+                    _ = state.shutdown.cancelled() => return,
+                };
+                match received {
+                    Ok(item) if item.seq <= cursor => continue,
+                    Ok(item) if item.seq == cursor + 1 => {
+                        cursor = item.seq;
+                        if filter.matches(&item) {
+                            yield Ok(to_sse(&item, source));
+                        }
+                    }
+                    Ok(_) => break,
+                    Err(RecvError::Lagged(missed)) => {
+                        yield Ok(SseEvent::default().comment(format!("fell {missed} behind; resuming from {cursor}")));
+                        break;
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        }
+    }
+}

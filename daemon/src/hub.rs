@@ -1,0 +1,103 @@
+//! In-process fan-out of committed changes.
+//!
+//! The store publishes here only after a transaction commits, so nothing a subscriber sees can
+//! later vanish. Each team has two bounded broadcast channels (events and messages, each item
+//! serialised to JSON once) and two watch counters that wake long-polling claimers and inbox
+//! readers. A subscriber that falls behind the bounded buffer is told it lagged and catches up
+//! from the database by its cursor, so a stuck client never slows a writer or anyone else.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{broadcast, watch};
+
+/// One committed item ready to send to streams: its sequence, a few fields for filtering, and
+/// its JSON, serialised once however many subscribers there are.
+#[derive(Debug, Clone)]
+pub struct StreamItem {
+    pub seq: i64,
+    /// Event type (`task.created`…) or message type (`test_result`…).
+    pub kind: String,
+    /// Message sender and recipient; empty for events.
+    pub from: String,
+    pub to: String,
+    pub json: Arc<str>,
+}
+
+/// What a committed write asks the hub to announce.
+#[derive(Debug, Clone)]
+pub enum Publish {
+    Event(Arc<StreamItem>),
+    Message(Arc<StreamItem>),
+    /// Some task may have become claimable.
+    TasksChanged,
+}
+
+struct TeamChannels {
+    events: broadcast::Sender<Arc<StreamItem>>,
+    messages: broadcast::Sender<Arc<StreamItem>>,
+    tasks_changed: watch::Sender<u64>,
+    messages_posted: watch::Sender<u64>,
+}
+
+pub struct Hub {
+    buffer: usize,
+    teams: Mutex<HashMap<i64, Arc<TeamChannels>>>,
+}
+
+impl Hub {
+    /// `buffer` bounds how many items a slow subscriber may fall behind before it lags.
+    pub fn new(buffer: usize) -> Self {
+        Hub {
+            buffer: buffer.max(16),
+            teams: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn team(&self, team_id: i64) -> Arc<TeamChannels> {
+        let mut teams = self.teams.lock().unwrap_or_else(|p| p.into_inner());
+        teams
+            .entry(team_id)
+            .or_insert_with(|| {
+                Arc::new(TeamChannels {
+                    events: broadcast::channel(self.buffer).0,
+                    messages: broadcast::channel(self.buffer).0,
+                    tasks_changed: watch::channel(0).0,
+                    messages_posted: watch::channel(0).0,
+                })
+            })
+            .clone()
+    }
+
+    pub fn publish(&self, team_id: i64, items: impl IntoIterator<Item = Publish>) {
+        let team = self.team(team_id);
+        for item in items {
+            match item {
+                // A send error only means nobody is listening right now.
+                Publish::Event(e) => drop(team.events.send(e)),
+                Publish::Message(m) => {
+                    let _ = team.messages.send(m);
+                    team.messages_posted.send_modify(|n| *n += 1);
+                }
+                Publish::TasksChanged => team.tasks_changed.send_modify(|n| *n += 1),
+            }
+        }
+    }
+
+    pub fn subscribe_events(&self, team_id: i64) -> broadcast::Receiver<Arc<StreamItem>> {
+        self.team(team_id).events.subscribe()
+    }
+
+    pub fn subscribe_messages(&self, team_id: i64) -> broadcast::Receiver<Arc<StreamItem>> {
+        self.team(team_id).messages.subscribe()
+    }
+
+    /// Changes whenever a task of the team may have become claimable.
+    pub fn watch_tasks(&self, team_id: i64) -> watch::Receiver<u64> {
+        self.team(team_id).tasks_changed.subscribe()
+    }
+
+    /// Changes whenever a message is posted in the team.
+    pub fn watch_messages(&self, team_id: i64) -> watch::Receiver<u64> {
+        self.team(team_id).messages_posted.subscribe()
+    }
+}

@@ -1,0 +1,23 @@
+//! The lease sweeper: a timer (not a poll for work) that returns expired claims to the queue in
+//! one batched write per tick. Returned tasks wake long-polling claimers through the hub.
+
+use crate::store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub async fn sweep(store: Arc<dyn Store>, every_ms: u64, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(Duration::from_millis(every_ms.max(10)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = shutdown.cancelled() => return,
+        }
+        match store.expire_leases().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(expired = n, "returned expired leases"),
+            Err(e) => tracing::warn!(error = %e, "lease sweep failed"),
+        }
+    }
+}

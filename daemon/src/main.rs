@@ -1,0 +1,83 @@
+//! `huddled`: parse flags, load settings, log, and serve until SIGINT/SIGTERM.
+
+use clap::Parser;
+use huddle_daemon::config::Settings;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "huddled",
+    version,
+    about = "huddle coordination daemon: shared tasks, message bus and memory for agent teams"
+)]
+struct Flags {
+    /// Address to listen on [env: HUDDLE_LISTEN] [default: 127.0.0.1:7700]
+    #[arg(long)]
+    listen: Option<String>,
+    /// Directory for the database and the admin token [env: HUDDLE_DATA_DIR] [default: ./huddle-data]
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Config file (see config/huddle.toml for every setting)
+    #[arg(long, env = "HUDDLE_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("HUDDLE_LOG")
+                .unwrap_or_else(|_| "info,tower_http=warn".into()),
+        )
+        .init();
+    let flags = Flags::parse();
+    let mut settings = match Settings::load(flags.config.as_deref(), |k| std::env::var(k).ok()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("huddled: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(listen) = flags.listen {
+        settings.server.listen = listen;
+    }
+    if let Some(dir) = flags.data_dir {
+        settings.server.data_dir = dir;
+    }
+    let listener = match tokio::net::TcpListener::bind(&settings.server.listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("huddled: cannot listen on {}: {e}", settings.server.listen);
+            return ExitCode::from(2);
+        }
+    };
+    match huddle_daemon::run(settings, listener, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("huddled: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,108 @@
+//! The store: every durable operation huddle performs, behind one `async_trait`.
+//!
+//! Handlers only ever see [`Store`]; the SQLite implementation lives in [`sqlite`] and a
+//! PostgreSQL one can sit beside it without touching handlers. Each method is one transaction.
+//! After a write commits, the store publishes what changed to the [`crate::hub::Hub`], which wakes
+//! SSE subscribers and long-polling claimers in process.
+
+mod error;
+pub mod sqlite;
+mod types;
+
+pub use error::StoreError;
+pub use types::*;
+
+use async_trait::async_trait;
+use huddle_sdk::wire::{
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
+};
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // --- teams and identity ---
+    async fn create_team(&self, name: &str) -> StoreResult<Team>;
+    /// Resolves a team name to its id; `NotFound` when absent.
+    async fn team_id(&self, name: &str) -> StoreResult<i64>;
+    async fn create_agent(
+        &self,
+        team_id: i64,
+        name: &str,
+        role: Role,
+        token_hash: &str,
+    ) -> StoreResult<Agent>;
+    /// The identity behind a token hash, or `None` for an unknown token.
+    async fn authenticate(&self, token_hash: &str) -> StoreResult<Option<Caller>>;
+    async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>>;
+
+    // --- shared task list ---
+    /// Creates all tasks or none.
+    async fn create_tasks(&self, caller: &Caller, tasks: Vec<NewTask>) -> StoreResult<Vec<Task>>;
+    async fn list_tasks(&self, team_id: i64, filter: TaskFilter) -> StoreResult<Page<Task>>;
+    async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task>;
+    async fn update_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        patch: TaskPatch,
+        if_match: Option<i64>,
+    ) -> StoreResult<Task>;
+    /// Atomically claims the next ready task matching `prefixes` and the caller's name or role.
+    async fn claim_task(
+        &self,
+        caller: &Caller,
+        prefixes: Vec<String>,
+        lease_ms: u64,
+    ) -> StoreResult<Option<Task>>;
+    async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task>;
+    async fn complete_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        result: Option<serde_json::Value>,
+    ) -> StoreResult<Task>;
+    async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task>;
+    async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task>;
+    /// Returns expired leases to `pending` (or `failed` past `maxAttempts`); how many moved.
+    async fn expire_leases(&self) -> StoreResult<usize>;
+
+    // --- message bus ---
+    /// Stores a message once per `(caller, idempotency_key)`; `replayed` when it already was.
+    async fn post_message(
+        &self,
+        caller: &Caller,
+        post: PostMessage,
+        idempotency_key: Option<String>,
+    ) -> StoreResult<Posted>;
+    async fn list_messages(&self, team_id: i64, filter: MessageFilter)
+        -> StoreResult<Vec<Message>>;
+    /// Messages to the caller, its role or `*`, past its inbox cursor.
+    async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>>;
+    async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64>;
+
+    // --- shared memory ---
+    async fn get_memory(&self, team_id: i64) -> StoreResult<Memory>;
+    async fn patch_memory(
+        &self,
+        caller: &Caller,
+        patch: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory>;
+    async fn replace_memory(
+        &self,
+        caller: &Caller,
+        doc: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory>;
+    async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>>;
+
+    // --- events ---
+    async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>>;
+
+    // --- health ---
+    /// Checks the database answers (for `/readyz`).
+    async fn ping(&self) -> StoreResult<()>;
+    /// Flushes and closes; later calls fail with `Unavailable`.
+    async fn close(&self);
+}

@@ -1,0 +1,94 @@
+//! Teams, agents and token lookup.
+
+use super::super::{Caller, StoreError, StoreResult};
+use super::rows::{append_event, fmt_time};
+use super::writer::WriteCtx;
+use crate::validate;
+use huddle_sdk::wire::{Agent, Role, Team};
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub fn create_team(ctx: &mut WriteCtx<'_>, name: &str) -> StoreResult<Team> {
+    validate::name("name", name)?;
+    let inserted = ctx
+        .conn
+        .prepare_cached(
+            "insert into teams (name, created_at) values (?1, ?2) on conflict (name) do nothing",
+        )?
+        .execute(params![name, ctx.now_ms])?;
+    if inserted == 0 {
+        return Err(StoreError::conflict(
+            "duplicate_team",
+            format!("team {name} already exists"),
+        ));
+    }
+    Ok(Team {
+        name: name.to_string(),
+        created_at: fmt_time(ctx.now_ms),
+    })
+}
+
+pub fn team_id(conn: &Connection, name: &str) -> StoreResult<i64> {
+    conn.prepare_cached("select id from teams where name = ?1")?
+        .query_row([name], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| StoreError::not_found(format!("team {name}")))
+}
+
+pub fn create_agent(
+    ctx: &mut WriteCtx<'_>,
+    team_id: i64,
+    name: &str,
+    role: Role,
+    token_hash: &str,
+) -> StoreResult<Agent> {
+    validate::name("name", name)?;
+    let inserted = ctx
+        .conn
+        .prepare_cached(
+            "insert into agents (team_id, name, role, token_hash, created_at) values (?1, ?2, ?3, ?4, ?5)
+             on conflict (team_id, name) do nothing",
+        )?
+        .execute(params![team_id, name, role.as_str(), token_hash, ctx.now_ms])?;
+    if inserted == 0 {
+        return Err(StoreError::conflict(
+            "duplicate_agent",
+            format!("agent {name} already exists in this team"),
+        ));
+    }
+    let agent = Agent {
+        name: name.to_string(),
+        role,
+        last_seen_at: None,
+    };
+    append_event(ctx, team_id, "agent.created", &agent)?;
+    Ok(agent)
+}
+
+pub fn authenticate(conn: &Connection, token_hash: &str) -> StoreResult<Option<Caller>> {
+    Ok(conn
+        .prepare_cached(
+            "select t.id, t.name, a.name, a.role from agents a join teams t on t.id = a.team_id where a.token_hash = ?1",
+        )?
+        .query_row([token_hash], |r| {
+            let role: String = r.get(3)?;
+            Ok(Caller { team_id: r.get(0)?, team: r.get(1)?, agent: r.get(2)?, role: role.parse().unwrap_or(Role::Observer) })
+        })
+        .optional()?)
+}
+
+pub fn list_agents(conn: &Connection, team_id: i64) -> StoreResult<Vec<Agent>> {
+    let mut stmt = conn.prepare_cached(
+        "select name, role, last_seen_at from agents where team_id = ?1 order by name",
+    )?;
+    let agents = stmt
+        .query_map([team_id], |r| {
+            let role: String = r.get(1)?;
+            Ok(Agent {
+                name: r.get(0)?,
+                role: role.parse().unwrap_or(Role::Observer),
+                last_seen_at: r.get::<_, Option<i64>>(2)?.map(fmt_time),
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(agents)
+}

@@ -1,0 +1,166 @@
+//! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
+
+use super::super::{Caller, StoreError, StoreResult};
+use super::rows::{fmt_time, touch_agent};
+use super::task_state::TaskState;
+use super::writer::WriteCtx;
+use huddle_sdk::wire::{Role, Task, TaskStatus};
+use rusqlite::{params, OptionalExtension};
+
+/// Takes the oldest ready task whose prefix is one of `prefixes` and whose owner is empty, the
+/// caller's name or the caller's role. Atomic because the single writer runs it.
+pub fn claim(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    prefixes: &[String],
+    lease_ms: u64,
+) -> StoreResult<Option<Task>> {
+    let prefixes_json =
+        serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
+    let id: Option<String> = ctx
+        .conn
+        .prepare_cached(
+            "select id from tasks indexed by tasks_ready
+             where team_id = ?1 and status = 'pending' and unmet_blockers = 0
+               and prefix in (select value from json_each(?2))
+               and (owner is null or owner = ?3 or owner = ?4)
+             order by created_at, number
+             limit 1",
+        )?
+        .query_row(
+            params![
+                caller.team_id,
+                prefixes_json,
+                caller.agent,
+                caller.role.as_str()
+            ],
+            |r| r.get(0),
+        )
+        .optional()?;
+    touch_agent(ctx, caller.team_id, &caller.agent)?;
+    let Some(id) = id else { return Ok(None) };
+    let mut task = TaskState::load(ctx, caller.team_id, &id)?;
+    task.status = TaskStatus::InProgress;
+    task.claimed_by = Some(caller.agent.clone());
+    task.lease_expires_at = Some(ctx.now_ms + lease_ms as i64);
+    Ok(Some(task.save(ctx, "task.claimed")?))
+}
+
+/// Only the holder may extend its lease.
+pub fn heartbeat(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    id: &str,
+    lease_ms: u64,
+) -> StoreResult<Task> {
+    let mut task = TaskState::load(ctx, caller.team_id, id)?;
+    ensure_holder(&task, caller, false)?;
+    task.lease_expires_at = Some(ctx.now_ms + lease_ms as i64);
+    touch_agent(ctx, caller.team_id, &caller.agent)?;
+    // A heartbeat only moves the lease: the row changes but no event is recorded for it.
+    task.version += 1;
+    ctx.conn
+        .prepare_cached("update tasks set lease_expires_at = ?3, version = ?4, updated_at = ?5 where team_id = ?1 and id = ?2")?
+        .execute(params![caller.team_id, id, task.lease_expires_at, task.version, ctx.now_ms])?;
+    super::rows::load_task(ctx.conn, caller.team_id, id)
+}
+
+pub fn complete(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    id: &str,
+    result: Option<serde_json::Value>,
+) -> StoreResult<Task> {
+    let mut task = TaskState::load(ctx, caller.team_id, id)?;
+    ensure_holder(&task, caller, true)?;
+    task.status = TaskStatus::Completed;
+    task.result = result.map(|r| r.to_string());
+    task.lease_expires_at = None;
+    touch_agent(ctx, caller.team_id, &caller.agent)?;
+    task.save(ctx, "task.completed")
+}
+
+pub fn fail(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    id: &str,
+    reason: String,
+) -> StoreResult<Task> {
+    let mut task = TaskState::load(ctx, caller.team_id, id)?;
+    ensure_holder(&task, caller, true)?;
+    task.status = TaskStatus::Failed;
+    task.failure_reason = Some(reason);
+    task.lease_expires_at = None;
+    touch_agent(ctx, caller.team_id, &caller.agent)?;
+    task.save(ctx, "task.failed")
+}
+
+/// Gives the task back to the queue without counting an attempt.
+pub fn release(ctx: &mut WriteCtx<'_>, caller: &Caller, id: &str) -> StoreResult<Task> {
+    let mut task = TaskState::load(ctx, caller.team_id, id)?;
+    ensure_holder(&task, caller, false)?;
+    task.status = TaskStatus::Pending;
+    task.clear_claim();
+    task.save(ctx, "task.released")
+}
+
+/// Every expired lease, in every team, in one pass: back to `pending` with `attempts + 1`, or
+/// `failed` once `attempts` reaches `maxAttempts`.
+pub fn expire_leases(ctx: &mut WriteCtx<'_>) -> StoreResult<usize> {
+    let expired: Vec<(i64, String)> = ctx
+        .conn
+        .prepare_cached(
+            "select team_id, id from tasks indexed by tasks_leases
+             where status = 'in_progress' and lease_expires_at <= ?1 limit 10000",
+        )?
+        .query_map([ctx.now_ms], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (team_id, id) in &expired {
+        let mut task = TaskState::load(ctx, *team_id, id)?;
+        let holder = task.claimed_by.clone().unwrap_or_default();
+        let expired_at = task.lease_expires_at.map(fmt_time).unwrap_or_default();
+        task.attempts += 1;
+        task.clear_claim();
+        if task.attempts >= task.max_attempts {
+            task.status = TaskStatus::Failed;
+            task.failure_reason = Some(format!(
+                "lease held by {holder} expired at {expired_at}; {} of {} attempts used",
+                task.attempts, task.max_attempts
+            ));
+        } else {
+            task.status = TaskStatus::Pending;
+        }
+        task.save(ctx, "task.expired")?;
+    }
+    Ok(expired.len())
+}
+
+/// The holder may act on its claimed task; a coordinator may act on any open task when
+/// `coordinator_may` is set (complete, fail) or on a claimed one (release).
+fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> StoreResult<()> {
+    if task.is_closed() {
+        return Err(StoreError::Conflict {
+            code: "task_closed",
+            message: format!("task {} is already {}", task.id, task.status),
+            details: serde_json::json!({ "status": task.status }),
+        });
+    }
+    let holds = task.status == TaskStatus::InProgress
+        && task.claimed_by.as_deref() == Some(caller.agent.as_str());
+    let coordinator = caller.role == Role::Coordinator
+        && (coordinator_may || task.status == TaskStatus::InProgress);
+    if holds || coordinator {
+        return Ok(());
+    }
+    let message = match &task.claimed_by {
+        Some(holder) if task.status == TaskStatus::InProgress => {
+            format!("task {} is held by {holder}, not {}", task.id, caller.agent)
+        }
+        _ => format!("task {} is not claimed by {}", task.id, caller.agent),
+    };
+    Err(StoreError::Conflict {
+        code: "not_holder",
+        message,
+        details: serde_json::json!({ "claimedBy": task.claimed_by, "status": task.status }),
+    })
+}

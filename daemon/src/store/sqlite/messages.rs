@@ -1,0 +1,195 @@
+//! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
+
+use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
+use super::rows::{append_event, fmt_time, message_from_row, touch_agent, MESSAGE_COLUMNS};
+use super::writer::WriteCtx;
+use crate::hub::{Publish, StreamItem};
+use crate::validate;
+use huddle_sdk::wire::{Message, PostMessage, Role, BROADCAST};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::sync::Arc;
+
+pub fn post(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    post: PostMessage,
+    key: Option<String>,
+) -> StoreResult<Posted> {
+    let team_id = caller.team_id;
+    if let Some(key) = &key {
+        if let Some(seq) = ctx
+            .conn
+            .prepare_cached(
+                "select seq from idempotency_keys where team_id = ?1 and agent = ?2 and key = ?3",
+            )?
+            .query_row(params![team_id, caller.agent, key], |r| r.get::<_, i64>(0))
+            .optional()?
+        {
+            let message = get(ctx.conn, team_id, seq)?;
+            return Ok(Posted {
+                message,
+                replayed: true,
+            });
+        }
+    }
+    validate::message_type(&post.kind)?;
+    validate::text("summary", &post.summary, validate::MAX_SUMMARY_LEN)?;
+    validate::object("data", &post.data)?;
+    check_recipient(ctx.conn, team_id, &post.to)?;
+    let data = if post.data.is_null() {
+        serde_json::json!({})
+    } else {
+        post.data
+    };
+    let seq: i64 = ctx
+        .conn
+        .prepare_cached("update teams set msg_seq = msg_seq + 1 where id = ?1 returning msg_seq")?
+        .query_row([team_id], |r| r.get(0))?;
+    let message = Message {
+        seq,
+        id: uuid::Uuid::new_v4().to_string(),
+        from: caller.agent.clone(),
+        to: post.to,
+        kind: post.kind,
+        summary: post.summary,
+        data,
+        created_at: fmt_time(ctx.now_ms),
+    };
+    ctx.conn
+        .prepare_cached(&format!("insert into messages (team_id, {MESSAGE_COLUMNS}) values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))?
+        .execute(params![
+            team_id,
+            seq,
+            message.id,
+            message.from,
+            message.to,
+            message.kind,
+            message.summary,
+            message.data.to_string(),
+            ctx.now_ms
+        ])?;
+    if let Some(key) = &key {
+        ctx.conn
+            .prepare_cached(
+                "insert into idempotency_keys (team_id, agent, key, seq) values (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![team_id, caller.agent, key, seq])?;
+    }
+    touch_agent(ctx, team_id, &caller.agent)?;
+    append_event(ctx, team_id, "message.posted", &message)?;
+    let json = serde_json::to_string(&message).map_err(|e| StoreError::Internal(e.to_string()))?;
+    ctx.publish(
+        team_id,
+        Publish::Message(Arc::new(StreamItem {
+            seq,
+            kind: message.kind.clone(),
+            from: message.from.clone(),
+            to: message.to.clone(),
+            json: json.into(),
+        })),
+    );
+    Ok(Posted {
+        message,
+        replayed: false,
+    })
+}
+
+/// `to` must reach someone: an agent of the team, a role, or `*`. Otherwise the error lists who
+/// can be reached, because a message to nobody is silently lost work.
+fn check_recipient(conn: &Connection, team_id: i64, to: &str) -> StoreResult<()> {
+    if to == BROADCAST || Role::ALL.iter().any(|r| r.as_str() == to) {
+        return Ok(());
+    }
+    let known = super::agents::list_agents(conn, team_id)?;
+    if known.iter().any(|a| a.name == to) {
+        return Ok(());
+    }
+    let mut recipients: Vec<String> = known.into_iter().map(|a| a.name).collect();
+    for role in Role::ALL {
+        if !recipients.iter().any(|r| r == role.as_str()) {
+            recipients.push(role.as_str().to_string());
+        }
+    }
+    recipients.push(BROADCAST.to_string());
+    Err(StoreError::Invalid {
+        field: "to".into(),
+        message: format!(
+            "unknown recipient {to:?}; send to an agent, a role or `*`: {}",
+            recipients.join(", ")
+        ),
+        details: serde_json::json!({ "knownRecipients": recipients }),
+    })
+}
+
+fn get(conn: &Connection, team_id: i64, seq: i64) -> StoreResult<Message> {
+    conn.prepare_cached(&format!(
+        "select {MESSAGE_COLUMNS} from messages where team_id = ?1 and seq = ?2"
+    ))?
+    .query_row(params![team_id, seq], message_from_row)
+    .optional()?
+    .ok_or_else(|| StoreError::not_found(format!("message {seq}")))
+}
+
+pub fn list(conn: &Connection, team_id: i64, f: &MessageFilter) -> StoreResult<Vec<Message>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {MESSAGE_COLUMNS} from messages
+         where team_id = ?1 and seq > ?2
+           and (?3 is null or sender = ?3) and (?4 is null or recipient = ?4) and (?5 is null or type = ?5)
+         order by seq limit ?6"
+    ))?;
+    let rows = stmt.query_map(
+        params![
+            team_id,
+            f.after,
+            f.from,
+            f.to,
+            f.kind,
+            f.limit.clamp(1, 1000) as i64
+        ],
+        message_from_row,
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Messages to the caller by name, by role or to `*`, past its cursor; its own posts excluded.
+pub fn inbox(conn: &Connection, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+    let cursor: i64 = conn
+        .prepare_cached("select inbox_cursor from agents where team_id = ?1 and name = ?2")?
+        .query_row(params![caller.team_id, caller.agent], |r| r.get(0))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {MESSAGE_COLUMNS} from messages
+         where team_id = ?1 and seq > ?2 and recipient in (?3, ?4, '*') and sender != ?3
+         order by seq limit ?5"
+    ))?;
+    let rows = stmt.query_map(
+        params![
+            caller.team_id,
+            cursor,
+            caller.agent,
+            caller.role.as_str(),
+            limit.clamp(1, 1000) as i64
+        ],
+        message_from_row,
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Moves the cursor forward to `seq` (never back); returns the cursor.
+pub fn ack(ctx: &mut WriteCtx<'_>, caller: &Caller, seq: i64) -> StoreResult<i64> {
+    let last: i64 = ctx
+        .conn
+        .prepare_cached("select msg_seq from teams where id = ?1")?
+        .query_row([caller.team_id], |r| r.get(0))?;
+    if seq < 0 || seq > last {
+        return Err(StoreError::invalid(
+            "seq",
+            format!("`seq` must be between 0 and the last message seq ({last}), got {seq}"),
+        ));
+    }
+    Ok(ctx
+        .conn
+        .prepare_cached(
+            "update agents set inbox_cursor = max(inbox_cursor, ?3) where team_id = ?1 and name = ?2 returning inbox_cursor",
+        )?
+        .query_row(params![caller.team_id, caller.agent, seq], |r| r.get(0))?)
+}

@@ -1,0 +1,151 @@
+//! SQLite backend: WAL mode, one writer thread with group commit ([`writer`]), a pool of
+//! read-only connections beside it ([`readers`]). Each area's SQL sits in its own file.
+
+mod agents;
+mod claims;
+mod deps;
+mod events;
+mod memory;
+mod messages;
+mod migrate;
+mod readers;
+mod rows;
+mod store_impl;
+mod task_state;
+mod tasks;
+mod writer;
+
+use super::{StoreError, StoreResult};
+use crate::hub::Hub;
+use readers::Readers;
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use writer::Writer;
+
+/// `synchronous` setting: FULL survives power loss; NORMAL may lose the last commits on power
+/// loss (never on a process crash) and is faster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Synchronous {
+    Full,
+    Normal,
+}
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    pub path: PathBuf,
+    pub synchronous: Synchronous,
+    pub read_connections: usize,
+    pub max_batch: usize,
+    pub default_max_attempts: i64,
+    pub memory_max_bytes: usize,
+    pub memory_history_limit: usize,
+}
+
+pub struct SqliteStore {
+    writer: Mutex<Option<Writer>>,
+    /// Fires when the writer thread has checkpointed and closed the write connection.
+    writer_done: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+    readers: Arc<Readers>,
+    options: SqliteOptions,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database, applies migrations and starts the writer.
+    pub fn open(options: SqliteOptions, hub: Arc<Hub>) -> StoreResult<Self> {
+        let mut conn = Connection::open(&options.path).map_err(map_sqlite_error)?;
+        configure(&conn, options.synchronous)?;
+        migrate::apply(&mut conn)?;
+        let readers = Readers::open(&options.path, options.read_connections.max(1))?;
+        let (writer, done) = Writer::start(conn, hub, options.max_batch);
+        Ok(SqliteStore {
+            writer: Mutex::new(Some(writer)),
+            writer_done: Mutex::new(Some(done)),
+            readers: Arc::new(readers),
+            options,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.options.path
+    }
+
+    fn writer(&self) -> StoreResult<Writer> {
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| StoreError::Unavailable("the store is closed".into()))
+    }
+
+    /// Stops the writer after the queued jobs and waits for it to close the connection.
+    async fn shut_down(&self) {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let done = self
+            .writer_done
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(done) = done {
+            let _ = done.await;
+        }
+        self.readers.close();
+    }
+}
+
+fn configure(conn: &Connection, synchronous: Synchronous) -> StoreResult<()> {
+    let sync = match synchronous {
+        Synchronous::Full => "full",
+        Synchronous::Normal => "normal",
+    };
+    conn.execute_batch(&format!(
+        "pragma journal_mode = wal;
+         pragma synchronous = {sync};
+         pragma foreign_keys = on;
+         pragma busy_timeout = 5000;
+         pragma cache_size = -16000;"
+    ))
+    .map_err(map_sqlite_error)
+}
+
+fn open_reader(path: &Path) -> StoreResult<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(map_sqlite_error)?;
+    conn.execute_batch("pragma busy_timeout = 5000; pragma cache_size = -8000;")
+        .map_err(map_sqlite_error)?;
+    Ok(conn)
+}
+
+/// Disk full, read-only files and I/O failures mean the store cannot serve (503); anything else
+/// is a bug (500, logged).
+pub(crate) fn map_sqlite_error(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode::*;
+    if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        if matches!(
+            f.code,
+            DiskFull
+                | ReadOnly
+                | SystemIoFailure
+                | CannotOpen
+                | DatabaseBusy
+                | DatabaseLocked
+                | OutOfMemory
+        ) {
+            return StoreError::Unavailable(e.to_string());
+        }
+    }
+    StoreError::Internal(e.to_string())
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        map_sqlite_error(e)
+    }
+}

@@ -1,0 +1,157 @@
+//! Row ↔ wire mapping and the small helpers every area shares (time format, event append).
+
+use super::super::{StoreError, StoreResult};
+use super::writer::WriteCtx;
+use crate::hub::{Publish, StreamItem};
+use huddle_sdk::wire::{Event, Message, Task, TaskStatus};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use std::sync::Arc;
+
+/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-21T08:00:00.000Z`.
+pub fn fmt_time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+pub fn parse_json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
+pub const TASK_COLUMNS: &str =
+    "id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
+     attempts, max_attempts, metadata, result, failure_reason, version, created_at, updated_at";
+
+/// A task row without its edges (`blockedBy`/`blocks` are filled by [`load_edges`]).
+pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
+    let status: String = row.get(4)?;
+    let result: Option<String> = row.get(11)?;
+    Ok(Task {
+        id: row.get(0)?,
+        subject: row.get(1)?,
+        description: row.get(2)?,
+        active_form: row.get(3)?,
+        status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Pending),
+        owner: row.get(5)?,
+        claimed_by: row.get(6)?,
+        lease_expires_at: row.get::<_, Option<i64>>(7)?.map(fmt_time),
+        attempts: row.get(8)?,
+        max_attempts: row.get(9)?,
+        blocked_by: Vec::new(),
+        blocks: Vec::new(),
+        metadata: parse_json(&row.get::<_, String>(10)?),
+        result: result.as_deref().map(parse_json),
+        failure_reason: row.get(12)?,
+        version: row.get(13)?,
+        created_at: fmt_time(row.get(14)?),
+        updated_at: fmt_time(row.get(15)?),
+    })
+}
+
+/// Fills `blockedBy` and `blocks`, each in id order.
+pub fn load_edges(conn: &Connection, team_id: i64, task: &mut Task) -> StoreResult<()> {
+    let mut blockers = conn.prepare_cached(
+        "select d.blocker_id from task_deps d join tasks t on t.team_id = d.team_id and t.id = d.blocker_id
+         where d.team_id = ?1 and d.task_id = ?2 order by t.prefix, t.number",
+    )?;
+    task.blocked_by = blockers
+        .query_map(params![team_id, task.id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut dependents = conn.prepare_cached(
+        "select d.task_id from task_deps d join tasks t on t.team_id = d.team_id and t.id = d.task_id
+         where d.team_id = ?1 and d.blocker_id = ?2 order by t.prefix, t.number",
+    )?;
+    task.blocks = dependents
+        .query_map(params![team_id, task.id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(())
+}
+
+pub fn find_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<Task>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {TASK_COLUMNS} from tasks where team_id = ?1 and id = ?2"
+    ))?;
+    let Some(mut task) = stmt
+        .query_row(params![team_id, id], task_from_row)
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    load_edges(conn, team_id, &mut task)?;
+    Ok(Some(task))
+}
+
+pub fn load_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Task> {
+    find_task(conn, team_id, id)?.ok_or_else(|| StoreError::not_found(format!("task {id}")))
+}
+
+pub const MESSAGE_COLUMNS: &str = "seq, id, sender, recipient, type, summary, data, created_at";
+
+pub fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
+    Ok(Message {
+        seq: row.get(0)?,
+        id: row.get(1)?,
+        from: row.get(2)?,
+        to: row.get(3)?,
+        kind: row.get(4)?,
+        summary: row.get(5)?,
+        data: parse_json(&row.get::<_, String>(6)?),
+        created_at: fmt_time(row.get(7)?),
+    })
+}
+
+pub fn event_from_row(row: &Row<'_>) -> rusqlite::Result<Event> {
+    Ok(Event {
+        seq: row.get(0)?,
+        kind: row.get(1)?,
+        data: parse_json(&row.get::<_, String>(2)?),
+        created_at: fmt_time(row.get(3)?),
+    })
+}
+
+/// Appends an event to the team's log and queues it for the hub after commit.
+pub fn append_event(
+    ctx: &mut WriteCtx<'_>,
+    team_id: i64,
+    kind: &str,
+    data: &impl serde::Serialize,
+) -> StoreResult<()> {
+    let seq: i64 = ctx
+        .conn
+        .prepare_cached(
+            "update teams set event_seq = event_seq + 1 where id = ?1 returning event_seq",
+        )?
+        .query_row([team_id], |r| r.get(0))?;
+    let data = serde_json::to_value(data).map_err(|e| StoreError::Internal(e.to_string()))?;
+    ctx.conn
+        .prepare_cached(
+            "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![team_id, seq, kind, data.to_string(), ctx.now_ms])?;
+    let event = Event {
+        seq,
+        kind: kind.to_string(),
+        data,
+        created_at: fmt_time(ctx.now_ms),
+    };
+    let json = serde_json::to_string(&event).map_err(|e| StoreError::Internal(e.to_string()))?;
+    ctx.publish(
+        team_id,
+        Publish::Event(Arc::new(StreamItem {
+            seq,
+            kind: kind.to_string(),
+            from: String::new(),
+            to: String::new(),
+            json: json.into(),
+        })),
+    );
+    Ok(())
+}
+
+/// Marks the agent as seen now (claims, heartbeats and posts count as signs of life).
+pub fn touch_agent(ctx: &WriteCtx<'_>, team_id: i64, agent: &str) -> StoreResult<()> {
+    ctx.conn
+        .prepare_cached("update agents set last_seen_at = ?3 where team_id = ?1 and name = ?2")?
+        .execute(params![team_id, agent, ctx.now_ms])?;
+    Ok(())
+}

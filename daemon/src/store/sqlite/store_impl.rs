@@ -1,0 +1,242 @@
+//! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
+
+use super::super::{
+    Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreResult, TaskFilter,
+};
+use super::memory::MemoryLimits;
+use super::{agents, claims, events, memory, messages, tasks, SqliteStore};
+use async_trait::async_trait;
+use huddle_sdk::wire::{
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
+};
+
+impl SqliteStore {
+    fn memory_limits(&self) -> MemoryLimits {
+        MemoryLimits {
+            max_bytes: self.options.memory_max_bytes,
+            history: self.options.memory_history_limit.max(1),
+        }
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    #[tracing::instrument(skip(self))]
+    async fn create_team(&self, name: &str) -> StoreResult<Team> {
+        let name = name.to_string();
+        self.writer()?
+            .write(move |ctx| agents::create_team(ctx, &name))
+            .await
+    }
+
+    async fn team_id(&self, name: &str) -> StoreResult<i64> {
+        let name = name.to_string();
+        self.readers
+            .read(move |conn| agents::team_id(conn, &name))
+            .await
+    }
+
+    #[tracing::instrument(skip(self, token_hash))]
+    async fn create_agent(
+        &self,
+        team_id: i64,
+        name: &str,
+        role: Role,
+        token_hash: &str,
+    ) -> StoreResult<Agent> {
+        let (name, hash) = (name.to_string(), token_hash.to_string());
+        self.writer()?
+            .write(move |ctx| agents::create_agent(ctx, team_id, &name, role, &hash))
+            .await
+    }
+
+    async fn authenticate(&self, token_hash: &str) -> StoreResult<Option<Caller>> {
+        let hash = token_hash.to_string();
+        self.readers
+            .read(move |conn| agents::authenticate(conn, &hash))
+            .await
+    }
+
+    async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
+        self.readers
+            .read(move |conn| agents::list_agents(conn, team_id))
+            .await
+    }
+
+    #[tracing::instrument(skip(self, tasks), fields(count = tasks.len()))]
+    async fn create_tasks(&self, caller: &Caller, tasks: Vec<NewTask>) -> StoreResult<Vec<Task>> {
+        let caller = caller.clone();
+        let default_max = self.options.default_max_attempts;
+        self.writer()?
+            .write(move |ctx| tasks::create(ctx, &caller, tasks, default_max))
+            .await
+    }
+
+    async fn list_tasks(&self, team_id: i64, filter: TaskFilter) -> StoreResult<Page<Task>> {
+        self.readers
+            .read(move |conn| tasks::list(conn, team_id, &filter))
+            .await
+    }
+
+    async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task> {
+        let id = id.to_string();
+        self.readers
+            .read(move |conn| super::rows::load_task(conn, team_id, &id))
+            .await
+    }
+
+    #[tracing::instrument(skip(self, patch))]
+    async fn update_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        patch: TaskPatch,
+        if_match: Option<i64>,
+    ) -> StoreResult<Task> {
+        let (caller, id) = (caller.clone(), id.to_string());
+        self.writer()?
+            .write(move |ctx| tasks::update(ctx, &caller, &id, patch, if_match))
+            .await
+    }
+
+    async fn claim_task(
+        &self,
+        caller: &Caller,
+        prefixes: Vec<String>,
+        lease_ms: u64,
+    ) -> StoreResult<Option<Task>> {
+        let caller = caller.clone();
+        self.writer()?
+            .write(move |ctx| claims::claim(ctx, &caller, &prefixes, lease_ms))
+            .await
+    }
+
+    async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
+        let (caller, id) = (caller.clone(), id.to_string());
+        self.writer()?
+            .write(move |ctx| claims::heartbeat(ctx, &caller, &id, lease_ms))
+            .await
+    }
+
+    async fn complete_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        result: Option<serde_json::Value>,
+    ) -> StoreResult<Task> {
+        let (caller, id) = (caller.clone(), id.to_string());
+        self.writer()?
+            .write(move |ctx| claims::complete(ctx, &caller, &id, result))
+            .await
+    }
+
+    async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
+        let (caller, id) = (caller.clone(), id.to_string());
+        self.writer()?
+            .write(move |ctx| claims::fail(ctx, &caller, &id, reason))
+            .await
+    }
+
+    async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task> {
+        let (caller, id) = (caller.clone(), id.to_string());
+        self.writer()?
+            .write(move |ctx| claims::release(ctx, &caller, &id))
+            .await
+    }
+
+    async fn expire_leases(&self) -> StoreResult<usize> {
+        self.writer()?.write(claims::expire_leases).await
+    }
+
+    #[tracing::instrument(skip(self, post))]
+    async fn post_message(
+        &self,
+        caller: &Caller,
+        post: PostMessage,
+        idempotency_key: Option<String>,
+    ) -> StoreResult<Posted> {
+        let caller = caller.clone();
+        self.writer()?
+            .write(move |ctx| messages::post(ctx, &caller, post, idempotency_key))
+            .await
+    }
+
+    async fn list_messages(
+        &self,
+        team_id: i64,
+        filter: MessageFilter,
+    ) -> StoreResult<Vec<Message>> {
+        self.readers
+            .read(move |conn| messages::list(conn, team_id, &filter))
+            .await
+    }
+
+    async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+        let caller = caller.clone();
+        self.readers
+            .read(move |conn| messages::inbox(conn, &caller, limit))
+            .await
+    }
+
+    async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64> {
+        let caller = caller.clone();
+        self.writer()?
+            .write(move |ctx| messages::ack(ctx, &caller, seq))
+            .await
+    }
+
+    async fn get_memory(&self, team_id: i64) -> StoreResult<Memory> {
+        self.readers
+            .read(move |conn| memory::get(conn, team_id))
+            .await
+    }
+
+    #[tracing::instrument(skip(self, patch))]
+    async fn patch_memory(
+        &self,
+        caller: &Caller,
+        patch: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory> {
+        let (caller, limits) = (caller.clone(), self.memory_limits());
+        self.writer()?
+            .write(move |ctx| memory::change(ctx, &caller, "merge", patch, if_match, limits))
+            .await
+    }
+
+    #[tracing::instrument(skip(self, doc))]
+    async fn replace_memory(
+        &self,
+        caller: &Caller,
+        doc: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory> {
+        let (caller, limits) = (caller.clone(), self.memory_limits());
+        self.writer()?
+            .write(move |ctx| memory::change(ctx, &caller, "replace", doc, if_match, limits))
+            .await
+    }
+
+    async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
+        self.readers
+            .read(move |conn| memory::history(conn, team_id, limit))
+            .await
+    }
+
+    async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {
+        self.readers
+            .read(move |conn| events::list(conn, team_id, after, limit))
+            .await
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        self.writer()?;
+        self.readers
+            .read(|conn| Ok(conn.query_row("select 1", [], |_| Ok(()))?))
+            .await
+    }
+
+    async fn close(&self) {
+        self.shut_down().await;
+    }
+}

@@ -1,0 +1,126 @@
+//! The mutable state of one task as stored, loaded for a change and saved back in one statement.
+
+use super::super::{StoreError, StoreResult};
+use super::deps;
+use super::rows::{append_event, load_task};
+use super::writer::WriteCtx;
+use crate::hub::Publish;
+use huddle_sdk::wire::{Task, TaskStatus};
+use rusqlite::{params, OptionalExtension};
+
+pub struct TaskState {
+    pub team_id: i64,
+    pub id: String,
+    pub subject: String,
+    pub description: String,
+    pub active_form: Option<String>,
+    pub status: TaskStatus,
+    pub owner: Option<String>,
+    pub claimed_by: Option<String>,
+    pub lease_expires_at: Option<i64>,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub metadata: String,
+    pub result: Option<String>,
+    pub failure_reason: Option<String>,
+    pub version: i64,
+    /// The status when loaded, so [`TaskState::save`] can keep dependents' counters right.
+    loaded_status: TaskStatus,
+}
+
+impl TaskState {
+    pub fn load(ctx: &WriteCtx<'_>, team_id: i64, id: &str) -> StoreResult<TaskState> {
+        ctx.conn
+            .prepare_cached(
+                "select id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
+                        attempts, max_attempts, metadata, result, failure_reason, version
+                 from tasks where team_id = ?1 and id = ?2",
+            )?
+            .query_row(params![team_id, id], |r| {
+                let status = TaskStatus::parse(&r.get::<_, String>(4)?).unwrap_or(TaskStatus::Pending);
+                Ok(TaskState {
+                    team_id,
+                    id: r.get(0)?,
+                    subject: r.get(1)?,
+                    description: r.get(2)?,
+                    active_form: r.get(3)?,
+                    status,
+                    owner: r.get(5)?,
+                    claimed_by: r.get(6)?,
+                    lease_expires_at: r.get(7)?,
+                    attempts: r.get(8)?,
+                    max_attempts: r.get(9)?,
+                    metadata: r.get(10)?,
+                    result: r.get(11)?,
+                    failure_reason: r.get(12)?,
+                    version: r.get(13)?,
+                    loaded_status: status,
+                })
+            })
+            .optional()?
+            .ok_or_else(|| StoreError::not_found(format!("task {id}")))
+    }
+
+    /// Is the task finished for good (until a coordinator reopens it)?
+    pub fn is_closed(&self) -> bool {
+        matches!(
+            self.status,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+
+    /// Drops the live claim (holder and lease); attempts are history and stay.
+    pub fn clear_claim(&mut self) {
+        self.claimed_by = None;
+        self.lease_expires_at = None;
+    }
+
+    /// Writes the state back with a new version, keeps dependents' unmet counters in step with a
+    /// change into or out of `completed`, records `event`, and returns the task as sent on the wire.
+    pub fn save(mut self, ctx: &mut WriteCtx<'_>, event: &str) -> StoreResult<Task> {
+        if !matches!(self.status, TaskStatus::InProgress) {
+            self.lease_expires_at = None;
+        }
+        self.version += 1;
+        ctx.conn
+            .prepare_cached(
+                "update tasks set subject = ?3, description = ?4, active_form = ?5, status = ?6, owner = ?7,
+                        claimed_by = ?8, lease_expires_at = ?9, attempts = ?10, metadata = ?11, result = ?12,
+                        failure_reason = ?13, version = ?14, updated_at = ?15
+                 where team_id = ?1 and id = ?2",
+            )?
+            .execute(params![
+                self.team_id,
+                self.id,
+                self.subject,
+                self.description,
+                self.active_form,
+                self.status.as_str(),
+                self.owner,
+                self.claimed_by,
+                self.lease_expires_at,
+                self.attempts,
+                self.metadata,
+                self.result,
+                self.failure_reason,
+                self.version,
+                ctx.now_ms
+            ])?;
+        let was_done = self.loaded_status == TaskStatus::Completed;
+        let is_done = self.status == TaskStatus::Completed;
+        if was_done != is_done {
+            deps::adjust_dependents(
+                ctx.conn,
+                self.team_id,
+                &self.id,
+                if is_done { -1 } else { 1 },
+            )?;
+        }
+        let task = load_task(ctx.conn, self.team_id, &self.id)?;
+        append_event(ctx, self.team_id, event, &task)?;
+        if self.status == TaskStatus::Pending || was_done != is_done {
+            ctx.publish(self.team_id, Publish::TasksChanged);
+        }
+        Ok(task)
+    }
+}

@@ -1,0 +1,292 @@
+//! Creating, editing and listing tasks.
+
+use super::super::{Caller, Page, StoreError, StoreResult, TaskFilter};
+use super::deps;
+use super::rows::{append_event, load_edges, load_task, task_from_row, TASK_COLUMNS};
+use super::task_state::TaskState;
+use super::writer::WriteCtx;
+use crate::hub::Publish;
+use crate::validate;
+use huddle_sdk::wire::{NewTask, Task, TaskPatch, TaskStatus};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::HashSet;
+
+/// Creates every task or none: ids are assigned and checked first, then edges are added (so a
+/// batch may refer to its own explicit ids), then events are recorded.
+pub fn create(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    tasks: Vec<NewTask>,
+    default_max_attempts: i64,
+) -> StoreResult<Vec<Task>> {
+    if tasks.is_empty() {
+        return Err(StoreError::invalid("tasks", "the batch is empty"));
+    }
+    let team_id = caller.team_id;
+    let mut ids = Vec::with_capacity(tasks.len());
+    let mut seen = HashSet::new();
+    for (i, t) in tasks.iter().enumerate() {
+        let at = |field: &str| {
+            if tasks.len() == 1 {
+                field.to_string()
+            } else {
+                format!("[{i}].{field}")
+            }
+        };
+        validate_new(t, &at)?;
+        let (prefix, number) = assign_id(ctx.conn, team_id, t, &at)?;
+        let id = format!("{prefix}-{number:03}");
+        let id = t.id.clone().unwrap_or(id);
+        if !seen.insert((prefix.clone(), number))
+            || number_taken(ctx.conn, team_id, &prefix, number)?
+        {
+            return Err(StoreError::Conflict {
+                code: "duplicate_id",
+                message: format!("task {id} already exists"),
+                details: serde_json::json!({ "id": id }),
+            });
+        }
+        let metadata = t.metadata.clone().unwrap_or_else(|| serde_json::json!({}));
+        ctx.conn
+            .prepare_cached(
+                "insert into tasks (team_id, id, prefix, number, subject, description, active_form, status, owner,
+                                    max_attempts, metadata, created_at, updated_at)
+                 values (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11, ?11)",
+            )?
+            .execute(params![
+                team_id,
+                id,
+                prefix,
+                number,
+                t.subject,
+                t.description.clone().unwrap_or_default(),
+                t.active_form,
+                t.owner.clone().filter(|o| !o.is_empty()),
+                t.max_attempts.unwrap_or(default_max_attempts),
+                metadata.to_string(),
+                ctx.now_ms
+            ])?;
+        ctx.conn
+            .prepare_cached(
+                "insert into task_counters (team_id, prefix, next_number) values (?1, ?2, ?3 + 1)
+                 on conflict (team_id, prefix) do update set next_number = max(next_number, excluded.next_number)",
+            )?
+            .execute(params![team_id, prefix, number])?;
+        ids.push(id);
+    }
+    for (i, (t, id)) in tasks.iter().zip(&ids).enumerate() {
+        let field = if tasks.len() == 1 {
+            "blockedBy".to_string()
+        } else {
+            format!("[{i}].blockedBy")
+        };
+        for blocker in &t.blocked_by {
+            deps::add_blocker(ctx.conn, team_id, id, blocker, &field)?;
+        }
+    }
+    let mut created = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let task = load_task(ctx.conn, team_id, id)?;
+        append_event(ctx, team_id, "task.created", &task)?;
+        created.push(task);
+    }
+    ctx.publish(team_id, Publish::TasksChanged);
+    Ok(created)
+}
+
+fn validate_new(t: &NewTask, at: &dyn Fn(&str) -> String) -> StoreResult<()> {
+    validate::text(&at("subject"), &t.subject, validate::MAX_SUBJECT_LEN)?;
+    if let Some(d) = &t.description {
+        validate::optional_text(&at("description"), d, validate::MAX_DESCRIPTION_LEN)?;
+    }
+    if let Some(a) = &t.active_form {
+        validate::optional_text(&at("activeForm"), a, validate::MAX_SUBJECT_LEN)?;
+    }
+    if let Some(owner) = t.owner.as_deref().filter(|o| !o.is_empty()) {
+        validate::name(&at("owner"), owner)?;
+    }
+    if let Some(m) = &t.metadata {
+        validate::object(&at("metadata"), m)?;
+    }
+    if let Some(max) = t.max_attempts {
+        if !(1..=1000).contains(&max) {
+            return Err(StoreError::invalid(
+                &at("maxAttempts"),
+                "`maxAttempts` must be between 1 and 1000",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The prefix and number of a new task: from its explicit id, or the next free number.
+fn assign_id(
+    conn: &Connection,
+    team_id: i64,
+    t: &NewTask,
+    at: &dyn Fn(&str) -> String,
+) -> StoreResult<(String, i64)> {
+    match (&t.id, &t.prefix) {
+        (Some(id), prefix) => {
+            let (p, n) = validate::task_id(&at("id"), id)?;
+            if let Some(prefix) = prefix {
+                if validate::prefix(&at("prefix"), prefix)? != p {
+                    return Err(StoreError::invalid(
+                        &at("prefix"),
+                        format!("id {id} does not start with prefix {prefix}"),
+                    ));
+                }
+            }
+            Ok((p, n))
+        }
+        (None, Some(prefix)) => {
+            let p = validate::prefix(&at("prefix"), prefix)?;
+            let next: Option<i64> = conn
+                .prepare_cached(
+                    "select next_number from task_counters where team_id = ?1 and prefix = ?2",
+                )?
+                .query_row(params![team_id, p], |r| r.get(0))
+                .optional()?;
+            Ok((p, next.unwrap_or(1)))
+        }
+        (None, None) => Err(StoreError::invalid(
+            &at("id"),
+            "give the task an `id` (TEST-001) or a `prefix` (TEST)",
+        )),
+    }
+}
+
+/// `TEST-1` and `TEST-001` name the same task, so uniqueness is on prefix and number.
+fn number_taken(conn: &Connection, team_id: i64, prefix: &str, number: i64) -> StoreResult<bool> {
+    Ok(conn
+        .prepare_cached("select 1 from tasks where team_id = ?1 and prefix = ?2 and number = ?3")?
+        .query_row(params![team_id, prefix, number], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Applies a patch; `if_match` must equal the current version when given.
+pub fn update(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    id: &str,
+    patch: TaskPatch,
+    if_match: Option<i64>,
+) -> StoreResult<Task> {
+    let team_id = caller.team_id;
+    let mut task = TaskState::load(ctx, team_id, id)?;
+    if let Some(expected) = if_match {
+        if expected != task.version {
+            return Err(StoreError::StaleVersion {
+                expected,
+                current: task.version,
+            });
+        }
+    }
+    if let Some(s) = patch.subject {
+        validate::text("subject", &s, validate::MAX_SUBJECT_LEN)?;
+        task.subject = s;
+    }
+    if let Some(d) = patch.description {
+        validate::optional_text("description", &d, validate::MAX_DESCRIPTION_LEN)?;
+        task.description = d;
+    }
+    if let Some(a) = patch.active_form {
+        validate::optional_text("activeForm", &a, validate::MAX_SUBJECT_LEN)?;
+        task.active_form = Some(a);
+    }
+    if let Some(owner) = patch.owner {
+        let owner = owner.filter(|o| !o.is_empty());
+        if let Some(o) = &owner {
+            validate::name("owner", o)?;
+        }
+        task.owner = owner;
+    }
+    if let Some(m) = patch.metadata {
+        validate::object("metadata", &m)?;
+        let mut merged = super::rows::parse_json(&task.metadata);
+        json_patch::merge(&mut merged, &m);
+        task.metadata = merged.to_string();
+    }
+    if let Some(status) = patch.status {
+        if status != task.status {
+            if matches!(
+                status,
+                TaskStatus::Pending
+                    | TaskStatus::Completed
+                    | TaskStatus::Failed
+                    | TaskStatus::Cancelled
+            ) {
+                task.clear_claim();
+            }
+            if status != TaskStatus::Failed {
+                task.failure_reason = None;
+            }
+            task.status = status;
+        }
+    }
+    for blocker in &patch.remove_blocked_by {
+        deps::remove_blocker(ctx.conn, team_id, id, blocker)?;
+    }
+    for blocker in &patch.add_blocked_by {
+        deps::add_blocker(ctx.conn, team_id, id, blocker, "addBlockedBy")?;
+    }
+    let edges_changed = !patch.add_blocked_by.is_empty() || !patch.remove_blocked_by.is_empty();
+    let task = task.save(ctx, "task.updated")?;
+    if edges_changed {
+        ctx.publish(team_id, Publish::TasksChanged);
+    }
+    Ok(task)
+}
+
+/// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
+pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult<Page<Task>> {
+    let after = match &filter.after {
+        Some(a) => Some(validate::task_id("after", a)?),
+        None => None,
+    };
+    let prefix = filter
+        .prefix
+        .as_deref()
+        .map(|p| validate::prefix("prefix", p))
+        .transpose()?;
+    let (after_prefix, after_number) = after
+        .map(|(p, n)| (Some(p), Some(n)))
+        .unwrap_or((None, None));
+    let limit = filter.limit.clamp(1, 1000);
+    let mut stmt = conn.prepare_cached(&format!(
+        "select {TASK_COLUMNS} from tasks
+         where team_id = ?1
+           and (?2 is null or status = ?2)
+           and (?3 is null or owner = ?3)
+           and (?4 is null or prefix = ?4)
+           and (?5 = 0 or (status = 'pending' and unmet_blockers = 0))
+           and (?6 is null or (prefix, number) > (?6, ?7))
+         order by prefix, number
+         limit ?8"
+    ))?;
+    let rows = stmt.query_map(
+        params![
+            team_id,
+            filter.status.map(|s| s.as_str()),
+            filter.owner,
+            prefix,
+            filter.ready as i64,
+            after_prefix,
+            after_number,
+            limit as i64 + 1
+        ],
+        task_from_row,
+    )?;
+    let mut items: Vec<Task> = rows.collect::<Result<_, _>>()?;
+    let next = if items.len() > limit {
+        items.truncate(limit);
+        items.last().map(|t| t.id.clone())
+    } else {
+        None
+    };
+    for task in &mut items {
+        load_edges(conn, team_id, task)?;
+    }
+    Ok(Page { items, next })
+}

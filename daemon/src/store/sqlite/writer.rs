@@ -1,0 +1,172 @@
+//! The single writer: one thread owns the only write connection and commits many operations per
+//! transaction (group commit).
+//!
+//! Requests queue jobs on a bounded channel. The writer takes the first job, drains whatever else
+//! is waiting (up to `max_batch`), runs them inside one `BEGIN IMMEDIATE` transaction — each in its
+//! own savepoint so a refused operation rolls back alone — commits once, and only then answers
+//! every job and publishes their effects to the hub. With `synchronous=FULL` one fsync covers the
+//! whole batch, which is what lets durable throughput scale with load.
+
+use super::super::{StoreError, StoreResult};
+use crate::hub::{Hub, Publish};
+use rusqlite::Connection;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// What a job sees: the connection (inside the batch transaction) and where to record effects
+/// that must be published after the commit.
+pub struct WriteCtx<'c> {
+    pub conn: &'c Connection,
+    /// Milliseconds since the epoch, fixed per batch so one batch has one clock.
+    pub now_ms: i64,
+    effects: Vec<(i64, Publish)>,
+}
+
+impl WriteCtx<'_> {
+    pub fn publish(&mut self, team_id: i64, item: Publish) {
+        self.effects.push((team_id, item));
+    }
+}
+
+/// A job runs against the transaction and hands back a finisher that will be told whether the
+/// batch committed.
+type Finisher = Box<dyn FnOnce(StoreResult<()>) + Send>;
+type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> (bool, Finisher) + Send>;
+
+#[derive(Clone)]
+pub struct Writer {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Writer {
+    /// Starts the writer thread; it ends when every `Writer` handle is dropped.
+    /// The receiver fires once the connection is closed.
+    pub fn start(
+        conn: Connection,
+        hub: Arc<Hub>,
+        max_batch: usize,
+    ) -> (Writer, oneshot::Receiver<()>) {
+        let (tx, rx) = mpsc::channel::<Job>(max_batch.max(1) * 4);
+        let (done_tx, done_rx) = oneshot::channel();
+        std::thread::Builder::new()
+            .name("huddle-writer".into())
+            .spawn(move || {
+                writer_loop(conn, rx, hub, max_batch.max(1));
+                let _ = done_tx.send(());
+            })
+            .expect("spawn writer thread");
+        (Writer { jobs: tx }, done_rx)
+    }
+
+    /// Runs `op` in the next batch and answers after that batch has committed.
+    pub async fn write<T, F>(&self, op: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job: Job = Box::new(move |ctx| {
+            let result = op(ctx);
+            let ok = result.is_ok();
+            let finish: Finisher = Box::new(move |committed| {
+                let _ = reply.send(committed.and(result));
+            });
+            (ok, finish)
+        });
+        self.jobs
+            .send(job)
+            .await
+            .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
+        answer
+            .await
+            .map_err(|_| StoreError::Unavailable("the write was not committed".into()))?
+    }
+}
+
+fn writer_loop(conn: Connection, mut rx: mpsc::Receiver<Job>, hub: Arc<Hub>, max_batch: usize) {
+    let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        run_batch(&conn, &mut batch, &hub);
+    }
+    // Every sender is gone: checkpoint so the database file is whole on its own.
+    let _ = conn.execute_batch("pragma wal_checkpoint(truncate)");
+    if let Err((_, e)) = conn.close() {
+        tracing::warn!(error = %e, "closing the write connection");
+    }
+}
+
+fn run_batch(conn: &Connection, batch: &mut Vec<Job>, hub: &Hub) {
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    if let Err(e) = conn.execute_batch("begin immediate") {
+        // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
+        tracing::error!(error = %e, "cannot begin a write transaction");
+        batch.clear();
+        return;
+    }
+    let mut ctx = WriteCtx {
+        conn,
+        now_ms,
+        effects: Vec::new(),
+    };
+    let mut finishers = Vec::with_capacity(batch.len());
+    for job in batch.drain(..) {
+        let mark = ctx.effects.len();
+        if let Err(e) = conn.execute_batch("savepoint job") {
+            tracing::error!(error = %e, "cannot open a savepoint; job dropped");
+            continue;
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut ctx)));
+        let (ok, finish) = match outcome {
+            Ok(pair) => pair,
+            Err(panic) => {
+                tracing::error!(panic = ?panic_text(&panic), "a write job panicked; rolled back");
+                (false, Box::new(|_: StoreResult<()>| {}) as Finisher)
+            }
+        };
+        if ok {
+            let _ = conn.execute_batch("release job");
+        } else {
+            ctx.effects.truncate(mark);
+            let _ = conn.execute_batch("rollback to job; release job");
+        }
+        finishers.push(finish);
+    }
+    let committed = conn
+        .execute_batch("commit")
+        .map_err(super::map_sqlite_error);
+    if committed.is_err() {
+        let _ = conn.execute_batch("rollback");
+    }
+    let effects = std::mem::take(&mut ctx.effects);
+    for finish in finishers {
+        finish(committed.as_ref().map(|_| ()).map_err(clone_error));
+    }
+    if committed.is_ok() {
+        for (team_id, item) in effects {
+            hub.publish(team_id, [item]);
+        }
+    }
+}
+
+fn clone_error(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::Unavailable(m) => StoreError::Unavailable(m.clone()),
+        other => StoreError::Internal(other.to_string()),
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic".into())
+}

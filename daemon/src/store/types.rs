@@ -1,0 +1,63 @@
+//! Store-level inputs and outputs that are not part of the wire protocol.
+
+use huddle_sdk::wire::{Message, Role, TaskStatus};
+use serde::Serialize;
+
+/// Who is calling, as resolved from a bearer token. Every store method that changes something
+/// takes the caller so that `from`, `claimedBy` and history entries come from identity, never
+/// from request bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub team_id: i64,
+    pub team: String,
+    pub agent: String,
+    pub role: Role,
+}
+
+/// Filters for listing tasks; `after` is the id of the last task of the previous page.
+#[derive(Debug, Clone, Default)]
+pub struct TaskFilter {
+    pub status: Option<TaskStatus>,
+    pub owner: Option<String>,
+    pub prefix: Option<String>,
+    /// Only pending tasks whose blockers are all completed.
+    pub ready: bool,
+    pub limit: usize,
+    pub after: Option<String>,
+}
+
+/// Filters for listing messages; `after` is a message `seq`.
+#[derive(Debug, Clone, Default)]
+pub struct MessageFilter {
+    pub after: i64,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub kind: Option<String>,
+    pub limit: usize,
+}
+
+/// One page of a list plus the cursor for the next, `None` at the end.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<String>,
+}
+
+/// The result of posting a message: the stored message and whether it was a retry.
+#[derive(Debug, Clone)]
+pub struct Posted {
+    pub message: Message,
+    pub replayed: bool,
+}
+
+/// One entry of the shared memory's bounded history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryChange {
+    pub version: i64,
+    pub agent: String,
+    /// `merge` or `replace`.
+    pub kind: String,
+    pub patch: serde_json::Value,
+    pub created_at: String,
+}
