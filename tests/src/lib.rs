@@ -1,1 +1,165 @@
+//! Test harness: a real `huddled` on `127.0.0.1:0` with its own data directory, plus a thin
+//! HTTP helper for tests that check raw statuses and bodies.
 
+pub mod http;
+
+use huddle_daemon::config::Settings;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use http::{Api, Reply};
+
+/// The admin token every test daemon uses.
+pub const ADMIN: &str = "test-admin-token";
+
+/// A daemon running in this process on its own port and data directory.
+pub struct TestDaemon {
+    pub addr: SocketAddr,
+    pub url: String,
+    pub data_dir: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+    /// Keeps the temporary directory alive as long as the daemon (when we made it).
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// Settings for a test: fresh directory, fixed admin token, fast lease sweeps.
+pub fn test_settings(data_dir: &Path) -> Settings {
+    let mut s = Settings::default();
+    s.server.data_dir = data_dir.to_path_buf();
+    s.server.admin_token = ADMIN.into();
+    s.tasks.lease_sweep_ms = 50;
+    s.tasks.min_lease_ms = 50;
+    s
+}
+
+impl TestDaemon {
+    /// A daemon on a fresh temporary data directory.
+    pub async fn start() -> TestDaemon {
+        Self::start_with(|_| {}).await
+    }
+
+    /// A daemon on a fresh directory with settings adjusted by `tweak`.
+    pub async fn start_with(tweak: impl FnOnce(&mut Settings)) -> TestDaemon {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut settings = test_settings(dir.path());
+        tweak(&mut settings);
+        let mut d = Self::start_on(settings).await;
+        d._dir = Some(dir);
+        d
+    }
+
+    /// A daemon with exactly these settings (the caller owns the data directory).
+    pub async fn start_on(settings: Settings) -> TestDaemon {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
+        Self::serve(settings, listener).await
+    }
+
+    async fn serve(settings: Settings, listener: tokio::net::TcpListener) -> TestDaemon {
+        let addr = listener.local_addr().expect("local addr");
+        let data_dir = settings.server.data_dir.clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            huddle_daemon::run(settings, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("daemon ran");
+        });
+        let d = TestDaemon { addr, url: format!("http://{addr}"), data_dir, stop: Some(stop), task: Some(task), _dir: None };
+        d.wait_ready().await;
+        d
+    }
+
+    async fn wait_ready(&self) {
+        let client = reqwest::Client::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(r) = client.get(format!("{}/readyz", self.url)).send().await {
+                if r.status().is_success() {
+                    return;
+                }
+            }
+            assert!(tokio::time::Instant::now() < deadline, "daemon did not become ready");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Stops gracefully and waits until the database is closed.
+    pub async fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(Duration::from_secs(30), task).await.expect("daemon stopped in time").expect("daemon task");
+        }
+    }
+
+    /// Stops, then starts again on the same data directory and the same address, so clients
+    /// that were connected can reconnect.
+    pub async fn restart(mut self) -> TestDaemon {
+        self.stop().await;
+        let settings = test_settings(&self.data_dir);
+        let listener = bind_again(self.addr).await;
+        let mut d = Self::serve(settings, listener).await;
+        d._dir = self._dir.take();
+        d
+    }
+
+    pub fn admin(&self) -> Api {
+        Api::new(&self.url, ADMIN)
+    }
+
+    /// Creates a team and a coordinator in it; returns the coordinator's API.
+    pub async fn team(&self, team: &str) -> Api {
+        self.admin().post("/v1/teams", serde_json::json!({ "name": team })).await.expect_status(201);
+        self.agent(team, "coordinator", "coordinator").await
+    }
+
+    /// Adds an agent through the admin token and returns an API with its token.
+    pub async fn agent(&self, team: &str, name: &str, role: &str) -> Api {
+        let reply = self
+            .admin()
+            .post(&format!("/v1/teams/{team}/agents"), serde_json::json!({ "name": name, "role": role }))
+            .await
+            .expect_status(201);
+        Api::new(&self.url, reply.body["token"].as_str().expect("token")).in_team(team)
+    }
+}
+
+impl Drop for TestDaemon {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Binds `addr` again after a stop; the old socket may take a moment to be released.
+async fn bind_again(addr: SocketAddr) -> tokio::net::TcpListener {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => return l,
+            Err(e) => assert!(tokio::time::Instant::now() < deadline, "cannot bind {addr} again: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Polls `check` until it returns true, failing the test after `secs` seconds. For waiting on
+/// conditions, never as a timing assertion.
+pub async fn eventually<F, Fut>(secs: u64, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
