@@ -2,6 +2,7 @@
 //! HTTP helper for tests that check raw statuses and bodies.
 
 pub mod http;
+pub mod sse;
 
 use huddle_daemon::config::Settings;
 use std::net::SocketAddr;

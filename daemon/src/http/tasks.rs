@@ -38,7 +38,7 @@ pub async fn create(
         Ok(NewTasks::Many(tasks)) => tasks,
         Ok(NewTasks::One(task)) => vec![*task],
         // The untagged enum hides the real problem; parse again as the intended shape to name it.
-        Err(_) if batch => parse_json::<Vec<huddle_sdk::wire::NewTask>>(body).map_err(|e| e)?,
+        Err(_) if batch => parse_json::<Vec<huddle_sdk::wire::NewTask>>(body)?,
         Err(_) if input.is_object() => vec![parse_json::<huddle_sdk::wire::NewTask>(body)?],
         Err(_) => {
             return Err(ApiError::bad_request(

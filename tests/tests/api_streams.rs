@@ -1,0 +1,84 @@
+//! Live streams: SSE order, resume with Last-Event-ID, filters, lagging subscribers, shutdown.
+
+use huddle_tests::sse::SseReader;
+use huddle_tests::TestDaemon;
+use serde_json::json;
+
+async fn post_n(api: &huddle_tests::Api, from: usize, to: usize) {
+    for i in from..to {
+        api.post(&api.t("/messages"), json!({"to": "*", "type": "impl_progress", "summary": format!("step {i}")})).await.expect_status(201);
+    }
+}
+
+#[tokio::test]
+async fn the_message_stream_delivers_in_order_and_resumes_without_loss_or_repeat() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let url = format!("{}{}", d.url, c.t("/messages/stream"));
+    post_n(&c, 0, 10).await; // history before the stream opens
+    let mut first = SseReader::open(&url, &c.token, None).await;
+    let poster = c.clone();
+    let posting = tokio::spawn(async move { post_n(&poster, 10, 30).await });
+    let got = first.take(20).await;
+    assert!(got.iter().all(|(_, event, _)| event == "message"));
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), (1..=20).collect::<Vec<_>>());
+    assert_eq!(got[0].2["summary"], "step 0");
+    drop(first);
+    posting.await.unwrap();
+    post_n(&c, 30, 40).await;
+    let mut resumed = SseReader::open(&url, &c.token, Some(20)).await;
+    let rest = resumed.take(20).await;
+    assert_eq!(rest.iter().map(|g| g.0).collect::<Vec<_>>(), (21..=40).collect::<Vec<_>>());
+    assert_eq!(rest[19].2["summary"], "step 39");
+}
+
+#[tokio::test]
+async fn streams_filter_by_type_sender_and_recipient() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let t = d.agent("qa", "tester", "tester").await;
+    let url = format!("{}{}?type=test_result&from=tester", d.url, c.t("/messages/stream"));
+    let mut filtered = SseReader::open(&url, &c.token, None).await;
+    c.post(&c.t("/messages"), json!({"to": "tester", "type": "test_result", "summary": "not from tester"})).await.expect_status(201);
+    t.post(&t.t("/messages"), json!({"to": "coordinator", "type": "impl_progress", "summary": "wrong type"})).await.expect_status(201);
+    t.post(&t.t("/messages"), json!({"to": "coordinator", "type": "test_result", "summary": "this one"})).await.expect_status(201);
+    let got = filtered.take(1).await;
+    assert_eq!((got[0].0, got[0].2["summary"].as_str()), (3, Some("this one")));
+
+    let events_url = format!("{}{}?type=task.*", d.url, c.t("/events"));
+    let mut tasks_only = SseReader::open(&events_url, &c.token, None).await;
+    c.post(&c.t("/tasks"), json!({"id": "TEST-001", "subject": "s"})).await.expect_status(201);
+    c.patch(&c.t("/memory"), json!({"a": 1})).await.expect_status(200);
+    t.claim(json!({})).await.unwrap();
+    let got = tasks_only.take(2).await;
+    assert_eq!(got[0].1, "task.created");
+    assert_eq!(got[1].1, "task.claimed");
+    assert_eq!(got[1].2["data"]["claimedBy"], "tester");
+}
+
+#[tokio::test]
+async fn the_event_stream_resumes_from_last_event_id() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    for i in 1..=5 {
+        c.post(&c.t("/tasks"), json!({"id": format!("TEST-{i:03}"), "subject": "s"})).await.expect_status(201);
+    }
+    let url = format!("{}{}", d.url, c.t("/events"));
+    let mut all = SseReader::open(&url, &c.token, None).await;
+    let got = all.take(6).await; // agent.created + 5 task.created
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    let mut resumed = SseReader::open(&url, &c.token, Some(4)).await;
+    let got = resumed.take(2).await;
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [5, 6]);
+    assert_eq!(got[1].2["data"]["id"], "TEST-005");
+}
+
+#[tokio::test]
+async fn open_streams_end_when_the_daemon_shuts_down() {
+    let mut d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let mut stream = SseReader::open(&format!("{}{}", d.url, c.t("/events")), &c.token, None).await;
+    stream.take(1).await;
+    d.stop().await; // returns only once in-flight requests (the stream) finished
+    assert!(stream.next().await.is_none(), "the stream ended");
+}
