@@ -26,6 +26,8 @@ struct Flags {
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("HUDDLE_LOG")
                 .unwrap_or_else(|_| "info,tower_http=warn".into()),
