@@ -48,23 +48,30 @@ pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
     })
 }
 
-/// Fills `blockedBy` and `blocks`, each in id order.
+/// Fills `blockedBy` and `blocks`, each in id order (`TEST-2` before `TEST-10`). Sorted here
+/// rather than in SQL: an `order by` on the joined task table tempts the planner into walking
+/// every task.
 pub fn load_edges(conn: &Connection, team_id: i64, task: &mut Task) -> StoreResult<()> {
-    let mut blockers = conn.prepare_cached(
-        "select d.blocker_id from task_deps d join tasks t on t.team_id = d.team_id and t.id = d.blocker_id
-         where d.team_id = ?1 and d.task_id = ?2 order by t.prefix, t.number",
-    )?;
+    let mut blockers = conn
+        .prepare_cached("select blocker_id from task_deps where team_id = ?1 and task_id = ?2")?;
     task.blocked_by = blockers
         .query_map(params![team_id, task.id], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    let mut dependents = conn.prepare_cached(
-        "select d.task_id from task_deps d join tasks t on t.team_id = d.team_id and t.id = d.task_id
-         where d.team_id = ?1 and d.blocker_id = ?2 order by t.prefix, t.number",
-    )?;
+    let mut dependents = conn
+        .prepare_cached("select task_id from task_deps where team_id = ?1 and blocker_id = ?2")?;
     task.blocks = dependents
         .query_map(params![team_id, task.id], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
+    sort_ids(&mut task.blocked_by);
+    sort_ids(&mut task.blocks);
     Ok(())
+}
+
+fn sort_ids(ids: &mut [String]) {
+    ids.sort_by_cached_key(|id| match id.rsplit_once('-') {
+        Some((prefix, n)) => (prefix.to_string(), n.parse::<i64>().unwrap_or(i64::MAX)),
+        None => (id.clone(), 0),
+    });
 }
 
 pub fn find_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<Task>> {
