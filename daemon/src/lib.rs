@@ -84,6 +84,7 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
         hub,
         settings: Arc::new(settings),
         admin_token: admin_token.into(),
+        auth: Arc::new(http::AuthCache::new(100_000)),
         shutdown: CancellationToken::new(),
     };
     Ok(Built {

@@ -23,23 +23,47 @@ impl Reply {
     /// Asserts the status and returns self, printing the body on mismatch.
     #[track_caller]
     pub fn expect_status(self, status: u16) -> Reply {
-        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.body
+        );
         self
     }
 
     /// Asserts an error reply: status and `error.code`.
     #[track_caller]
     pub fn expect_error(self, status: u16, code: &str) -> Reply {
-        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
-        assert_eq!(self.body["error"]["code"], code, "unexpected error code; body: {}", self.body);
-        assert!(self.body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "error without message");
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        assert_eq!(
+            self.body["error"]["code"], code,
+            "unexpected error code; body: {}",
+            self.body
+        );
+        assert!(
+            self.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "error without message"
+        );
         self
     }
 }
 
 impl Api {
     pub fn new(base: &str, token: &str) -> Api {
-        Api { base: base.to_string(), token: token.to_string(), team: String::new(), client: reqwest::Client::new() }
+        Api {
+            base: base.to_string(),
+            token: token.to_string(),
+            team: String::new(),
+            client: reqwest::Client::new(),
+        }
     }
 
     pub fn in_team(mut self, team: &str) -> Api {
@@ -52,8 +76,17 @@ impl Api {
         format!("/v1/teams/{}{rest}", self.team)
     }
 
-    pub async fn send(&self, method: Method, path: &str, body: Option<Vec<u8>>, headers: &[(&str, &str)]) -> Reply {
-        let mut req = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -67,9 +100,14 @@ impl Api {
         let body = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
         };
-        Reply { status, headers, body }
+        Reply {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn get(&self, path: &str) -> Reply {
@@ -77,15 +115,23 @@ impl Api {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Reply {
-        self.send(Method::POST, path, Some(body.to_string().into_bytes()), &[]).await
+        self.send(Method::POST, path, Some(body.to_string().into_bytes()), &[])
+            .await
     }
 
     pub async fn patch(&self, path: &str, body: Value) -> Reply {
-        self.send(Method::PATCH, path, Some(body.to_string().into_bytes()), &[]).await
+        self.send(
+            Method::PATCH,
+            path,
+            Some(body.to_string().into_bytes()),
+            &[],
+        )
+        .await
     }
 
     pub async fn put(&self, path: &str, body: Value) -> Reply {
-        self.send(Method::PUT, path, Some(body.to_string().into_bytes()), &[]).await
+        self.send(Method::PUT, path, Some(body.to_string().into_bytes()), &[])
+            .await
     }
 
     /// Claims with the role's default prefixes; `None` on 204.

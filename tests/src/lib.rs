@@ -1,6 +1,7 @@
 //! Test harness: a real `huddled` on `127.0.0.1:0` with its own data directory, plus a thin
 //! HTTP helper for tests that check raw statuses and bodies.
 
+pub mod bench;
 pub mod http;
 pub mod sse;
 
@@ -55,7 +56,9 @@ impl TestDaemon {
 
     /// A daemon with exactly these settings (the caller owns the data directory).
     pub async fn start_on(settings: Settings) -> TestDaemon {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind port 0");
         Self::serve(settings, listener).await
     }
 
@@ -70,7 +73,14 @@ impl TestDaemon {
             .await
             .expect("daemon ran");
         });
-        let d = TestDaemon { addr, url: format!("http://{addr}"), data_dir, stop: Some(stop), task: Some(task), _dir: None };
+        let d = TestDaemon {
+            addr,
+            url: format!("http://{addr}"),
+            data_dir,
+            stop: Some(stop),
+            task: Some(task),
+            _dir: None,
+        };
         d.wait_ready().await;
         d
     }
@@ -84,7 +94,10 @@ impl TestDaemon {
                     return;
                 }
             }
-            assert!(tokio::time::Instant::now() < deadline, "daemon did not become ready");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "daemon did not become ready"
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -95,7 +108,10 @@ impl TestDaemon {
             let _ = stop.send(());
         }
         if let Some(task) = self.task.take() {
-            tokio::time::timeout(Duration::from_secs(30), task).await.expect("daemon stopped in time").expect("daemon task");
+            tokio::time::timeout(Duration::from_secs(30), task)
+                .await
+                .expect("daemon stopped in time")
+                .expect("daemon task");
         }
     }
 
@@ -116,7 +132,10 @@ impl TestDaemon {
 
     /// Creates a team and a coordinator in it; returns the coordinator's API.
     pub async fn team(&self, team: &str) -> Api {
-        self.admin().post("/v1/teams", serde_json::json!({ "name": team })).await.expect_status(201);
+        self.admin()
+            .post("/v1/teams", serde_json::json!({ "name": team }))
+            .await
+            .expect_status(201);
         self.agent(team, "coordinator", "coordinator").await
     }
 
@@ -124,7 +143,10 @@ impl TestDaemon {
     pub async fn agent(&self, team: &str, name: &str, role: &str) -> Api {
         let reply = self
             .admin()
-            .post(&format!("/v1/teams/{team}/agents"), serde_json::json!({ "name": name, "role": role }))
+            .post(
+                &format!("/v1/teams/{team}/agents"),
+                serde_json::json!({ "name": name, "role": role }),
+            )
             .await
             .expect_status(201);
         Api::new(&self.url, reply.body["token"].as_str().expect("token")).in_team(team)
@@ -145,7 +167,10 @@ async fn bind_again(addr: SocketAddr) -> tokio::net::TcpListener {
     loop {
         match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => return l,
-            Err(e) => assert!(tokio::time::Instant::now() < deadline, "cannot bind {addr} again: {e}"),
+            Err(e) => assert!(
+                tokio::time::Instant::now() < deadline,
+                "cannot bind {addr} again: {e}"
+            ),
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -160,7 +185,10 @@ where
 {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
     while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -18,8 +18,13 @@ impl SseReader {
         }
         let res = req.send().await.expect("stream opened");
         assert_eq!(res.status(), 200, "stream status");
-        let events = res.bytes_stream().eventsource().map(|r| r.map_err(|e| e.to_string()));
-        SseReader { events: Box::pin(events) }
+        let events = res
+            .bytes_stream()
+            .eventsource()
+            .map(|r| r.map_err(|e| e.to_string()));
+        SseReader {
+            events: Box::pin(events),
+        }
     }
 
     /// The next event, failing the test if none arrives within 20 s; `None` when the stream ended.
@@ -36,7 +41,11 @@ impl SseReader {
         let mut out = Vec::with_capacity(n);
         while out.len() < n {
             let e = self.next().await.expect("stream ended early");
-            out.push((e.id.parse().expect("numeric id"), e.event, serde_json::from_str(&e.data).expect("json data")));
+            out.push((
+                e.id.parse().expect("numeric id"),
+                e.event,
+                serde_json::from_str(&e.data).expect("json data"),
+            ));
         }
         out
     }

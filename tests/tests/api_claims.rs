@@ -9,8 +9,13 @@ async fn thirty_two_claimers_take_a_thousand_tasks_each_exactly_once() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
     for chunk in (1..=1000).collect::<Vec<_>>().chunks(250) {
-        let batch: Vec<_> = chunk.iter().map(|i| json!({"id": format!("TEST-{i:04}"), "subject": "t"})).collect();
-        c.post(&c.t("/tasks"), json!(batch)).await.expect_status(201);
+        let batch: Vec<_> = chunk
+            .iter()
+            .map(|i| json!({"id": format!("TEST-{i:04}"), "subject": "t"}))
+            .collect();
+        c.post(&c.t("/tasks"), json!(batch))
+            .await
+            .expect_status(201);
     }
     let mut workers = Vec::new();
     for w in 0..32 {
@@ -31,8 +36,14 @@ async fn thirty_two_claimers_take_a_thousand_tasks_each_exactly_once() {
         }
     }
     assert_eq!(claims.len(), 1000, "every task was claimed");
-    assert!(claims.values().all(|n| *n == 1), "no task was claimed twice");
-    let left = c.get(&c.t("/tasks?status=pending")).await.expect_status(200);
+    assert!(
+        claims.values().all(|n| *n == 1),
+        "no task was claimed twice"
+    );
+    let left = c
+        .get(&c.t("/tasks?status=pending"))
+        .await
+        .expect_status(200);
     assert!(left.body["tasks"].as_array().unwrap().is_empty());
 }
 
@@ -41,7 +52,9 @@ async fn drain(api: &huddle_tests::Api) -> Vec<String> {
     let mut order = Vec::new();
     while let Some(task) = api.claim(json!({})).await {
         let id = task["id"].as_str().unwrap().to_string();
-        api.post(&api.t(&format!("/tasks/{id}/complete")), json!({})).await.expect_status(200);
+        api.post(&api.t(&format!("/tasks/{id}/complete")), json!({}))
+            .await
+            .expect_status(200);
         order.push(id);
     }
     order
@@ -93,11 +106,19 @@ async fn claims_match_prefixes_and_owners() {
     let t2 = d.agent("qa", "tester-2", "tester").await;
     let ex = d.agent("qa", "executor", "executor").await;
     assert_eq!(t1.claim(json!({})).await.unwrap()["id"], "TEST-002");
-    assert!(t1.claim(json!({})).await.is_none(), "TEST-001 belongs to tester-2");
+    assert!(
+        t1.claim(json!({})).await.is_none(),
+        "TEST-001 belongs to tester-2"
+    );
     assert_eq!(t2.claim(json!({})).await.unwrap()["id"], "TEST-001");
     assert_eq!(ex.claim(json!({})).await.unwrap()["id"], "QARUN-001");
-    assert_eq!(t1.claim(json!({"prefixes": ["IMPL-"]})).await.unwrap()["id"], "IMPL-001");
-    c.post(&c.t("/tasks/claim"), json!({})).await.expect_error(400, "invalid_field");
+    assert_eq!(
+        t1.claim(json!({"prefixes": ["IMPL-"]})).await.unwrap()["id"],
+        "IMPL-001"
+    );
+    c.post(&c.t("/tasks/claim"), json!({}))
+        .await
+        .expect_error(400, "invalid_field");
 }
 
 #[tokio::test]
@@ -109,11 +130,25 @@ async fn a_long_poll_is_woken_by_a_new_task() {
     // The claim is parked; give it a task and it answers long before its 30 s are up.
     eventually(10, "claimer is waiting", || {
         let c = c.clone();
-        async move { c.get(&c.t("/agents")).await.body["agents"].as_array().unwrap().iter().any(|a| a["name"] == "tester" && !a["lastSeenAt"].is_null()) }
+        async move {
+            c.get(&c.t("/agents")).await.body["agents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["name"] == "tester" && !a["lastSeenAt"].is_null())
+        }
     })
     .await;
-    c.post(&c.t("/tasks"), json!({"id": "TEST-001", "subject": "wake up"})).await.expect_status(201);
-    let got = tokio::time::timeout(std::time::Duration::from_secs(20), waiter).await.expect("woken before waitMs").unwrap();
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "wake up"}),
+    )
+    .await
+    .expect_status(201);
+    let got = tokio::time::timeout(std::time::Duration::from_secs(20), waiter)
+        .await
+        .expect("woken before waitMs")
+        .unwrap();
     assert_eq!(got.unwrap()["id"], "TEST-001");
 }
 
@@ -121,21 +156,50 @@ async fn a_long_poll_is_woken_by_a_new_task() {
 async fn an_expired_lease_is_reclaimed_by_another_agent_and_heartbeats_keep_it() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
-    c.post(&c.t("/tasks"), json!([{"id": "TEST-001", "subject": "abandoned"}, {"id": "TEST-002", "subject": "kept"}])).await.expect_status(201);
+    c.post(
+        &c.t("/tasks"),
+        json!([{"id": "TEST-001", "subject": "abandoned"}, {"id": "TEST-002", "subject": "kept"}]),
+    )
+    .await
+    .expect_status(201);
     let quitter = d.agent("qa", "quitter", "tester").await;
     let keeper = d.agent("qa", "keeper", "tester").await;
     let rescuer = d.agent("qa", "rescuer", "tester").await;
-    assert_eq!(quitter.claim(json!({"leaseMs": 300})).await.unwrap()["id"], "TEST-001");
+    assert_eq!(
+        quitter.claim(json!({"leaseMs": 300})).await.unwrap()["id"],
+        "TEST-001"
+    );
     let held = keeper.claim(json!({"leaseMs": 2000})).await.unwrap();
     assert_eq!(held["id"], "TEST-002");
     // The keeper heartbeats for a long lease; the quitter goes silent.
-    let beat = keeper.post(&keeper.t("/tasks/TEST-002/heartbeat"), json!({"leaseMs": 600000})).await.expect_status(200);
-    assert!(beat.body["leaseExpiresAt"].as_str() > held["leaseExpiresAt"].as_str(), "the heartbeat moved the lease");
-    let rescued = rescuer.claim(json!({"waitMs": 20000})).await.expect("reclaimed after expiry");
+    let beat = keeper
+        .post(
+            &keeper.t("/tasks/TEST-002/heartbeat"),
+            json!({"leaseMs": 600000}),
+        )
+        .await
+        .expect_status(200);
+    assert!(
+        beat.body["leaseExpiresAt"].as_str() > held["leaseExpiresAt"].as_str(),
+        "the heartbeat moved the lease"
+    );
+    let rescued = rescuer
+        .claim(json!({"waitMs": 20000}))
+        .await
+        .expect("reclaimed after expiry");
     assert_eq!(rescued["id"], "TEST-001");
     assert_eq!(rescued["attempts"], 1);
-    quitter.post(&quitter.t("/tasks/TEST-001/complete"), json!({})).await.expect_error(409, "not_holder");
-    rescuer.post(&rescuer.t("/tasks/TEST-001/complete"), json!({"result": {"ok": true}})).await.expect_status(200);
+    quitter
+        .post(&quitter.t("/tasks/TEST-001/complete"), json!({}))
+        .await
+        .expect_error(409, "not_holder");
+    rescuer
+        .post(
+            &rescuer.t("/tasks/TEST-001/complete"),
+            json!({"result": {"ok": true}}),
+        )
+        .await
+        .expect_status(200);
     let kept = c.get(&c.t("/tasks/TEST-002")).await.expect_status(200);
     assert_eq!(kept.body["claimedBy"], "keeper");
     assert_eq!(kept.body["attempts"], 0);
@@ -145,10 +209,18 @@ async fn an_expired_lease_is_reclaimed_by_another_agent_and_heartbeats_keep_it()
 async fn a_task_that_keeps_losing_its_lease_fails_with_a_reason() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
-    c.post(&c.t("/tasks"), json!({"id": "TEST-001", "subject": "cursed", "maxAttempts": 2})).await.expect_status(201);
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "cursed", "maxAttempts": 2}),
+    )
+    .await
+    .expect_status(201);
     let tester = d.agent("qa", "tester", "tester").await;
     for _ in 0..2 {
-        tester.claim(json!({"leaseMs": 50, "waitMs": 20000})).await.expect("claimable again");
+        tester
+            .claim(json!({"leaseMs": 50, "waitMs": 20000}))
+            .await
+            .expect("claimable again");
     }
     eventually(20, "task failed", || {
         let c = c.clone();
@@ -157,5 +229,49 @@ async fn a_task_that_keeps_losing_its_lease_fails_with_a_reason() {
     .await;
     let t = c.get(&c.t("/tasks/TEST-001")).await.body;
     assert_eq!(t["attempts"], 2);
-    assert!(t["failureReason"].as_str().unwrap().contains("expired"), "{t}");
+    assert!(
+        t["failureReason"].as_str().unwrap().contains("expired"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn a_claim_with_max_takes_several_tasks_at_once() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let batch: Vec<_> = (1..=5)
+        .map(|i| json!({"id": format!("TEST-{i:03}"), "subject": "t"}))
+        .collect();
+    c.post(&c.t("/tasks"), json!(batch))
+        .await
+        .expect_status(201);
+    let tester = d.agent("qa", "tester", "tester").await;
+    let first = tester
+        .post(&tester.t("/tasks/claim"), json!({"max": 3}))
+        .await
+        .expect_status(200);
+    let ids: Vec<_> = first.body["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["TEST-001", "TEST-002", "TEST-003"]);
+    let rest = tester
+        .post(&tester.t("/tasks/claim"), json!({"max": 3}))
+        .await
+        .expect_status(200);
+    assert_eq!(rest.body["tasks"].as_array().unwrap().len(), 2);
+    let none = tester
+        .post(&tester.t("/tasks/claim"), json!({"max": 3}))
+        .await;
+    assert_eq!(none.status, 204);
+    tester
+        .post(&tester.t("/tasks/claim"), json!({"max": 0}))
+        .await
+        .expect_error(400, "invalid_field");
+    tester
+        .post(&tester.t("/tasks/claim"), json!({"max": 101}))
+        .await
+        .expect_error(400, "invalid_field");
 }

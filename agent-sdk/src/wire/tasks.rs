@@ -147,6 +147,17 @@ pub struct ClaimRequest {
     pub wait_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
+    /// Claim up to this many tasks at once (1–100). When given, the answer is
+    /// `{"tasks": [...]}` instead of a single task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
+}
+
+/// The answer to a claim that set `max`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimedTasks {
+    pub tasks: Vec<Task>,
 }
 
 /// `POST …/tasks/{id}/heartbeat`

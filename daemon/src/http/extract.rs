@@ -153,8 +153,15 @@ impl FromRequestParts<AppState> for Principal {
         if same_secret(token, &state.admin_token) {
             return Ok(Principal::Admin);
         }
-        match state.store.authenticate(&hash_token(token)).await? {
-            Some(caller) => Ok(Principal::Agent(caller)),
+        let hash = hash_token(token);
+        if let Some(caller) = state.auth.get(&hash) {
+            return Ok(Principal::Agent(caller));
+        }
+        match state.store.authenticate(&hash).await? {
+            Some(caller) => {
+                state.auth.insert(hash, caller.clone());
+                Ok(Principal::Agent(caller))
+            }
             None => Err(ApiError::unauthorized("unknown or revoked token")),
         }
     }

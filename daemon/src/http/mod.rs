@@ -1,6 +1,7 @@
 //! The HTTP surface (DESIGN §3): one file per area, one error type ([`error::ApiError`]), and
 //! extractors ([`extract`]) that resolve the caller and parse input into the API's error shape.
 
+mod auth_cache;
 pub mod error;
 pub mod extract;
 mod health;
@@ -14,6 +15,7 @@ mod teams;
 use crate::config::Settings;
 use crate::hub::Hub;
 use crate::store::Store;
+pub use auth_cache::AuthCache;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
@@ -28,6 +30,8 @@ pub struct AppState {
     pub hub: Arc<Hub>,
     pub settings: Arc<Settings>,
     pub admin_token: Arc<str>,
+    /// Resolved bearer tokens, so identity costs no database read per request.
+    pub auth: Arc<AuthCache>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.
     pub shutdown: CancellationToken,
 }

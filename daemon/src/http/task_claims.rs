@@ -8,7 +8,7 @@ use crate::validate;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use huddle_sdk::wire::{ClaimRequest, CompleteTask, FailTask, Heartbeat};
+use huddle_sdk::wire::{ClaimRequest, ClaimedTasks, CompleteTask, FailTask, Heartbeat};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -69,16 +69,29 @@ pub async fn claim(
             format!("`waitMs` must be at most {max_wait}, got {wait_ms}"),
         ));
     }
+    let max = match req.max {
+        None => None,
+        Some(m @ 1..=100) => Some(m as usize),
+        Some(m) => {
+            return Err(ApiError::bad_request(
+                "max",
+                format!("`max` must be between 1 and 100, got {m}"),
+            ))
+        }
+    };
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut changed = state.hub.watch_tasks(caller.team_id);
     loop {
         changed.borrow_and_update();
-        if let Some(task) = state
+        let mut tasks = state
             .store
-            .claim_task(&caller, prefixes.clone(), lease_ms)
-            .await?
-        {
-            return Ok(task_response(StatusCode::OK, task));
+            .claim_tasks(&caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
+            .await?;
+        if !tasks.is_empty() {
+            return Ok(match max {
+                Some(_) => (StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response(),
+                None => task_response(StatusCode::OK, tasks.remove(0)),
+            });
         }
         tokio::select! {
             r = changed.changed() => if r.is_err() { break },

@@ -48,13 +48,28 @@ pub trait Store: Send + Sync + 'static {
         patch: TaskPatch,
         if_match: Option<i64>,
     ) -> StoreResult<Task>;
-    /// Atomically claims the next ready task matching `prefixes` and the caller's name or role.
+    /// Atomically claims up to `max` ready tasks (oldest first) matching `prefixes` and the
+    /// caller's name or role.
+    async fn claim_tasks(
+        &self,
+        caller: &Caller,
+        prefixes: Vec<String>,
+        lease_ms: u64,
+        max: usize,
+    ) -> StoreResult<Vec<Task>>;
+    /// Claims the next ready task, if any.
     async fn claim_task(
         &self,
         caller: &Caller,
         prefixes: Vec<String>,
         lease_ms: u64,
-    ) -> StoreResult<Option<Task>>;
+    ) -> StoreResult<Option<Task>> {
+        Ok(self
+            .claim_tasks(caller, prefixes, lease_ms, 1)
+            .await?
+            .into_iter()
+            .next())
+    }
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task>;
     async fn complete_task(
         &self,

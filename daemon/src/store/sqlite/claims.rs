@@ -5,19 +5,20 @@ use super::rows::{fmt_time, touch_agent};
 use super::task_state::TaskState;
 use super::writer::WriteCtx;
 use huddle_sdk::wire::{Role, Task, TaskStatus};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 
-/// Takes the oldest ready task whose prefix is one of `prefixes` and whose owner is empty, the
-/// caller's name or the caller's role. Atomic because the single writer runs it.
+/// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
+/// is empty, the caller's name or the caller's role. Atomic because the single writer runs it.
 pub fn claim(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
     prefixes: &[String],
     lease_ms: u64,
-) -> StoreResult<Option<Task>> {
+    max: usize,
+) -> StoreResult<Vec<Task>> {
     let prefixes_json =
         serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
-    let id: Option<String> = ctx
+    let ids: Vec<String> = ctx
         .conn
         .prepare_cached(
             "select id from tasks indexed by tasks_ready
@@ -25,25 +26,29 @@ pub fn claim(
                and prefix in (select value from json_each(?2))
                and (owner is null or owner = ?3 or owner = ?4)
              order by created_at, number
-             limit 1",
+             limit ?5",
         )?
-        .query_row(
+        .query_map(
             params![
                 caller.team_id,
                 prefixes_json,
                 caller.agent,
-                caller.role.as_str()
+                caller.role.as_str(),
+                max.max(1) as i64
             ],
             |r| r.get(0),
-        )
-        .optional()?;
+        )?
+        .collect::<Result<_, _>>()?;
     touch_agent(ctx, caller.team_id, &caller.agent)?;
-    let Some(id) = id else { return Ok(None) };
-    let mut task = TaskState::load(ctx, caller.team_id, &id)?;
-    task.status = TaskStatus::InProgress;
-    task.claimed_by = Some(caller.agent.clone());
-    task.lease_expires_at = Some(ctx.now_ms + lease_ms as i64);
-    Ok(Some(task.save(ctx, "task.claimed")?))
+    let mut claimed = Vec::with_capacity(ids.len());
+    for id in ids {
+        let mut task = TaskState::load(ctx, caller.team_id, &id)?;
+        task.status = TaskStatus::InProgress;
+        task.claimed_by = Some(caller.agent.clone());
+        task.lease_expires_at = Some(ctx.now_ms + lease_ms as i64);
+        claimed.push(task.save(ctx, "task.claimed")?);
+    }
+    Ok(claimed)
 }
 
 /// Only the holder may extend its lease.

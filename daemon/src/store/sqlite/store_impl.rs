@@ -99,15 +99,16 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn claim_task(
+    async fn claim_tasks(
         &self,
         caller: &Caller,
         prefixes: Vec<String>,
         lease_ms: u64,
-    ) -> StoreResult<Option<Task>> {
+        max: usize,
+    ) -> StoreResult<Vec<Task>> {
         let caller = caller.clone();
         self.writer()?
-            .write(move |ctx| claims::claim(ctx, &caller, &prefixes, lease_ms))
+            .write(move |ctx| claims::claim(ctx, &caller, &prefixes, lease_ms, max))
             .await
     }
 

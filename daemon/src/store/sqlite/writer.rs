@@ -119,7 +119,7 @@ fn run_batch(conn: &Connection, batch: &mut Vec<Job>, hub: &Hub) {
     let mut finishers = Vec::with_capacity(batch.len());
     for job in batch.drain(..) {
         let mark = ctx.effects.len();
-        if let Err(e) = conn.execute_batch("savepoint job") {
+        if let Err(e) = exec_cached(conn, "savepoint job") {
             tracing::error!(error = %e, "cannot open a savepoint; job dropped");
             continue;
         }
@@ -132,10 +132,11 @@ fn run_batch(conn: &Connection, batch: &mut Vec<Job>, hub: &Hub) {
             }
         };
         if ok {
-            let _ = conn.execute_batch("release job");
+            let _ = exec_cached(conn, "release job");
         } else {
             ctx.effects.truncate(mark);
-            let _ = conn.execute_batch("rollback to job; release job");
+            let _ = exec_cached(conn, "rollback to job");
+            let _ = exec_cached(conn, "release job");
         }
         finishers.push(finish);
     }
@@ -154,6 +155,11 @@ fn run_batch(conn: &Connection, batch: &mut Vec<Job>, hub: &Hub) {
             hub.publish(team_id, [item]);
         }
     }
+}
+
+/// Savepoint statements run twice per job: keep them prepared.
+fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute([])
 }
 
 fn clone_error(e: &StoreError) -> StoreError {

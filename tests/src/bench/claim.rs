@@ -1,0 +1,75 @@
+//! `claim`: N ready tasks, W workers each looping claim → complete; tasks per second end to end.
+
+use super::client::{add_agent, create_tasks, setup_team, BenchClient};
+use super::stats::{Figures, Latencies};
+use super::Sizes;
+use serde_json::json;
+use std::time::Instant;
+
+pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
+    let coord = setup_team(admin, "claim").await;
+    let tasks = (1..=sizes.tasks)
+        .map(|i| json!({"id": format!("TEST-{i}"), "subject": "bench"}))
+        .collect();
+    create_tasks(&coord, "claim", tasks).await;
+    let mut workers = Vec::new();
+    for w in 0..sizes.workers {
+        workers.push(add_agent(admin, "claim", &format!("w{w}"), "tester").await);
+    }
+    let batch = sizes.claim_batch.clamp(1, 100);
+    let request = if batch > 1 {
+        json!({ "max": batch })
+    } else {
+        json!({})
+    };
+    let started = Instant::now();
+    let handles: Vec<_> = workers
+        .into_iter()
+        .map(|api| {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let mut lat = Latencies::default();
+                let mut done = 0usize;
+                loop {
+                    let t0 = Instant::now();
+                    let (status, body) = api
+                        .post("/v1/teams/claim/tasks/claim", &request)
+                        .await
+                        .expect("claim");
+                    if status == 204 {
+                        break;
+                    }
+                    assert_eq!(status, 200, "claim: {body}");
+                    let tasks = if batch > 1 {
+                        body["tasks"].as_array().cloned().unwrap_or_default()
+                    } else {
+                        vec![body]
+                    };
+                    for task in tasks {
+                        let id = task["id"].as_str().expect("id");
+                        api.post_ok(
+                            &format!("/v1/teams/claim/tasks/{id}/complete"),
+                            &json!({}),
+                            200,
+                        )
+                        .await;
+                        lat.push(t0.elapsed());
+                        done += 1;
+                    }
+                }
+                (done, lat)
+            })
+        })
+        .collect();
+    let mut total = 0;
+    let mut lat = Latencies::default();
+    for h in handles {
+        let (n, l) = h.await.expect("worker");
+        total += n;
+        lat.extend(l);
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(total, sizes.tasks, "every task completed exactly once");
+    Figures::new("claim", "tasks", total, elapsed, &mut lat)
+        .note("latency", "claim start → task completed")
+}

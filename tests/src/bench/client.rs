@@ -1,0 +1,100 @@
+//! A lean HTTP client for driving the daemon in benchmarks: pre-built URLs, pooled keep-alive
+//! connections, bodies as bytes.
+
+use serde_json::Value;
+
+#[derive(Clone)]
+pub struct BenchClient {
+    http: reqwest::Client,
+    pub base: String,
+    auth: String,
+}
+
+impl BenchClient {
+    pub fn new(base: &str, token: &str) -> BenchClient {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(4096)
+            .tcp_nodelay(true)
+            .build()
+            .expect("http client");
+        BenchClient {
+            http,
+            base: base.to_string(),
+            auth: format!("Bearer {token}"),
+        }
+    }
+
+    pub fn with_token(&self, token: &str) -> BenchClient {
+        BenchClient {
+            http: self.http.clone(),
+            base: self.base.clone(),
+            auth: format!("Bearer {token}"),
+        }
+    }
+
+    /// POSTs `body`; returns status and the parsed body (Null when empty).
+    pub async fn post(&self, path: &str, body: &Value) -> Result<(u16, Value), String> {
+        let res = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("authorization", &self.auth)
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(body).map_err(|e| e.to_string())?)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = res.status().as_u16();
+        let bytes = res.bytes().await.map_err(|e| e.to_string())?;
+        let value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).map_err(|e| e.to_string())?
+        };
+        Ok((status, value))
+    }
+
+    /// POSTs and insists on `want`.
+    pub async fn post_ok(&self, path: &str, body: &Value, want: u16) -> Value {
+        match self.post(path, body).await {
+            Ok((status, value)) if status == want => value,
+            Ok((status, value)) => panic!("POST {path} answered {status}: {value}"),
+            Err(e) => panic!("POST {path}: {e}"),
+        }
+    }
+
+    pub fn raw(&self) -> (&reqwest::Client, &str) {
+        (&self.http, &self.auth)
+    }
+}
+
+/// Creates team `name` and returns a coordinator client plus a function to add agents.
+pub async fn setup_team(admin: &BenchClient, name: &str) -> BenchClient {
+    admin
+        .post_ok("/v1/teams", &serde_json::json!({"name": name}), 201)
+        .await;
+    add_agent(admin, name, "coordinator", "coordinator").await
+}
+
+pub async fn add_agent(admin: &BenchClient, team: &str, agent: &str, role: &str) -> BenchClient {
+    let created = admin
+        .post_ok(
+            &format!("/v1/teams/{team}/agents"),
+            &serde_json::json!({"name": agent, "role": role}),
+            201,
+        )
+        .await;
+    admin.with_token(created["token"].as_str().expect("token"))
+}
+
+/// Creates tasks in batches of up to 1,000 (all-or-none each).
+pub async fn create_tasks(coord: &BenchClient, team: &str, tasks: Vec<Value>) {
+    for chunk in tasks.chunks(1000) {
+        coord
+            .post_ok(
+                &format!("/v1/teams/{team}/tasks"),
+                &Value::Array(chunk.to_vec()),
+                201,
+            )
+            .await;
+    }
+}

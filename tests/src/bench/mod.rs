@@ -1,0 +1,173 @@
+//! `huddle-bench`: starts a real release `huddled` per scenario on a fresh data directory, drives
+//! it over HTTP, and prints throughput, latency percentiles, peak RSS and the settings used.
+//! `compare` runs the baselines (raw SQLite in process, PostgreSQL with pgbench) in the same
+//! invocation and prints huddle's figure as a ratio of each.
+
+pub mod baseline_postgres;
+pub mod baseline_sqlite;
+pub mod bus;
+pub mod claim;
+pub mod client;
+pub mod daemon;
+pub mod deps;
+pub mod memory;
+pub mod stats;
+pub mod wake;
+
+use clap::{Parser, ValueEnum};
+use client::BenchClient;
+use daemon::BenchDaemon;
+use stats::Figures;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scenario {
+    Claim,
+    Deps,
+    Wake,
+    Bus,
+    Memory,
+    /// Every scenario once.
+    All,
+    /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
+    Compare,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Sync {
+    Full,
+    Normal,
+}
+
+impl Sync {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sync::Full => "full",
+            Sync::Normal => "normal",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "huddle-bench",
+    about = "Benchmarks a real huddled over HTTP, beside baselines"
+)]
+pub struct Args {
+    #[arg(value_enum)]
+    pub scenario: Scenario,
+    /// SQLite durability for the daemon and the SQLite baseline.
+    #[arg(long, value_enum, default_value = "full")]
+    pub sync: Sync,
+    #[command(flatten)]
+    pub sizes: Sizes,
+    /// One JSON object per scenario on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// A markdown table (for BENCHMARKS.md) on stdout.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Sizes {
+    /// Tasks for `claim` and `deps` (deps uses a tenth).
+    #[arg(long, default_value_t = 100_000)]
+    pub tasks: usize,
+    /// Concurrent workers or posters.
+    #[arg(long, default_value_t = 64)]
+    pub workers: usize,
+    /// SSE subscribers for `bus` and open streams for `memory`.
+    #[arg(long, default_value_t = 1_000)]
+    pub subscribers: usize,
+    /// Messages posted in `bus`.
+    #[arg(long, default_value_t = 100_000)]
+    pub messages: usize,
+    /// Messages stored before the last `memory` reading.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub stored_messages: usize,
+    /// Tasks created one at a time in `wake`.
+    #[arg(long, default_value_t = 1_000)]
+    pub wakes: usize,
+    /// Tasks a worker claims per request (`max`); 1 is one claim per task.
+    #[arg(long, default_value_t = 1)]
+    pub claim_batch: usize,
+}
+
+/// Runs one scenario against a fresh daemon.
+pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, String> {
+    let daemon = BenchDaemon::start(args.sync.as_str(), &[])?;
+    let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
+    let mut figures = match scenario {
+        Scenario::Claim => claim::run(&admin, &args.sizes).await,
+        Scenario::Deps => deps::run(&admin, &args.sizes).await,
+        Scenario::Wake => wake::run(&admin, &args.sizes).await,
+        Scenario::Bus => bus::run(&admin, &args.sizes).await,
+        Scenario::Memory => memory::run(&admin, &args.sizes, &daemon).await,
+        Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
+    };
+    figures.peak_rss_bytes = daemon.peak_rss();
+    figures.settings = serde_json::json!({
+        "synchronous": args.sync.as_str(),
+        "tasks": args.sizes.tasks,
+        "workers": args.sizes.workers,
+        "subscribers": args.sizes.subscribers,
+        "claimBatch": args.sizes.claim_batch,
+    });
+    Ok(figures)
+}
+
+/// Runs what `args` asks for and prints it; returns all figures.
+pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
+    let scenarios = match args.scenario {
+        Scenario::All => vec![
+            Scenario::Claim,
+            Scenario::Deps,
+            Scenario::Wake,
+            Scenario::Bus,
+            Scenario::Memory,
+        ],
+        Scenario::Compare => vec![Scenario::Claim],
+        one => vec![one],
+    };
+    let mut all = Vec::new();
+    for scenario in scenarios {
+        if !args.json && !args.markdown {
+            eprintln!("running {scenario:?} (sync={})…", args.sync.as_str());
+        }
+        let figures = run_scenario(scenario, &args).await?;
+        emit(&args, &figures);
+        all.push(figures);
+    }
+    if args.scenario == Scenario::Compare {
+        let huddle = all[0].throughput_per_s;
+        for baseline in [
+            baseline_sqlite::run(args.sync, 1, &args.sizes),
+            baseline_sqlite::run(args.sync, 100, &args.sizes),
+        ] {
+            let b = baseline?;
+            let b = ratio(b, huddle);
+            emit(&args, &b);
+            all.push(b);
+        }
+        let pg = baseline_postgres::run(&args.sizes).await?;
+        let pg = ratio(pg, huddle);
+        emit(&args, &pg);
+        all.push(pg);
+    }
+    Ok(all)
+}
+
+fn ratio(baseline: Figures, huddle: f64) -> Figures {
+    let r = huddle / baseline.throughput_per_s.max(1e-9);
+    baseline.note("huddle claim / this", format!("{r:.2}×"))
+}
+
+fn emit(args: &Args, f: &Figures) {
+    if args.json {
+        println!("{}", serde_json::to_string(f).unwrap_or_default());
+    } else if args.markdown {
+        println!("{}", f.markdown_row());
+    } else {
+        f.print_text();
+    }
+}

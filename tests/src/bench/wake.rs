@@ -1,0 +1,59 @@
+//! `wake`: idle workers long-poll; a coordinator creates tasks one at a time; the figure is the
+//! time from the create's response to a worker holding the task.
+
+use super::client::{add_agent, setup_team, BenchClient};
+use super::stats::{Figures, Latencies};
+use super::Sizes;
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
+    let coord = setup_team(admin, "wake").await;
+    let (got_tx, mut got_rx) = mpsc::unbounded_channel::<(String, Instant)>();
+    let workers = sizes.workers.clamp(1, 64);
+    let mut handles = Vec::new();
+    for w in 0..workers {
+        let api = add_agent(admin, "wake", &format!("w{w}"), "tester").await;
+        let got = got_tx.clone();
+        handles.push(tokio::spawn(async move {
+            loop {
+                let (status, task) = api
+                    .post("/v1/teams/wake/tasks/claim", &json!({"waitMs": 30000}))
+                    .await
+                    .expect("claim");
+                if status == 204 {
+                    continue;
+                }
+                let at = Instant::now();
+                let id = task["id"].as_str().expect("id").to_string();
+                let _ = got.send((id, at));
+            }
+        }));
+    }
+    // Let every worker park in its long poll before the first create.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut lat = Latencies::default();
+    let started = Instant::now();
+    for i in 0..sizes.wakes {
+        let id = format!("TEST-{i}");
+        coord
+            .post_ok(
+                "/v1/teams/wake/tasks",
+                &json!({"id": id, "subject": "wake"}),
+                201,
+            )
+            .await;
+        let created = Instant::now();
+        let (got, at) = got_rx.recv().await.expect("a worker took it");
+        assert_eq!(got, id);
+        lat.push(at.saturating_duration_since(created));
+    }
+    let elapsed = started.elapsed();
+    for h in handles {
+        h.abort();
+    }
+    Figures::new("wake", "tasks", sizes.wakes, elapsed, &mut lat)
+        .note("latency", "create response → worker holds the task")
+        .note("idle workers", workers)
+}
