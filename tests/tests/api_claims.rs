@@ -275,3 +275,65 @@ async fn a_claim_with_max_takes_several_tasks_at_once() {
         .await
         .expect_error(400, "invalid_field");
 }
+
+#[tokio::test]
+async fn a_batched_completion_is_all_or_none() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let batch: Vec<_> = (1..=4)
+        .map(|i| json!({"id": format!("TEST-{i:03}"), "subject": "t"}))
+        .collect();
+    c.post(&c.t("/tasks"), json!(batch))
+        .await
+        .expect_status(201);
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-005", "subject": "after", "blockedBy": ["TEST-001", "TEST-002"]}),
+    )
+    .await
+    .expect_status(201);
+    let tester = d.agent("qa", "tester", "tester").await;
+    let other = d.agent("qa", "other", "tester").await;
+    tester
+        .post(&tester.t("/tasks/claim"), json!({"max": 2}))
+        .await
+        .expect_status(200);
+    other.claim(json!({})).await.unwrap(); // TEST-003
+                                           // TEST-003 is not the tester's: nothing is completed.
+    let refused = tester
+        .post(
+            &tester.t("/tasks/complete"),
+            json!({"tasks": [{"id": "TEST-001"}, {"id": "TEST-003"}]}),
+        )
+        .await
+        .expect_error(409, "not_holder");
+    assert!(refused.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("TEST-003"));
+    assert_eq!(
+        c.get(&c.t("/tasks/TEST-001")).await.body["status"],
+        "in_progress"
+    );
+    let done = tester
+        .post(
+            &tester.t("/tasks/complete"),
+            json!({"tasks": [{"id": "TEST-001", "result": {"ok": 1}}, {"id": "TEST-002"}]}),
+        )
+        .await
+        .expect_status(200);
+    assert_eq!(done.body["tasks"][0]["result"], json!({"ok": 1}));
+    assert_eq!(done.body["tasks"][1]["status"], "completed");
+    let ready = c.get(&c.t("/tasks?ready=true")).await.body;
+    let ids: Vec<_> = ready["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
+    assert_eq!(ids, [json!("TEST-004"), json!("TEST-005")]);
+    tester
+        .post(&tester.t("/tasks/complete"), json!({"tasks": []}))
+        .await
+        .expect_error(400, "invalid_field");
+}

@@ -176,6 +176,22 @@ pub struct CompleteTask {
     pub result: Option<serde_json::Value>,
 }
 
+/// `POST …/tasks/complete`: complete several held tasks in one request (all or none).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompleteTasks {
+    pub tasks: Vec<CompleteItem>,
+}
+
+/// One task of a batched completion.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompleteItem {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+}
+
 /// `POST …/tasks/{id}/fail`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -43,6 +43,7 @@ pub fn app(state: AppState) -> Router {
         .route("/agents", post(teams::create_agent).get(teams::list_agents))
         .route("/tasks", post(tasks::create).get(tasks::list))
         .route("/tasks/claim", post(task_claims::claim))
+        .route("/tasks/complete", post(task_claims::complete_many))
         .route("/tasks/{id}", get(tasks::get).patch(tasks::update))
         .route("/tasks/{id}/heartbeat", post(task_claims::heartbeat))
         .route("/tasks/{id}/complete", post(task_claims::complete))

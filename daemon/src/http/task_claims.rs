@@ -8,7 +8,9 @@ use crate::validate;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use huddle_sdk::wire::{ClaimRequest, ClaimedTasks, CompleteTask, FailTask, Heartbeat};
+use huddle_sdk::wire::{
+    ClaimRequest, ClaimedTasks, CompleteTask, CompleteTasks, FailTask, Heartbeat,
+};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -126,6 +128,24 @@ pub async fn complete(
         StatusCode::OK,
         state.store.complete_task(&caller, &id, req.result).await?,
     ))
+}
+
+/// Completes several held tasks in one request, all or none; answers `{"tasks": [...]}`.
+#[tracing::instrument(skip_all, fields(agent = %caller.agent, count = req.tasks.len()))]
+pub async fn complete_many(
+    State(state): State<AppState>,
+    Actor(caller): Actor,
+    ApiJson(req): ApiJson<CompleteTasks>,
+) -> ApiResult<Response> {
+    if req.tasks.is_empty() || req.tasks.len() > 1000 {
+        return Err(ApiError::bad_request(
+            "tasks",
+            "`tasks` must hold 1 to 1000 items",
+        ));
+    }
+    let items = req.tasks.into_iter().map(|t| (t.id, t.result)).collect();
+    let tasks = state.store.complete_tasks(&caller, items).await?;
+    Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())
 }
 
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]

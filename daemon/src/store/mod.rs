@@ -77,6 +77,13 @@ pub trait Store: Send + Sync + 'static {
         id: &str,
         result: Option<serde_json::Value>,
     ) -> StoreResult<Task>;
+    /// Completes every listed task or none (each must be held by the caller, or the caller is a
+    /// coordinator).
+    async fn complete_tasks(
+        &self,
+        caller: &Caller,
+        items: Vec<(String, Option<serde_json::Value>)>,
+    ) -> StoreResult<Vec<Task>>;
     async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task>;
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task>;
     /// Returns expired leases to `pending` (or `failed` past `maxAttempts`); how many moved.

@@ -41,10 +41,7 @@ pub fn post(
     } else {
         post.data
     };
-    let seq: i64 = ctx
-        .conn
-        .prepare_cached("update teams set msg_seq = msg_seq + 1 where id = ?1 returning msg_seq")?
-        .query_row([team_id], |r| r.get(0))?;
+    let seq = ctx.next_msg_seq(team_id)?;
     let message = Message {
         seq,
         id: uuid::Uuid::new_v4().to_string(),
@@ -176,10 +173,7 @@ pub fn inbox(conn: &Connection, caller: &Caller, limit: usize) -> StoreResult<Ve
 
 /// Moves the cursor forward to `seq` (never back); returns the cursor.
 pub fn ack(ctx: &mut WriteCtx<'_>, caller: &Caller, seq: i64) -> StoreResult<i64> {
-    let last: i64 = ctx
-        .conn
-        .prepare_cached("select msg_seq from teams where id = ?1")?
-        .query_row([caller.team_id], |r| r.get(0))?;
+    let last = ctx.last_msg_seq(caller.team_id)?;
     if seq < 0 || seq > last {
         return Err(StoreError::invalid(
             "seq",

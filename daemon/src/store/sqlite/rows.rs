@@ -48,20 +48,26 @@ pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
     })
 }
 
-/// Fills `blockedBy` and `blocks`, each in id order (`TEST-2` before `TEST-10`). Sorted here
-/// rather than in SQL: an `order by` on the joined task table tempts the planner into walking
-/// every task.
+/// Fills `blockedBy` and `blocks` (one query for both), each in id order (`TEST-2` before
+/// `TEST-10`). Sorted here rather than in SQL: an `order by` on the joined task table tempts the
+/// planner into walking every task.
 pub fn load_edges(conn: &Connection, team_id: i64, task: &mut Task) -> StoreResult<()> {
-    let mut blockers = conn
-        .prepare_cached("select blocker_id from task_deps where team_id = ?1 and task_id = ?2")?;
-    task.blocked_by = blockers
-        .query_map(params![team_id, task.id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let mut dependents = conn
-        .prepare_cached("select task_id from task_deps where team_id = ?1 and blocker_id = ?2")?;
-    task.blocks = dependents
-        .query_map(params![team_id, task.id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let mut edges = conn.prepare_cached(
+        "select blocker_id, 0 from task_deps where team_id = ?1 and task_id = ?2
+         union all
+         select task_id, 1 from task_deps where team_id = ?1 and blocker_id = ?2",
+    )?;
+    let mut rows = edges.query(params![team_id, task.id])?;
+    task.blocked_by.clear();
+    task.blocks.clear();
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        if row.get::<_, i64>(1)? == 0 {
+            task.blocked_by.push(id);
+        } else {
+            task.blocks.push(id);
+        }
+    }
     sort_ids(&mut task.blocked_by);
     sort_ids(&mut task.blocks);
     Ok(())
@@ -116,32 +122,26 @@ pub fn event_from_row(row: &Row<'_>) -> rusqlite::Result<Event> {
     })
 }
 
-/// Appends an event to the team's log and queues it for the hub after commit.
+/// Appends an event to the team's log and queues it for the hub after commit. The data is
+/// serialised once; the stored row and the streamed event share that text.
 pub fn append_event(
     ctx: &mut WriteCtx<'_>,
     team_id: i64,
     kind: &str,
     data: &impl serde::Serialize,
 ) -> StoreResult<()> {
-    let seq: i64 = ctx
-        .conn
-        .prepare_cached(
-            "update teams set event_seq = event_seq + 1 where id = ?1 returning event_seq",
-        )?
-        .query_row([team_id], |r| r.get(0))?;
-    let data = serde_json::to_value(data).map_err(|e| StoreError::Internal(e.to_string()))?;
+    let data = serde_json::to_string(data).map_err(|e| StoreError::Internal(e.to_string()))?;
+    let seq = ctx.next_event_seq(team_id)?;
     ctx.conn
         .prepare_cached(
             "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, ?3, ?4, ?5)",
         )?
-        .execute(params![team_id, seq, kind, data.to_string(), ctx.now_ms])?;
-    let event = Event {
-        seq,
-        kind: kind.to_string(),
-        data,
-        created_at: fmt_time(ctx.now_ms),
-    };
-    let json = serde_json::to_string(&event).map_err(|e| StoreError::Internal(e.to_string()))?;
+        .execute(params![team_id, seq, kind, data, ctx.now_ms])?;
+    let kind_json = serde_json::to_string(kind).map_err(|e| StoreError::Internal(e.to_string()))?;
+    let json = format!(
+        r#"{{"seq":{seq},"type":{kind_json},"data":{data},"createdAt":"{}"}}"#,
+        fmt_time(ctx.now_ms)
+    );
     ctx.publish(
         team_id,
         Publish::Event(Arc::new(StreamItem {
@@ -155,8 +155,12 @@ pub fn append_event(
     Ok(())
 }
 
-/// Marks the agent as seen now (claims, heartbeats and posts count as signs of life).
-pub fn touch_agent(ctx: &WriteCtx<'_>, team_id: i64, agent: &str) -> StoreResult<()> {
+/// Marks the agent as seen now (claims, heartbeats and posts count as signs of life). At most
+/// one write per agent per second: `lastSeenAt` is a liveness hint, not an audit log.
+pub fn touch_agent(ctx: &mut WriteCtx<'_>, team_id: i64, agent: &str) -> StoreResult<()> {
+    if !ctx.should_touch(team_id, agent) {
+        return Ok(());
+    }
     ctx.conn
         .prepare_cached("update agents set last_seen_at = ?3 where team_id = ?1 and name = ?2")?
         .execute(params![team_id, agent, ctx.now_ms])?;

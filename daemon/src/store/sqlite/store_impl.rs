@@ -131,6 +131,22 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn complete_tasks(
+        &self,
+        caller: &Caller,
+        items: Vec<(String, Option<serde_json::Value>)>,
+    ) -> StoreResult<Vec<Task>> {
+        let caller = caller.clone();
+        self.writer()?
+            .write(move |ctx| {
+                items
+                    .into_iter()
+                    .map(|(id, result)| claims::complete(ctx, &caller, &id, result))
+                    .collect()
+            })
+            .await
+    }
+
     async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?

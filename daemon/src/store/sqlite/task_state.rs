@@ -2,7 +2,7 @@
 
 use super::super::{StoreError, StoreResult};
 use super::deps;
-use super::rows::{append_event, load_task};
+use super::rows::{append_event, fmt_time, load_edges, parse_json};
 use super::writer::WriteCtx;
 use crate::hub::Publish;
 use huddle_sdk::wire::{Task, TaskStatus};
@@ -24,16 +24,43 @@ pub struct TaskState {
     pub result: Option<String>,
     pub failure_reason: Option<String>,
     pub version: i64,
+    pub created_at: i64,
     /// The status when loaded, so [`TaskState::save`] can keep dependents' counters right.
     loaded_status: TaskStatus,
 }
 
 impl TaskState {
+    /// The task as sent on the wire, built from this state plus its edges (no re-read).
+    fn to_task(&self, ctx: &WriteCtx<'_>) -> StoreResult<Task> {
+        let mut task = Task {
+            id: self.id.clone(),
+            subject: self.subject.clone(),
+            description: self.description.clone(),
+            active_form: self.active_form.clone(),
+            status: self.status,
+            owner: self.owner.clone(),
+            claimed_by: self.claimed_by.clone(),
+            lease_expires_at: self.lease_expires_at.map(fmt_time),
+            attempts: self.attempts,
+            max_attempts: self.max_attempts,
+            blocked_by: Vec::new(),
+            blocks: Vec::new(),
+            metadata: parse_json(&self.metadata),
+            result: self.result.as_deref().map(parse_json),
+            failure_reason: self.failure_reason.clone(),
+            version: self.version,
+            created_at: fmt_time(self.created_at),
+            updated_at: fmt_time(ctx.now_ms),
+        };
+        load_edges(ctx.conn, self.team_id, &mut task)?;
+        Ok(task)
+    }
+
     pub fn load(ctx: &WriteCtx<'_>, team_id: i64, id: &str) -> StoreResult<TaskState> {
         ctx.conn
             .prepare_cached(
                 "select id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
-                        attempts, max_attempts, metadata, result, failure_reason, version
+                        attempts, max_attempts, metadata, result, failure_reason, version, created_at
                  from tasks where team_id = ?1 and id = ?2",
             )?
             .query_row(params![team_id, id], |r| {
@@ -54,6 +81,7 @@ impl TaskState {
                     result: r.get(11)?,
                     failure_reason: r.get(12)?,
                     version: r.get(13)?,
+                    created_at: r.get(14)?,
                     loaded_status: status,
                 })
             })
@@ -116,7 +144,7 @@ impl TaskState {
                 if is_done { -1 } else { 1 },
             )?;
         }
-        let task = load_task(ctx.conn, self.team_id, &self.id)?;
+        let task = self.to_task(ctx)?;
         append_event(ctx, self.team_id, event, &task)?;
         if self.status == TaskStatus::Pending || was_done != is_done {
             ctx.publish(self.team_id, Publish::TasksChanged);

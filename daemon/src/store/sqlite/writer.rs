@@ -10,6 +10,7 @@
 use super::super::{StoreError, StoreResult};
 use crate::hub::{Hub, Publish};
 use rusqlite::Connection;
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -21,11 +22,73 @@ pub struct WriteCtx<'c> {
     /// Milliseconds since the epoch, fixed per batch so one batch has one clock.
     pub now_ms: i64,
     effects: Vec<(i64, Publish)>,
+    /// Per-team message and event sequences for this batch: read once, written back once
+    /// before the commit, restored when a job rolls back so sequences never have gaps.
+    seqs: HashMap<i64, TeamSeqs>,
+    /// When each agent's `last_seen_at` was last written (across batches).
+    touched: &'c mut HashMap<(i64, String), i64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TeamSeqs {
+    msg: i64,
+    event: i64,
 }
 
 impl WriteCtx<'_> {
     pub fn publish(&mut self, team_id: i64, item: Publish) {
         self.effects.push((team_id, item));
+    }
+
+    fn seqs(&mut self, team_id: i64) -> StoreResult<&mut TeamSeqs> {
+        if !self.seqs.contains_key(&team_id) {
+            let (msg, event) = self
+                .conn
+                .prepare_cached("select msg_seq, event_seq from teams where id = ?1")?
+                .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            self.seqs.insert(team_id, TeamSeqs { msg, event });
+        }
+        Ok(self.seqs.get_mut(&team_id).expect("just inserted"))
+    }
+
+    pub fn next_event_seq(&mut self, team_id: i64) -> StoreResult<i64> {
+        let seqs = self.seqs(team_id)?;
+        seqs.event += 1;
+        Ok(seqs.event)
+    }
+
+    pub fn next_msg_seq(&mut self, team_id: i64) -> StoreResult<i64> {
+        let seqs = self.seqs(team_id)?;
+        seqs.msg += 1;
+        Ok(seqs.msg)
+    }
+
+    /// The last message sequence handed out in this team, this batch included.
+    pub fn last_msg_seq(&mut self, team_id: i64) -> StoreResult<i64> {
+        Ok(self.seqs(team_id)?.msg)
+    }
+
+    /// Whether the agent's last-seen time is worth writing (at most once a second).
+    pub fn should_touch(&mut self, team_id: i64, agent: &str) -> bool {
+        let key = (team_id, agent.to_string());
+        match self.touched.get(&key) {
+            Some(at) if self.now_ms - at < 1000 => false,
+            _ => {
+                self.touched.insert(key, self.now_ms);
+                true
+            }
+        }
+    }
+
+    /// Writes the batch's sequences back to `teams`.
+    fn flush_seqs(&mut self) -> rusqlite::Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("update teams set msg_seq = ?2, event_seq = ?3 where id = ?1")?;
+        for (team_id, seqs) in &self.seqs {
+            stmt.execute(rusqlite::params![team_id, seqs.msg, seqs.event])?;
+        }
+        Ok(())
     }
 }
 
@@ -86,6 +149,7 @@ impl Writer {
 
 fn writer_loop(conn: Connection, mut rx: mpsc::Receiver<Job>, hub: Arc<Hub>, max_batch: usize) {
     let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
+    let mut touched = HashMap::new();
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
         while batch.len() < max_batch {
@@ -94,7 +158,10 @@ fn writer_loop(conn: Connection, mut rx: mpsc::Receiver<Job>, hub: Arc<Hub>, max
                 Err(_) => break,
             }
         }
-        run_batch(&conn, &mut batch, &hub);
+        run_batch(&conn, &mut batch, &hub, &mut touched);
+        if touched.len() > 100_000 {
+            touched.clear();
+        }
     }
     // Every sender is gone: checkpoint so the database file is whole on its own.
     let _ = conn.execute_batch("pragma wal_checkpoint(truncate)");
@@ -103,7 +170,12 @@ fn writer_loop(conn: Connection, mut rx: mpsc::Receiver<Job>, hub: Arc<Hub>, max
     }
 }
 
-fn run_batch(conn: &Connection, batch: &mut Vec<Job>, hub: &Hub) {
+fn run_batch(
+    conn: &Connection,
+    batch: &mut Vec<Job>,
+    hub: &Hub,
+    touched: &mut HashMap<(i64, String), i64>,
+) {
     let now_ms = chrono::Utc::now().timestamp_millis();
     if let Err(e) = conn.execute_batch("begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
@@ -115,10 +187,13 @@ fn run_batch(conn: &Connection, batch: &mut Vec<Job>, hub: &Hub) {
         conn,
         now_ms,
         effects: Vec::new(),
+        seqs: HashMap::new(),
+        touched,
     };
     let mut finishers = Vec::with_capacity(batch.len());
     for job in batch.drain(..) {
         let mark = ctx.effects.len();
+        let seqs_before = ctx.seqs.clone();
         if let Err(e) = exec_cached(conn, "savepoint job") {
             tracing::error!(error = %e, "cannot open a savepoint; job dropped");
             continue;
@@ -135,13 +210,15 @@ fn run_batch(conn: &Connection, batch: &mut Vec<Job>, hub: &Hub) {
             let _ = exec_cached(conn, "release job");
         } else {
             ctx.effects.truncate(mark);
+            ctx.seqs = seqs_before;
             let _ = exec_cached(conn, "rollback to job");
             let _ = exec_cached(conn, "release job");
         }
         finishers.push(finish);
     }
-    let committed = conn
-        .execute_batch("commit")
+    let committed = ctx
+        .flush_seqs()
+        .and_then(|_| conn.execute_batch("commit"))
         .map_err(super::map_sqlite_error);
     if committed.is_err() {
         let _ = conn.execute_batch("rollback");
