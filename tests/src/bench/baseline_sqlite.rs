@@ -49,6 +49,9 @@ pub fn run(sync: Sync, per_tx: usize, sizes: &Sizes) -> Result<Figures, String> 
         lat.push(t0.elapsed());
     }
     let name = format!("sqlite raw, {per_tx}/tx");
-    Ok(Figures::new(&name, "tasks", n, started.elapsed(), &mut lat)
-        .note("latency", "one transaction"))
+    let mut figures = Figures::new(&name, "tasks", n, started.elapsed(), &mut lat)
+        .note("latency", "one transaction");
+    figures.settings =
+        serde_json::json!({"synchronous": sync.as_str(), "perTransaction": per_tx, "tasks": n});
+    Ok(figures)
 }
