@@ -35,6 +35,10 @@ pub enum Publish {
 struct TeamChannels {
     events: broadcast::Sender<Arc<StreamItem>>,
     messages: broadcast::Sender<Arc<StreamItem>>,
+    /// Messages by recipient, for streams that follow one `to`: a message is handed only to
+    /// its recipient's followers, so many agents each watching their own messages cost one
+    /// delivery per message rather than one per subscriber.
+    messages_to: Mutex<HashMap<String, broadcast::Sender<Arc<StreamItem>>>>,
     tasks_changed: watch::Sender<u64>,
     messages_posted: watch::Sender<u64>,
 }
@@ -61,6 +65,7 @@ impl Hub {
                 Arc::new(TeamChannels {
                     events: broadcast::channel(self.buffer).0,
                     messages: broadcast::channel(self.buffer).0,
+                    messages_to: Mutex::new(HashMap::new()),
                     tasks_changed: watch::channel(0).0,
                     messages_posted: watch::channel(0).0,
                 })
@@ -75,6 +80,13 @@ impl Hub {
                 // A send error only means nobody is listening right now.
                 Publish::Event(e) => drop(team.events.send(e)),
                 Publish::Message(m) => {
+                    let mut by_to = team.messages_to.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(followers) = by_to.get(&m.to) {
+                        if followers.send(m.clone()).is_err() {
+                            by_to.remove(&m.to); // nobody follows this recipient any more
+                        }
+                    }
+                    drop(by_to);
                     let _ = team.messages.send(m);
                     team.messages_posted.send_modify(|n| *n += 1);
                 }
@@ -89,6 +101,20 @@ impl Hub {
 
     pub fn subscribe_messages(&self, team_id: i64) -> broadcast::Receiver<Arc<StreamItem>> {
         self.team(team_id).messages.subscribe()
+    }
+
+    /// Only the messages whose `to` is exactly `to`.
+    pub fn subscribe_messages_to(
+        &self,
+        team_id: i64,
+        to: &str,
+    ) -> broadcast::Receiver<Arc<StreamItem>> {
+        let team = self.team(team_id);
+        let mut by_to = team.messages_to.lock().unwrap_or_else(|p| p.into_inner());
+        by_to
+            .entry(to.to_string())
+            .or_insert_with(|| broadcast::channel(self.buffer).0)
+            .subscribe()
     }
 
     /// Changes whenever a task of the team may have become claimable.

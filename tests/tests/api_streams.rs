@@ -6,7 +6,12 @@ use serde_json::json;
 
 async fn post_n(api: &huddle_tests::Api, from: usize, to: usize) {
     for i in from..to {
-        api.post(&api.t("/messages"), json!({"to": "*", "type": "impl_progress", "summary": format!("step {i}")})).await.expect_status(201);
+        api.post(
+            &api.t("/messages"),
+            json!({"to": "*", "type": "impl_progress", "summary": format!("step {i}")}),
+        )
+        .await
+        .expect_status(201);
     }
 }
 
@@ -21,14 +26,20 @@ async fn the_message_stream_delivers_in_order_and_resumes_without_loss_or_repeat
     let posting = tokio::spawn(async move { post_n(&poster, 10, 30).await });
     let got = first.take(20).await;
     assert!(got.iter().all(|(_, event, _)| event == "message"));
-    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), (1..=20).collect::<Vec<_>>());
+    assert_eq!(
+        got.iter().map(|g| g.0).collect::<Vec<_>>(),
+        (1..=20).collect::<Vec<_>>()
+    );
     assert_eq!(got[0].2["summary"], "step 0");
     drop(first);
     posting.await.unwrap();
     post_n(&c, 30, 40).await;
     let mut resumed = SseReader::open(&url, &c.token, Some(20)).await;
     let rest = resumed.take(20).await;
-    assert_eq!(rest.iter().map(|g| g.0).collect::<Vec<_>>(), (21..=40).collect::<Vec<_>>());
+    assert_eq!(
+        rest.iter().map(|g| g.0).collect::<Vec<_>>(),
+        (21..=40).collect::<Vec<_>>()
+    );
     assert_eq!(rest[19].2["summary"], "step 39");
 }
 
@@ -37,18 +48,44 @@ async fn streams_filter_by_type_sender_and_recipient() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
     let t = d.agent("qa", "tester", "tester").await;
-    let url = format!("{}{}?type=test_result&from=tester", d.url, c.t("/messages/stream"));
+    let url = format!(
+        "{}{}?type=test_result&from=tester",
+        d.url,
+        c.t("/messages/stream")
+    );
     let mut filtered = SseReader::open(&url, &c.token, None).await;
-    c.post(&c.t("/messages"), json!({"to": "tester", "type": "test_result", "summary": "not from tester"})).await.expect_status(201);
-    t.post(&t.t("/messages"), json!({"to": "coordinator", "type": "impl_progress", "summary": "wrong type"})).await.expect_status(201);
-    t.post(&t.t("/messages"), json!({"to": "coordinator", "type": "test_result", "summary": "this one"})).await.expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "tester", "type": "test_result", "summary": "not from tester"}),
+    )
+    .await
+    .expect_status(201);
+    t.post(
+        &t.t("/messages"),
+        json!({"to": "coordinator", "type": "impl_progress", "summary": "wrong type"}),
+    )
+    .await
+    .expect_status(201);
+    t.post(
+        &t.t("/messages"),
+        json!({"to": "coordinator", "type": "test_result", "summary": "this one"}),
+    )
+    .await
+    .expect_status(201);
     let got = filtered.take(1).await;
-    assert_eq!((got[0].0, got[0].2["summary"].as_str()), (3, Some("this one")));
+    assert_eq!(
+        (got[0].0, got[0].2["summary"].as_str()),
+        (3, Some("this one"))
+    );
 
     let events_url = format!("{}{}?type=task.*", d.url, c.t("/events"));
     let mut tasks_only = SseReader::open(&events_url, &c.token, None).await;
-    c.post(&c.t("/tasks"), json!({"id": "TEST-001", "subject": "s"})).await.expect_status(201);
-    c.patch(&c.t("/memory"), json!({"a": 1})).await.expect_status(200);
+    c.post(&c.t("/tasks"), json!({"id": "TEST-001", "subject": "s"}))
+        .await
+        .expect_status(201);
+    c.patch(&c.t("/memory"), json!({"a": 1}))
+        .await
+        .expect_status(200);
     t.claim(json!({})).await.unwrap();
     let got = tasks_only.take(2).await;
     assert_eq!(got[0].1, "task.created");
@@ -61,12 +98,20 @@ async fn the_event_stream_resumes_from_last_event_id() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
     for i in 1..=5 {
-        c.post(&c.t("/tasks"), json!({"id": format!("TEST-{i:03}"), "subject": "s"})).await.expect_status(201);
+        c.post(
+            &c.t("/tasks"),
+            json!({"id": format!("TEST-{i:03}"), "subject": "s"}),
+        )
+        .await
+        .expect_status(201);
     }
     let url = format!("{}{}", d.url, c.t("/events"));
     let mut all = SseReader::open(&url, &c.token, None).await;
     let got = all.take(6).await; // agent.created + 5 task.created
-    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(
+        got.iter().map(|g| g.0).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5, 6]
+    );
     let mut resumed = SseReader::open(&url, &c.token, Some(4)).await;
     let got = resumed.take(2).await;
     assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [5, 6]);
@@ -81,4 +126,34 @@ async fn open_streams_end_when_the_daemon_shuts_down() {
     stream.take(1).await;
     d.stop().await; // returns only once in-flight requests (the stream) finished
     assert!(stream.next().await.is_none(), "the stream ended");
+}
+
+#[tokio::test]
+async fn a_stream_following_one_recipient_gets_exactly_its_messages_across_reconnects() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    d.agent("qa", "alice", "tester").await;
+    d.agent("qa", "bob", "tester").await;
+    let url = format!("{}{}?to=alice", d.url, c.t("/messages/stream"));
+    let mut alice = SseReader::open(&url, &c.token, None).await;
+    for i in 0..30 {
+        let to = if i % 2 == 0 { "alice" } else { "bob" };
+        c.post(
+            &c.t("/messages"),
+            json!({"to": to, "type": "fix_required", "summary": format!("m{i}")}),
+        )
+        .await
+        .expect_status(201);
+    }
+    let got = alice.take(10).await;
+    let want: Vec<i64> = (0..10).map(|k| 2 * k + 1).collect();
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), want);
+    assert!(got.iter().all(|g| g.2["to"] == "alice"));
+    drop(alice);
+    let mut resumed = SseReader::open(&url, &c.token, Some(19)).await;
+    let rest = resumed.take(5).await;
+    assert_eq!(
+        rest.iter().map(|g| g.0).collect::<Vec<_>>(),
+        [21, 23, 25, 27, 29]
+    );
 }

@@ -39,6 +39,8 @@ pub struct StreamQuery {
 /// Which items a subscriber wants.
 #[derive(Clone)]
 struct Filter {
+    /// The live feed is the recipient's own channel (see `Hub::subscribe_messages_to`).
+    routed_by_to: bool,
     from: Option<String>,
     to: Option<String>,
     kind: Option<String>,
@@ -88,6 +90,7 @@ pub async fn events(
     let start = cursor(&headers, q.after)?;
     let rx = state.hub.subscribe_events(caller.team_id);
     let filter = Filter {
+        routed_by_to: false,
         from: None,
         to: None,
         kind: q.kind,
@@ -112,8 +115,12 @@ pub async fn messages(
     ApiQuery(q): ApiQuery<StreamQuery>,
 ) -> ApiResult<Response> {
     let start = cursor(&headers, q.after)?;
-    let rx = state.hub.subscribe_messages(caller.team_id);
+    let rx = match q.to.as_deref() {
+        Some(to) if !to.is_empty() => state.hub.subscribe_messages_to(caller.team_id, to),
+        _ => state.hub.subscribe_messages(caller.team_id),
+    };
     let filter = Filter {
+        routed_by_to: q.to.as_deref().is_some_and(|t| !t.is_empty()),
         from: q.from,
         to: q.to,
         kind: q.kind,
@@ -238,7 +245,9 @@ fn stream(
                 };
                 match received {
                     Ok(item) if item.seq <= cursor => continue,
-                    Ok(item) if item.seq == cursor + 1 => {
+                    // A recipient channel skips other recipients' sequence numbers by design;
+                        // it was subscribed before the catch-up, so only a lag can lose items.
+                    Ok(item) if item.seq == cursor + 1 || filter.routed_by_to => {
                         cursor = item.seq;
                         if filter.matches(&item) {
                             yield Ok(to_sse(&item, source));

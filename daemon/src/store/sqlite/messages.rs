@@ -97,10 +97,15 @@ fn check_recipient(conn: &Connection, team_id: i64, to: &str) -> StoreResult<()>
     if to == BROADCAST || Role::ALL.iter().any(|r| r.as_str() == to) {
         return Ok(());
     }
-    let known = super::agents::list_agents(conn, team_id)?;
-    if known.iter().any(|a| a.name == to) {
+    let exists = conn
+        .prepare_cached("select 1 from agents where team_id = ?1 and name = ?2")?
+        .query_row(params![team_id, to], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if exists {
         return Ok(());
     }
+    let known = super::agents::list_agents(conn, team_id)?;
     let mut recipients: Vec<String> = known.into_iter().map(|a| a.name).collect();
     for role in Role::ALL {
         if !recipients.iter().any(|r| r == role.as_str()) {
