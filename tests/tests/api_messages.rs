@@ -12,11 +12,30 @@ async fn a_retried_post_with_the_same_key_is_stored_once() {
         .to_string()
         .into_bytes();
     let path = tester.t("/messages");
-    let first = tester.send(reqwest::Method::POST, &path, Some(body.clone()), &[("Idempotency-Key", "run-42")]).await.expect_status(201);
-    let again = tester.send(reqwest::Method::POST, &path, Some(body), &[("Idempotency-Key", "run-42")]).await.expect_status(201);
+    let first = tester
+        .send(
+            reqwest::Method::POST,
+            &path,
+            Some(body.clone()),
+            &[("Idempotency-Key", "run-42")],
+        )
+        .await
+        .expect_status(201);
+    let again = tester
+        .send(
+            reqwest::Method::POST,
+            &path,
+            Some(body),
+            &[("Idempotency-Key", "run-42")],
+        )
+        .await
+        .expect_status(201);
     assert_eq!(first.body, again.body);
     assert_eq!(again.headers["idempotent-replayed"], "true");
-    assert_eq!(first.body["from"], "tester", "from is the caller's identity");
+    assert_eq!(
+        first.body["from"], "tester",
+        "from is the caller's identity"
+    );
     let all = c.get(&c.t("/messages")).await.expect_status(200);
     assert_eq!(all.body["messages"].as_array().unwrap().len(), 1);
 }
@@ -26,15 +45,48 @@ async fn a_message_to_nobody_is_refused_listing_who_can_be_reached() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
     d.agent("qa", "tester-1", "tester").await;
-    let r = c.post(&c.t("/messages"), json!({"to": "testr", "type": "fix_required", "summary": "x"})).await;
+    let r = c
+        .post(
+            &c.t("/messages"),
+            json!({"to": "testr", "type": "fix_required", "summary": "x"}),
+        )
+        .await;
     let r = r.expect_error(400, "invalid_field");
-    let known = r.body["error"]["details"]["knownRecipients"].as_array().unwrap().clone();
-    for name in ["coordinator", "tester-1", "tester", "executor", "observer", "*"] {
-        assert!(known.contains(&json!(name)), "{name} missing from {known:?}");
+    let known = r.body["error"]["details"]["knownRecipients"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for name in [
+        "coordinator",
+        "tester-1",
+        "tester",
+        "executor",
+        "observer",
+        "*",
+    ] {
+        assert!(
+            known.contains(&json!(name)),
+            "{name} missing from {known:?}"
+        );
     }
-    c.post(&c.t("/messages"), json!({"to": "tester-1", "type": "fix_required", "summary": "x"})).await.expect_status(201);
-    c.post(&c.t("/messages"), json!({"to": "tester", "type": "custom_note", "summary": "x"})).await.expect_status(201);
-    c.post(&c.t("/messages"), json!({"to": "*", "type": "Bad-Type", "summary": "x"})).await.expect_error(400, "invalid_field");
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "tester-1", "type": "fix_required", "summary": "x"}),
+    )
+    .await
+    .expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "tester", "type": "custom_note", "summary": "x"}),
+    )
+    .await
+    .expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "*", "type": "Bad-Type", "summary": "x"}),
+    )
+    .await
+    .expect_error(400, "invalid_field");
 }
 
 #[tokio::test]
@@ -43,18 +95,42 @@ async fn messages_list_with_filters_and_cursors() {
     let c = d.team("qa").await;
     let t = d.agent("qa", "tester", "tester").await;
     for i in 0..5 {
-        t.post(&t.t("/messages"), json!({"to": "coordinator", "type": "impl_progress", "summary": format!("step {i}")})).await.expect_status(201);
+        t.post(
+            &t.t("/messages"),
+            json!({"to": "coordinator", "type": "impl_progress", "summary": format!("step {i}")}),
+        )
+        .await
+        .expect_status(201);
     }
-    c.post(&c.t("/messages"), json!({"to": "tester", "type": "fix_required", "summary": "please"})).await.expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "tester", "type": "fix_required", "summary": "please"}),
+    )
+    .await
+    .expect_status(201);
     let page = c.get(&c.t("/messages?limit=2")).await.expect_status(200);
     assert_eq!(page.body["next"], 2);
-    let rest = c.get(&c.t("/messages?after=2&limit=100")).await.expect_status(200);
-    let seqs: Vec<_> = rest.body["messages"].as_array().unwrap().iter().map(|m| m["seq"].as_i64().unwrap()).collect();
+    let rest = c
+        .get(&c.t("/messages?after=2&limit=100"))
+        .await
+        .expect_status(200);
+    let seqs: Vec<_> = rest.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["seq"].as_i64().unwrap())
+        .collect();
     assert_eq!(seqs, [3, 4, 5, 6]);
     assert!(rest.body["next"].is_null());
-    let from = c.get(&c.t("/messages?from=coordinator")).await.expect_status(200);
+    let from = c
+        .get(&c.t("/messages?from=coordinator"))
+        .await
+        .expect_status(200);
     assert_eq!(from.body["messages"].as_array().unwrap().len(), 1);
-    let typed = c.get(&c.t("/messages?type=impl_progress&to=coordinator")).await.expect_status(200);
+    let typed = c
+        .get(&c.t("/messages?type=impl_progress&to=coordinator"))
+        .await
+        .expect_status(200);
     assert_eq!(typed.body["messages"].as_array().unwrap().len(), 5);
 }
 
@@ -63,19 +139,62 @@ async fn the_inbox_keeps_a_cursor_that_only_ack_moves_and_long_polls() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
     let t = d.agent("qa", "tester", "tester").await;
-    c.post(&c.t("/messages"), json!({"to": "tester", "type": "fix_required", "summary": "one"})).await.expect_status(201);
-    c.post(&c.t("/messages"), json!({"to": "executor", "type": "fix_required", "summary": "not mine"})).await.expect_status(201);
-    c.post(&c.t("/messages"), json!({"to": "*", "type": "impl_progress", "summary": "all"})).await.expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "tester", "type": "fix_required", "summary": "one"}),
+    )
+    .await
+    .expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "executor", "type": "fix_required", "summary": "not mine"}),
+    )
+    .await
+    .expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "*", "type": "impl_progress", "summary": "all"}),
+    )
+    .await
+    .expect_status(201);
     let inbox = t.get(&t.t("/inbox")).await.expect_status(200);
-    let seqs: Vec<_> = inbox.body["messages"].as_array().unwrap().iter().map(|m| m["seq"].as_i64().unwrap()).collect();
+    let seqs: Vec<_> = inbox.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["seq"].as_i64().unwrap())
+        .collect();
     assert_eq!(seqs, [1, 3]);
-    assert_eq!(t.get(&t.t("/inbox")).await.body["messages"].as_array().unwrap().len(), 2, "reading does not acknowledge");
-    assert_eq!(t.post(&t.t("/inbox/ack"), json!({"seq": 3})).await.expect_status(200).body["cursor"], 3);
-    t.post(&t.t("/inbox/ack"), json!({"seq": 99})).await.expect_error(400, "invalid_field");
+    assert_eq!(
+        t.get(&t.t("/inbox")).await.body["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "reading does not acknowledge"
+    );
+    assert_eq!(
+        t.post(&t.t("/inbox/ack"), json!({"seq": 3}))
+            .await
+            .expect_status(200)
+            .body["cursor"],
+        3
+    );
+    t.post(&t.t("/inbox/ack"), json!({"seq": 99}))
+        .await
+        .expect_error(400, "invalid_field");
 
     let waiting = t.clone();
     let parked = tokio::spawn(async move { waiting.get(&waiting.t("/inbox?waitMs=30000")).await });
-    c.post(&c.t("/messages"), json!({"to": "tester", "type": "fix_required", "summary": "late"})).await.expect_status(201);
-    let woke = tokio::time::timeout(std::time::Duration::from_secs(20), parked).await.expect("woken by the post").unwrap();
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "tester", "type": "fix_required", "summary": "late"}),
+    )
+    .await
+    .expect_status(201);
+    let woke = tokio::time::timeout(std::time::Duration::from_secs(20), parked)
+        .await
+        .expect("woken by the post")
+        .unwrap();
     assert_eq!(woke.body["messages"][0]["summary"], "late");
 }

@@ -1,7 +1,7 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
 use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
-use super::rows::{append_event, fmt_time, message_from_row, touch_agent, MESSAGE_COLUMNS};
+use super::rows::{append_event_json, fmt_time, message_from_row, touch_agent, MESSAGE_COLUMNS};
 use super::writer::WriteCtx;
 use crate::hub::{Publish, StreamItem};
 use crate::validate;
@@ -73,8 +73,9 @@ pub fn post(
             .execute(params![team_id, caller.agent, key, seq])?;
     }
     touch_agent(ctx, team_id, &caller.agent)?;
-    append_event(ctx, team_id, "message.posted", &message)?;
+    // Serialised once: the event log, the event stream and the message stream share the text.
     let json = serde_json::to_string(&message).map_err(|e| StoreError::Internal(e.to_string()))?;
+    append_event_json(ctx, team_id, "message.posted", json.clone())?;
     ctx.publish(
         team_id,
         Publish::Message(Arc::new(StreamItem {

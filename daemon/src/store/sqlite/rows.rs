@@ -131,6 +131,16 @@ pub fn append_event(
     data: &impl serde::Serialize,
 ) -> StoreResult<()> {
     let data = serde_json::to_string(data).map_err(|e| StoreError::Internal(e.to_string()))?;
+    append_event_json(ctx, team_id, kind, data)
+}
+
+/// [`append_event`] for data already serialised to JSON text.
+pub fn append_event_json(
+    ctx: &mut WriteCtx<'_>,
+    team_id: i64,
+    kind: &str,
+    data: String,
+) -> StoreResult<()> {
     let seq = ctx.next_event_seq(team_id)?;
     ctx.conn
         .prepare_cached(
