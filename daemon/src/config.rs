@@ -16,6 +16,7 @@ pub struct Settings {
     pub tasks: TaskSettings,
     pub memory: MemorySettings,
     pub streams: StreamSettings,
+    pub limits: LimitSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,6 +60,57 @@ pub struct MemorySettings {
 pub struct StreamSettings {
     pub keepalive_secs: u64,
     pub buffer: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitSettings {
+    pub requests_per_minute: u64,
+    pub burst: u64,
+    pub max_streams_per_token: usize,
+    pub max_page_size: usize,
+    pub max_batch: usize,
+    pub max_subject_chars: usize,
+    pub max_text_chars: usize,
+    pub max_summary_chars: usize,
+    pub max_json_depth: usize,
+    pub max_blocked_by: usize,
+    pub max_message_bytes: usize,
+}
+
+impl Default for LimitSettings {
+    fn default() -> Self {
+        let v = crate::validate::Limits::default();
+        LimitSettings {
+            requests_per_minute: 120_000,
+            burst: 2_000,
+            max_streams_per_token: 32,
+            max_page_size: v.max_page_size,
+            max_batch: v.max_batch,
+            max_subject_chars: v.max_subject_chars,
+            max_text_chars: v.max_text_chars,
+            max_summary_chars: v.max_summary_chars,
+            max_json_depth: v.max_json_depth,
+            max_blocked_by: v.max_blocked_by,
+            max_message_bytes: v.max_message_bytes,
+        }
+    }
+}
+
+impl LimitSettings {
+    /// The limits the store enforces on content.
+    pub fn content(&self) -> crate::validate::Limits {
+        crate::validate::Limits {
+            max_subject_chars: self.max_subject_chars,
+            max_text_chars: self.max_text_chars,
+            max_summary_chars: self.max_summary_chars,
+            max_json_depth: self.max_json_depth,
+            max_blocked_by: self.max_blocked_by,
+            max_message_bytes: self.max_message_bytes,
+            max_batch: self.max_batch,
+            max_page_size: self.max_page_size,
+        }
+    }
 }
 
 impl Default for ServerSettings {

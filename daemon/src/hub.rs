@@ -45,6 +45,8 @@ struct TeamChannels {
 
 pub struct Hub {
     buffer: usize,
+    /// `(team_id, agent)` whose token was revoked or rotated: their open streams end.
+    revocations: broadcast::Sender<(i64, String)>,
     teams: Mutex<HashMap<i64, Arc<TeamChannels>>>,
 }
 
@@ -53,6 +55,7 @@ impl Hub {
     pub fn new(buffer: usize) -> Self {
         Hub {
             buffer: buffer.max(16),
+            revocations: broadcast::channel(256).0,
             teams: Mutex::new(HashMap::new()),
         }
     }
@@ -115,6 +118,15 @@ impl Hub {
             .entry(to.to_string())
             .or_insert_with(|| broadcast::channel(self.buffer).0)
             .subscribe()
+    }
+
+    /// Ends the agent's open streams (its token was revoked or rotated).
+    pub fn revoke(&self, team_id: i64, agent: &str) {
+        let _ = self.revocations.send((team_id, agent.to_string()));
+    }
+
+    pub fn subscribe_revocations(&self) -> broadcast::Receiver<(i64, String)> {
+        self.revocations.subscribe()
     }
 
     /// Changes whenever a task of the team may have become claimable.

@@ -76,15 +76,22 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
             default_max_attempts: settings.tasks.default_max_attempts,
             memory_max_bytes: settings.memory.max_bytes,
             memory_history_limit: settings.memory.history_limit,
+            limits: settings.limits.content(),
         },
         hub.clone(),
     )?);
+    let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
+    let streams = Arc::new(http::limits::StreamSlots::new(
+        settings.limits.max_streams_per_token,
+    ));
     let state = AppState {
         store: store.clone() as Arc<dyn Store>,
         hub,
         settings: Arc::new(settings),
         admin_token: admin_token.into(),
         auth: Arc::new(http::AuthCache::new(100_000)),
+        rate,
+        streams,
         shutdown: CancellationToken::new(),
     };
     Ok(Built {

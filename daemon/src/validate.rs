@@ -2,10 +2,60 @@
 
 use crate::store::StoreError;
 
-pub const MAX_SUBJECT_LEN: usize = 500;
-pub const MAX_DESCRIPTION_LEN: usize = 20_000;
-pub const MAX_SUMMARY_LEN: usize = 2_000;
-pub const MAX_REASON_LEN: usize = 10_000;
+/// Size limits on what clients send; each is a setting in `[limits]` of the config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Task `subject` and `activeForm`, in characters.
+    pub max_subject_chars: usize,
+    /// Task `description` and failure `reason`, in characters.
+    pub max_text_chars: usize,
+    /// Message `summary`, in characters.
+    pub max_summary_chars: usize,
+    /// Nesting depth of `metadata`, message `data` and the shared memory document.
+    pub max_json_depth: usize,
+    /// Blockers per task.
+    pub max_blocked_by: usize,
+    /// Serialised size of a message's `data`, in bytes.
+    pub max_message_bytes: usize,
+    /// Tasks per batch create or batch completion.
+    pub max_batch: usize,
+    /// Items per page of a list.
+    pub max_page_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_subject_chars: 500,
+            max_text_chars: 20_000,
+            max_summary_chars: 2_000,
+            max_json_depth: 32,
+            max_blocked_by: 100,
+            max_message_bytes: 64 * 1024,
+            max_batch: 1_000,
+            max_page_size: 1_000,
+        }
+    }
+}
+
+/// JSON nested deeper than `max` levels is refused.
+pub fn depth(field: &str, value: &serde_json::Value, max: usize) -> Result<(), StoreError> {
+    fn deepest(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::Array(a) => 1 + a.iter().map(deepest).max().unwrap_or(0),
+            serde_json::Value::Object(o) => 1 + o.values().map(deepest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let d = deepest(value);
+    if d > max {
+        return Err(StoreError::invalid(
+            field,
+            format!("`{field}` is nested {d} levels deep; the limit is {max}"),
+        ));
+    }
+    Ok(())
+}
 
 /// Team and agent names: `[a-z0-9][a-z0-9_-]{0,62}`.
 pub fn name(field: &str, value: &str) -> Result<(), StoreError> {

@@ -21,6 +21,7 @@ fn backends() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
             default_max_attempts: 2,
             memory_max_bytes: 4096,
             memory_history_limit: 3,
+            limits: huddle_daemon::validate::Limits::default(),
         },
         Arc::new(Hub::new(64)),
     )

@@ -12,6 +12,8 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub details: Value,
+    /// Seconds for a `Retry-After` header (429).
+    pub retry_after: Option<u64>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -23,7 +25,13 @@ impl ApiError {
             code,
             message: message.into(),
             details: Value::Null,
+            retry_after: None,
         }
+    }
+
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -104,6 +112,7 @@ impl From<StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let (status, retry_after) = (self.status, self.retry_after);
         let body = ErrorBody {
             error: ErrorInfo {
                 code: self.code.to_string(),
@@ -112,7 +121,12 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status, axum::Json(body)).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
+        if let Some(secs) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

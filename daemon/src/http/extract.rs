@@ -1,15 +1,11 @@
 //! Extractors that turn every client mistake into the API's own error shape: JSON bodies,
-//! query strings, `If-Match`, and the caller's identity.
+//! query strings, `If-Match`. (Identity is in `identity.rs`, permissions in `authz.rs`.)
 
 use super::error::ApiError;
-use super::AppState;
-use crate::identity::{hash_token, same_secret};
-use crate::store::Caller;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
-use huddle_sdk::wire::Role;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -121,99 +117,7 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
     }
 }
 
-/// Who is calling: the admin, or an agent of some team.
-pub enum Principal {
-    Admin,
-    Agent(Caller),
-}
-
-impl FromRequestParts<AppState> for Principal {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <token>"))?;
-        let token = header
-            .to_str()
-            .ok()
-            .and_then(|h| {
-                h.strip_prefix("Bearer ")
-                    .or_else(|| h.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                ApiError::unauthorized("the Authorization header must be `Bearer <token>`")
-            })?;
-        if same_secret(token, &state.admin_token) {
-            return Ok(Principal::Admin);
-        }
-        let hash = hash_token(token);
-        if let Some(caller) = state.auth.get(&hash) {
-            return Ok(Principal::Agent(caller));
-        }
-        match state.store.authenticate(&hash).await? {
-            Some(caller) => {
-                state.auth.insert(hash, caller.clone());
-                Ok(Principal::Agent(caller))
-            }
-            None => Err(ApiError::unauthorized("unknown or revoked token")),
-        }
-    }
-}
-
 /// The `{team}` of the path, if the route has one.
 pub fn path_team(params: &RawPathParams) -> Option<&str> {
     params.iter().find(|(k, _)| *k == "team").map(|(_, v)| v)
-}
-
-/// An agent of the team named in the path. Another team's token gets 404, as if the team did
-/// not exist; the admin token gets 403 (it manages teams and agents only).
-pub struct Member(pub Caller);
-
-impl FromRequestParts<AppState> for Member {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let params = RawPathParams::from_request_parts(parts, state)
-            .await
-            .map_err(|_| ApiError::not_found("no such route"))?;
-        let team = path_team(&params).unwrap_or_default().to_string();
-        match Principal::from_request_parts(parts, state).await? {
-            Principal::Admin => Err(ApiError::forbidden(
-                "the admin token manages teams and agents; use an agent token for team resources",
-            )),
-            Principal::Agent(caller) if caller.team == team => Ok(Member(caller)),
-            Principal::Agent(_) => Err(ApiError::not_found(format!("team {team} not found"))),
-        }
-    }
-}
-
-/// A member that may change things: every role but `observer`.
-pub struct Actor(pub Caller);
-
-impl FromRequestParts<AppState> for Actor {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let Member(caller) = Member::from_request_parts(parts, state).await?;
-        if caller.role == Role::Observer {
-            return Err(ApiError::forbidden(format!(
-                "{} is an observer and may only read",
-                caller.agent
-            )));
-        }
-        Ok(Actor(caller))
-    }
 }

@@ -1,7 +1,8 @@
 //! Shared memory over HTTP: read whole or by JSON Pointer, merge-patch, replace, history.
 
+use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_json, Actor, ApiJson, ApiQuery, Body, IfMatch, Member};
+use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
 use super::AppState;
 use crate::store::MemoryChange;
 use axum::extract::{Path, State};
@@ -19,7 +20,10 @@ fn memory_response(memory: Memory) -> Response {
     (headers, Json(memory)).into_response()
 }
 
-pub async fn get(State(state): State<AppState>, Member(caller): Member) -> ApiResult<Response> {
+pub async fn get(
+    State(state): State<AppState>,
+    Can(caller, _): Can<act::ReadMemory>,
+) -> ApiResult<Response> {
     Ok(memory_response(
         state.store.get_memory(caller.team_id).await?,
     ))
@@ -28,7 +32,7 @@ pub async fn get(State(state): State<AppState>, Member(caller): Member) -> ApiRe
 /// `GET /memory/test_strategy/test_framework` reads the value at that JSON Pointer.
 pub async fn get_pointer(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadMemory>,
     Path((_, pointer)): Path<(String, String)>,
 ) -> ApiResult<Json<serde_json::Value>> {
     let memory = state.store.get_memory(caller.team_id).await?;
@@ -45,7 +49,7 @@ pub async fn get_pointer(
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn patch(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::PatchMemory>,
     IfMatch(if_match): IfMatch,
     Body(body): Body,
 ) -> ApiResult<Response> {
@@ -58,7 +62,7 @@ pub async fn patch(
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn replace(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::ReplaceMemory>,
     IfMatch(if_match): IfMatch,
     ApiJson(body): ApiJson<ReplaceMemory>,
 ) -> ApiResult<Response> {
@@ -79,7 +83,7 @@ pub struct HistoryQuery {
 /// The most recent changes first: who, when, and the patch or document they sent.
 pub async fn history(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadMemory>,
     ApiQuery(q): ApiQuery<HistoryQuery>,
 ) -> ApiResult<Json<serde_json::Value>> {
     let changes: Vec<MemoryChange> = state

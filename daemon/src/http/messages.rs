@@ -1,7 +1,8 @@
 //! The message bus over HTTP: post, list, inbox (long-poll) and ack.
 
+use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{Actor, ApiJson, ApiQuery, Member};
+use super::extract::{ApiJson, ApiQuery};
 use super::AppState;
 use crate::store::MessageFilter;
 use axum::extract::State;
@@ -20,7 +21,7 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn post(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::PostMessages>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<PostMessage>,
 ) -> ApiResult<Response> {
@@ -62,12 +63,14 @@ pub struct ListQuery {
     limit: Option<usize>,
 }
 
-fn limit(requested: Option<usize>) -> ApiResult<usize> {
-    let limit = requested.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
+/// A page size: 100 by default, at most `limits.max_page_size`.
+pub fn page_size(state: &AppState, requested: Option<usize>) -> ApiResult<usize> {
+    let max = state.settings.limits.max_page_size;
+    let limit = requested.unwrap_or(100.min(max));
+    if !(1..=max).contains(&limit) {
         return Err(ApiError::bad_request(
             "limit",
-            "`limit` must be between 1 and 1000",
+            format!("`limit` must be between 1 and {max}, got {limit}"),
         ));
     }
     Ok(limit)
@@ -75,10 +78,10 @@ fn limit(requested: Option<usize>) -> ApiResult<usize> {
 
 pub async fn list(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadMessages>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<MessageList>> {
-    let limit = limit(q.limit)?;
+    let limit = page_size(&state, q.limit)?;
     let filter = MessageFilter {
         after: q.after.unwrap_or(0).max(0),
         from: q.from.filter(|s| !s.is_empty()),
@@ -104,10 +107,10 @@ pub struct InboxQuery {
 /// not move the cursor: `POST /inbox/ack` does.
 pub async fn inbox(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadInbox>,
     ApiQuery(q): ApiQuery<InboxQuery>,
 ) -> ApiResult<Json<MessageList>> {
-    let limit = limit(q.limit)?;
+    let limit = page_size(&state, q.limit)?;
     let wait_ms = q.wait_ms.unwrap_or(0);
     let max_wait = state.settings.tasks.max_wait_ms;
     if wait_ms > max_wait {
@@ -139,7 +142,7 @@ pub async fn inbox(
 
 pub async fn ack(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::AckInbox>,
     ApiJson(body): ApiJson<InboxAck>,
 ) -> ApiResult<Json<InboxCursor>> {
     Ok(Json(InboxCursor {

@@ -2,9 +2,12 @@
 //! extractors ([`extract`]) that resolve the caller and parse input into the API's error shape.
 
 mod auth_cache;
+pub mod authz;
 pub mod error;
 pub mod extract;
 mod health;
+pub mod identity;
+pub mod limits;
 mod memory;
 mod messages;
 mod streams;
@@ -32,6 +35,10 @@ pub struct AppState {
     pub admin_token: Arc<str>,
     /// Resolved bearer tokens, so identity costs no database read per request.
     pub auth: Arc<AuthCache>,
+    /// Per-token request rate.
+    pub rate: Arc<limits::RequestRate>,
+    /// Open streams per agent.
+    pub streams: Arc<limits::StreamSlots>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.
     pub shutdown: CancellationToken,
 }
@@ -41,6 +48,8 @@ pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.server.max_body_bytes;
     let team = Router::new()
         .route("/agents", post(teams::create_agent).get(teams::list_agents))
+        .route("/agents/{name}/revoke", post(teams::revoke_agent))
+        .route("/agents/{name}/rotate", post(teams::rotate_agent))
         .route("/tasks", post(tasks::create).get(tasks::list))
         .route("/tasks/claim", post(task_claims::claim))
         .route("/tasks/complete", post(task_claims::complete_many))

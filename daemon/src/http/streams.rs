@@ -6,10 +6,13 @@
 //! in a comment and catches up from the database by its cursor, so nothing is lost or repeated
 //! and no writer ever waits for a reader.
 
+use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{ApiQuery, Member};
+use super::extract::ApiQuery;
+use super::limits::StreamSlot;
 use super::AppState;
 use crate::hub::StreamItem;
+use crate::store::Caller;
 use crate::store::{MessageFilter, StoreResult};
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -83,11 +86,12 @@ fn cursor(headers: &HeaderMap, after: Option<i64>) -> ApiResult<i64> {
 
 pub async fn events(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadStreams>,
     headers: HeaderMap,
     ApiQuery(q): ApiQuery<StreamQuery>,
 ) -> ApiResult<Response> {
     let start = cursor(&headers, q.after)?;
+    let slot = state.streams.acquire(caller.team_id, &caller.agent)?;
     let rx = state.hub.subscribe_events(caller.team_id);
     let filter = Filter {
         routed_by_to: false,
@@ -99,7 +103,8 @@ pub async fn events(
         &state,
         stream(
             state.clone(),
-            caller.team_id,
+            caller,
+            slot,
             start,
             rx,
             filter,
@@ -110,11 +115,12 @@ pub async fn events(
 
 pub async fn messages(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadStreams>,
     headers: HeaderMap,
     ApiQuery(q): ApiQuery<StreamQuery>,
 ) -> ApiResult<Response> {
     let start = cursor(&headers, q.after)?;
+    let slot = state.streams.acquire(caller.team_id, &caller.agent)?;
     let rx = match q.to.as_deref() {
         Some(to) if !to.is_empty() => state.hub.subscribe_messages_to(caller.team_id, to),
         _ => state.hub.subscribe_messages(caller.team_id),
@@ -129,7 +135,8 @@ pub async fn messages(
         &state,
         stream(
             state.clone(),
-            caller.team_id,
+            caller,
+            slot,
             start,
             rx,
             filter,
@@ -206,15 +213,21 @@ fn to_sse(item: &StreamItem, source: Source) -> SseEvent {
         .data(&*item.json)
 }
 
+/// The stream body. It holds `slot` (the per-token stream count) for its lifetime and ends on
+/// shutdown or when the caller's token is revoked or rotated.
 fn stream(
     state: AppState,
-    team_id: i64,
+    caller: Caller,
+    slot: StreamSlot,
     start: i64,
     mut rx: broadcast::Receiver<Arc<StreamItem>>,
     filter: Filter,
     source: Source,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    let team_id = caller.team_id;
+    let mut revoked = state.hub.subscribe_revocations();
     async_stream::stream! {
+        let _slot = slot;
         let mut cursor = start;
         loop {
             // Catch up from the database until it has nothing past the cursor.
@@ -242,6 +255,11 @@ fn stream(
                 let received = tokio::select! {
                     r = rx.recv() => r,
                     _ = state.shutdown.cancelled() => return,
+                    r = revoked.recv() => match r {
+                        Ok((team, agent)) if team == team_id && agent == caller.agent => return,
+                        Err(broadcast::error::RecvError::Closed) => return,
+                        _ => continue,
+                    },
                 };
                 match received {
                     Ok(item) if item.seq <= cursor => continue,

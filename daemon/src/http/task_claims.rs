@@ -1,7 +1,8 @@
 //! Claiming work and acting on a claim: heartbeat, complete, fail, release.
 
+use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{Actor, ApiJson};
+use super::extract::ApiJson;
 use super::tasks::task_response;
 use super::AppState;
 use crate::validate;
@@ -34,7 +35,7 @@ fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn claim(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::ClaimTasks>,
     ApiJson(req): ApiJson<ClaimRequest>,
 ) -> ApiResult<Response> {
     let prefixes = match req.prefixes {
@@ -106,7 +107,7 @@ pub async fn claim(
 
 pub async fn heartbeat(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<Heartbeat>,
 ) -> ApiResult<Response> {
@@ -120,7 +121,7 @@ pub async fn heartbeat(
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn complete(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<CompleteTask>,
 ) -> ApiResult<Response> {
@@ -134,13 +135,17 @@ pub async fn complete(
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, count = req.tasks.len()))]
 pub async fn complete_many(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::ActOnClaims>,
     ApiJson(req): ApiJson<CompleteTasks>,
 ) -> ApiResult<Response> {
-    if req.tasks.is_empty() || req.tasks.len() > 1000 {
+    let max = state.settings.limits.max_batch;
+    if req.tasks.is_empty() || req.tasks.len() > max {
         return Err(ApiError::bad_request(
             "tasks",
-            "`tasks` must hold 1 to 1000 items",
+            format!(
+                "`tasks` must hold 1 to {max} items, got {}",
+                req.tasks.len()
+            ),
         ));
     }
     let items = req.tasks.into_iter().map(|t| (t.id, t.result)).collect();
@@ -151,11 +156,11 @@ pub async fn complete_many(
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn fail(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<FailTask>,
 ) -> ApiResult<Response> {
-    validate::text("reason", &req.reason, validate::MAX_REASON_LEN)?;
+    validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
     Ok(task_response(
         StatusCode::OK,
         state.store.fail_task(&caller, &id, req.reason).await?,
@@ -165,7 +170,7 @@ pub async fn fail(
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn release(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(_): ApiJson<serde_json::Map<String, serde_json::Value>>,
 ) -> ApiResult<Response> {

@@ -1,7 +1,8 @@
 //! Creating, listing, reading and editing tasks.
 
+use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_json, Actor, ApiJson, ApiQuery, Body, IfMatch, Member};
+use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
 use super::AppState;
 use crate::store::TaskFilter;
 use axum::extract::{Path, State};
@@ -24,7 +25,7 @@ pub fn task_response(status: StatusCode, task: Task) -> Response {
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn create(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::CreateTasks>,
     Body(body): Body,
 ) -> ApiResult<Response> {
     let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
@@ -72,7 +73,7 @@ pub struct ListQuery {
 
 pub async fn list(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadTasks>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<TaskList>> {
     let status = match q.status.as_deref() {
@@ -81,13 +82,7 @@ pub async fn list(
             ApiError::bad_request("status", format!("unknown status {s:?}; use pending, in_progress, completed, failed or cancelled"))
         })?),
     };
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::bad_request(
-            "limit",
-            "`limit` must be between 1 and 1000",
-        ));
-    }
+    let limit = super::messages::page_size(&state, q.limit)?;
     let filter = TaskFilter {
         status,
         owner: q.owner.filter(|o| !o.is_empty()),
@@ -105,7 +100,7 @@ pub async fn list(
 
 pub async fn get(
     State(state): State<AppState>,
-    Member(caller): Member,
+    Can(caller, _): Can<act::ReadTasks>,
     Path((_, id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     Ok(task_response(
@@ -117,7 +112,7 @@ pub async fn get(
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn update(
     State(state): State<AppState>,
-    Actor(caller): Actor,
+    Can(caller, _): Can<act::EditTasks>,
     Path((_, id)): Path<(String, String)>,
     IfMatch(if_match): IfMatch,
     ApiJson(patch): ApiJson<TaskPatch>,

@@ -34,6 +34,14 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Agent>;
     /// The identity behind a token hash, or `None` for an unknown token.
     async fn authenticate(&self, token_hash: &str) -> StoreResult<Option<Caller>>;
+    /// Replaces the agent's token hash (`Some`) or revokes it (`None`); returns the agent and
+    /// the old hash so callers can evict it from caches. Unknown agent: `NotFound`.
+    async fn set_agent_token(
+        &self,
+        team_id: i64,
+        name: &str,
+        token_hash: Option<&str>,
+    ) -> StoreResult<(Agent, String)>;
     async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>>;
 
     // --- shared task list ---

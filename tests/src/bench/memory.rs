@@ -10,9 +10,13 @@ use std::time::Instant;
 pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Figures {
     let coord = setup_team(admin, "mem").await;
     let idle = daemon.rss();
-    let watcher = add_agent(admin, "mem", "watcher", "observer").await;
+    // Streams are limited per token (32 by default), so spread them over several watchers.
     let mut streams = Vec::new();
-    for _ in 0..sizes.subscribers {
+    let mut watcher = add_agent(admin, "mem", "watcher-0", "observer").await;
+    for i in 0..sizes.subscribers {
+        if i > 0 && i % 30 == 0 {
+            watcher = add_agent(admin, "mem", &format!("watcher-{i}"), "observer").await;
+        }
         let (http, auth) = watcher.raw();
         let res = http
             .get(format!("{}/v1/teams/mem/events", watcher.base))

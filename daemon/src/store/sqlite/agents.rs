@@ -67,7 +67,7 @@ pub fn create_agent(
 pub fn authenticate(conn: &Connection, token_hash: &str) -> StoreResult<Option<Caller>> {
     Ok(conn
         .prepare_cached(
-            "select t.id, t.name, a.name, a.role from agents a join teams t on t.id = a.team_id where a.token_hash = ?1",
+            "select t.id, t.name, a.name, a.role from agents a join teams t on t.id = a.team_id where a.token_hash = ?1 and a.revoked_at is null",
         )?
         .query_row([token_hash], |r| {
             let role: String = r.get(3)?;
@@ -91,4 +91,39 @@ pub fn list_agents(conn: &Connection, team_id: i64) -> StoreResult<Vec<Agent>> {
         })?
         .collect::<Result<_, _>>()?;
     Ok(agents)
+}
+
+/// Sets a new token hash, or revokes (a random, never-issued hash and `revoked_at`).
+pub fn set_token(
+    ctx: &mut WriteCtx<'_>,
+    team_id: i64,
+    name: &str,
+    token_hash: Option<&str>,
+) -> StoreResult<(Agent, String)> {
+    let (old_hash, role): (String, String) = ctx
+        .conn
+        .prepare_cached("select token_hash, role from agents where team_id = ?1 and name = ?2")?
+        .query_row(params![team_id, name], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
+    let (new_hash, revoked_at, event) = match token_hash {
+        Some(h) => (h.to_string(), None, "agent.rotated"),
+        None => (
+            format!("revoked:{}", uuid::Uuid::new_v4()),
+            Some(ctx.now_ms),
+            "agent.revoked",
+        ),
+    };
+    ctx.conn
+        .prepare_cached(
+            "update agents set token_hash = ?3, revoked_at = ?4 where team_id = ?1 and name = ?2",
+        )?
+        .execute(params![team_id, name, new_hash, revoked_at])?;
+    let agent = Agent {
+        name: name.to_string(),
+        role: role.parse().unwrap_or(Role::Observer),
+        last_seen_at: None,
+    };
+    append_event(ctx, team_id, event, &agent)?;
+    Ok((agent, old_hash))
 }

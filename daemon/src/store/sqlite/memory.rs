@@ -21,6 +21,7 @@ pub fn get(conn: &Connection, team_id: i64) -> StoreResult<Memory> {
 /// Limits for a change: the document's size cap and how many history entries to keep.
 #[derive(Debug, Clone, Copy)]
 pub struct MemoryLimits {
+    pub max_depth: usize,
     pub max_bytes: usize,
     pub history: usize,
 }
@@ -56,6 +57,7 @@ pub fn change(
             "the shared memory document must stay a JSON object",
         ));
     }
+    crate::validate::depth("doc", &doc, limits.max_depth)?;
     let text = doc.to_string();
     if text.len() > limits.max_bytes {
         return Err(StoreError::TooLarge {

@@ -4,7 +4,7 @@ use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::rows::{append_event_json, fmt_time, message_from_row, touch_agent, MESSAGE_COLUMNS};
 use super::writer::WriteCtx;
 use crate::hub::{Publish, StreamItem};
-use crate::validate;
+use crate::validate::{self, Limits};
 use huddle_sdk::wire::{Message, PostMessage, Role, BROADCAST};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::Arc;
@@ -14,6 +14,7 @@ pub fn post(
     caller: &Caller,
     post: PostMessage,
     key: Option<String>,
+    limits: &Limits,
 ) -> StoreResult<Posted> {
     let team_id = caller.team_id;
     if let Some(key) = &key {
@@ -33,8 +34,18 @@ pub fn post(
         }
     }
     validate::message_type(&post.kind)?;
-    validate::text("summary", &post.summary, validate::MAX_SUMMARY_LEN)?;
+    validate::text("summary", &post.summary, limits.max_summary_chars)?;
     validate::object("data", &post.data)?;
+    validate::depth("data", &post.data, limits.max_json_depth)?;
+    let size = post.data.to_string().len();
+    if size > limits.max_message_bytes {
+        return Err(StoreError::TooLarge {
+            message: format!(
+                "message `data` is {size} bytes; the limit is {}",
+                limits.max_message_bytes
+            ),
+        });
+    }
     check_recipient(ctx.conn, team_id, &post.to)?;
     let data = if post.data.is_null() {
         serde_json::json!({})

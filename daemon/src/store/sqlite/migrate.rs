@@ -3,10 +3,16 @@
 use super::super::StoreResult;
 use rusqlite::Connection;
 
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    include_str!("../../../../migrations/sqlite/0001_init.sql"),
-)];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        include_str!("../../../../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        include_str!("../../../../migrations/sqlite/0002_revocation.sql"),
+    ),
+];
 
 pub fn apply(conn: &mut Connection) -> StoreResult<()> {
     conn.execute_batch("create table if not exists schema_migrations (version integer primary key, applied_at integer not null)")?;

@@ -13,6 +13,7 @@ use huddle_sdk::wire::{
 impl SqliteStore {
     fn memory_limits(&self) -> MemoryLimits {
         MemoryLimits {
+            max_depth: self.options.limits.max_json_depth,
             max_bytes: self.options.memory_max_bytes,
             history: self.options.memory_history_limit.max(1),
         }
@@ -57,6 +58,19 @@ impl Store for SqliteStore {
             .await
     }
 
+    #[tracing::instrument(skip(self, token_hash))]
+    async fn set_agent_token(
+        &self,
+        team_id: i64,
+        name: &str,
+        token_hash: Option<&str>,
+    ) -> StoreResult<(Agent, String)> {
+        let (name, hash) = (name.to_string(), token_hash.map(str::to_string));
+        self.writer()?
+            .write(move |ctx| agents::set_token(ctx, team_id, &name, hash.as_deref()))
+            .await
+    }
+
     async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
         self.readers
             .read(move |conn| agents::list_agents(conn, team_id))
@@ -67,8 +81,9 @@ impl Store for SqliteStore {
     async fn create_tasks(&self, caller: &Caller, tasks: Vec<NewTask>) -> StoreResult<Vec<Task>> {
         let caller = caller.clone();
         let default_max = self.options.default_max_attempts;
+        let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| tasks::create(ctx, &caller, tasks, default_max))
+            .write(move |ctx| tasks::create(ctx, &caller, tasks, default_max, &limits))
             .await
     }
 
@@ -94,8 +109,9 @@ impl Store for SqliteStore {
         if_match: Option<i64>,
     ) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
+        let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| tasks::update(ctx, &caller, &id, patch, if_match))
+            .write(move |ctx| tasks::update(ctx, &caller, &id, patch, if_match, &limits))
             .await
     }
 
@@ -173,8 +189,9 @@ impl Store for SqliteStore {
         idempotency_key: Option<String>,
     ) -> StoreResult<Posted> {
         let caller = caller.clone();
+        let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| messages::post(ctx, &caller, post, idempotency_key))
+            .write(move |ctx| messages::post(ctx, &caller, post, idempotency_key, &limits))
             .await
     }
 

@@ -6,7 +6,7 @@ use super::rows::{append_event, load_edges, load_task, task_from_row, TASK_COLUM
 use super::task_state::TaskState;
 use super::writer::WriteCtx;
 use crate::hub::Publish;
-use crate::validate;
+use crate::validate::{self, Limits};
 use huddle_sdk::wire::{NewTask, Task, TaskPatch, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
@@ -18,9 +18,20 @@ pub fn create(
     caller: &Caller,
     tasks: Vec<NewTask>,
     default_max_attempts: i64,
+    limits: &Limits,
 ) -> StoreResult<Vec<Task>> {
     if tasks.is_empty() {
         return Err(StoreError::invalid("tasks", "the batch is empty"));
+    }
+    if tasks.len() > limits.max_batch {
+        return Err(StoreError::invalid(
+            "tasks",
+            format!(
+                "a batch holds at most {} tasks, got {}",
+                limits.max_batch,
+                tasks.len()
+            ),
+        ));
     }
     let team_id = caller.team_id;
     let mut ids = Vec::with_capacity(tasks.len());
@@ -33,7 +44,7 @@ pub fn create(
                 format!("[{i}].{field}")
             }
         };
-        validate_new(t, &at)?;
+        validate_new(t, &at, limits)?;
         let (prefix, number) = assign_id(ctx.conn, team_id, t, &at)?;
         let id = format!("{prefix}-{number:03}");
         let id = t.id.clone().unwrap_or(id);
@@ -94,19 +105,30 @@ pub fn create(
     Ok(created)
 }
 
-fn validate_new(t: &NewTask, at: &dyn Fn(&str) -> String) -> StoreResult<()> {
-    validate::text(&at("subject"), &t.subject, validate::MAX_SUBJECT_LEN)?;
+fn validate_new(t: &NewTask, at: &dyn Fn(&str) -> String, limits: &Limits) -> StoreResult<()> {
+    validate::text(&at("subject"), &t.subject, limits.max_subject_chars)?;
     if let Some(d) = &t.description {
-        validate::optional_text(&at("description"), d, validate::MAX_DESCRIPTION_LEN)?;
+        validate::optional_text(&at("description"), d, limits.max_text_chars)?;
     }
     if let Some(a) = &t.active_form {
-        validate::optional_text(&at("activeForm"), a, validate::MAX_SUBJECT_LEN)?;
+        validate::optional_text(&at("activeForm"), a, limits.max_subject_chars)?;
     }
     if let Some(owner) = t.owner.as_deref().filter(|o| !o.is_empty()) {
         validate::name(&at("owner"), owner)?;
     }
     if let Some(m) = &t.metadata {
         validate::object(&at("metadata"), m)?;
+        validate::depth(&at("metadata"), m, limits.max_json_depth)?;
+    }
+    if t.blocked_by.len() > limits.max_blocked_by {
+        return Err(StoreError::invalid(
+            &at("blockedBy"),
+            format!(
+                "a task may have at most {} blockers, got {}",
+                limits.max_blocked_by,
+                t.blocked_by.len()
+            ),
+        ));
     }
     if let Some(max) = t.max_attempts {
         if !(1..=1000).contains(&max) {
@@ -172,6 +194,7 @@ pub fn update(
     id: &str,
     patch: TaskPatch,
     if_match: Option<i64>,
+    limits: &Limits,
 ) -> StoreResult<Task> {
     let team_id = caller.team_id;
     let mut task = TaskState::load(ctx, team_id, id)?;
@@ -184,15 +207,15 @@ pub fn update(
         }
     }
     if let Some(s) = patch.subject {
-        validate::text("subject", &s, validate::MAX_SUBJECT_LEN)?;
+        validate::text("subject", &s, limits.max_subject_chars)?;
         task.subject = s;
     }
     if let Some(d) = patch.description {
-        validate::optional_text("description", &d, validate::MAX_DESCRIPTION_LEN)?;
+        validate::optional_text("description", &d, limits.max_text_chars)?;
         task.description = d;
     }
     if let Some(a) = patch.active_form {
-        validate::optional_text("activeForm", &a, validate::MAX_SUBJECT_LEN)?;
+        validate::optional_text("activeForm", &a, limits.max_subject_chars)?;
         task.active_form = Some(a);
     }
     if let Some(owner) = patch.owner {
@@ -204,6 +227,7 @@ pub fn update(
     }
     if let Some(m) = patch.metadata {
         validate::object("metadata", &m)?;
+        validate::depth("metadata", &m, limits.max_json_depth)?;
         let mut merged = super::rows::parse_json(&task.metadata);
         json_patch::merge(&mut merged, &m);
         task.metadata = merged.to_string();
@@ -228,8 +252,29 @@ pub fn update(
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(ctx.conn, team_id, id, blocker)?;
     }
+    if patch.add_blocked_by.len() > limits.max_blocked_by {
+        return Err(StoreError::invalid(
+            "addBlockedBy",
+            format!("a task may have at most {} blockers", limits.max_blocked_by),
+        ));
+    }
     for blocker in &patch.add_blocked_by {
         deps::add_blocker(ctx.conn, team_id, id, blocker, "addBlockedBy")?;
+    }
+    if !patch.add_blocked_by.is_empty() {
+        let count: i64 = ctx
+            .conn
+            .prepare_cached("select count(*) from task_deps where team_id = ?1 and task_id = ?2")?
+            .query_row(params![team_id, id], |r| r.get(0))?;
+        if count as usize > limits.max_blocked_by {
+            return Err(StoreError::invalid(
+                "addBlockedBy",
+                format!(
+                    "a task may have at most {} blockers; this would make {count}",
+                    limits.max_blocked_by
+                ),
+            ));
+        }
     }
     let edges_changed = !patch.add_blocked_by.is_empty() || !patch.remove_blocked_by.is_empty();
     let task = task.save(ctx, "task.updated")?;

@@ -1,0 +1,214 @@
+//! Who may do what: the permission matrix, in one place.
+//!
+//! Every handler names the [`Action`] it performs through the [`Can`] extractor (or, for the
+//! routes the admin shares with coordinators, by calling [`allowed`] itself). Whether a worker
+//! *holds* a task is a state question the store answers (409 `not_holder`); this module answers
+//! only whether the role may attempt the action at all (403).
+
+use super::error::ApiError;
+use super::identity::Principal;
+use super::AppState;
+use crate::store::Caller;
+use axum::extract::{FromRequestParts, RawPathParams};
+use axum::http::request::Parts;
+use huddle_sdk::wire::Role;
+use std::marker::PhantomData;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    CreateTeam,
+    /// Add, revoke and rotate agents.
+    ManageAgents,
+    ListAgents,
+    CreateTasks,
+    /// `PATCH` a task: subject, status, owner, dependencies, metadata.
+    EditTasks,
+    ReadTasks,
+    ClaimTasks,
+    /// Heartbeat, complete, fail, release — the store checks the caller holds the task.
+    ActOnClaims,
+    PostMessages,
+    ReadMessages,
+    ReadInbox,
+    /// Move one's own inbox cursor.
+    AckInbox,
+    ReadMemory,
+    PatchMemory,
+    ReplaceMemory,
+    /// `/events` and `/messages/stream`.
+    ReadStreams,
+}
+
+impl Action {
+    pub const ALL: [Action; 16] = [
+        Action::CreateTeam,
+        Action::ManageAgents,
+        Action::ListAgents,
+        Action::CreateTasks,
+        Action::EditTasks,
+        Action::ReadTasks,
+        Action::ClaimTasks,
+        Action::ActOnClaims,
+        Action::PostMessages,
+        Action::ReadMessages,
+        Action::ReadInbox,
+        Action::AckInbox,
+        Action::ReadMemory,
+        Action::PatchMemory,
+        Action::ReplaceMemory,
+        Action::ReadStreams,
+    ];
+}
+
+/// The matrix. `None` is the admin token.
+pub fn allowed(role: Option<Role>, action: Action) -> bool {
+    use Action::*;
+    match role {
+        None => matches!(action, CreateTeam | ManageAgents | ListAgents),
+        Some(Role::Coordinator) => action != CreateTeam,
+        Some(Role::Tester | Role::Executor) => matches!(
+            action,
+            ListAgents
+                | ReadTasks
+                | ClaimTasks
+                | ActOnClaims
+                | PostMessages
+                | ReadMessages
+                | ReadInbox
+                | AckInbox
+                | ReadMemory
+                | PatchMemory
+                | ReadStreams
+        ),
+        Some(Role::Observer) => matches!(
+            action,
+            ListAgents | ReadTasks | ReadMessages | ReadInbox | AckInbox | ReadMemory | ReadStreams
+        ),
+    }
+}
+
+/// 403 with the role and the action named.
+pub fn refuse(role: Option<Role>, action: Action) -> ApiError {
+    let who = role.map_or("the admin token".to_string(), |r| format!("a {r}"));
+    ApiError::forbidden(format!("{who} may not {action:?}"))
+}
+
+/// Type-level names for actions, so a handler's signature says what it needs.
+pub trait ActionName {
+    const ACTION: Action;
+}
+
+macro_rules! actions {
+    ($($name:ident),*) => {
+        /// Marker types for [`Can`], one per [`Action`].
+        pub mod act {
+            $(
+                pub struct $name;
+                impl super::ActionName for $name {
+                    const ACTION: super::Action = super::Action::$name;
+                }
+            )*
+        }
+    };
+}
+
+actions!(
+    CreateTasks,
+    EditTasks,
+    ReadTasks,
+    ClaimTasks,
+    ActOnClaims,
+    PostMessages,
+    ReadMessages,
+    ReadInbox,
+    AckInbox,
+    ReadMemory,
+    PatchMemory,
+    ReplaceMemory,
+    ReadStreams
+);
+
+/// An agent of the path's team whose role may perform `A`. Another team's token answers 404 as
+/// if the team did not exist; the admin token answers 403 (it manages teams and agents only).
+pub struct Can<A>(pub Caller, pub PhantomData<A>);
+
+impl<A: ActionName + Send> FromRequestParts<AppState> for Can<A> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::not_found("no such route"))?;
+        let team = super::extract::path_team(&params)
+            .unwrap_or_default()
+            .to_string();
+        match Principal::from_request_parts(parts, state).await? {
+            Principal::Admin => Err(ApiError::forbidden(
+                "the admin token manages teams and agents; use an agent token for team resources",
+            )),
+            Principal::Agent(caller) if caller.team != team => {
+                Err(ApiError::not_found(format!("team {team} not found")))
+            }
+            Principal::Agent(caller) if allowed(Some(caller.role), A::ACTION) => {
+                Ok(Can(caller, PhantomData))
+            }
+            Principal::Agent(caller) => Err(refuse(Some(caller.role), A::ACTION)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The matrix, cell by cell: every (who, action) pair has an expected answer here.
+    #[test]
+    fn every_cell_of_the_matrix() {
+        let expect = |role: Option<Role>, yes: &[Action]| {
+            for action in Action::ALL {
+                assert_eq!(
+                    allowed(role, action),
+                    yes.contains(&action),
+                    "{role:?} / {action:?}"
+                );
+            }
+        };
+        use Action::*;
+        expect(None, &[CreateTeam, ManageAgents, ListAgents]);
+        let everything_but_teams: Vec<Action> = Action::ALL
+            .into_iter()
+            .filter(|a| *a != CreateTeam)
+            .collect();
+        expect(Some(Role::Coordinator), &everything_but_teams);
+        let worker = [
+            ListAgents,
+            ReadTasks,
+            ClaimTasks,
+            ActOnClaims,
+            PostMessages,
+            ReadMessages,
+            ReadInbox,
+            AckInbox,
+            ReadMemory,
+            PatchMemory,
+            ReadStreams,
+        ];
+        expect(Some(Role::Tester), &worker);
+        expect(Some(Role::Executor), &worker);
+        expect(
+            Some(Role::Observer),
+            &[
+                ListAgents,
+                ReadTasks,
+                ReadMessages,
+                ReadInbox,
+                AckInbox,
+                ReadMemory,
+                ReadStreams,
+            ],
+        );
+    }
+}

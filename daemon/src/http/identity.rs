@@ -1,0 +1,56 @@
+//! Identity: the bearer token resolved to the admin or an agent, with a per-token rate limit.
+
+use super::error::ApiError;
+use super::AppState;
+use crate::identity::{hash_token, same_secret};
+use crate::store::Caller;
+use axum::extract::FromRequestParts;
+use axum::http::header;
+use axum::http::request::Parts;
+
+/// Who is calling: the admin, or an agent of some team.
+pub enum Principal {
+    Admin,
+    Agent(Caller),
+}
+
+impl FromRequestParts<AppState> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let header = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <token>"))?;
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|h| {
+                h.strip_prefix("Bearer ")
+                    .or_else(|| h.strip_prefix("bearer "))
+            })
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                ApiError::unauthorized("the Authorization header must be `Bearer <token>`")
+            })?;
+        let hash = hash_token(token);
+        state.rate.check(&hash)?;
+        if same_secret(token, &state.admin_token) {
+            return Ok(Principal::Admin);
+        }
+        if let Some(caller) = state.auth.get(&hash) {
+            return Ok(Principal::Agent(caller));
+        }
+        match state.store.authenticate(&hash).await? {
+            Some(caller) => {
+                state.auth.insert(hash, caller.clone());
+                Ok(Principal::Agent(caller))
+            }
+            None => Err(ApiError::unauthorized("unknown or revoked token")),
+        }
+    }
+}
