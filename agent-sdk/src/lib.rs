@@ -1,7 +1,42 @@
 //! huddle SDK: the wire types of the huddle HTTP API (always), and — with the default `client`
-//! feature — the typed client and worker runtime.
+//! feature — the typed client, the worker runtime and the `huddle` command line.
 //!
-//! The daemon depends on this crate with `default-features = false`, so the protocol has exactly
-//! one definition: [`wire`].
+//! A tour of the layout:
+//! - [`wire`]: the JSON bodies of the API, shared with the daemon, so the protocol has exactly
+//!   one definition (the daemon depends on this crate with `default-features = false`).
+//! - [`history`]: the shape of `GET …/memory-history` entries.
+//! - `client` (feature `client`): [`Client`], one async method per endpoint, typed errors
+//!   ([`Error`]), retries with backoff for calls that are safe to repeat, and reconnecting
+//!   Server-Sent Events streams ([`Subscription`]).
+//! - `worker` (feature `client`): [`Worker`] runs any [`Handler`] in a claim → heartbeat →
+//!   complete/fail loop with graceful shutdown.
+//! - `exec` (feature `client`): [`ExecHandler`], a handler that runs a program per task.
+//!
+//! The `huddle` binary (`src/bin/huddle/`) is the command line for humans and scripts.
 
+#![forbid(unsafe_code)]
+
+pub mod history;
 pub mod wire;
+
+#[cfg(feature = "client")]
+pub mod client;
+#[cfg(feature = "client")]
+pub mod exec;
+#[cfg(feature = "client")]
+pub mod worker;
+
+#[cfg(feature = "client")]
+pub use client::{
+    ApiError, Client, ClientBuilder, Error, MessageQuery, Posted, RetryPolicy, StreamOptions,
+    Subscription, TaskQuery,
+};
+#[cfg(feature = "client")]
+pub use exec::ExecHandler;
+#[cfg(feature = "client")]
+pub use worker::{Handler, HandlerError, HandlerResult, TaskContext, Worker, WorkerStats};
+
+/// The README's examples, compiled as doctests so they cannot drift from the API.
+#[cfg(all(doctest, feature = "client"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -9,15 +9,28 @@ use tokio_util::sync::CancellationToken;
 pub async fn sweep(store: Arc<dyn Store>, every_ms: u64, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(Duration::from_millis(every_ms.max(10)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Log once per change of state, not once per tick, while the store cannot write.
+    let mut failing = false;
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = shutdown.cancelled() => return,
         }
         match store.expire_leases().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(expired = n, "returned expired leases"),
-            Err(e) => tracing::warn!(error = %e, "lease sweep failed"),
+            Ok(n) => {
+                if failing {
+                    tracing::info!("lease sweeps work again");
+                    failing = false;
+                }
+                if n > 0 {
+                    tracing::info!(expired = n, "returned expired leases");
+                }
+            }
+            Err(e) if !failing => {
+                tracing::warn!(error = %e, "lease sweep failed; will keep trying");
+                failing = true;
+            }
+            Err(_) => {}
         }
     }
 }

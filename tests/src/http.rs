@@ -110,6 +110,60 @@ impl Api {
         }
     }
 
+    /// Like `send`, but `None` when the daemon does not answer (connection refused or reset):
+    /// for crash tests, where an unanswered request is an expected outcome.
+    pub async fn send_opt(&self, method: Method, path: &str, body: Value) -> Option<Reply> {
+        self.send_raw(method, path, Some(body.to_string().into_bytes()), &[])
+            .await
+    }
+
+    pub async fn try_post(&self, path: &str, body: Value) -> Option<Reply> {
+        self.send_opt(Method::POST, path, body).await
+    }
+
+    pub async fn try_post_with_key(&self, path: &str, body: Value, key: &str) -> Option<Reply> {
+        self.send_raw(
+            Method::POST,
+            path,
+            Some(body.to_string().into_bytes()),
+            &[("Idempotency-Key", key)],
+        )
+        .await
+    }
+
+    async fn send_raw(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        headers: &[(&str, &str)],
+    ) -> Option<Reply> {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(body) = body {
+            req = req.header("content-type", "application/json").body(body);
+        }
+        let res = req.send().await.ok()?;
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.bytes().await.ok()?;
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+        };
+        Some(Reply {
+            status,
+            headers,
+            body,
+        })
+    }
+
     pub async fn get(&self, path: &str) -> Reply {
         self.send(Method::GET, path, None, &[]).await
     }

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod http;
+pub mod process;
 pub mod sse;
 
 use huddle_daemon::config::Settings;

@@ -56,15 +56,23 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens (creating if missing) the database, applies migrations and starts the writer.
     pub fn open(options: SqliteOptions, hub: Arc<Hub>) -> StoreResult<Self> {
-        let mut conn = Connection::open(&options.path).map_err(map_sqlite_error)?;
-        configure(&conn, options.synchronous)?;
+        let mut conn = open_writer(&options.path, options.synchronous)?;
         migrate::apply(&mut conn)?;
-        let readers = Readers::open(&options.path, options.read_connections.max(1))?;
-        let (writer, done) = Writer::start(conn, hub, options.max_batch);
+        let readers = Arc::new(Readers::open(
+            &options.path,
+            options.read_connections.max(1),
+        )?);
+        let (path, sync) = (options.path.clone(), options.synchronous);
+        let pool = readers.clone();
+        let reopen = writer::Reopen {
+            open: Box::new(move || open_writer(&path, sync)),
+            recycle_readers: Box::new(move || pool.recycle()),
+        };
+        let (writer, done) = Writer::start(conn, reopen, hub, options.max_batch);
         Ok(SqliteStore {
             writer: Mutex::new(Some(writer)),
             writer_done: Mutex::new(Some(done)),
-            readers: Arc::new(readers),
+            readers,
             options,
         })
     }
@@ -94,6 +102,12 @@ impl SqliteStore {
         }
         self.readers.close();
     }
+}
+
+fn open_writer(path: &Path, synchronous: Synchronous) -> StoreResult<Connection> {
+    let conn = Connection::open(path).map_err(map_sqlite_error)?;
+    configure(&conn, synchronous)?;
+    Ok(conn)
 }
 
 fn configure(conn: &Connection, synchronous: Synchronous) -> StoreResult<()> {

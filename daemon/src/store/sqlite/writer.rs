@@ -95,6 +95,11 @@ impl WriteCtx<'_> {
 /// A job runs against the transaction and hands back a finisher that will be told whether the
 /// batch committed.
 type Finisher = Box<dyn FnOnce(StoreResult<()>) + Send>;
+/// Opens a new write connection (configured, migrations already applied).
+pub struct Reopen {
+    pub open: Box<dyn Fn() -> StoreResult<Connection> + Send>,
+    pub recycle_readers: Box<dyn Fn() + Send>,
+}
 type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> (bool, Finisher) + Send>;
 
 #[derive(Clone)]
@@ -105,8 +110,12 @@ pub struct Writer {
 impl Writer {
     /// Starts the writer thread; it ends when every `Writer` handle is dropped.
     /// The receiver fires once the connection is closed.
+    /// `reopen` makes a fresh write connection; the writer uses it when its connection turned
+    /// out read-only (the filesystem was read-only when it opened), so writes resume once the
+    /// filesystem is writable again.
     pub fn start(
         conn: Connection,
+        reopen: Reopen,
         hub: Arc<Hub>,
         max_batch: usize,
     ) -> (Writer, oneshot::Receiver<()>) {
@@ -115,7 +124,7 @@ impl Writer {
         std::thread::Builder::new()
             .name("huddle-writer".into())
             .spawn(move || {
-                writer_loop(conn, rx, hub, max_batch.max(1));
+                writer_loop(conn, reopen, rx, hub, max_batch.max(1));
                 let _ = done_tx.send(());
             })
             .expect("spawn writer thread");
@@ -147,9 +156,16 @@ impl Writer {
     }
 }
 
-fn writer_loop(conn: Connection, mut rx: mpsc::Receiver<Job>, hub: Arc<Hub>, max_batch: usize) {
+fn writer_loop(
+    mut conn: Connection,
+    reopen: Reopen,
+    mut rx: mpsc::Receiver<Job>,
+    hub: Arc<Hub>,
+    max_batch: usize,
+) {
     let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
     let mut touched = HashMap::new();
+    let mut last_reopen: Option<std::time::Instant> = None;
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
         while batch.len() < max_batch {
@@ -158,9 +174,28 @@ fn writer_loop(conn: Connection, mut rx: mpsc::Receiver<Job>, hub: Arc<Hub>, max
                 Err(_) => break,
             }
         }
-        run_batch(&conn, &mut batch, &hub, &mut touched);
+        let failed_read_only = run_batch(&conn, &mut batch, &hub, &mut touched);
         if touched.len() > 100_000 {
             touched.clear();
+        }
+        let read_only = failed_read_only
+            || conn
+                .is_readonly(rusqlite::DatabaseName::Main)
+                .unwrap_or(false);
+        let waited =
+            last_reopen.is_none_or(|at| at.elapsed() >= std::time::Duration::from_millis(200));
+        if read_only && waited {
+            last_reopen = Some(std::time::Instant::now());
+            // SQLite keeps one shared-memory index per file for all of a process's
+            // connections, read-only while any connection opened on a read-only filesystem
+            // is open: close the writer's, recycle the readers', then open afresh.
+            let placeholder = Connection::open_in_memory().expect("in-memory connection");
+            drop(std::mem::replace(&mut conn, placeholder));
+            (reopen.recycle_readers)();
+            match (reopen.open)() {
+                Ok(fresh) => conn = fresh,
+                Err(e) => tracing::warn!(error = %e, "reopening the write connection"),
+            }
         }
     }
     // Every sender is gone: checkpoint so the database file is whole on its own.
@@ -175,13 +210,13 @@ fn run_batch(
     batch: &mut Vec<Job>,
     hub: &Hub,
     touched: &mut HashMap<(i64, String), i64>,
-) {
+) -> bool {
     let now_ms = chrono::Utc::now().timestamp_millis();
     if let Err(e) = conn.execute_batch("begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
-        tracing::error!(error = %e, "cannot begin a write transaction");
+        tracing::debug!(error = %e, "cannot begin a write transaction");
         batch.clear();
-        return;
+        return is_read_only(&e);
     }
     let mut ctx = WriteCtx {
         conn,
@@ -232,6 +267,11 @@ fn run_batch(
             hub.publish(team_id, [item]);
         }
     }
+    false
+}
+
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ReadOnly)
 }
 
 /// Savepoint statements run twice per job: keep them prepared.

@@ -1,0 +1,198 @@
+//! `huddle msg …` and `huddle inbox`: the team message bus.
+
+use crate::output::{self, ColorChoice, Colors, Table};
+use crate::parse;
+use crate::{CliResult, Ctx};
+use clap::{Args, Subcommand};
+use futures::StreamExt;
+use huddle_sdk::wire::{Message, PostMessage};
+use huddle_sdk::{MessageQuery, StreamOptions};
+use std::time::Duration;
+
+#[derive(Debug, Subcommand)]
+pub enum MsgCmd {
+    /// Post a message (stored once even if retried).
+    Post {
+        /// An agent name, a role, or `*` for everyone.
+        #[arg(long, default_value = "*")]
+        to: String,
+        /// test_result, impl_progress, fix_required, error, or any `[a-z][a-z0-9_]{0,63}`.
+        #[arg(long = "type")]
+        kind: String,
+        /// One line for humans.
+        summary: String,
+        /// A JSON object with the details.
+        #[arg(long, value_parser = parse::json)]
+        data: Option<serde_json::Value>,
+        /// Your own idempotency key (a retry with the same key is stored once); generated
+        /// when absent.
+        #[arg(long)]
+        idempotency_key: Option<String>,
+    },
+    /// List messages in order (all pages, or up to --limit).
+    Ls {
+        #[command(flatten)]
+        filter: Filter,
+        /// Only messages after this seq.
+        #[arg(long)]
+        after: Option<i64>,
+        /// At most this many messages.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Follow the live stream: the conversation so far (or after --after), then every new
+    /// message as it is posted, one line each; reconnects by itself without gaps or repeats.
+    Tail {
+        #[command(flatten)]
+        filter: Filter,
+        /// Start after this seq.
+        #[arg(long)]
+        after: Option<i64>,
+        /// Colour lines by message type.
+        #[arg(long, value_enum, default_value = "auto")]
+        color: ColorChoice,
+    },
+}
+
+/// Filters shared by `msg ls` and `msg tail`.
+#[derive(Debug, Args)]
+pub struct Filter {
+    /// Only messages of this type.
+    #[arg(long = "type")]
+    kind: Option<String>,
+    /// Only messages from this agent.
+    #[arg(long)]
+    from: Option<String>,
+    /// Only messages to this agent name, role or `*`.
+    #[arg(long)]
+    to: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InboxArgs {
+    /// Wait up to this long for a first message (e.g. 10s).
+    #[arg(long, value_parser = parse::duration)]
+    wait: Option<Duration>,
+    /// At most this many messages.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Acknowledge the messages shown, so the next `huddle inbox` starts after them.
+    #[arg(long)]
+    ack: bool,
+}
+
+pub async fn run(ctx: &Ctx, cmd: MsgCmd) -> CliResult {
+    match cmd {
+        MsgCmd::Post {
+            to,
+            kind,
+            summary,
+            data,
+            idempotency_key,
+        } => {
+            let post = PostMessage {
+                to,
+                kind,
+                summary,
+                data: data.unwrap_or(serde_json::Value::Null),
+            };
+            let message = match idempotency_key {
+                Some(key) => ctx.client.post_message_with_key(&post, &key).await?.message,
+                None => ctx.client.post_message(&post).await?,
+            };
+            if ctx.json {
+                output::json(&message)
+            } else {
+                output::line(&format!("posted #{} to {}", message.seq, message.to))
+            }
+        }
+        MsgCmd::Ls {
+            filter,
+            after,
+            limit,
+        } => {
+            let query = MessageQuery {
+                after,
+                from: filter.from,
+                to: filter.to,
+                kind: filter.kind,
+                limit: limit.map(|l| l.min(1000)),
+            };
+            let mut messages = match limit {
+                Some(_) => ctx.client.list_messages(&query).await?.messages,
+                None => ctx.client.list_all_messages(&query).await?,
+            };
+            messages.truncate(limit.unwrap_or(usize::MAX));
+            print_list(ctx, &messages, None)
+        }
+        MsgCmd::Tail {
+            filter,
+            after,
+            color,
+        } => {
+            let options = StreamOptions {
+                after,
+                from: filter.from,
+                to: filter.to,
+                kind: filter.kind,
+            };
+            let mut stream = ctx.client.stream_messages(&options)?;
+            let colors = Colors::new(color);
+            while let Some(item) = stream.next().await {
+                let message = item?;
+                if ctx.json {
+                    output::json_line(&message)?;
+                } else {
+                    output::line(&tail_line(&colors, &message))?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+pub async fn inbox(ctx: &Ctx, args: InboxArgs) -> CliResult {
+    let list = ctx.client.inbox(args.wait, args.limit).await?;
+    let cursor = match (args.ack, list.messages.last()) {
+        (true, Some(last)) => Some(ctx.client.ack_inbox(last.seq).await?.cursor),
+        _ => None,
+    };
+    print_list(ctx, &list.messages, cursor)
+}
+
+fn print_list(ctx: &Ctx, messages: &[Message], cursor: Option<i64>) -> CliResult {
+    if ctx.json {
+        let mut doc = serde_json::json!({ "messages": messages });
+        if let Some(c) = cursor {
+            doc["cursor"] = c.into();
+        }
+        return output::json(&doc);
+    }
+    let mut table = Table::new(&["SEQ", "TIME", "FROM", "TO", "TYPE", "SUMMARY"]);
+    for m in messages {
+        table.row(vec![
+            m.seq.to_string(),
+            output::clock(&m.created_at).to_string(),
+            m.from.clone(),
+            m.to.clone(),
+            m.kind.clone(),
+            m.summary.clone(),
+        ]);
+    }
+    table.print()?;
+    if let Some(c) = cursor {
+        eprintln!("acknowledged up to #{c}");
+    }
+    Ok(())
+}
+
+/// `#12 10:01:02 tester-1 → coordinator test_result: 41/42 passed`
+fn tail_line(colors: &Colors, m: &Message) -> String {
+    format!(
+        "{} {} → {} {}",
+        colors.dim(&format!("#{} {}", m.seq, output::clock(&m.created_at))),
+        m.from,
+        m.to,
+        colors.kind(&m.kind, &format!("{}: {}", m.kind, m.summary)),
+    )
+}

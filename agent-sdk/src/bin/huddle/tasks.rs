@@ -1,0 +1,282 @@
+//! `huddle task …`: the shared task list.
+
+use crate::output::{self, Table};
+use crate::parse;
+use crate::{CliResult, Ctx};
+use clap::Subcommand;
+use huddle_sdk::wire::{NewTask, Task, TaskPatch, TaskStatus};
+use huddle_sdk::TaskQuery;
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Create a task: give an id (TEST-007) or only a prefix (TEST) to get the next number.
+    Add {
+        /// `TEST-007`, or `TEST` for the daemon to number it.
+        id_or_prefix: String,
+        /// One line saying what to do.
+        subject: String,
+        #[arg(long)]
+        description: Option<String>,
+        /// Present-tense label while running ("Running the unit tests").
+        #[arg(long)]
+        active_form: Option<String>,
+        /// Only this agent name or role may claim it.
+        #[arg(long)]
+        owner: Option<String>,
+        /// Tasks that must be completed first (repeat, or separate with commas).
+        #[arg(long, value_delimiter = ',')]
+        blocked_by: Vec<String>,
+        /// A JSON object kept with the task.
+        #[arg(long, value_parser = parse::json)]
+        metadata: Option<serde_json::Value>,
+        /// Lease expiries allowed before the task fails.
+        #[arg(long)]
+        max_attempts: Option<i64>,
+    },
+    /// List tasks (all pages, or up to --limit).
+    Ls {
+        /// pending, in_progress, completed, failed or cancelled.
+        #[arg(long, value_parser = status)]
+        status: Option<TaskStatus>,
+        #[arg(long)]
+        owner: Option<String>,
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Only pending tasks whose blockers are all completed.
+        #[arg(long)]
+        ready: bool,
+        /// At most this many tasks.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Show one task with its blockers and dependents.
+    Show { id: String },
+    /// Change a task's fields; --if-match makes it fail if the task changed since you read it.
+    Update {
+        id: String,
+        #[arg(long)]
+        subject: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+        #[arg(long)]
+        active_form: Option<String>,
+        #[arg(long, value_parser = status)]
+        status: Option<TaskStatus>,
+        #[arg(long, conflicts_with = "clear_owner")]
+        owner: Option<String>,
+        /// Remove the owner so anyone may claim it.
+        #[arg(long)]
+        clear_owner: bool,
+        #[arg(long, value_delimiter = ',')]
+        add_blocked_by: Vec<String>,
+        #[arg(long, value_delimiter = ',')]
+        remove_blocked_by: Vec<String>,
+        /// A JSON object merged into the metadata.
+        #[arg(long, value_parser = parse::json)]
+        metadata: Option<serde_json::Value>,
+        /// The version you read (412 if it moved on).
+        #[arg(long)]
+        if_match: Option<i64>,
+    },
+    /// Complete a task (the holder, or a coordinator).
+    Done {
+        id: String,
+        /// The result, as JSON.
+        #[arg(long, value_parser = parse::json)]
+        result: Option<serde_json::Value>,
+    },
+    /// Fail a task with a reason (the holder, or a coordinator).
+    Fail { id: String, reason: String },
+}
+
+fn status(text: &str) -> Result<TaskStatus, String> {
+    TaskStatus::parse(text).ok_or_else(|| {
+        format!("unknown status {text:?}: use pending, in_progress, completed, failed or cancelled")
+    })
+}
+
+pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
+    match cmd {
+        TaskCmd::Add {
+            id_or_prefix,
+            subject,
+            description,
+            active_form,
+            owner,
+            blocked_by,
+            metadata,
+            max_attempts,
+        } => {
+            let (id, prefix) = if parse::is_task_id(&id_or_prefix) {
+                (Some(id_or_prefix), None)
+            } else {
+                (None, Some(id_or_prefix))
+            };
+            let new = NewTask {
+                id,
+                prefix,
+                subject,
+                description,
+                active_form,
+                owner,
+                blocked_by,
+                metadata,
+                max_attempts,
+            };
+            let task = ctx.client.create_task(&new).await?;
+            done(ctx, &task, "created")
+        }
+        TaskCmd::Ls {
+            status,
+            owner,
+            prefix,
+            ready,
+            limit,
+        } => {
+            let query = TaskQuery {
+                status,
+                owner,
+                prefix,
+                ready,
+                limit: limit.map(|l| l.min(1000)),
+                after: None,
+            };
+            let mut tasks = match limit {
+                Some(_) => ctx.client.list_tasks(&query).await?.tasks,
+                None => ctx.client.list_all_tasks(&query).await?,
+            };
+            tasks.truncate(limit.unwrap_or(usize::MAX));
+            if ctx.json {
+                return output::json(&serde_json::json!({ "tasks": tasks }));
+            }
+            let mut table = Table::new(&[
+                "ID",
+                "STATUS",
+                "OWNER",
+                "CLAIMED BY",
+                "BLOCKED BY",
+                "SUBJECT",
+            ]);
+            for t in &tasks {
+                table.row(vec![
+                    t.id.clone(),
+                    t.status.to_string(),
+                    output::opt(t.owner.as_deref()),
+                    output::opt(t.claimed_by.as_deref()),
+                    output::opt(Some(&t.blocked_by.join(","))),
+                    t.subject.clone(),
+                ]);
+            }
+            table.print()
+        }
+        TaskCmd::Show { id } => show(ctx, &id).await,
+        TaskCmd::Update {
+            id,
+            subject,
+            description,
+            active_form,
+            status,
+            owner,
+            clear_owner,
+            add_blocked_by,
+            remove_blocked_by,
+            metadata,
+            if_match,
+        } => {
+            let owner = if clear_owner {
+                Some(None)
+            } else {
+                owner.map(Some)
+            };
+            let patch = TaskPatch {
+                subject,
+                description,
+                active_form,
+                status,
+                owner,
+                add_blocked_by,
+                remove_blocked_by,
+                metadata,
+            };
+            let task = ctx.client.update_task(&id, &patch, if_match).await?;
+            done(ctx, &task, "updated")
+        }
+        TaskCmd::Done { id, result } => {
+            let task = ctx.client.complete(&id, result).await?;
+            done(ctx, &task, "completed")
+        }
+        TaskCmd::Fail { id, reason } => {
+            let task = ctx.client.fail(&id, &reason).await?;
+            done(ctx, &task, "failed")
+        }
+    }
+}
+
+/// After a change: the task as JSON, or one line saying what happened.
+fn done(ctx: &Ctx, task: &Task, verb: &str) -> CliResult {
+    if ctx.json {
+        output::json(task)
+    } else {
+        output::line(&format!(
+            "{verb} {} ({}, version {}): {}",
+            task.id, task.status, task.version, task.subject
+        ))
+    }
+}
+
+async fn show(ctx: &Ctx, id: &str) -> CliResult {
+    let task = ctx.client.get_task(id).await?;
+    let blockers = related(ctx, &task.blocked_by).await?;
+    let dependents = related(ctx, &task.blocks).await?;
+    if ctx.json {
+        return output::json(
+            &serde_json::json!({ "task": task, "blockers": blockers, "dependents": dependents }),
+        );
+    }
+    output::line(&format!("{}  {}  {}", task.id, task.status, task.subject))?;
+    let mut fields = vec![
+        ("owner", output::opt(task.owner.as_deref())),
+        ("claimed by", output::opt(task.claimed_by.as_deref())),
+        ("lease until", output::opt(task.lease_expires_at.as_deref())),
+        (
+            "attempts",
+            format!("{} of {}", task.attempts, task.max_attempts),
+        ),
+        ("version", task.version.to_string()),
+        ("updated", task.updated_at.clone()),
+    ];
+    if !task.description.is_empty() {
+        fields.push(("description", task.description.clone()));
+    }
+    if let Some(form) = &task.active_form {
+        fields.push(("active form", form.clone()));
+    }
+    if task.metadata.as_object().is_some_and(|m| !m.is_empty()) {
+        fields.push(("metadata", task.metadata.to_string()));
+    }
+    if let Some(result) = &task.result {
+        fields.push(("result", result.to_string()));
+    }
+    if let Some(reason) = &task.failure_reason {
+        fields.push(("failure", reason.clone()));
+    }
+    for (name, value) in fields {
+        output::line(&format!("  {name:<12} {value}"))?;
+    }
+    for (title, list) in [("blocked by", &blockers), ("blocks", &dependents)] {
+        if list.is_empty() {
+            output::line(&format!("  {title:<12} -"))?;
+            continue;
+        }
+        output::line(&format!("  {title}:"))?;
+        for t in list {
+            output::line(&format!("    {}  {}  {}", t.id, t.status, t.subject))?;
+        }
+    }
+    Ok(())
+}
+
+/// The tasks named by `ids`, fetched together.
+async fn related(ctx: &Ctx, ids: &[String]) -> Result<Vec<Task>, huddle_sdk::Error> {
+    futures::future::try_join_all(ids.iter().map(|id| ctx.client.get_task(id))).await
+}

@@ -1,0 +1,95 @@
+//! `huddle team …` and `huddle agent …`.
+
+use crate::output::{self, Table};
+use crate::{CliResult, Ctx};
+use clap::Subcommand;
+use huddle_sdk::wire::{CreatedAgent, Role};
+
+#[derive(Debug, Subcommand)]
+pub enum TeamCmd {
+    /// Create a team (needs the admin token).
+    Create {
+        /// `[a-z0-9][a-z0-9_-]{0,62}`, e.g. `qa`.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCmd {
+    /// Add an agent to the team (admin or coordinator token). Prints its token, which is shown
+    /// only this once: stdout has the bare token (or JSON with --json), stderr the explanation.
+    Add {
+        /// `[a-z0-9][a-z0-9_-]{0,62}`, e.g. `tester-1`.
+        name: String,
+        /// coordinator, tester, executor or observer.
+        #[arg(long)]
+        role: Role,
+    },
+    /// List the team's agents.
+    Ls,
+    /// Give an agent a new token (printed like `agent add`); the old one stops working.
+    Rotate { name: String },
+    /// Revoke an agent's token: its requests get 401 and its streams end.
+    Revoke { name: String },
+}
+
+pub async fn team(ctx: &Ctx, cmd: TeamCmd) -> CliResult {
+    match cmd {
+        TeamCmd::Create { name } => {
+            let team = ctx.client.create_team(&name).await?;
+            if ctx.json {
+                output::json(&team)
+            } else {
+                output::line(&format!("created team {}", team.name))
+            }
+        }
+    }
+}
+
+pub async fn agent(ctx: &Ctx, cmd: AgentCmd) -> CliResult {
+    match cmd {
+        AgentCmd::Add { name, role } => {
+            let agent = ctx.client.create_agent(&name, role).await?;
+            token_once(ctx, &agent, "created")
+        }
+        AgentCmd::Rotate { name } => {
+            let agent = ctx.client.rotate_agent(&name).await?;
+            token_once(ctx, &agent, "rotated the token of")
+        }
+        AgentCmd::Revoke { name } => {
+            let agent = ctx.client.revoke_agent(&name).await?;
+            if ctx.json {
+                output::json(&agent)
+            } else {
+                output::line(&format!("revoked the token of {}", agent.name))
+            }
+        }
+        AgentCmd::Ls => {
+            let agents = ctx.client.list_agents().await?;
+            if ctx.json {
+                return output::json(&serde_json::json!({ "agents": agents }));
+            }
+            let mut table = Table::new(&["NAME", "ROLE", "LAST SEEN"]);
+            for a in &agents {
+                table.row(vec![
+                    a.name.clone(),
+                    a.role.to_string(),
+                    output::opt(a.last_seen_at.as_deref()),
+                ]);
+            }
+            table.print()
+        }
+    }
+}
+
+/// A new token: bare on stdout (for scripts), the explanation on stderr; JSON with --json.
+fn token_once(ctx: &Ctx, agent: &CreatedAgent, verb: &str) -> CliResult {
+    if ctx.json {
+        return output::json(agent);
+    }
+    eprintln!(
+        "{verb} agent {} ({}); its token follows and will not be shown again",
+        agent.name, agent.role
+    );
+    output::line(&agent.token)
+}

@@ -1,0 +1,96 @@
+//! `huddle worker`: claim tasks and run a program for each until SIGINT/SIGTERM.
+//!
+//! Until the built-in tester and executor roles arrive, the work is `--exec PROGRAM ARGS...`:
+//! the program runs once per task as argv (no shell) with the task JSON on stdin and in
+//! `HUDDLE_TASK_JSON`; exit code 0 completes the task, anything else fails it (see
+//! `huddle_sdk::exec` for the whole contract).
+
+use crate::parse;
+use crate::{CliResult, Ctx};
+use clap::Args;
+use huddle_sdk::wire::Role;
+use huddle_sdk::{ExecHandler, Worker};
+use std::path::PathBuf;
+use std::time::Duration;
+use tracing::Instrument;
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// tester (claims TEST-*) or executor (claims QARUN-*), unless --prefix says otherwise.
+    #[arg(long, value_parser = worker_role)]
+    role: Role,
+    /// A name for the logs (the token decides who the worker is to the daemon).
+    #[arg(long)]
+    name: Option<String>,
+    /// Claim tasks with these id prefixes instead of the role's (repeat, or use commas).
+    #[arg(long = "prefix", value_delimiter = ',')]
+    prefixes: Vec<String>,
+    /// Lease asked for each claim; heartbeats go every third of it.
+    #[arg(long, value_parser = parse::duration, default_value = "30s")]
+    lease: Duration,
+    /// How long each claim waits for a task (long poll).
+    #[arg(long, value_parser = parse::duration, default_value = "20s")]
+    wait: Duration,
+    /// On SIGINT/SIGTERM, how long the current task may take to finish before it is released.
+    #[arg(long, value_parser = parse::duration, default_value = "30s")]
+    grace: Duration,
+    /// Kill the program and fail the task (`[TIMEOUT] …`) when it runs longer than this.
+    #[arg(long, value_parser = parse::duration)]
+    timeout: Option<Duration>,
+    /// Run the program in this directory (default: the current one).
+    #[arg(long)]
+    workdir: Option<PathBuf>,
+    /// The program to run per task, then its arguments; must come last.
+    #[arg(
+        long,
+        required = true,
+        num_args = 1..,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM [ARGS]..."
+    )]
+    exec: Vec<String>,
+}
+
+fn worker_role(text: &str) -> Result<Role, String> {
+    match text.parse::<Role>()? {
+        role @ (Role::Tester | Role::Executor) => Ok(role),
+        other => Err(format!(
+            "a worker is a tester or an executor, not a {other}"
+        )),
+    }
+}
+
+pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
+    let (program, program_args) = args
+        .exec
+        .split_first()
+        .ok_or("--exec needs a program to run")?;
+    let mut handler =
+        ExecHandler::new(program.clone(), program_args.to_vec()).env("HUDDLE_URL", ctx.url.clone());
+    if let Some(team) = &ctx.team {
+        handler = handler.env("HUDDLE_TEAM", team.clone());
+    }
+    if let Some(token) = &ctx.token {
+        handler = handler.env("HUDDLE_TOKEN", token.clone());
+    }
+    if let Some(dir) = args.workdir {
+        handler = handler.workdir(dir);
+    }
+    if let Some(timeout) = args.timeout {
+        handler = handler.timeout(timeout);
+    }
+    let mut worker = Worker::new(ctx.client.clone(), handler)
+        .role(args.role)
+        .lease(args.lease)
+        .wait(args.wait)
+        .grace(args.grace);
+    if !args.prefixes.is_empty() {
+        worker = worker.prefixes(args.prefixes);
+    }
+    let name = args.name.unwrap_or_else(|| args.role.to_string());
+    worker
+        .run()
+        .instrument(tracing::info_span!("worker", name = %name))
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,33 @@
+//! The shared memory's change history as returned by `GET /v1/teams/{team}/memory-history`.
+//!
+//! These types live beside [`crate::wire`] (not inside it) because the daemon currently answers
+//! with its own store type of the same shape; they are plain serde types with no feature gate so
+//! the daemon may adopt them.
+
+#![warn(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+
+/// One change to the shared memory: who made it, when, and what they sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryChange {
+    /// The document version this change produced.
+    pub version: i64,
+    /// The agent that made the change.
+    pub agent: String,
+    /// `merge` (a JSON Merge Patch) or `replace` (a whole new document).
+    pub kind: String,
+    /// The merge patch, or the new document for `replace`.
+    pub patch: serde_json::Value,
+    /// When the change was stored (RFC 3339).
+    pub created_at: String,
+}
+
+/// `GET …/memory-history`: the most recent changes first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryHistory {
+    /// Newest first, bounded by the daemon's history limit.
+    pub changes: Vec<MemoryChange>,
+}

@@ -1,0 +1,66 @@
+//! What a worker runs for each task: the [`Handler`] trait and the [`TaskContext`] it gets.
+
+use crate::client::Client;
+use crate::wire::Task;
+use std::future::Future;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+/// A handler's error; its text becomes the task's `failureReason`. Anything that implements
+/// `std::error::Error`, and plain strings (`Err("no tests found".into())`), convert into it.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What a handler returns: the task's result (any JSON; `null` for none) or why it failed.
+pub type HandlerResult = Result<serde_json::Value, HandlerError>;
+
+/// The work a [`crate::Worker`] does for each claimed task.
+///
+/// Any `Fn(Task, TaskContext) -> impl Future<Output = HandlerResult>` closure is a handler; implement
+/// the trait on a struct when the handler has configuration or state. A handler should return
+/// soon after [`TaskContext::cancelled`] fires (the lease was lost or the worker is stopping):
+/// whatever it returns then is dropped. A panic fails the task with the panic message and the
+/// worker goes on with the next one.
+pub trait Handler: Send + Sync + 'static {
+    /// Does the work of `task`.
+    fn handle(&self, task: Task, ctx: TaskContext) -> impl Future<Output = HandlerResult> + Send;
+}
+
+impl<F, Fut> Handler for F
+where
+    F: Fn(Task, TaskContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult> + Send,
+{
+    fn handle(&self, task: Task, ctx: TaskContext) -> impl Future<Output = HandlerResult> + Send {
+        self(task, ctx)
+    }
+}
+
+/// What a handler may use besides the task: a client to post messages or read memory, and a
+/// cancellation signal.
+#[derive(Clone, Debug)]
+pub struct TaskContext {
+    pub(crate) client: Client,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl TaskContext {
+    /// A client acting as the worker's agent in the worker's team.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Completes when the handler should stop: the lease on the task was lost (another worker
+    /// may take it over) or the worker's shutdown grace period ran out.
+    pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
+        self.cancel.cancelled()
+    }
+
+    /// Whether [`TaskContext::cancelled`] has fired.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The cancellation token itself, to hand to code that takes one.
+    pub fn token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+}

@@ -1,0 +1,109 @@
+//! `huddled` as a real child process on a given data directory: for crash tests (SIGKILL) and
+//! benchmarks (release build, peak RSS).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The `huddled` built beside the running binary: `target/<profile>/huddled` for test binaries
+/// (which live in `deps/`) and for binaries such as `huddle-bench`.
+pub fn huddled_binary() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe.parent().ok_or("no parent dir")?;
+    [dir.join("huddled"), dir.join("../huddled")]
+        .into_iter()
+        .find(|p| p.exists())
+        .ok_or_else(|| format!("huddled is not built beside {}: run `cargo build --bin huddled` (scripts/test does)", exe.display()))
+}
+
+pub struct HuddledProcess {
+    child: Child,
+    pub url: String,
+    pub pid: u32,
+}
+
+impl HuddledProcess {
+    /// Starts `huddled --listen 127.0.0.1:0 --data-dir DIR` with `env`, and waits for its
+    /// "listening" line to learn the address.
+    pub fn start(data_dir: &Path, env: &[(&str, &str)]) -> Result<HuddledProcess, String> {
+        let mut cmd = Command::new(huddled_binary()?);
+        cmd.args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .env("HUDDLE_LOG", "warn,huddle_daemon=info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("starting huddled: {e}"))?;
+        let stderr = child.stderr.take().ok_or("no stderr")?;
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if let Some(rest) = line.split("http://").nth(1) {
+                        break format!(
+                            "http://{}",
+                            rest.split_whitespace().next().unwrap_or_default()
+                        );
+                    }
+                }
+                _ => return Err("huddled exited before listening".into()),
+            }
+        };
+        // Keep draining the log so the daemon never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+        let pid = child.id();
+        Ok(HuddledProcess { child, url, pid })
+    }
+
+    /// SIGKILL: no shutdown, no checkpoint — the power-cut case.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM and wait (up to 30 s) for a clean exit.
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status();
+        for _ in 0..3000 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill9();
+    }
+
+    /// Peak resident set size so far (VmHWM), in bytes.
+    pub fn peak_rss(&self) -> u64 {
+        proc_status_kb(self.pid, "VmHWM:") * 1024
+    }
+
+    /// Current resident set size (VmRSS), in bytes.
+    pub fn rss(&self) -> u64 {
+        proc_status_kb(self.pid, "VmRSS:") * 1024
+    }
+}
+
+fn proc_status_kb(pid: u32, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+impl Drop for HuddledProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.stop();
+        }
+    }
+}
