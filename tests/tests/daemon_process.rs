@@ -25,10 +25,14 @@ fn huddled() -> PathBuf {
 
 /// Starts huddled and returns it with a channel of its log lines.
 fn start(args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    start_logging(args, "info")
+}
+
+fn start_logging(args: &[&str], level: &str) -> (Child, mpsc::Receiver<String>) {
     let mut child = Command::new(huddled())
         .args(args)
         .env_remove("HUDDLE_ADMIN_TOKEN")
-        .env("HUDDLE_LOG", "info")
+        .env("HUDDLE_LOG", level)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -188,4 +192,85 @@ fn a_bad_config_file_or_busy_port_is_a_one_line_error_and_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&addr));
+}
+
+#[test]
+fn tokens_never_reach_the_log_even_at_trace_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (mut child, lines) = start_logging(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+        "trace",
+    );
+    let line = wait_for(&lines, "listening on");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let admin_token = std::fs::read_to_string(data.join("admin-token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let agent_token = rt.block_on(async {
+        let url = format!("http://{addr}");
+        let admin = huddle_tests::Api::new(&url, &admin_token);
+        admin
+            .post("/v1/teams", serde_json::json!({"name": "qa"}))
+            .await
+            .expect_status(201);
+        let r = admin
+            .post(
+                "/v1/teams/qa/agents",
+                serde_json::json!({"name": "c", "role": "coordinator"}),
+            )
+            .await
+            .expect_status(201);
+        let token = r.body["token"].as_str().unwrap().to_string();
+        let c = huddle_tests::Api::new(&url, &token).in_team("qa");
+        c.post(
+            &c.t("/tasks"),
+            serde_json::json!({"prefix": "TEST", "subject": "s"}),
+        )
+        .await
+        .expect_status(201);
+        c.post(&c.t("/tasks"), serde_json::json!({"bad": true}))
+            .await
+            .expect_error(400, "invalid_field");
+        c.get("/v1/teams/qa/nope")
+            .await
+            .expect_error(404, "not_found");
+        let wrong = huddle_tests::Api::new(&url, &format!("{token}x")).in_team("qa");
+        wrong
+            .get(&wrong.t("/tasks"))
+            .await
+            .expect_error(401, "unauthorized");
+        c.post(&c.t("/agents/c/rotate"), serde_json::json!({}))
+            .await
+            .expect_status(200);
+        token
+    });
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(wait_exit(&mut child).success());
+    let log: Vec<String> = lines.try_iter().collect();
+    assert!(log.len() > 5, "trace logging produced lines");
+    for (what, secret) in [("admin token", &admin_token), ("agent token", &agent_token)] {
+        let hex = secret.trim_start_matches("hud_");
+        assert!(
+            !log.iter().any(|l| l.contains(hex)),
+            "the {what} appears in the log"
+        );
+    }
 }
