@@ -11,6 +11,7 @@ pub mod client;
 pub mod daemon;
 pub mod deps;
 pub mod memory;
+pub mod slow;
 pub mod stats;
 pub mod wake;
 
@@ -26,6 +27,8 @@ pub enum Scenario {
     Wake,
     Bus,
     Memory,
+    /// Post latency with and without SSE subscribers that never read.
+    Slow,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -103,6 +106,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Wake => wake::run(&admin, &args.sizes).await,
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
         Scenario::Memory => memory::run(&admin, &args.sizes, &daemon).await,
+        Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
     figures.peak_rss_bytes = daemon.peak_rss();
