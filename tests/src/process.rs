@@ -83,6 +83,22 @@ impl HuddledProcess {
         proc_status_kb(self.pid, "VmHWM:") * 1024
     }
 
+    /// CPU time the daemon has used so far (user + system), in seconds.
+    pub fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
+        // Fields after the command name, which is in parentheses and may contain spaces.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        // utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the name).
+        (ticks(11) + ticks(12)) / 100.0
+    }
+
     /// Current resident set size (VmRSS), in bytes.
     pub fn rss(&self) -> u64 {
         proc_status_kb(self.pid, "VmRSS:") * 1024

@@ -31,6 +31,10 @@ impl BenchDaemon {
         self.process.peak_rss()
     }
 
+    pub fn cpu_seconds(&self) -> f64 {
+        self.process.cpu_seconds()
+    }
+
     pub fn rss(&self) -> u64 {
         self.process.rss()
     }

@@ -100,6 +100,7 @@ pub struct Sizes {
 pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, String> {
     let daemon = BenchDaemon::start(args.sync.as_str(), &[])?;
     let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
+    let cpu_before = daemon.cpu_seconds();
     let mut figures = match scenario {
         Scenario::Claim => claim::run(&admin, &args.sizes).await,
         Scenario::Deps => deps::run(&admin, &args.sizes).await,
@@ -110,6 +111,14 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
     figures.peak_rss_bytes = daemon.peak_rss();
+    // CPU per operation holds steady when other processes compete for the cores, unlike
+    // throughput; it covers setup too, so it is an upper bound.
+    let ops = figures.throughput_per_s * figures.elapsed_s;
+    if ops > 0.0 {
+        let cpu_us = (daemon.cpu_seconds() - cpu_before) * 1e6 / ops;
+        let per = format!("daemon CPU per {}", figures.unit.trim_end_matches('s'));
+        figures = figures.note(&per, format!("{cpu_us:.0} µs"));
+    }
     figures.settings = serde_json::json!({
         "synchronous": args.sync.as_str(),
         "tasks": args.sizes.tasks,

@@ -14,6 +14,8 @@ pub struct Figures {
     pub p99_ms: f64,
     pub max_ms: f64,
     pub peak_rss_bytes: u64,
+    /// Length of the timed phase, in seconds.
+    pub elapsed_s: f64,
     pub settings: serde_json::Value,
     /// Extra named figures (RSS at stages, ratios to baselines…).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -64,6 +66,7 @@ impl Figures {
             p99_ms: p99,
             max_ms: max,
             peak_rss_bytes: 0,
+            elapsed_s: elapsed.as_secs_f64(),
             settings: serde_json::json!({}),
             notes: Vec::new(),
         }
