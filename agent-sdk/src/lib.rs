@@ -36,6 +36,9 @@ pub use exec::ExecHandler;
 #[cfg(feature = "client")]
 pub use worker::{Handler, HandlerError, HandlerResult, TaskContext, Worker, WorkerStats};
 
+#[cfg(feature = "runners")]
+pub mod runners;
+
 /// The README's examples, compiled as doctests so they cannot drift from the API.
 #[cfg(all(doctest, feature = "client"))]
 #[doc = include_str!("../README.md")]

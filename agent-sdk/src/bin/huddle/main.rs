@@ -72,6 +72,9 @@ enum Command {
     Memory(memory::MemoryCmd),
     /// Claim and run tasks in a loop until SIGINT/SIGTERM.
     Worker(worker::WorkerArgs),
+    /// Run a project's tests (pytest, jest, vitest, mocha, go test, cargo test) and report;
+    /// needs no daemon. `--json` prints the report itself.
+    Test(huddle_sdk::runners::cli::TestArgs),
 }
 
 /// The resolved global options every command gets.
@@ -87,6 +90,13 @@ pub struct Ctx {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(matches!(cli.command, Command::Worker(_)));
+    if let Command::Test(args) = &cli.command {
+        let args = huddle_sdk::runners::cli::TestArgs {
+            json: cli.json,
+            ..args.clone()
+        };
+        return huddle_sdk::runners::cli::run_test_command(args).await;
+    }
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -122,6 +132,7 @@ async fn run(cli: Cli) -> CliResult {
         Command::Inbox(args) => messages::inbox(&ctx, args).await,
         Command::Memory(cmd) => memory::run(&ctx, cmd).await,
         Command::Worker(args) => worker::run(&ctx, args).await,
+        Command::Test(_) => unreachable!("handled before a client is built"),
     }
 }
 

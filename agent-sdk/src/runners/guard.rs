@@ -1,0 +1,111 @@
+//! Guards for values that reach a runner's argv. Arguments never pass through a shell, so the
+//! remaining risks are option injection (a value read as a flag), path traversal and terminal
+//! or log corruption; each check refuses with a message that names the value's role.
+
+use std::fmt;
+
+/// The longest name filter accepted.
+pub const MAX_FILTER_LEN: usize = 200;
+/// The longest path, node id or revision accepted.
+pub const MAX_ARG_LEN: usize = 4096;
+
+/// A refused argument: which argument and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardError {
+    /// The role of the value (`filter`, `path`, `base revision`, …).
+    pub what: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+impl fmt::Display for GuardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "refused {}: {}", self.what, self.reason)
+    }
+}
+
+impl std::error::Error for GuardError {}
+
+fn refuse(what: &str, reason: impl Into<String>) -> GuardError {
+    GuardError {
+        what: what.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn common(what: &str, value: &str, max: usize) -> Result<(), GuardError> {
+    if value.is_empty() {
+        return Err(refuse(what, "it is empty"));
+    }
+    let len = value.chars().count();
+    if len > max {
+        return Err(refuse(
+            what,
+            format!("it is {len} characters long; the limit is {max}"),
+        ));
+    }
+    if value.starts_with('-') {
+        return Err(refuse(
+            what,
+            format!("{value:?} starts with '-', which the runner would read as an option"),
+        ));
+    }
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
+        return Err(refuse(
+            what,
+            format!("it contains the control character U+{:04X}", c as u32),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a test-name filter (`-k`, `-t`, `--grep`, `-run`, cargo's filter): not empty, at
+/// most [`MAX_FILTER_LEN`] characters, no leading `-`, no `..`, no control characters.
+pub fn check_filter(value: &str) -> Result<&str, GuardError> {
+    common("filter", value, MAX_FILTER_LEN)?;
+    if value.contains("..") {
+        return Err(refuse("filter", format!("{value:?} contains '..'")));
+    }
+    Ok(value)
+}
+
+/// Checks a relative path handed to a runner (a test file, a package directory): no leading
+/// `-`, no control characters, no `..` component, not absolute.
+pub fn check_path(value: &str) -> Result<&str, GuardError> {
+    common("path", value, MAX_ARG_LEN)?;
+    if value.split(['/', '\\']).any(|part| part == "..") {
+        return Err(refuse(
+            "path",
+            format!("{value:?} leaves the project ('..')"),
+        ));
+    }
+    if value.starts_with('/') {
+        return Err(refuse("path", format!("{value:?} is absolute")));
+    }
+    Ok(value)
+}
+
+/// Checks a test id from a previous report before it is re-run: ids may contain `..` inside
+/// parameters (`test_range[1..3]`), so only option injection and control characters matter.
+pub fn check_test_id(value: &str) -> Result<&str, GuardError> {
+    common("test id", value, MAX_ARG_LEN)?;
+    Ok(value)
+}
+
+/// Checks a git revision for `--affected --base`: a single revision, not a range.
+pub fn check_revision(value: &str) -> Result<&str, GuardError> {
+    common("base revision", value, MAX_FILTER_LEN)?;
+    if value.contains("..") {
+        return Err(refuse(
+            "base revision",
+            format!("{value:?} is a range; give a single revision"),
+        ));
+    }
+    if value.chars().any(char::is_whitespace) {
+        return Err(refuse(
+            "base revision",
+            format!("{value:?} contains whitespace"),
+        ));
+    }
+    Ok(value)
+}
