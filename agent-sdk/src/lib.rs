@@ -43,3 +43,16 @@ pub mod runners;
 #[cfg(all(doctest, feature = "client"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// Fix cycles as pure state machines (tester, executor, strategies, severities, limits).
+#[cfg(feature = "client")]
+pub mod cycles;
+/// Search/replace edits proposed by a model: guardrails, atomic application, snapshots.
+#[cfg(feature = "client")]
+pub mod edits;
+/// The code-developer model: an OpenAI-compatible chat-completions client, prompts, parsing.
+#[cfg(feature = "client")]
+pub mod llm;
+/// The built-in tester and executor roles: runners + model + messages, as worker handlers.
+#[cfg(feature = "client")]
+pub mod roles;

@@ -17,6 +17,13 @@ pub struct Settings {
     pub memory: MemorySettings,
     pub streams: StreamSettings,
     pub limits: LimitSettings,
+    /// The code-developer model, read by workers (`huddle worker --config`), not the daemon;
+    /// accepted here so one file can configure both.
+    #[serde(skip_serializing_if = "toml::Table::is_empty")]
+    pub llm: toml::Table,
+    /// Fix-cycle thresholds for workers, like `llm`.
+    #[serde(skip_serializing_if = "toml::Table::is_empty")]
+    pub cycles: toml::Table,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -317,6 +324,19 @@ mod tests {
             err.to_string().contains("HUDDLE_TASKS_MAX_WAIT_MS"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn worker_sections_are_accepted_and_left_to_workers() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("huddle.toml");
+        std::fs::write(
+            &file,
+            "[llm]\nmodel = \"m\"\n[cycles.tester]\nmaxIterations = 3\n",
+        )
+        .unwrap();
+        let s = Settings::load(Some(&file), |_| None).unwrap();
+        assert_eq!(s.llm["model"].as_str(), Some("m"));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 
 #![forbid(unsafe_code)]
 
+mod demo;
+mod demo_daemon;
 mod memory;
 mod messages;
 mod output;
@@ -75,6 +77,8 @@ enum Command {
     /// Run a project's tests (pytest, jest, vitest, mocha, go test, cargo test) and report;
     /// needs no daemon. `--json` prints the report itself.
     Test(huddle_sdk::runners::cli::TestArgs),
+    /// Run the whole loop on a bundled sample project: daemon, team, tester, executor.
+    Demo(demo::DemoArgs),
 }
 
 /// The resolved global options every command gets.
@@ -108,6 +112,10 @@ async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> CliResult {
+    if let Command::Demo(args) = cli.command {
+        // The demo brings its own daemon and tokens.
+        return demo::run(args).await;
+    }
     let token = cli.token.filter(|t| !t.trim().is_empty());
     let Some(token_value) = token.clone() else {
         return Err("no token: pass --token or set HUDDLE_TOKEN".into());
@@ -133,6 +141,7 @@ async fn run(cli: Cli) -> CliResult {
         Command::Memory(cmd) => memory::run(&ctx, cmd).await,
         Command::Worker(args) => worker::run(&ctx, args).await,
         Command::Test(_) => unreachable!("handled before a client is built"),
+        Command::Demo(args) => demo::run(args).await,
     }
 }
 

@@ -1,15 +1,19 @@
-//! `huddle worker`: claim tasks and run a program for each until SIGINT/SIGTERM.
+//! `huddle worker`: claim tasks and work on them until SIGINT/SIGTERM.
 //!
-//! Until the built-in tester and executor roles arrive, the work is `--exec PROGRAM ARGS...`:
-//! the program runs once per task as argv (no shell) with the task JSON on stdin and in
-//! `HUDDLE_TASK_JSON`; exit code 0 completes the task, anything else fails it (see
-//! `huddle_sdk::exec` for the whole contract).
+//! Two kinds of work:
+//! - `--project DIR`: the built-in tester or executor role (`huddle_sdk::roles`) runs the
+//!   project's real tests, repairs through the configured code-developer model (`[llm]` in
+//!   `--config`, or `HUDDLE_LLM_*`) and reports on the message bus.
+//! - `--exec PROGRAM ARGS...`: the program runs once per task as argv (no shell) with the task
+//!   JSON on stdin and in `HUDDLE_TASK_JSON`; exit code 0 completes the task, anything else
+//!   fails it (see `huddle_sdk::exec` for the whole contract).
 
 use crate::parse;
 use crate::{CliResult, Ctx};
 use clap::Args;
+use huddle_sdk::roles::{ExecutorRole, RoleSettings, TesterRole};
 use huddle_sdk::wire::Role;
-use huddle_sdk::{ExecHandler, Worker};
+use huddle_sdk::{ExecHandler, Handler, Worker};
 use std::path::PathBuf;
 use std::time::Duration;
 use tracing::Instrument;
@@ -40,10 +44,21 @@ pub struct WorkerArgs {
     /// Run the program in this directory (default: the current one).
     #[arg(long)]
     workdir: Option<PathBuf>,
+    /// Run the built-in role on this project: its real tests, fixes through the configured
+    /// model, reports on the bus (instead of --exec).
+    #[arg(long, conflicts_with_all = ["exec", "workdir", "timeout"])]
+    project: Option<PathBuf>,
+    /// With --project: a config file whose `[llm]` and `[cycles]` tables set the model and the
+    /// cycle limits (`HUDDLE_LLM_*` variables win over the file).
+    #[arg(long, env = "HUDDLE_CONFIG")]
+    config: Option<PathBuf>,
+    /// With --project: who gets the messages (an agent, a role or `*`).
+    #[arg(long, default_value = "coordinator")]
+    report_to: String,
     /// The program to run per task, then its arguments; must come last.
     #[arg(
         long,
-        required = true,
+        required_unless_present = "project",
         num_args = 1..,
         allow_hyphen_values = true,
         value_name = "PROGRAM [ARGS]..."
@@ -61,6 +76,29 @@ fn worker_role(text: &str) -> Result<Role, String> {
 }
 
 pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
+    if let Some(project) = args.project.clone() {
+        if !project.is_dir() {
+            return Err(format!("--project {}: no such directory", project.display()).into());
+        }
+        let mut settings =
+            RoleSettings::load(project, args.config.as_deref(), |k| std::env::var(k).ok())?;
+        settings.report_to = args.report_to.clone();
+        match &settings.llm {
+            Some(llm) => tracing::info!(
+                "code-developer model: {} at {}",
+                llm.config().model,
+                llm.config().base_url
+            ),
+            None => tracing::warn!(
+                "{}: failures will be reported as fix_required",
+                settings.llm_missing
+            ),
+        }
+        return match args.role {
+            Role::Executor => serve(ctx, args, ExecutorRole::new(settings)).await,
+            _ => serve(ctx, args, TesterRole::new(settings)).await,
+        };
+    }
     let (program, program_args) = args
         .exec
         .split_first()
@@ -73,12 +111,17 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
     if let Some(token) = &ctx.token {
         handler = handler.env("HUDDLE_TOKEN", token.clone());
     }
-    if let Some(dir) = args.workdir {
+    if let Some(dir) = args.workdir.clone() {
         handler = handler.workdir(dir);
     }
     if let Some(timeout) = args.timeout {
         handler = handler.timeout(timeout);
     }
+    serve(ctx, args, handler).await
+}
+
+/// Runs `handler` in a worker loop with the flags' role, prefixes, lease, wait and grace.
+async fn serve<H: Handler>(ctx: &Ctx, args: WorkerArgs, handler: H) -> CliResult {
     let mut worker = Worker::new(ctx.client.clone(), handler)
         .role(args.role)
         .lease(args.lease)

@@ -20,13 +20,22 @@ const PROFILE: &str = "huddle";
 /// The work started beside a run: the workspace facts and nextest's test list.
 pub(crate) type Background = JoinHandle<Result<(Workspace, Value), RunnerError>>;
 
-/// The per-run JUnit file name (runs of one project share nextest's store directory).
+/// The per-run JUnit file name. Runs share nextest's store directory — every project whose
+/// target directory is the same (`CARGO_TARGET_DIR`) — so the name carries a hash of the whole
+/// run directory path, unique per project and run.
 fn junit_name(ctx: &Ctx<'_>) -> String {
+    use std::hash::{Hash, Hasher};
     let run = ctx
         .run_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    format!("junit-{}.xml", run.unwrap_or_else(|| "run".into()))
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    ctx.run_dir.hash(&mut hasher);
+    format!(
+        "junit-{}-{:016x}.xml",
+        run.unwrap_or_else(|| "run".into()),
+        hasher.finish()
+    )
 }
 
 /// `cargo nextest run` writing a per-run JUnit file under `<target>/nextest/huddle/`.

@@ -1,0 +1,141 @@
+//! The loop both roles share: ask the pure cycle for a step, carry it out (run, re-check,
+//! fix), feed the result back, post `impl_progress` per iteration, until it finishes.
+
+use super::repair::Repairer;
+use super::report::{round, Reporter};
+use super::runs::Runs;
+use super::RoleError;
+use crate::cycles::executor::ExecutorCycle;
+use crate::cycles::tester::TesterCycle;
+use crate::cycles::{Finish, FixOutcome, Observed, Scope, Step};
+use crate::worker::TaskContext;
+
+/// The two cycles, seen alike.
+pub(crate) trait Cycle {
+    fn start(&mut self) -> Step;
+    fn on_run(&mut self, scope: Scope, tests: &[Observed]) -> Step;
+    fn on_recheck(&mut self, tests: &[Observed]) -> Step;
+    fn on_fix(&mut self, outcome: FixOutcome) -> Step;
+    fn max_iterations(&self) -> u32;
+}
+
+impl Cycle for TesterCycle {
+    fn start(&mut self) -> Step {
+        TesterCycle::start(self)
+    }
+    fn on_run(&mut self, scope: Scope, tests: &[Observed]) -> Step {
+        TesterCycle::on_run(self, scope, tests)
+    }
+    fn on_recheck(&mut self, tests: &[Observed]) -> Step {
+        TesterCycle::on_recheck(self, tests)
+    }
+    fn on_fix(&mut self, outcome: FixOutcome) -> Step {
+        TesterCycle::on_fix(self, outcome)
+    }
+    fn max_iterations(&self) -> u32 {
+        self.limits().max_iterations
+    }
+}
+
+impl Cycle for ExecutorCycle {
+    fn start(&mut self) -> Step {
+        ExecutorCycle::start(self)
+    }
+    fn on_run(&mut self, _scope: Scope, tests: &[Observed]) -> Step {
+        ExecutorCycle::on_run(self, tests)
+    }
+    fn on_recheck(&mut self, tests: &[Observed]) -> Step {
+        ExecutorCycle::on_recheck(self, tests)
+    }
+    fn on_fix(&mut self, outcome: FixOutcome) -> Step {
+        ExecutorCycle::on_fix(self, outcome)
+    }
+    fn max_iterations(&self) -> u32 {
+        self.limits().max_iterations
+    }
+}
+
+/// Why the loop did not reach a finish.
+pub(crate) enum Interrupted {
+    /// The lease was lost or the worker is stopping.
+    Cancelled,
+    /// The runner could not run.
+    Role(RoleError),
+}
+
+/// Drives `cycle` to its finish.
+pub(crate) async fn drive(
+    cycle: &mut impl Cycle,
+    runs: &mut Runs,
+    repairer: &mut Repairer,
+    reporter: &Reporter,
+    ctx: &TaskContext,
+    task_text: &str,
+) -> Result<Finish, Interrupted> {
+    let max = cycle.max_iterations();
+    let mut step = cycle.start();
+    loop {
+        if ctx.is_cancelled() {
+            return Err(Interrupted::Cancelled);
+        }
+        step = match step {
+            Step::Run(scope) => {
+                let (ran, tests) = runs.run(scope).await.map_err(Interrupted::Role)?;
+                cycle.on_run(ran, &tests)
+            }
+            Step::Recheck(ids) => {
+                let tests = runs.recheck(&ids).await.map_err(Interrupted::Role)?;
+                let asked: Vec<Observed> =
+                    tests.into_iter().filter(|t| ids.contains(&t.id)).collect();
+                for t in asked
+                    .iter()
+                    .filter(|t| t.verdict != crate::cycles::Verdict::Fail)
+                {
+                    tracing::info!("{} passed on a re-run: flaky, not sent for repair", t.id);
+                }
+                cycle.on_recheck(&asked)
+            }
+            Step::Fix(plan) => {
+                tracing::info!(
+                    "iteration {}/{max}: {:.1}% passing, {} fix for {}",
+                    plan.iteration,
+                    plan.pass_rate,
+                    plan.strategy,
+                    plan.targets.join(", ")
+                );
+                let outcome = tokio::select! {
+                    o = repairer.attempt(&plan, runs, task_text) => o,
+                    _ = ctx.cancelled() => return Err(Interrupted::Cancelled),
+                };
+                let note = outcome.describe();
+                let next = cycle.on_fix(outcome);
+                tracing::info!("iteration {}: {note}", plan.iteration);
+                let targets = plan.targets.join(", ");
+                let rollback = if plan.rollback_last {
+                    "rolled back the last fix; "
+                } else {
+                    ""
+                };
+                reporter
+                    .progress(
+                        plan.iteration,
+                        max,
+                        round(plan.pass_rate),
+                        plan.strategy.as_str(),
+                        &format!("{rollback}{targets}: {note}"),
+                    )
+                    .await;
+                next
+            }
+            Step::Finish(f) => {
+                tracing::info!(
+                    "cycle finished after {} iteration(s): {:.1}% passing, gate {}",
+                    f.iterations,
+                    f.pass_rate,
+                    if f.passed { "met" } else { "not met" }
+                );
+                return Ok(f);
+            }
+        };
+    }
+}

@@ -1,0 +1,177 @@
+//! One fix attempt: roll back the last fix when the plan says so, ask the model with the
+//! failures and the files in scope, read its edits, check and apply them all or none, and keep
+//! a snapshot for the next rollback. Refusals go back to the model at the next attempt.
+
+use super::runs::Runs;
+use super::scope::files_in_scope;
+use crate::cycles::{FixOutcome, FixPlan};
+use crate::edits::{apply, Policy, Snapshot};
+use crate::llm::{prompt, Budget, FixRequest, LlmClient, LlmError};
+
+/// The model side of one task's cycle.
+pub(crate) struct Repairer {
+    llm: Option<LlmClient>,
+    /// Why there is no model, naming the setting, when there is none.
+    missing: String,
+    budget: Budget,
+    policy: Policy,
+    /// Why the previous answer was refused.
+    feedback: Vec<String>,
+    /// The files as they were before the last applied fix.
+    last: Option<Snapshot>,
+    /// Model calls made.
+    pub calls: u32,
+}
+
+impl Repairer {
+    pub fn new(llm: Option<LlmClient>, missing: String, policy: Policy) -> Repairer {
+        let budget = llm.as_ref().map_or(Budget::new(0, 0), LlmClient::budget);
+        Repairer {
+            llm,
+            missing,
+            budget,
+            policy,
+            feedback: Vec::new(),
+            last: None,
+            calls: 0,
+        }
+    }
+
+    /// Tokens used so far.
+    pub fn tokens(&self) -> u64 {
+        self.budget.tokens()
+    }
+
+    /// Carries out `plan`; `task` is the task's subject and description for the prompt.
+    pub async fn attempt(&mut self, plan: &FixPlan, runs: &mut Runs, task: &str) -> FixOutcome {
+        if plan.rollback_last {
+            if let Some(snapshot) = self.last.take() {
+                let files: Vec<String> = snapshot.files().map(str::to_string).collect();
+                match snapshot.restore() {
+                    Ok(()) => tracing::info!("rolled back the last fix ({})", files.join(", ")),
+                    Err(e) => tracing::error!("rolling back the last fix failed: {e}"),
+                }
+                runs.edited.extend(files);
+            }
+        }
+        if let Some(reason) = environment_problem(plan, runs) {
+            return FixOutcome::CannotFix {
+                category: "environment".into(),
+                reason,
+            };
+        }
+        let Some(llm) = &self.llm else {
+            return FixOutcome::Unavailable {
+                reason: self.missing.clone(),
+            };
+        };
+        let request = FixRequest {
+            tests_only: self.policy.tests_only,
+            strategy: plan.strategy,
+            framework: runs.framework.name().to_string(),
+            task: task.to_string(),
+            failures: plan
+                .targets
+                .iter()
+                .map(|t| (t.clone(), runs.failure_text(t)))
+                .collect(),
+            files: files_in_scope(runs, &plan.targets, &self.policy),
+            feedback: std::mem::take(&mut self.feedback),
+        };
+        self.calls += 1;
+        let reply = match llm
+            .complete(&prompt::messages(&request), &mut self.budget)
+            .await
+        {
+            Ok(r) => r,
+            Err(e @ (LlmError::Budget(_) | LlmError::NotConfigured(_) | LlmError::Config(_))) => {
+                return FixOutcome::Unavailable {
+                    reason: e.to_string(),
+                };
+            }
+            Err(e) => {
+                tracing::warn!("fix attempt ended: {e}");
+                return FixOutcome::NotApplied {
+                    reason: e.to_string(),
+                };
+            }
+        };
+        let fix = match crate::llm::parse::parse_fix(&reply) {
+            Ok(f) => f,
+            Err(reason) => return self.refused(vec![reason]),
+        };
+        if let Some((category, reason)) = fix.cannot_fix.filter(|_| fix.edits.is_empty()) {
+            let category = match category.as_str() {
+                "environment" | "architecture" => category,
+                _ => "other".into(),
+            };
+            return FixOutcome::CannotFix { category, reason };
+        }
+        match apply(&runs.project, &fix.edits, &self.policy) {
+            Ok(applied) => {
+                tracing::info!(
+                    "applied {} edit(s) to {}",
+                    fix.edits.len(),
+                    applied.files.join(", ")
+                );
+                runs.edited.extend(applied.files.iter().cloned());
+                self.last = Some(applied.snapshot);
+                FixOutcome::Applied
+            }
+            Err(refusals) => self.refused(refusals.iter().map(ToString::to_string).collect()),
+        }
+    }
+
+    fn refused(&mut self, reasons: Vec<String>) -> FixOutcome {
+        for r in &reasons {
+            tracing::warn!("model reply refused: {r}");
+        }
+        let reason = reasons.join("; ");
+        self.feedback = reasons;
+        FixOutcome::NotApplied {
+            reason: format!("refused: {reason}"),
+        }
+    }
+}
+
+/// Failure texts that no code change fixes: a missing package or program, a service that is
+/// not there. Only when every target looks like that.
+fn environment_problem(plan: &FixPlan, runs: &Runs) -> Option<String> {
+    const SIGNS: &[&str] = &[
+        "ModuleNotFoundError: No module named",
+        "ImportError: No module named",
+        "command not found",
+        "ECONNREFUSED",
+        "Connection refused",
+        "getaddrinfo ENOTFOUND",
+        "EADDRINUSE",
+        "No space left on device",
+    ];
+    let mut found = Vec::new();
+    for t in &plan.targets {
+        let text = runs.failure_text(t);
+        let sign = SIGNS
+            .iter()
+            .find(|s| text.contains(*s))
+            .map(|s| s.to_string())
+            .or_else(|| {
+                // `Cannot find module 'x'` for a package, not for a relative path.
+                let rest = text.split("Cannot find module '").nth(1)?;
+                (!rest.starts_with('.') && !rest.starts_with('/'))
+                    .then(|| "Cannot find module".to_string())
+            })?;
+        let line = text
+            .lines()
+            .find(|l| l.contains(&sign))
+            .unwrap_or(&sign)
+            .trim()
+            .to_string();
+        found.push(format!("{t}: {}", crate::runners::scrub::scrub(&line)));
+    }
+    (!found.is_empty()).then(|| {
+        format!(
+            "the environment is broken, not the code: {}",
+            found.join("; ")
+        )
+    })
+}

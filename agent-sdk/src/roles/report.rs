@@ -1,0 +1,239 @@
+//! What the roles tell the team: `impl_progress` per iteration, `test_result` at the end (with a
+//! markdown summary in the seeds' layout: status, summary, strategy history, remaining failures
+//! by severity), `fix_required` for what a test fix cannot solve, `error` when the runner is
+//! missing, crashes or times out. The `data` shapes are the README's "Message types".
+
+use crate::cycles::severity::classify;
+use crate::cycles::{Finish, IterationRecord, Severity, StopReason};
+use crate::runners::Report;
+use crate::wire::PostMessage;
+use crate::Client;
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// Posts a task's messages to the coordinator.
+#[derive(Debug, Clone)]
+pub struct Reporter {
+    client: Client,
+    task_id: String,
+    to: String,
+}
+
+impl Reporter {
+    /// Messages about `task_id`, sent to `to` (an agent, a role or `*`).
+    pub fn new(client: Client, task_id: &str, to: &str) -> Reporter {
+        Reporter {
+            client,
+            task_id: task_id.into(),
+            to: to.into(),
+        }
+    }
+
+    /// Posts one message; a failure is logged, never fatal to the cycle.
+    pub async fn post(&self, kind: &str, summary: String, data: Value) {
+        let message = PostMessage {
+            to: self.to.clone(),
+            kind: kind.into(),
+            summary,
+            data,
+        };
+        if let Err(e) = self.client.post_message(&message).await {
+            tracing::warn!("could not post {kind} for {}: {e}", self.task_id);
+        }
+    }
+
+    /// `impl_progress` for one iteration.
+    pub async fn progress(
+        &self,
+        iteration: u32,
+        max: u32,
+        pass_rate: f64,
+        strategy: &str,
+        note: &str,
+    ) {
+        let summary = format!(
+            "{}: iteration {iteration}/{max}, {pass_rate:.1}% passing, {strategy}: {note}",
+            self.task_id
+        );
+        let data = json!({
+            "taskId": self.task_id, "iteration": iteration, "maxIterations": max,
+            "passRate": round(pass_rate), "strategy": strategy, "note": note,
+        });
+        self.post("impl_progress", summary, data).await;
+    }
+
+    /// `error`: the runner is missing, crashed or timed out, or the role could not work.
+    pub async fn error(&self, code: &str, message: &str, tool: &str) {
+        let summary = format!("{}: {message}", self.task_id);
+        let data = json!({"taskId": self.task_id, "code": code, "message": message, "tool": tool});
+        self.post("error", summary, data).await;
+    }
+
+    /// `fix_required`: what a test fix cannot solve.
+    pub async fn fix_required(
+        &self,
+        reason: &str,
+        tests: &[String],
+        category: &str,
+        details: &str,
+    ) {
+        let summary = format!("{}: fix required ({category}): {reason}", self.task_id);
+        let data = json!({
+            "taskId": self.task_id, "reason": reason, "tests": tests,
+            "category": category, "details": details,
+        });
+        self.post("fix_required", summary, data).await;
+    }
+}
+
+/// Everything a cycle's final report is made of.
+#[derive(Debug, Clone)]
+pub struct CycleSummary {
+    /// The task.
+    pub task_id: String,
+    /// `Test cycle` or `QA run (L1)`, for the heading.
+    pub title: String,
+    /// How the cycle ended.
+    pub finish: Finish,
+    /// Its iterations.
+    pub history: Vec<IterationRecord>,
+    /// The final full run.
+    pub report: Option<Report>,
+    /// Tests whose re-run passed.
+    pub flaky: Vec<String>,
+    /// The cap in force.
+    pub max_iterations: u32,
+    /// The gate in force.
+    pub quality_gate: f64,
+}
+
+impl CycleSummary {
+    /// Remaining failures (flaky ones excluded) grouped by severity, most severe first.
+    pub fn by_severity(&self) -> Vec<(Severity, Vec<String>)> {
+        let failing: Vec<String> = self
+            .report
+            .iter()
+            .flat_map(|r| r.failures())
+            .map(|t| t.nodeid.clone())
+            .filter(|id| !self.flaky.contains(id))
+            .collect();
+        Severity::ALL
+            .into_iter()
+            .map(|s| {
+                (
+                    s,
+                    failing
+                        .iter()
+                        .filter(|id| classify(id) == s)
+                        .cloned()
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// The `test_result` data.
+    pub fn test_result(&self) -> Value {
+        let s = self.report.as_ref().map(|r| r.summary).unwrap_or_default();
+        let groups = self.by_severity();
+        let critical = groups[0].1.clone();
+        let remaining: serde_json::Map<String, Value> = groups
+            .iter()
+            .map(|(s, ids)| (s.as_str().to_string(), json!(ids)))
+            .collect();
+        json!({
+            "taskId": self.task_id,
+            "passRate": round(self.finish.pass_rate),
+            "iterations": self.finish.iterations,
+            "total": s.total,
+            "passed": s.passed,
+            "failed": s.failed + s.error,
+            "skipped": s.skipped,
+            "criticalFailures": critical,
+            "framework": self.report.as_ref().map(|r| r.framework.name()),
+            "qualityGatePassed": self.finish.passed,
+            "qualityGate": self.quality_gate,
+            "stopReason": self.finish.reason,
+            "strategyHistory": self.history,
+            "flaky": self.flaky,
+            "remainingFailures": remaining,
+            "summary": self.markdown(),
+        })
+    }
+
+    /// The markdown report.
+    pub fn markdown(&self) -> String {
+        let f = &self.finish;
+        let mut out = String::new();
+        let status = if f.passed { "PASSED" } else { "FAILED" };
+        let _ = writeln!(out, "## {} {}: {status}\n", self.title, self.task_id);
+        let _ = writeln!(out, "**Status:** {}\n", stop_text(f, self.quality_gate));
+        let _ = writeln!(out, "### Summary\n");
+        if let Some(r) = &self.report {
+            let _ = writeln!(out, "- Framework: {}", r.framework);
+            let _ = writeln!(
+                out,
+                "- Tests: {} total, {} passed, {} failed, {} skipped",
+                r.summary.total,
+                r.summary.passed,
+                r.summary.failed + r.summary.error,
+                r.summary.skipped
+            );
+        }
+        let _ = writeln!(
+            out,
+            "- Pass rate: {:.1}% (quality gate {:.0}%)",
+            f.pass_rate, self.quality_gate
+        );
+        let _ = writeln!(
+            out,
+            "- Iterations: {} of at most {}",
+            f.iterations, self.max_iterations
+        );
+        if !self.flaky.is_empty() {
+            let _ = writeln!(
+                out,
+                "- Flaky (passed on re-run, not repaired): {}",
+                self.flaky.join(", ")
+            );
+        }
+        let _ = writeln!(out, "\n### Strategy history\n\n| iteration | strategy | pass rate | note |\n|---|---|---|---|");
+        for h in &self.history {
+            let strategy = h.strategy.map_or("-", |s| s.as_str());
+            let _ = writeln!(
+                out,
+                "| {} | {strategy} | {:.1}% | {} |",
+                h.iteration,
+                h.pass_rate,
+                h.note.replace('|', "\\|").replace('\n', " ")
+            );
+        }
+        let _ = writeln!(out, "\n### Remaining failures by severity\n");
+        let groups = self.by_severity();
+        if groups.iter().all(|(_, ids)| ids.is_empty()) {
+            let _ = writeln!(out, "None.");
+        }
+        for (severity, ids) in groups.iter().filter(|(_, ids)| !ids.is_empty()) {
+            let _ = writeln!(out, "- **{severity}** ({}): {}", ids.len(), ids.join(", "));
+        }
+        out
+    }
+}
+
+/// One sentence for why the cycle stopped.
+pub fn stop_text(f: &Finish, gate: f64) -> String {
+    match &f.reason {
+        StopReason::GateMet => format!("quality gate met: {:.1}% ≥ {gate:.0}% on a full run", f.pass_rate),
+        StopReason::MaxIterations => format!("stopped at the iteration cap ({}) with {:.1}% passing", f.iterations, f.pass_rate),
+        StopReason::Stagnation { tests } => format!("stopped: convergence stagnation — {} failed with the same assertion across repeated fix attempts", tests.join(", ")),
+        StopReason::Unavailable { reason } => format!("stopped: no fix available — {reason}"),
+        StopReason::CannotFix { category, reason } => format!("stopped: a test fix cannot solve this ({category}) — {reason}"),
+        StopReason::OnlyFlaky => "only flaky tests fail; they are not repaired".into(),
+        StopReason::NoTests => "no tests ran".into(),
+    }
+}
+
+/// One decimal, for messages.
+pub fn round(rate: f64) -> f64 {
+    (rate * 10.0).round() / 10.0
+}

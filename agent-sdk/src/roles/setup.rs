@@ -1,0 +1,107 @@
+//! What both roles do before their cycle: read the team's shared memory (framework choice,
+//! `cycle_config`), detect the framework, and turn failures into an `error` message plus the
+//! task's failure reason.
+
+use super::drive::Interrupted;
+use super::report::Reporter;
+use super::settings::RoleSettings;
+use super::RoleError;
+use crate::cycles::CycleConfig;
+use crate::runners::detect::{detect, Overrides};
+use crate::runners::Framework;
+use crate::wire::Task;
+use crate::worker::{HandlerError, TaskContext};
+use serde_json::Value;
+
+/// A task's starting point.
+pub(crate) struct Prepared {
+    pub framework: Framework,
+    pub cycles: CycleConfig,
+    pub reporter: Reporter,
+    pub task_text: String,
+}
+
+/// Reads memory, detects the framework and applies the team's `cycle_config`.
+pub(crate) async fn prepare(
+    settings: &RoleSettings,
+    task: &Task,
+    ctx: &TaskContext,
+) -> Result<Prepared, HandlerError> {
+    let reporter = Reporter::new(ctx.client().clone(), &task.id, &settings.report_to);
+    let memory = match ctx.client().memory().await {
+        Ok(m) => m.doc,
+        Err(e) => {
+            tracing::warn!("cannot read shared memory ({e}); using defaults");
+            Value::Null
+        }
+    };
+    let detection = detect(
+        &settings.project,
+        &Overrides {
+            flag: None,
+            task_metadata: Some(&task.metadata),
+            shared_memory: Some(&memory),
+        },
+    )
+    .map_err(|source| RoleError::Runner {
+        tool: String::new(),
+        source,
+    });
+    let detection = match detection {
+        Ok(d) => d,
+        Err(e) => return Err(report_failure(&reporter, e).await),
+    };
+    tracing::info!(
+        "{}: framework {} ({})",
+        task.id,
+        detection.framework,
+        detection.reason
+    );
+    let mut cycles = settings.cycles.clone();
+    if let Some(team) = memory.get("cycle_config") {
+        if let Err(e) = cycles.apply(team, "shared memory `cycle_config`") {
+            return Err(report_failure(&reporter, RoleError::Config(e.to_string())).await);
+        }
+    }
+    let task_text = format!("{}\n{}", task.subject, task.description)
+        .trim()
+        .to_string();
+    Ok(Prepared {
+        framework: detection.framework,
+        cycles,
+        reporter,
+        task_text,
+    })
+}
+
+/// Posts `error` for `e` and returns the task's failure reason.
+pub(crate) async fn report_failure(reporter: &Reporter, e: RoleError) -> HandlerError {
+    let (code, tool) = e.code_and_tool();
+    let message = e.to_string();
+    reporter.error(code, &message, tool).await;
+    message.into()
+}
+
+/// The failure reason for an interrupted cycle (posting `error` when the runner failed).
+pub(crate) async fn interrupted(reporter: &Reporter, i: Interrupted) -> HandlerError {
+    match i {
+        Interrupted::Cancelled => "cancelled: the lease was lost or the worker is stopping".into(),
+        Interrupted::Role(e) => report_failure(reporter, e).await,
+    }
+}
+
+/// The task metadata's `cycle` object, or `null`.
+pub(crate) fn task_cycle(task: &Task) -> &Value {
+    task.metadata.get("cycle").unwrap_or(&Value::Null)
+}
+
+/// The task metadata's `scope` (path prefixes fixes may touch), when given.
+pub(crate) fn task_scope(task: &Task) -> Option<Vec<String>> {
+    let list = task.metadata.get("scope")?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+    )
+}
