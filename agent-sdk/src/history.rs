@@ -1,8 +1,6 @@
 //! The shared memory's change history as returned by `GET /v1/teams/{team}/memory-history`.
 //!
-//! These types live beside [`crate::wire`] (not inside it) because the daemon currently answers
-//! with its own store type of the same shape; they are plain serde types with no feature gate so
-//! the daemon may adopt them.
+//! The daemon's store returns these types directly, so the shape has one definition.
 
 #![warn(missing_docs)]
 
@@ -10,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// One change to the shared memory: who made it, when, and what they sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryChange {
     /// The document version this change produced.
@@ -26,6 +25,7 @@ pub struct MemoryChange {
 
 /// `GET …/memory-history`: the most recent changes first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryHistory {
     /// Newest first, bounded by the daemon's history limit.

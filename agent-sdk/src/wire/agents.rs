@@ -4,6 +4,7 @@ use std::str::FromStr;
 
 /// What an agent is for; decides which tasks it claims by default and what it may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Coordinator,
@@ -60,13 +61,19 @@ impl FromStr for Role {
 
 /// `POST /v1/teams`
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateTeam {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-z0-9][a-z0-9_-]{0,62}$", example = "qa")
+    )]
     pub name: String,
 }
 
 /// A team as returned by the daemon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Team {
     pub name: String,
@@ -75,14 +82,20 @@ pub struct Team {
 
 /// `POST /v1/teams/{team}/agents`
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateAgent {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-z0-9][a-z0-9_-]{0,62}$", example = "tester-1")
+    )]
     pub name: String,
     pub role: Role,
 }
 
 /// The answer to creating an agent: the only time its token is ever shown.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CreatedAgent {
     pub name: String,
@@ -92,15 +105,18 @@ pub struct CreatedAgent {
 
 /// An agent as listed (never with its token).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Agent {
     pub name: String,
     pub role: Role,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub last_seen_at: Option<String>,
 }
 
 /// `GET /v1/teams/{team}/agents`
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentList {
     pub agents: Vec<Agent>,

@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 /// The one error shape every endpoint answers with: `{"error": {"code", "message", "details"}}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub error: ErrorInfo,
 }
@@ -9,6 +10,7 @@ pub struct ErrorBody {
 /// Machine-readable `code`, human-readable `message`, and optional structured `details`
 /// (the offending field, the cycle, the known recipients…).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorInfo {
     pub code: String,
     pub message: String,

@@ -10,19 +10,28 @@ pub const BROADCAST: &str = "*";
 
 /// `POST /v1/teams/{team}/messages`. The sender is the caller's identity, never the body.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PostMessage {
     /// An agent name, a role, or `*`.
+    #[cfg_attr(feature = "openapi", schema(example = "*"))]
     pub to: String,
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-z][a-z0-9_]{0,63}$", example = "test_result")
+    )]
     #[serde(rename = "type")]
     pub kind: String,
+    #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     pub summary: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default)]
     pub data: serde_json::Value,
 }
 
 /// A stored message. `seq` is per team, monotonic, and the cursor for lists, inboxes and streams.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub seq: i64,
@@ -38,22 +47,27 @@ pub struct Message {
 
 /// A page of messages; `next` is the `after` cursor for the following page, absent at the end.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageList {
     pub messages: Vec<Message>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     #[serde(default)]
     pub next: Option<i64>,
 }
 
 /// `POST /v1/teams/{team}/inbox/ack`: everything up to and including `seq` has been handled.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InboxAck {
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub seq: i64,
 }
 
 /// The caller's inbox cursor after an ack.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InboxCursor {
     pub cursor: i64,
@@ -61,6 +75,7 @@ pub struct InboxCursor {
 
 /// One change in a team, as carried by `/events`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     pub seq: i64,

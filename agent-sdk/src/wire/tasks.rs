@@ -3,6 +3,7 @@ use std::fmt;
 
 /// Where a task is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Pending,
@@ -44,30 +45,44 @@ impl fmt::Display for TaskStatus {
 
 /// One task to create: give `id` (`TEST-007`) or only `prefix` (`TEST`) to get the next number.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTask {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[A-Z][A-Z0-9_]{0,31}-[0-9]{1,9}$", example = "TEST-007")
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[A-Z][A-Z0-9_]{0,31}-?$", example = "TEST")
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     pub subject: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_form: Option<String>,
     /// An agent name or a role; only that agent (or role) may claim it.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^$|^[a-z0-9][a-z0-9_-]{0,62}$"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked_by: Vec<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<i64>,
 }
 
 /// `POST /v1/teams/{team}/tasks` takes one task or an array (created all or none).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum NewTasks {
     Many(Vec<NewTask>),
@@ -76,23 +91,30 @@ pub enum NewTasks {
 
 /// A task as the daemon returns it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
     pub id: String,
     pub subject: String,
     pub description: String,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub active_form: Option<String>,
     pub status: TaskStatus,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub owner: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub claimed_by: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub lease_expires_at: Option<String>,
     pub attempts: i64,
     pub max_attempts: i64,
     pub blocked_by: Vec<String>,
     pub blocks: Vec<String>,
     pub metadata: serde_json::Value,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub result: Option<serde_json::Value>,
     /// Why the task failed (from `/fail` or from running out of lease attempts).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub failure_reason: Option<String>,
     pub version: i64,
     pub created_at: String,
@@ -101,17 +123,21 @@ pub struct Task {
 
 /// A page of tasks; `next` is the `after` cursor for the following page, absent at the end.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskList {
     pub tasks: Vec<Task>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     #[serde(default)]
     pub next: Option<String>,
 }
 
 /// `PATCH /v1/teams/{team}/tasks/{id}`; absent fields are left alone, `metadata` is merged.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskPatch {
+    #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,6 +147,7 @@ pub struct TaskPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
     /// `Some(None)` (JSON `null`) clears the owner.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -131,15 +158,18 @@ pub struct TaskPatch {
     pub add_blocked_by: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove_blocked_by: Vec<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
 }
 
 /// `POST /v1/teams/{team}/tasks/claim`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClaimRequest {
     /// Id prefixes to take (`TEST`, `TEST-`); the role's defaults when absent.
+    #[cfg_attr(feature = "openapi", schema(max_items = 32, example = json!(["TEST"])))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefixes: Option<Vec<String>>,
     /// Wait up to this long for a task to become ready (long poll).
@@ -149,12 +179,14 @@ pub struct ClaimRequest {
     pub lease_ms: Option<u64>,
     /// Claim up to this many tasks at once (1–100). When given, the answer is
     /// `{"tasks": [...]}` instead of a single task.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<u32>,
 }
 
 /// The answer to a claim that set `max`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimedTasks {
     pub tasks: Vec<Task>,
@@ -162,6 +194,7 @@ pub struct ClaimedTasks {
 
 /// `POST …/tasks/{id}/heartbeat`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Heartbeat {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,6 +203,7 @@ pub struct Heartbeat {
 
 /// `POST …/tasks/{id}/complete`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompleteTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,6 +212,7 @@ pub struct CompleteTask {
 
 /// `POST …/tasks/complete`: complete several held tasks in one request (all or none).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompleteTasks {
     pub tasks: Vec<CompleteItem>,
@@ -185,6 +220,7 @@ pub struct CompleteTasks {
 
 /// One task of a batched completion.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompleteItem {
     pub id: String,
@@ -194,8 +230,10 @@ pub struct CompleteItem {
 
 /// `POST …/tasks/{id}/fail`
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FailTask {
+    #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     pub reason: String,
 }
 

@@ -9,8 +9,8 @@ use axum::http::{header, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-/// A JSON body; malformed JSON, wrong types and unknown fields answer 400 naming the field,
-/// oversized bodies 413. An empty body counts as `{}` so bodiless POSTs work with curl.
+/// A JSON object body; malformed JSON, wrong types and unknown fields answer 400 naming the
+/// field, oversized bodies 413. An empty body counts as `{}` so bodiless POSTs work with curl.
 pub struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
@@ -18,13 +18,26 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let Body(bytes) = Body::from_request(req, state).await?;
-        let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
-            b"{}"
-        } else {
-            &bytes
-        };
-        parse_json(bytes).map(ApiJson)
+        parse_object(&bytes).map(ApiJson)
     }
+}
+
+/// What [`ApiJson`] does with a body it has read: empty is `{}`, an array is refused.
+pub fn parse_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        bytes
+    };
+    // serde also reads a struct from an array, field by field in order (`["qa"]` as
+    // `{"name": "qa"}`); no client means that, and the API documents objects only.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Err(ApiError::bad_request(
+            "",
+            "the body must be a JSON object, not an array",
+        ));
+    }
+    parse_json(bytes)
 }
 
 /// The raw body, with the size limit answered as 413 in the API's error shape.

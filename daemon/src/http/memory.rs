@@ -3,14 +3,16 @@
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
+use super::openapi_types::*;
 use super::AppState;
-use crate::store::MemoryChange;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use huddle_sdk::history::MemoryHistory;
 use huddle_sdk::wire::{Memory, ReplaceMemory};
 use serde::Deserialize;
+use utoipa::IntoParams;
 
 fn memory_response(memory: Memory) -> Response {
     let mut headers = HeaderMap::new();
@@ -20,6 +22,24 @@ fn memory_response(memory: Memory) -> Response {
     (headers, Json(memory)).into_response()
 }
 
+/// The whole shared document and its version.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/memory",
+    operation_id = "getMemory",
+    tag = "memory",
+    params(TeamPath),
+    responses(
+        (status = 200, description = "The document", body = Memory,
+            headers(("ETag" = String, description = "The document's version, for `If-Match`"))),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadMemory>,
@@ -30,6 +50,23 @@ pub async fn get(
 }
 
 /// `GET /memory/test_strategy/test_framework` reads the value at that JSON Pointer.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/memory/{pointer}",
+    operation_id = "getMemoryValue",
+    tag = "memory",
+    params(PointerPath),
+    responses(
+        (status = 200, description = "The value at the pointer: any JSON",
+            body = serde_json::Value),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn get_pointer(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadMemory>,
@@ -46,6 +83,28 @@ pub async fn get_pointer(
 }
 
 /// RFC 7396 merge patch: objects merge, `null` deletes, anything else replaces.
+#[utoipa::path(
+    patch,
+    path = "/v1/teams/{team}/memory",
+    operation_id = "patchMemory",
+    tag = "memory",
+    params(TeamPath, IfMatchHeader),
+    request_body(content = serde_json::Value, content_type = "application/merge-patch+json",
+        description = "An RFC 7396 merge patch"),
+    responses(
+        (status = 200, description = "The patched document", body = Memory,
+            headers(("ETag" = String, description = "The document's version, for `If-Match`"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 412, response = StaleVersion),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn patch(
     State(state): State<AppState>,
@@ -59,6 +118,28 @@ pub async fn patch(
     ))
 }
 
+/// Replaces the whole document (coordinators only).
+#[utoipa::path(
+    put,
+    path = "/v1/teams/{team}/memory",
+    operation_id = "replaceMemory",
+    tag = "memory",
+    params(TeamPath, IfMatchHeader),
+    request_body = ReplaceMemory,
+    responses(
+        (status = 200, description = "The new document", body = Memory,
+            headers(("ETag" = String, description = "The document's version, for `If-Match`"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 412, response = StaleVersion),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn replace(
     State(state): State<AppState>,
@@ -74,21 +155,38 @@ pub async fn replace(
     ))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
+    /// How many changes (100 by default).
     limit: Option<usize>,
 }
 
 /// The most recent changes first: who, when, and the patch or document they sent.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/memory-history",
+    operation_id = "memoryHistory",
+    tag = "memory",
+    params(TeamPath, HistoryQuery),
+    responses(
+        (status = 200, description = "The changes, newest first", body = MemoryHistory),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn history(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadMemory>,
     ApiQuery(q): ApiQuery<HistoryQuery>,
-) -> ApiResult<Json<serde_json::Value>> {
-    let changes: Vec<MemoryChange> = state
-        .store
-        .memory_history(caller.team_id, q.limit.unwrap_or(100))
-        .await?;
-    Ok(Json(serde_json::json!({ "changes": changes })))
+) -> ApiResult<Json<MemoryHistory>> {
+    let limit = super::messages::page_size(&state, q.limit)?;
+    let changes = state.store.memory_history(caller.team_id, limit).await?;
+    Ok(Json(MemoryHistory { changes }))
 }

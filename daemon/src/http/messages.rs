@@ -3,21 +3,50 @@
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiQuery};
+use super::openapi_types::*;
 use super::AppState;
 use crate::store::MessageFilter;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use huddle_sdk::wire::{InboxAck, InboxCursor, MessageList, PostMessage};
+use huddle_sdk::wire::{InboxAck, InboxCursor, Message, MessageList, PostMessage};
 use serde::Deserialize;
 use std::time::Duration;
 use tokio::time::Instant;
+use utoipa::IntoParams;
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// 201 with the stored message; a retry with the same `Idempotency-Key` answers with the same
 /// message (and `Idempotent-Replayed: true`) without storing it again.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/messages",
+    operation_id = "postMessage",
+    tag = "messages",
+    params(
+        TeamPath,
+        ("Idempotency-Key" = Option<String>, Header,
+            description = "1–255 visible ASCII characters; a retry with the same key is \
+                           answered with the stored message"),
+    ),
+    request_body = PostMessage,
+    responses(
+        (status = 201, description = "The stored message", body = Message,
+            headers(("Idempotent-Replayed" = String,
+                description = "`true` when the key was seen before"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn post(
     State(state): State<AppState>,
@@ -52,14 +81,20 @@ pub async fn post(
     Ok(response)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Only messages past this `seq` (the `next` of the previous page).
     after: Option<i64>,
+    /// Only messages from this agent.
     from: Option<String>,
+    /// Only messages to this agent, role or `*`.
     to: Option<String>,
+    /// Only messages of this type.
     #[serde(rename = "type")]
     kind: Option<String>,
+    /// Page size (100 by default).
     limit: Option<usize>,
 }
 
@@ -76,6 +111,24 @@ pub fn page_size(state: &AppState, requested: Option<usize>) -> ApiResult<usize>
     Ok(limit)
 }
 
+/// A page of the team's messages in `seq` order; `next` is the `after` of the following page.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/messages",
+    operation_id = "listMessages",
+    tag = "messages",
+    params(TeamPath, ListQuery),
+    responses(
+        (status = 200, description = "A page of messages", body = MessageList),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn list(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadMessages>,
@@ -96,15 +149,36 @@ pub async fn list(
     Ok(Json(MessageList { messages, next }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct InboxQuery {
+    /// Wait up to this long for a first message (long poll); 0 by default.
     wait_ms: Option<u64>,
+    /// Page size (100 by default).
     limit: Option<usize>,
 }
 
 /// Unacknowledged messages for the caller; waits up to `waitMs` for the first one. Reading does
 /// not move the cursor: `POST /inbox/ack` does.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/inbox",
+    operation_id = "readInbox",
+    tag = "messages",
+    params(TeamPath, InboxQuery),
+    responses(
+        (status = 200, description = "Unacknowledged messages to the caller (empty after `waitMs`)",
+            body = MessageList),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn inbox(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadInbox>,
@@ -140,6 +214,26 @@ pub async fn inbox(
     }))
 }
 
+/// Marks everything up to and including `seq` as handled; the cursor never moves back.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/inbox/ack",
+    operation_id = "ackInbox",
+    tag = "messages",
+    params(TeamPath),
+    request_body = InboxAck,
+    responses(
+        (status = 200, description = "The caller's inbox cursor", body = InboxCursor),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn ack(
     State(state): State<AppState>,
     Can(caller, _): Can<act::AckInbox>,

@@ -10,6 +10,8 @@ pub mod identity;
 pub mod limits;
 mod memory;
 mod messages;
+pub mod openapi;
+mod openapi_types;
 mod streams;
 mod task_claims;
 mod tasks;
@@ -74,6 +76,7 @@ pub fn app(state: AppState) -> Router {
         .nest("/v1/teams/{team}", team)
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/openapi.json", get(openapi::openapi_json))
         .fallback(|| async {
             ApiError::not_found("no such route; the API lives under /v1/teams (see the README)")
         })

@@ -10,6 +10,7 @@ use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiQuery;
 use super::limits::StreamSlot;
+use super::openapi_types::*;
 use super::AppState;
 use crate::hub::StreamItem;
 use crate::store::Caller;
@@ -24,15 +25,19 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
+use utoipa::IntoParams;
 
 const PAGE: usize = 500;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct StreamQuery {
     /// Resume after this sequence (for clients that cannot send `Last-Event-ID`).
     after: Option<i64>,
+    /// Messages only: from this agent.
     from: Option<String>,
+    /// Messages only: to this agent, role or `*`.
     to: Option<String>,
     /// Message type, or event type; an event filter ending in `.` or `.*` matches a family.
     #[serde(rename = "type")]
@@ -84,6 +89,31 @@ fn cursor(headers: &HeaderMap, after: Option<i64>) -> ApiResult<i64> {
     }
 }
 
+/// Every change in the team as Server-Sent Events, from the cursor on, until the client leaves.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/events",
+    operation_id = "streamEvents",
+    tag = "streams",
+    params(
+        TeamPath,
+        StreamQuery,
+        ("Last-Event-ID" = Option<String>, Header,
+            description = "Resume after this sequence number (sent by EventSource on reconnect)"),
+    ),
+    responses(
+        (status = 200, description = "Server-Sent Events: `id` = seq, `event` = the event type \
+                                       (`task.created`, `message.posted`, …), `data` = the event",
+            content_type = "text/event-stream", body = SseChange),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn events(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadStreams>,
@@ -113,6 +143,31 @@ pub async fn events(
     ))
 }
 
+/// The team's messages as Server-Sent Events, from the cursor on, until the client leaves.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/messages/stream",
+    operation_id = "streamMessages",
+    tag = "streams",
+    params(
+        TeamPath,
+        StreamQuery,
+        ("Last-Event-ID" = Option<String>, Header,
+            description = "Resume after this sequence number (sent by EventSource on reconnect)"),
+    ),
+    responses(
+        (status = 200, description = "Server-Sent Events: `id` = seq, `event` = `message`, \
+                                       `data` = the message",
+            content_type = "text/event-stream", body = SseMessage),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn messages(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadStreams>,

@@ -2,7 +2,8 @@
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::ApiJson;
+use super::extract::{parse_object, ApiJson, Body};
+use super::openapi_types::*;
 use super::tasks::task_response;
 use super::AppState;
 use crate::validate;
@@ -10,7 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use huddle_sdk::wire::{
-    ClaimRequest, ClaimedTasks, CompleteTask, CompleteTasks, FailTask, Heartbeat,
+    ClaimRequest, ClaimedTasks, CompleteTask, CompleteTasks, FailTask, Heartbeat, Task,
 };
 use std::time::Duration;
 use tokio::time::Instant;
@@ -32,6 +33,31 @@ fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
 
 /// 200 with the task, or 204 when nothing became ready within `waitMs`. Waiting is woken by
 /// the hub after any task change in the team, never by polling the database.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/tasks/claim",
+    operation_id = "claimTasks",
+    tag = "tasks",
+    params(TeamPath),
+    request_body(content = Option<ClaimRequest>,
+        description = "May be empty: the role's default prefixes, no wait"),
+    responses(
+        (status = 200,
+            description = "The claimed task (`ETag` = its version), or `{\"tasks\": […]}` \
+                           when `max` was given",
+            body = Claimed,
+            headers(("ETag" = String, description = "The task's version, for a single task"))),
+        (status = 204, description = "Nothing became ready within `waitMs`"),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn claim(
     State(state): State<AppState>,
@@ -105,6 +131,28 @@ pub async fn claim(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
+/// Extends the caller's lease on a task it holds.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/tasks/{id}/heartbeat",
+    operation_id = "heartbeatTask",
+    tag = "tasks",
+    params(TaskPath),
+    request_body(content = Option<Heartbeat>, description = "May be empty: the default lease"),
+    responses(
+        (status = 200, description = "The task with its new lease", body = Task,
+            headers(("ETag" = String, description = "The task's new version"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn heartbeat(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
@@ -118,6 +166,28 @@ pub async fn heartbeat(
     ))
 }
 
+/// Completes a task the caller holds, with an optional result.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/tasks/{id}/complete",
+    operation_id = "completeTask",
+    tag = "tasks",
+    params(TaskPath),
+    request_body(content = Option<CompleteTask>, description = "May be empty: no result"),
+    responses(
+        (status = 200, description = "The completed task", body = Task,
+            headers(("ETag" = String, description = "The task's new version"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn complete(
     State(state): State<AppState>,
@@ -132,12 +202,45 @@ pub async fn complete(
 }
 
 /// Completes several held tasks in one request, all or none; answers `{"tasks": [...]}`.
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, count = req.tasks.len()))]
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/tasks/complete",
+    operation_id = "completeTasks",
+    tag = "tasks",
+    params(TeamPath),
+    request_body = CompleteTasks,
+    responses(
+        (status = 200, description = "The completed tasks", body = ClaimedTasks),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[tracing::instrument(skip_all, fields(agent = %caller.agent, count = tracing::field::Empty))]
 pub async fn complete_many(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
-    ApiJson(req): ApiJson<CompleteTasks>,
+    Body(body): Body,
 ) -> ApiResult<Response> {
+    // Each item is an object: serde would also read one from an array, field by field.
+    let raw: serde_json::Value = parse_object(&body)?;
+    if let Some(i) = raw["tasks"]
+        .as_array()
+        .and_then(|items| items.iter().position(|t| !t.is_object()))
+    {
+        return Err(ApiError::bad_request(
+            &format!("tasks[{i}]"),
+            format!("tasks[{i}]: each item must be a JSON object"),
+        ));
+    }
+    let req: CompleteTasks = parse_object(&body)?;
+    tracing::Span::current().record("count", req.tasks.len());
     let max = state.settings.limits.max_batch;
     if req.tasks.is_empty() || req.tasks.len() > max {
         return Err(ApiError::bad_request(
@@ -153,6 +256,28 @@ pub async fn complete_many(
     Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())
 }
 
+/// Fails a task the caller holds; it is retried while attempts remain.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/tasks/{id}/fail",
+    operation_id = "failTask",
+    tag = "tasks",
+    params(TaskPath),
+    request_body = FailTask,
+    responses(
+        (status = 200, description = "The task, pending again or failed", body = Task,
+            headers(("ETag" = String, description = "The task's new version"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn fail(
     State(state): State<AppState>,
@@ -167,6 +292,28 @@ pub async fn fail(
     ))
 }
 
+/// Gives a held task back without counting an attempt.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/tasks/{id}/release",
+    operation_id = "releaseTask",
+    tag = "tasks",
+    params(TaskPath),
+    request_body(content = Option<Object>, description = "Empty, or `{}`"),
+    responses(
+        (status = 200, description = "The task, pending again", body = Task,
+            headers(("ETag" = String, description = "The task's new version"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn release(
     State(state): State<AppState>,

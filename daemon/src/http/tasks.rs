@@ -3,6 +3,7 @@
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
+use super::openapi_types::*;
 use super::AppState;
 use crate::store::TaskFilter;
 use axum::extract::{Path, State};
@@ -11,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use huddle_sdk::wire::{NewTasks, Task, TaskList, TaskPatch, TaskStatus};
 use serde::Deserialize;
+use utoipa::IntoParams;
 
 /// A task with its version as `ETag`, ready for a later `If-Match`.
 pub fn task_response(status: StatusCode, task: Task) -> Response {
@@ -22,6 +24,28 @@ pub fn task_response(status: StatusCode, task: Task) -> Response {
 }
 
 /// One task object answers with one task; an array answers with an array (all or none).
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/tasks",
+    operation_id = "createTasks",
+    tag = "tasks",
+    params(TeamPath),
+    request_body = NewTasks,
+    responses(
+        (status = 201, description = "The task (`ETag` = its version), or the array of tasks",
+            body = CreatedTasks,
+            headers(("ETag" = String, description = "The task's version, for a single task"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn create(
     State(state): State<AppState>,
@@ -35,6 +59,16 @@ pub async fn create(
     };
     let input: serde_json::Value = parse_json(body)?;
     let batch = input.is_array();
+    // Each task is an object: serde would also read one from an array, field by field.
+    if let Some(i) = input
+        .as_array()
+        .and_then(|tasks| tasks.iter().position(|t| !t.is_object()))
+    {
+        return Err(ApiError::bad_request(
+            &format!("[{i}]"),
+            format!("[{i}]: each task must be a JSON object"),
+        ));
+    }
     let tasks = match parse_json::<NewTasks>(body) {
         Ok(NewTasks::Many(tasks)) => tasks,
         Ok(NewTasks::One(task)) => vec![*task],
@@ -60,17 +94,46 @@ pub async fn create(
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Only tasks in this status (`pending`, `in_progress`, `completed`, `failed`, `cancelled`;
+    /// empty for any).
+    #[param(pattern = "^(pending|in_progress|completed|failed|cancelled)?$")]
     status: Option<String>,
+    /// Only tasks with this owner (an agent name or a role).
     owner: Option<String>,
+    /// Only tasks whose id has this prefix (`TEST`; empty for any).
+    #[param(pattern = "^([A-Z][A-Z0-9_]{0,31}-?)?$")]
     prefix: Option<String>,
+    /// Only pending tasks whose blockers are all completed.
     ready: Option<bool>,
+    /// Page size (100 by default).
     limit: Option<usize>,
+    /// The `next` of the previous page (a task id; empty for the first page).
+    #[param(pattern = "^([A-Z][A-Z0-9_]{0,31}-[0-9]{1,9})?$")]
     after: Option<String>,
 }
 
+/// A page of tasks in id order; `next` is the `after` of the following page.
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/tasks",
+    operation_id = "listTasks",
+    tag = "tasks",
+    params(TeamPath, ListQuery),
+    responses(
+        (status = 200, description = "A page of tasks", body = TaskList),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn list(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadTasks>,
@@ -98,6 +161,23 @@ pub async fn list(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/tasks/{id}",
+    operation_id = "getTask",
+    tag = "tasks",
+    params(TaskPath),
+    responses(
+        (status = 200, description = "The task", body = Task,
+            headers(("ETag" = String, description = "The task's version, for `If-Match`"))),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadTasks>,
@@ -109,6 +189,29 @@ pub async fn get(
     ))
 }
 
+/// Edits a task; absent fields stay, `metadata` is merged, `owner: null` clears the owner.
+#[utoipa::path(
+    patch,
+    path = "/v1/teams/{team}/tasks/{id}",
+    operation_id = "updateTask",
+    tag = "tasks",
+    params(TaskPath, IfMatchHeader),
+    request_body(content = Option<TaskPatch>, description = "May be empty: changes nothing"),
+    responses(
+        (status = 200, description = "The task", body = Task,
+            headers(("ETag" = String, description = "The task's new version"))),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 412, response = StaleVersion),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
 pub async fn update(
     State(state): State<AppState>,

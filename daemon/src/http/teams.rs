@@ -5,6 +5,7 @@ use super::authz::{allowed, refuse, Action};
 use super::error::{ApiError, ApiResult};
 use super::extract::{path_team, ApiJson};
 use super::identity::Principal;
+use super::openapi_types::*;
 use super::AppState;
 use crate::identity::{hash_token, new_token};
 use axum::extract::{Path, RawPathParams, State};
@@ -12,6 +13,25 @@ use axum::http::StatusCode;
 use axum::Json;
 use huddle_sdk::wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Team};
 
+/// Creates a team (admin token only).
+#[utoipa::path(
+    post,
+    path = "/v1/teams",
+    operation_id = "createTeam",
+    tag = "teams",
+    request_body = CreateTeam,
+    responses(
+        (status = 201, description = "The team", body = Team),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn create_team(
     State(state): State<AppState>,
@@ -55,6 +75,27 @@ async fn team_for(
     Ok(team_id)
 }
 
+/// Adds an agent; the answer is the only time its token is shown.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/agents",
+    operation_id = "createAgent",
+    tag = "teams",
+    params(TeamPath),
+    request_body = CreateAgent,
+    responses(
+        (status = 201, description = "The agent with its token", body = CreatedAgent),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all)]
 pub async fn create_agent(
     State(state): State<AppState>,
@@ -78,6 +119,22 @@ pub async fn create_agent(
     ))
 }
 
+/// The team's agents (never their tokens).
+#[utoipa::path(
+    get,
+    path = "/v1/teams/{team}/agents",
+    operation_id = "listAgents",
+    tag = "teams",
+    params(TeamPath),
+    responses(
+        (status = 200, description = "The agents", body = AgentList),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn list_agents(
     State(state): State<AppState>,
     params: RawPathParams,
@@ -90,6 +147,22 @@ pub async fn list_agents(
 }
 
 /// Revokes the agent's token at once: later requests get 401 and its open streams end.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/agents/{name}/revoke",
+    operation_id = "revokeAgent",
+    tag = "teams",
+    params(AgentPath),
+    responses(
+        (status = 200, description = "The agent, now without a token", body = Agent),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %name))]
 pub async fn revoke_agent(
     State(state): State<AppState>,
@@ -105,6 +178,22 @@ pub async fn revoke_agent(
 }
 
 /// Replaces the agent's token: the old one stops working at once; the new one is shown once.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/agents/{name}/rotate",
+    operation_id = "rotateAgent",
+    tag = "teams",
+    params(AgentPath),
+    responses(
+        (status = 200, description = "The agent with its new token", body = CreatedAgent),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[tracing::instrument(skip_all, fields(agent = %name))]
 pub async fn rotate_agent(
     State(state): State<AppState>,

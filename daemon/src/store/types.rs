@@ -1,7 +1,6 @@
 //! Store-level inputs and outputs that are not part of the wire protocol.
 
 use huddle_sdk::wire::{Message, Role, TaskStatus};
-use serde::Serialize;
 
 /// Who is calling, as resolved from a bearer token. Every store method that changes something
 /// takes the caller so that `from`, `claimedBy` and history entries come from identity, never
@@ -50,14 +49,5 @@ pub struct Posted {
     pub replayed: bool,
 }
 
-/// One entry of the shared memory's bounded history.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MemoryChange {
-    pub version: i64,
-    pub agent: String,
-    /// `merge` or `replace`.
-    pub kind: String,
-    pub patch: serde_json::Value,
-    pub created_at: String,
-}
+/// One entry of the shared memory's bounded history (the wire type, returned as is).
+pub use huddle_sdk::history::MemoryChange;

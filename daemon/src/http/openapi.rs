@@ -1,0 +1,236 @@
+//! The OpenAPI 3.1 document served at `GET /openapi.json`.
+//!
+//! It is generated, not written: `#[utoipa::path]` on every handler names its parameters, body
+//! and statuses, the wire types in `huddle_sdk::wire` derive `ToSchema` (feature `openapi`), and
+//! [`ApiDoc`] collects them. [`document`] then fills in the bounds that come from the daemon's
+//! settings (page sizes, long-poll waits, leases, batch sizes), so the document describes this
+//! daemon as configured. `tests/tests/contract_openapi.rs` checks it against the router and runs
+//! schemathesis against a live daemon with it.
+
+use super::openapi_types::*;
+use super::{health, memory, messages, streams, task_claims, tasks, teams, AppState};
+use crate::config::Settings;
+use axum::extract::State;
+use axum::Json;
+use huddle_sdk::wire::{ErrorBody, Event, Message};
+use serde_json::{json, Value};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::OpenApi;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "huddle",
+        description = "Coordination daemon for AI agent teams: tasks with leases and dependencies, \
+                       a message bus, shared memory and change streams. Every error answers \
+                       `{\"error\": {\"code\", \"message\", \"details\"}}`."
+    ),
+    paths(
+        teams::create_team,
+        teams::create_agent,
+        teams::list_agents,
+        teams::revoke_agent,
+        teams::rotate_agent,
+        tasks::create,
+        tasks::list,
+        tasks::get,
+        tasks::update,
+        task_claims::claim,
+        task_claims::complete_many,
+        task_claims::heartbeat,
+        task_claims::complete,
+        task_claims::fail,
+        task_claims::release,
+        messages::post,
+        messages::list,
+        messages::inbox,
+        messages::ack,
+        streams::messages,
+        streams::events,
+        memory::get,
+        memory::patch,
+        memory::replace,
+        memory::get_pointer,
+        memory::history,
+        health::healthz,
+        health::readyz,
+        openapi_json,
+    ),
+    components(
+        schemas(ErrorBody, Event, Message),
+        responses(
+            BadRequest,
+            Unauthorized,
+            Forbidden,
+            NotFound,
+            Conflict,
+            StaleVersion,
+            TooLarge,
+            TooManyRequests,
+            Internal,
+            Unavailable
+        )
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    tags(
+        (name = "teams", description = "Teams and their agents"),
+        (name = "tasks", description = "Tasks, claims and leases"),
+        (name = "messages", description = "The message bus and inboxes"),
+        (name = "memory", description = "The team's shared JSON document"),
+        (name = "streams", description = "Server-Sent Events"),
+        (name = "health", description = "Liveness, readiness and this document"),
+    )
+)]
+pub struct ApiDoc;
+
+/// Every operation but the health checks and this document takes `Authorization: Bearer`.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "The admin token (teams and agents) or an agent's token (its team)",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// A task id prefix, as `validate::prefix` accepts it.
+const PREFIX: &str = "^[A-Z][A-Z0-9_]{0,31}-?$";
+/// A task id, as `validate::task_id` accepts it.
+const TASK_ID: &str = "^[A-Z][A-Z0-9_]{0,31}-[0-9]{1,9}$";
+
+/// The document with this daemon's configured bounds filled in, as JSON.
+pub fn document(settings: &Settings) -> Value {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+    not_null(&mut doc);
+    // Patterns of array items, which utoipa cannot put on a `Vec<String>` field.
+    for (schema, field, pattern) in [
+        ("ClaimRequest", "prefixes", PREFIX),
+        ("NewTask", "blockedBy", TASK_ID),
+        ("TaskPatch", "addBlockedBy", TASK_ID),
+    ] {
+        let items = property(&mut doc, schema, field).and_then(|p| p.get_mut("items"));
+        extend_schema(items, &json!({ "pattern": pattern }));
+    }
+    // An event's `data` is JSON text; say which schema it holds (utoipa cannot).
+    for (event, payload) in [("SseMessage", "Message"), ("SseChange", "Event")] {
+        let schema = json!({ "$ref": format!("#/components/schemas/{payload}") });
+        extend_schema(
+            property(&mut doc, event, "data"),
+            &json!({ "contentSchema": schema }),
+        );
+    }
+    let (t, l) = (&settings.tasks, &settings.limits);
+    let page = json!({ "minimum": 1, "maximum": l.max_page_size });
+    let wait = json!({ "minimum": 0, "maximum": t.max_wait_ms });
+    let lease = json!({ "minimum": t.min_lease_ms, "maximum": t.max_lease_ms });
+    for path in [
+        "/v1/teams/{team}/tasks",
+        "/v1/teams/{team}/messages",
+        "/v1/teams/{team}/inbox",
+        "/v1/teams/{team}/memory-history",
+    ] {
+        extend_schema(query_param(&mut doc, path, "limit"), &page);
+    }
+    extend_schema(
+        query_param(&mut doc, "/v1/teams/{team}/inbox", "waitMs"),
+        &wait,
+    );
+    extend_schema(property(&mut doc, "ClaimRequest", "waitMs"), &wait);
+    extend_schema(property(&mut doc, "ClaimRequest", "leaseMs"), &lease);
+    extend_schema(property(&mut doc, "Heartbeat", "leaseMs"), &lease);
+    extend_schema(
+        property(&mut doc, "CompleteTasks", "tasks"),
+        &json!({ "minItems": 1, "maxItems": l.max_batch }),
+    );
+    doc
+}
+
+/// Parameters are strings on the wire and an empty body reads as `{}`, so neither can be JSON
+/// `null`; utoipa writes `Option<T>` as "T or null", which would invite clients to send it.
+fn not_null(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for operation in paths.values_mut().filter_map(Value::as_object_mut) {
+        for op in operation.values_mut() {
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for schema in params.iter_mut().filter_map(|p| p.get_mut("schema")) {
+                    drop_null(schema);
+                }
+            }
+            if let Some(content) = op
+                .pointer_mut("/requestBody/content")
+                .and_then(Value::as_object_mut)
+            {
+                for schema in content.values_mut().filter_map(|m| m.get_mut("schema")) {
+                    drop_null(schema);
+                }
+            }
+        }
+    }
+}
+
+/// `{"type": ["string", "null"]}` → `{"type": "string"}`; `{"oneOf": [{"type": "null"}, X]}` → X.
+fn drop_null(schema: &mut Value) {
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            schema["type"] = types[0].clone();
+        }
+    }
+    let inner = match schema.get("oneOf").and_then(Value::as_array) {
+        Some(one_of) if one_of.len() == 2 && one_of[0] == json!({ "type": "null" }) => {
+            one_of[1].clone()
+        }
+        _ => return,
+    };
+    *schema = inner;
+}
+
+/// Adds the keys of `extra` to a schema (or does nothing when the schema is missing).
+fn extend_schema(schema: Option<&mut Value>, extra: &Value) {
+    if let (Some(Value::Object(schema)), Value::Object(extra)) = (schema, extra) {
+        for (k, v) in extra {
+            schema.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+fn query_param<'a>(doc: &'a mut Value, path: &str, name: &str) -> Option<&'a mut Value> {
+    doc.pointer_mut(&format!(
+        "/paths/{}/get/parameters",
+        path.replace('/', "~1")
+    ))?
+    .as_array_mut()?
+    .iter_mut()
+    .find(|p| p["name"] == name && p["in"] == "query")?
+    .get_mut("schema")
+}
+
+fn property<'a>(doc: &'a mut Value, schema: &str, name: &str) -> Option<&'a mut Value> {
+    doc.pointer_mut(&format!("/components/schemas/{schema}/properties/{name}"))
+}
+
+/// This document, with this daemon's bounds.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "openapi",
+    tag = "health",
+    security(()),
+    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object))
+)]
+pub async fn openapi_json(State(state): State<AppState>) -> Json<Value> {
+    Json(document(&state.settings))
+}

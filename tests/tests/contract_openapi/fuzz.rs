@@ -1,0 +1,287 @@
+//! schemathesis (PyPI; `scripts/install-test-deps` installs it) against a real `huddled` child
+//! process with a valid coordinator token: thousands of generated requests, none may answer 5xx
+//! and every answer must match `/openapi.json` (status, content type, headers, body schema).
+//!
+//! Deterministic: a fixed seed, one worker, no example database carried between runs.
+
+use huddle_tests::process::HuddledProcess;
+use huddle_tests::Api;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ADMIN: &str = "contract-admin-token";
+
+/// At least this many requests over both runs.
+const MIN_REQUESTS: usize = 2_000;
+
+/// A hard limit per schemathesis run (it takes well under a minute on an idle machine).
+const RUN_LIMIT: Duration = Duration::from_secs(15 * 60);
+
+/// schemathesis.toml. `{team}` is always the seeded team so requests reach the handlers instead
+/// of all answering 404. A refused stale `If-Match` (412) or oversized body (413) counts as
+/// rejecting invalid data. SSE streams never end: read the first event, or give up on a silent
+/// stream after two seconds (keep-alives come every second).
+const CONFIG: &str = r#"
+[parameters]
+"path.team" = "qa"
+
+[generation]
+max-examples = 60
+
+[checks.negative_data_rejection]
+expected-statuses = [400, 401, 403, 404, 409, 412, 413, 429]
+
+[[operations]]
+include-operation-id-regex = "^stream"
+max-stream-events = 1
+request-timeout = 2.0
+generation = { max-examples = 25 }
+"#;
+
+/// Settings that keep fuzzing fast and meaningful: short long-polls, no rate limit in the way,
+/// stream slots freed within a second of a client leaving.
+const ENV: &[(&str, &str)] = &[
+    ("HUDDLE_ADMIN_TOKEN", ADMIN),
+    ("HUDDLE_TASKS_MAX_WAIT_MS", "50"),
+    ("HUDDLE_LIMITS_REQUESTS_PER_MINUTE", "10000000"),
+    ("HUDDLE_LIMITS_BURST", "1000000"),
+    ("HUDDLE_LIMITS_MAX_STREAMS_PER_TOKEN", "10000"),
+    ("HUDDLE_STREAMS_KEEPALIVE_SECS", "1"),
+];
+
+/// The schemathesis command line (`schemathesis`, or `python3 -m schemathesis.cli` when pip put
+/// the script off `PATH`), or `None` outside CI when it is not installed.
+fn schemathesis() -> Option<Vec<&'static str>> {
+    let candidates = [
+        vec!["schemathesis"],
+        vec!["python3", "-m", "schemathesis.cli"],
+    ];
+    for argv in candidates {
+        let works = Command::new(argv[0])
+            .args(&argv[1..])
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if works {
+            return Some(argv);
+        }
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("schemathesis is not installed; scripts/install-test-deps installs it (pip)");
+    }
+    eprintln!("SKIPPED: schemathesis is not installed (run scripts/install-test-deps)");
+    None
+}
+
+/// A team `qa` with a coordinator (whose token schemathesis uses), a tester for the agent
+/// routes' examples, tasks for the task routes and claims, a message and a memory document.
+async fn seed(url: &str) -> String {
+    let admin = Api::new(url, ADMIN);
+    admin
+        .post("/v1/teams", json!({ "name": "qa" }))
+        .await
+        .expect_status(201);
+    let lead = admin
+        .post(
+            "/v1/teams/qa/agents",
+            json!({ "name": "qa-lead", "role": "coordinator" }),
+        )
+        .await
+        .expect_status(201);
+    admin
+        .post(
+            "/v1/teams/qa/agents",
+            json!({ "name": "tester-1", "role": "tester" }),
+        )
+        .await
+        .expect_status(201);
+    let token = lead.body["token"].as_str().expect("token").to_string();
+    let api = Api::new(url, &token).in_team("qa");
+    let tasks: Vec<Value> = (1..=20)
+        .map(|n| json!({ "id": format!("TEST-{n:03}"), "subject": format!("test {n}") }))
+        .chain((1..=5).map(|n| json!({ "id": format!("QARUN-{n:03}"), "subject": "run" })))
+        .collect();
+    api.post(&api.t("/tasks"), Value::Array(tasks))
+        .await
+        .expect_status(201);
+    api.post(
+        &api.t("/messages"),
+        json!({ "to": "*", "type": "test_result", "summary": "seeded" }),
+    )
+    .await
+    .expect_status(201);
+    api.put(
+        &api.t("/memory"),
+        json!({ "doc": { "test_strategy": { "test_framework": "pytest" } } }),
+    )
+    .await
+    .expect_status(200);
+    token
+}
+
+/// What one schemathesis run did.
+struct Outcome {
+    success: bool,
+    output: String,
+    /// "N generated" from schemathesis's summary.
+    generated: usize,
+    /// The HTTP status of every request it made (from its HAR report).
+    statuses: Vec<u16>,
+}
+
+fn run(st: &[&str], dir: &Path, url: &str, token: &str, name: &str, select: &[&str]) -> Outcome {
+    let har = dir.join(format!("{name}.har"));
+    let log = dir.join(format!("{name}.log"));
+    let log_file = std::fs::File::create(&log).expect("log file");
+    let mut child = Command::new(st[0])
+        .args(&st[1..])
+        .arg("--config-file")
+        .arg(dir.join("schemathesis.toml"))
+        .arg("run")
+        .arg(format!("{url}/openapi.json"))
+        .args(["-H", &format!("Authorization: Bearer {token}")])
+        // Every check but positive_data_acceptance: a valid request to a stateful API may
+        // still be refused (a stale If-Match, a duplicate id, a task someone else holds).
+        .args([
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "positive_data_acceptance",
+        ])
+        .args(["--phases", "examples,coverage,fuzzing"])
+        .args([
+            "--seed",
+            "42",
+            "--workers",
+            "1",
+            "--generation-database",
+            "none",
+        ])
+        .args(["--request-timeout", "30", "--no-color"])
+        .args(["--report", "har", "--report-har-path"])
+        .arg(&har)
+        .args(select)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone().expect("log file"))
+        .stderr(log_file)
+        .spawn()
+        .expect("starting schemathesis");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for schemathesis") {
+            break Some(status);
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let output = std::fs::read_to_string(&log).unwrap_or_default();
+    let Some(status) = status else {
+        panic!("schemathesis ({name}) ran past {RUN_LIMIT:?}:\n{output}");
+    };
+    // The summary's "Test cases:" line: `2413 generated, 2413 passed, 38 skipped`.
+    let generated = output
+        .lines()
+        .find_map(|l| l.trim().split_once(" generated, ")?.0.parse().ok())
+        .unwrap_or(0);
+    let statuses = std::fs::read(&har)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|h| h["log"]["entries"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e["response"]["status"].as_u64())
+        .map(|s| s as u16)
+        .collect();
+    Outcome {
+        success: status.success(),
+        output,
+        generated,
+        statuses,
+    }
+}
+
+#[tokio::test]
+async fn schemathesis_finds_no_server_error_and_no_drift() {
+    let Some(st) = schemathesis() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("data")).expect("data dir");
+    std::fs::write(dir.path().join("schemathesis.toml"), CONFIG).expect("config");
+    let daemon = HuddledProcess::start(&dir.path().join("data"), ENV).expect("huddled started");
+    let token = seed(&daemon.url).await;
+
+    // Revoking or rotating would sooner or later hit the coordinator (schemathesis reuses
+    // names from earlier answers) and turn the rest of the run into 401s, so those two
+    // operations run on their own, last.
+    let runs: [(&str, &[&str]); 2] = [
+        (
+            "main",
+            &[
+                "--exclude-operation-id",
+                "revokeAgent",
+                "--exclude-operation-id",
+                "rotateAgent",
+            ],
+        ),
+        (
+            "agent-tokens",
+            &[
+                "--include-operation-id",
+                "revokeAgent",
+                "--include-operation-id",
+                "rotateAgent",
+            ],
+        ),
+    ];
+    let (mut generated, mut requests) = (0, 0);
+    for (name, select) in runs {
+        let outcome = run(&st, dir.path(), &daemon.url, &token, name, select);
+        assert!(
+            outcome.success,
+            "schemathesis ({name}) found problems:\n{}",
+            outcome.output
+        );
+        let server_errors = outcome.statuses.iter().filter(|s| **s >= 500).count();
+        assert_eq!(
+            server_errors, 0,
+            "{server_errors} answers were 5xx ({name}):\n{}",
+            outcome.output
+        );
+        let ok = outcome
+            .statuses
+            .iter()
+            .filter(|s| (200..300).contains(*s))
+            .count();
+        assert!(
+            ok * 10 >= outcome.statuses.len(),
+            "only {ok} of {} answers were 2xx ({name}): the fuzzing barely reached the handlers",
+            outcome.statuses.len()
+        );
+        println!(
+            "schemathesis ({name}): {} test cases, {} requests, {ok} answered 2xx",
+            outcome.generated,
+            outcome.statuses.len()
+        );
+        generated += outcome.generated;
+        requests += outcome.statuses.len();
+        if name == "main" {
+            // Still a meaningful run to the end: the coordinator's token was never revoked.
+            Api::new(&daemon.url, &token)
+                .get("/v1/teams/qa/agents")
+                .await
+                .expect_status(200);
+        }
+    }
+    assert!(
+        generated >= MIN_REQUESTS && requests >= MIN_REQUESTS,
+        "schemathesis made {requests} requests ({generated} test cases); at least {MIN_REQUESTS} are required"
+    );
+}
