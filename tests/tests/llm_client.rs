@@ -143,3 +143,48 @@ async fn an_unreachable_endpoint_is_a_clear_error() {
         "{e}"
     );
 }
+
+/// A TCP endpoint that answers each connection with `reply` (raw bytes), then closes it.
+async fn raw_endpoint(reply: &'static [u8]) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let _ = sock.write_all(reply).await;
+                // Dropping the socket closes it: with nothing written, the client sees a reset.
+            });
+        }
+    });
+    addr
+}
+
+fn client_for(addr: std::net::SocketAddr) -> LlmClient {
+    let settings = LlmSettings {
+        base_url: Some(format!("http://{addr}/v1")),
+        model: Some("m".into()),
+        timeout_secs: Some(5),
+        retries: Some(1),
+        retry_backoff_ms: Some(10),
+        ..LlmSettings::default()
+    };
+    LlmClient::new(settings.resolve().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn connections_reset_mid_request_and_garbage_answers_end_with_a_clear_error() {
+    for (what, reply) in [
+        ("reset", &b""[..]),
+        ("garbage", &b"\x00\x01 not http at all\r\n\r\n"[..]),
+        ("a truncated body", &b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"choices\": ["[..]),
+        ("a non-JSON body", &b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\nnot json!"[..]),
+    ] {
+        let c = client_for(raw_endpoint(reply).await);
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), c.complete(&ask(), &mut c.budget())).await;
+        let e = outcome.unwrap_or_else(|_| panic!("{what}: the client hung")).expect_err(what);
+        assert!(!e.to_string().is_empty(), "{what}: an error that says something");
+    }
+}

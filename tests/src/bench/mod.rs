@@ -138,6 +138,7 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             Scenario::Wake,
             Scenario::Bus,
             Scenario::Memory,
+            Scenario::Slow,
         ],
         Scenario::Compare => vec![Scenario::Claim],
         one => vec![one],
