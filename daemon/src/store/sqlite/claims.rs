@@ -2,7 +2,7 @@
 
 use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{fmt_time, touch_agent};
-use super::task_state::TaskState;
+use super::task_state::{TaskState, STATE_COLUMNS};
 use super::writer::WriteCtx;
 use huddle_sdk::wire::{Role, Task, TaskStatus};
 use rusqlite::params;
@@ -18,31 +18,32 @@ pub fn claim(
 ) -> StoreResult<Vec<Task>> {
     let prefixes_json =
         serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
-    let ids: Vec<String> = ctx
+    // The ready rows come back whole: no second read per claimed task.
+    let team_id = caller.team_id;
+    let ready: Vec<TaskState> = ctx
         .conn
-        .prepare_cached(
-            "select id from tasks indexed by tasks_ready
+        .prepare_cached(&format!(
+            "select {STATE_COLUMNS} from tasks indexed by tasks_ready
              where team_id = ?1 and status = 'pending' and unmet_blockers = 0
                and prefix in (select value from json_each(?2))
                and (owner is null or owner = ?3 or owner = ?4)
              order by created_at, number
-             limit ?5",
-        )?
+             limit ?5"
+        ))?
         .query_map(
             params![
-                caller.team_id,
+                team_id,
                 prefixes_json,
                 caller.agent,
                 caller.role.as_str(),
                 max.max(1) as i64
             ],
-            |r| r.get(0),
+            |r| TaskState::from_row(team_id, r),
         )?
         .collect::<Result<_, _>>()?;
-    touch_agent(ctx, caller.team_id, &caller.agent)?;
-    let mut claimed = Vec::with_capacity(ids.len());
-    for id in ids {
-        let mut task = TaskState::load(ctx, caller.team_id, &id)?;
+    touch_agent(ctx, team_id, &caller.agent)?;
+    let mut claimed = Vec::with_capacity(ready.len());
+    for mut task in ready {
         task.status = TaskStatus::InProgress;
         task.claimed_by = Some(caller.agent.clone());
         task.lease_expires_at = Some(ctx.now_ms + lease_ms as i64);

@@ -8,6 +8,10 @@ use crate::hub::Publish;
 use huddle_sdk::wire::{Task, TaskStatus};
 use rusqlite::{params, OptionalExtension};
 
+/// The columns [`TaskState::from_row`] reads, in order.
+pub const STATE_COLUMNS: &str = "id, subject, description, active_form, status, owner, claimed_by,
+    lease_expires_at, attempts, max_attempts, metadata, result, failure_reason, version, created_at";
+
 pub struct TaskState {
     pub team_id: i64,
     pub id: String,
@@ -58,35 +62,36 @@ impl TaskState {
 
     pub fn load(ctx: &WriteCtx<'_>, team_id: i64, id: &str) -> StoreResult<TaskState> {
         ctx.conn
-            .prepare_cached(
-                "select id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
-                        attempts, max_attempts, metadata, result, failure_reason, version, created_at
-                 from tasks where team_id = ?1 and id = ?2",
-            )?
-            .query_row(params![team_id, id], |r| {
-                let status = TaskStatus::parse(&r.get::<_, String>(4)?).unwrap_or(TaskStatus::Pending);
-                Ok(TaskState {
-                    team_id,
-                    id: r.get(0)?,
-                    subject: r.get(1)?,
-                    description: r.get(2)?,
-                    active_form: r.get(3)?,
-                    status,
-                    owner: r.get(5)?,
-                    claimed_by: r.get(6)?,
-                    lease_expires_at: r.get(7)?,
-                    attempts: r.get(8)?,
-                    max_attempts: r.get(9)?,
-                    metadata: r.get(10)?,
-                    result: r.get(11)?,
-                    failure_reason: r.get(12)?,
-                    version: r.get(13)?,
-                    created_at: r.get(14)?,
-                    loaded_status: status,
-                })
-            })
+            .prepare_cached(&format!(
+                "select {STATE_COLUMNS} from tasks where team_id = ?1 and id = ?2"
+            ))?
+            .query_row(params![team_id, id], |r| TaskState::from_row(team_id, r))
             .optional()?
             .ok_or_else(|| StoreError::not_found(format!("task {id}")))
+    }
+
+    /// A row selected with [`STATE_COLUMNS`].
+    pub fn from_row(team_id: i64, r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskState> {
+        let status = TaskStatus::parse(&r.get::<_, String>(4)?).unwrap_or(TaskStatus::Pending);
+        Ok(TaskState {
+            team_id,
+            id: r.get(0)?,
+            subject: r.get(1)?,
+            description: r.get(2)?,
+            active_form: r.get(3)?,
+            status,
+            owner: r.get(5)?,
+            claimed_by: r.get(6)?,
+            lease_expires_at: r.get(7)?,
+            attempts: r.get(8)?,
+            max_attempts: r.get(9)?,
+            metadata: r.get(10)?,
+            result: r.get(11)?,
+            failure_reason: r.get(12)?,
+            version: r.get(13)?,
+            created_at: r.get(14)?,
+            loaded_status: status,
+        })
     }
 
     /// Is the task finished for good (until a coordinator reopens it)?
@@ -136,7 +141,9 @@ impl TaskState {
             ])?;
         let was_done = self.loaded_status == TaskStatus::Completed;
         let is_done = self.status == TaskStatus::Completed;
-        if was_done != is_done {
+        // The wire task carries `blocks`, the dependents: with none, no counter to adjust.
+        let task = self.to_task(ctx)?;
+        if was_done != is_done && !task.blocks.is_empty() {
             deps::adjust_dependents(
                 ctx.conn,
                 self.team_id,
@@ -144,7 +151,6 @@ impl TaskState {
                 if is_done { -1 } else { 1 },
             )?;
         }
-        let task = self.to_task(ctx)?;
         append_event(ctx, self.team_id, event, &task)?;
         if self.status == TaskStatus::Pending || was_done != is_done {
             ctx.publish(self.team_id, Publish::TasksChanged);
