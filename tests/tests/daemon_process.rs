@@ -9,18 +9,7 @@ use std::time::Duration;
 
 /// The workspace's `huddled` binary, built by `cargo build --workspace` (scripts/test does).
 fn huddled() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .unwrap()
-        .join("huddled");
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build --bin huddled` first (scripts/test does)",
-        bin.display()
-    );
-    bin
+    huddle_tests::process::huddled_binary().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Starts huddled and returns it with a channel of its log lines.
