@@ -23,6 +23,10 @@ struct Flags {
     config: Option<PathBuf>,
 }
 
+/// See the workspace manifest: the writer thread frees what request tasks allocated and back.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
