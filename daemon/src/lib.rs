@@ -126,6 +126,13 @@ pub async fn run(
         state.shutdown.clone(),
     ));
     let cancel = state.shutdown.clone();
+    // Stream events and answers are small writes: without TCP_NODELAY, Nagle's algorithm holds
+    // one back until the previous is acknowledged, which a reader's delayed ACK makes ~40 ms.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     let served = axum::serve(listener, http::app(state.clone()))
         .with_graceful_shutdown(async move {
             shutdown.await;

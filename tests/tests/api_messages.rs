@@ -198,3 +198,116 @@ async fn the_inbox_keeps_a_cursor_that_only_ack_moves_and_long_polls() {
         .unwrap();
     assert_eq!(woke.body["messages"][0]["summary"], "late");
 }
+
+#[tokio::test]
+async fn a_batched_post_stores_every_message_in_order_or_none() {
+    let d = TestDaemon::start_with(|s| s.limits.max_batch = 3).await;
+    let c = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    let batch = |items: serde_json::Value| json!({ "messages": items });
+    let posted = tester
+        .post(
+            &tester.t("/messages/batch"),
+            batch(json!([
+                {"to": "coordinator", "type": "test_result", "summary": "a", "data": {"n": 1}, "idempotencyKey": "run-7/a"},
+                {"to": "*", "type": "impl_progress", "summary": "b"},
+                {"to": "executor", "type": "fix_required", "summary": "c"},
+            ])),
+        )
+        .await
+        .expect_status(201);
+    let seqs: Vec<_> = posted.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["seq"].as_i64().unwrap(),
+                m["summary"].clone(),
+                m["from"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seqs,
+        [
+            (1, json!("a"), json!("tester-1")),
+            (2, json!("b"), json!("tester-1")),
+            (3, json!("c"), json!("tester-1"))
+        ]
+    );
+    assert_eq!(posted.body["messages"][0]["data"], json!({"n": 1}));
+    assert!(posted.body.get("replayed").is_none(), "{}", posted.body);
+
+    // A retried item (same key) answers the stored message; a key repeated inside one batch
+    // stores the message once.
+    let again = tester
+        .post(
+            &tester.t("/messages/batch"),
+            batch(json!([
+                {"to": "coordinator", "type": "test_result", "summary": "a", "data": {"n": 1}, "idempotencyKey": "run-7/a"},
+                {"to": "*", "type": "impl_progress", "summary": "d", "idempotencyKey": "run-7/d"},
+                {"to": "*", "type": "impl_progress", "summary": "d", "idempotencyKey": "run-7/d"},
+            ])),
+        )
+        .await
+        .expect_status(201);
+    assert_eq!(again.body["replayed"], json!([0, 2]));
+    assert_eq!(again.body["messages"][0], posted.body["messages"][0]);
+    assert_eq!(again.body["messages"][1]["seq"], 4);
+    assert_eq!(again.body["messages"][2], again.body["messages"][1]);
+
+    // One refused item refuses the batch, naming it; nothing is stored.
+    let refused = tester
+        .post(
+            &tester.t("/messages/batch"),
+            batch(json!([
+                {"to": "*", "type": "impl_progress", "summary": "e"},
+                {"to": "ghost", "type": "error", "summary": "f"},
+            ])),
+        )
+        .await
+        .expect_error(400, "invalid_field");
+    assert_eq!(
+        refused.body["error"]["details"]["field"], "messages[1].to",
+        "{}",
+        refused.body
+    );
+    assert!(refused.body["error"]["details"]["knownRecipients"].is_array());
+    let too_many = tester
+        .post(
+            &tester.t("/messages/batch"),
+            batch(json!(vec![
+                json!({"to": "*", "type": "e", "summary": "1"});
+                4
+            ])),
+        )
+        .await
+        .expect_error(400, "invalid_field");
+    assert!(
+        too_many.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 to 3 items"),
+        "{}",
+        too_many.body
+    );
+    let all = c.get(&c.t("/messages")).await.expect_status(200);
+    let summaries: Vec<_> = all.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["summary"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(summaries, ["a", "b", "c", "d"]);
+
+    // Observers may not post, in batches either.
+    let observer = d.agent("qa", "watcher", "observer").await;
+    observer
+        .post(
+            &observer.t("/messages/batch"),
+            batch(json!([{"to": "*", "type": "e", "summary": "1"}])),
+        )
+        .await
+        .expect_error(403, "forbidden");
+}

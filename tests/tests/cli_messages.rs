@@ -204,3 +204,43 @@ async fn tail_follows_the_live_stream_with_filters_one_line_per_message() {
         tail.child.start_kill().unwrap();
     }
 }
+
+#[tokio::test]
+async fn post_batch_posts_a_json_lines_file_all_or_none() {
+    let d = TestDaemon::start().await;
+    let coord_api = d.team("qa").await;
+    let coord = Huddle::new(&d.url, &coord_api.token, "qa");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"to": "*", "type": "test_result", "summary": "login passes", "data": {"test": "login"}}"#,
+            "\n\n",
+            r#"{"to": "tester", "type": "fix_required", "summary": "fix logout", "idempotencyKey": "run-3/logout"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    assert_eq!(
+        coord.ok(&["msg", "post-batch", path]).await.trim(),
+        "posted 2 messages (#1–#2)"
+    );
+    let again = coord.json(&["msg", "post-batch", path]).await;
+    assert_eq!(seqs(&again), [3, 2], "the keyed line is stored once");
+    assert_eq!(again["replayed"], serde_json::json!([1]));
+
+    std::fs::write(
+        &file,
+        "{\"to\": \"*\", \"type\": \"note\", \"summary\": \"ok\"}\n{\"to\": \"*\"\n",
+    )
+    .unwrap();
+    let (code, err) = coord.fails(&["msg", "post-batch", path]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("results.jsonl:2"), "names the bad line: {err}");
+    std::fs::write(&file, "{\"to\": \"*\", \"type\": \"note\", \"summary\": \"ok\"}\n{\"to\": \"ghost\", \"type\": \"note\", \"summary\": \"no\"}\n").unwrap();
+    let (_, err) = coord.fails(&["msg", "post-batch", path]).await;
+    assert!(err.contains("messages[1]"), "{err}");
+    assert_eq!(seqs(&coord.json(&["msg", "ls"]).await), [1, 2, 3]);
+}

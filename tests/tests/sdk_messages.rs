@@ -2,7 +2,7 @@
 
 mod common;
 
-use huddle_sdk::wire::{PostMessage, Role};
+use huddle_sdk::wire::{BatchMessage, PostMessage, Role};
 use huddle_sdk::MessageQuery;
 use huddle_tests::TestDaemon;
 use serde_json::json;
@@ -220,4 +220,44 @@ async fn shared_memory_is_read_patched_replaced_and_versioned() {
     assert_eq!(kinds[0], (replaced.version, "replace"));
     assert_eq!(kinds.len(), 3);
     assert!(history.changes.iter().all(|c| c.agent == "coordinator"));
+}
+
+#[tokio::test]
+async fn a_batch_is_posted_in_order_and_a_retried_batch_is_stored_once() {
+    let d = TestDaemon::start().await;
+    let coord = common::team(&d, "qa").await;
+    let tester = common::agent(&d, "qa", "tester-1", Role::Tester).await;
+    let item = |summary: &str, key: Option<&str>| BatchMessage {
+        to: "coordinator".into(),
+        kind: "test_result".into(),
+        summary: summary.into(),
+        data: json!({"test": summary}),
+        idempotency_key: key.map(str::to_string),
+    };
+    let batch = [
+        item("one", Some("k-1")),
+        item("two", None),
+        item("three", None),
+    ];
+    let posted = tester.post_messages(&batch).await.expect("batch");
+    let seqs: Vec<_> = posted.messages.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert!(posted.replayed.is_empty());
+    assert_eq!(posted.messages[2].data, json!({"test": "three"}));
+    // The keyed item is answered from the store; the unkeyed ones got fresh keys.
+    let again = tester.post_messages(&batch).await.expect("again");
+    assert_eq!(again.replayed, [0]);
+    assert_eq!(again.messages[0], posted.messages[0]);
+    assert_eq!((again.messages[1].seq, again.messages[2].seq), (4, 5));
+    let bad = [
+        item("fine", None),
+        BatchMessage {
+            to: "nobody".into(),
+            ..item("lost", None)
+        },
+    ];
+    let err = tester.post_messages(&bad).await.unwrap_err();
+    assert!(err.to_string().contains("messages[1]"), "{err}");
+    let listed = coord.list_messages(&MessageQuery::default()).await.unwrap();
+    assert_eq!(listed.messages.len(), 5, "the refused batch stored nothing");
 }

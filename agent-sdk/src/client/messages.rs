@@ -3,7 +3,10 @@
 use super::queries::MessageQuery;
 use super::transport::{decode, Call};
 use super::{Client, Error};
-use crate::wire::{InboxAck, InboxCursor, Message, MessageList, PostMessage};
+use crate::wire::{
+    BatchMessage, InboxAck, InboxCursor, Message, MessageList, PostMessage, PostMessages,
+    PostedMessages,
+};
 use std::time::Duration;
 
 /// A posted message and whether the daemon had already stored it under the same idempotency
@@ -45,6 +48,26 @@ impl Client {
             message: decode(res, &what).await?,
             replayed,
         })
+    }
+
+    /// `POST …/messages/batch`: stores every message or none, in order. Items without an
+    /// idempotency key get a fresh one, so the request is retried safely and each message is
+    /// stored exactly once even when an answer is lost.
+    pub async fn post_messages(&self, messages: &[BatchMessage]) -> Result<PostedMessages, Error> {
+        let keyed: Vec<BatchMessage> = messages
+            .iter()
+            .cloned()
+            .map(|mut m| {
+                m.idempotency_key
+                    .get_or_insert_with(|| uuid::Uuid::new_v4().to_string());
+                m
+            })
+            .collect();
+        let body = PostMessages { messages: keyed };
+        let call = Call::post(self.team_url(&["messages", "batch"])?)
+            .json(&body)?
+            .retry();
+        self.json(call).await
     }
 
     /// `GET …/messages`: one page in `seq` order; `next` is the cursor for

@@ -29,6 +29,66 @@ pub struct PostMessage {
     pub data: serde_json::Value,
 }
 
+/// `POST /v1/teams/{team}/messages/batch`: several messages in one request, stored all or none,
+/// in order, with consecutive `seq`s.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PostMessages {
+    pub messages: Vec<BatchMessage>,
+}
+
+/// One message of a batched post: [`PostMessage`] plus its own optional idempotency key.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BatchMessage {
+    /// An agent name, a role, or `*`.
+    #[cfg_attr(feature = "openapi", schema(example = "*"))]
+    pub to: String,
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-z][a-z0-9_]{0,63}$", example = "test_result")
+    )]
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
+    pub summary: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[serde(default)]
+    pub data: serde_json::Value,
+    /// 1–255 visible ASCII characters, like the `Idempotency-Key` header of a single post: a
+    /// message whose key the caller used before is answered with the stored one, not stored again.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[!-~]{1,255}$"))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}
+
+impl BatchMessage {
+    /// The message without its key.
+    pub fn into_parts(self) -> (PostMessage, Option<String>) {
+        let post = PostMessage {
+            to: self.to,
+            kind: self.kind,
+            summary: self.summary,
+            data: self.data,
+        };
+        (post, self.idempotency_key)
+    }
+}
+
+/// The answer to a batched post: the stored messages in request order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PostedMessages {
+    pub messages: Vec<Message>,
+    /// Positions (0-based) of the messages whose idempotency key had been used before: those
+    /// are the stored originals and nothing new was stored for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replayed: Vec<usize>,
+}
+
 /// A stored message. `seq` is per team, monotonic, and the cursor for lists, inboxes and streams.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -2,7 +2,7 @@
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, ApiQuery};
+use super::extract::{parse_object, ApiJson, ApiQuery, Body};
 use super::openapi_types::*;
 use super::AppState;
 use crate::store::MessageFilter;
@@ -10,7 +10,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use huddle_sdk::wire::{InboxAck, InboxCursor, Message, MessageList, PostMessage};
+use huddle_sdk::wire::{
+    InboxAck, InboxCursor, Message, MessageList, PostMessage, PostMessages, PostedMessages,
+};
 use serde::Deserialize;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -57,9 +59,7 @@ pub async fn post(
     let key = match headers.get(IDEMPOTENCY_KEY) {
         None => None,
         Some(v) => {
-            let key = v.to_str().ok().map(str::trim).filter(|k| {
-                !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic())
-            });
+            let key = v.to_str().ok().map(str::trim).filter(|k| valid_key(k));
             Some(
                 key.ok_or_else(|| {
                     ApiError::bad_request(
@@ -79,6 +79,83 @@ pub async fn post(
             .insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
     Ok(response)
+}
+
+/// An idempotency key: 1–255 visible ASCII characters.
+fn valid_key(key: &str) -> bool {
+    !key.is_empty() && key.len() <= 255 && key.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// 201 with every message stored, in request order and with consecutive `seq`s — or, when one
+/// item is refused, an error naming it (`messages[i]`) and nothing stored. For agents that
+/// produce many messages at once (a run's per-test results): one request and one commit.
+#[utoipa::path(
+    post,
+    path = "/v1/teams/{team}/messages/batch",
+    operation_id = "postMessages",
+    tag = "messages",
+    params(TeamPath),
+    request_body = PostMessages,
+    responses(
+        (status = 201, description = "The stored messages, in request order", body = PostedMessages),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 404, response = NotFound),
+        (status = 409, response = Conflict),
+        (status = 413, response = TooLarge),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[tracing::instrument(skip_all, fields(agent = %caller.agent, count = tracing::field::Empty))]
+pub async fn post_many(
+    State(state): State<AppState>,
+    Can(caller, _): Can<act::PostMessages>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    // Each item is an object: serde would also read one from an array, field by field.
+    let raw: serde_json::Value = parse_object(&body)?;
+    if let Some(i) = raw["messages"]
+        .as_array()
+        .and_then(|items| items.iter().position(|m| !m.is_object()))
+    {
+        return Err(ApiError::bad_request(
+            &format!("messages[{i}]"),
+            format!("messages[{i}]: each item must be a JSON object"),
+        ));
+    }
+    let req: PostMessages = parse_object(&body)?;
+    tracing::Span::current().record("count", req.messages.len());
+    let max = state.settings.limits.max_batch;
+    if req.messages.is_empty() || req.messages.len() > max {
+        return Err(ApiError::bad_request(
+            "messages",
+            format!(
+                "`messages` must hold 1 to {max} items, got {}",
+                req.messages.len()
+            ),
+        ));
+    }
+    let mut items = Vec::with_capacity(req.messages.len());
+    for (i, item) in req.messages.into_iter().enumerate() {
+        if item
+            .idempotency_key
+            .as_deref()
+            .is_some_and(|k| !valid_key(k))
+        {
+            let field = format!("messages[{i}].idempotencyKey");
+            let message = format!("{field} must be 1–255 visible ASCII characters");
+            return Err(ApiError::bad_request(&field, message));
+        }
+        items.push(item.into_parts());
+    }
+    let posted = state.store.post_messages(&caller, items).await?;
+    let replayed = (0..posted.len()).filter(|&i| posted[i].replayed).collect();
+    let messages = posted.into_iter().map(|p| p.message).collect();
+    let answer = PostedMessages { messages, replayed };
+    Ok((StatusCode::CREATED, Json(answer)).into_response())
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -61,6 +61,7 @@ pub fn app(state: AppState) -> Router {
         .route("/tasks/{id}/fail", post(task_claims::fail))
         .route("/tasks/{id}/release", post(task_claims::release))
         .route("/messages", post(messages::post).get(messages::list))
+        .route("/messages/batch", post(messages::post_many))
         .route("/messages/stream", get(streams::messages))
         .route("/inbox", get(messages::inbox))
         .route("/inbox/ack", post(messages::ack))

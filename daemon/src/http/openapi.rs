@@ -42,6 +42,7 @@ use utoipa::OpenApi;
         task_claims::fail,
         task_claims::release,
         messages::post,
+        messages::post_many,
         messages::list,
         messages::inbox,
         messages::ack,
@@ -151,6 +152,10 @@ pub fn document(settings: &Settings) -> Value {
     extend_schema(property(&mut doc, "Heartbeat", "leaseMs"), &lease);
     extend_schema(
         property(&mut doc, "CompleteTasks", "tasks"),
+        &json!({ "minItems": 1, "maxItems": l.max_batch }),
+    );
+    extend_schema(
+        property(&mut doc, "PostMessages", "messages"),
         &json!({ "minItems": 1, "maxItems": l.max_batch }),
     );
     doc

@@ -105,6 +105,14 @@ pub trait Store: Send + Sync + 'static {
         post: PostMessage,
         idempotency_key: Option<String>,
     ) -> StoreResult<Posted>;
+    /// Stores every message or none, in order, with consecutive `seq`s; an item whose key the
+    /// caller used before is answered with the stored message (`replayed`). Errors name the item
+    /// (`messages[i]`).
+    async fn post_messages(
+        &self,
+        caller: &Caller,
+        items: Vec<(PostMessage, Option<String>)>,
+    ) -> StoreResult<Vec<Posted>>;
     async fn list_messages(&self, team_id: i64, filter: MessageFilter)
         -> StoreResult<Vec<Message>>;
     /// Messages to the caller, its role or `*`, past its inbox cursor.

@@ -62,6 +62,31 @@ impl BenchClient {
         }
     }
 
+    /// POSTs a body already encoded and insists on `want`, reading the answer without parsing
+    /// it: for hot loops whose answers the benchmark does not need.
+    pub async fn post_encoded(&self, path: &str, body: Vec<u8>, want: u16) {
+        let res = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("authorization", &self.auth)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        let status = res.status().as_u16();
+        let bytes = res
+            .bytes()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        assert_eq!(
+            status,
+            want,
+            "POST {path} answered {status}: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+
     pub fn raw(&self) -> (&reqwest::Client, &str) {
         (&self.http, &self.auth)
     }

@@ -94,6 +94,10 @@ pub struct Sizes {
     /// Tasks a worker claims per request (`max`); 1 is one claim per task.
     #[arg(long, default_value_t = 1)]
     pub claim_batch: usize,
+    /// Messages a poster sends per request in `bus` (`POST …/messages/batch` when over 1); 1
+    /// is one `POST …/messages` per message.
+    #[arg(long, default_value_t = 1)]
+    pub post_batch: usize,
 }
 
 /// Runs one scenario against a fresh daemon.
@@ -125,6 +129,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         "workers": args.sizes.workers,
         "subscribers": args.sizes.subscribers,
         "claimBatch": args.sizes.claim_batch,
+        "postBatch": args.sizes.post_batch,
     });
     Ok(figures)
 }

@@ -5,7 +5,7 @@ use crate::parse;
 use crate::{CliResult, Ctx};
 use clap::{Args, Subcommand};
 use futures::StreamExt;
-use huddle_sdk::wire::{Message, PostMessage};
+use huddle_sdk::wire::{BatchMessage, Message, PostMessage};
 use huddle_sdk::{MessageQuery, StreamOptions};
 use std::time::Duration;
 
@@ -28,6 +28,12 @@ pub enum MsgCmd {
         /// when absent.
         #[arg(long)]
         idempotency_key: Option<String>,
+    },
+    /// Post many messages in one request, all or none: a JSON Lines file (`-` for standard
+    /// input), one `{"to", "type", "summary", "data"?, "idempotencyKey"?}` object per line.
+    PostBatch {
+        /// The JSON Lines file, or `-`.
+        file: String,
     },
     /// List messages in order (all pages, or up to --limit).
     Ls {
@@ -104,6 +110,28 @@ pub async fn run(ctx: &Ctx, cmd: MsgCmd) -> CliResult {
                 output::json(&message)
             } else {
                 output::line(&format!("posted #{} to {}", message.seq, message.to))
+            }
+        }
+        MsgCmd::PostBatch { file } => {
+            let messages = read_batch(&file)?;
+            let posted = ctx.client.post_messages(&messages).await?;
+            if ctx.json {
+                output::json(&posted)
+            } else {
+                let (first, last) = (
+                    &posted.messages[0],
+                    &posted.messages[posted.messages.len() - 1],
+                );
+                output::line(&format!(
+                    "posted {} messages (#{}–#{}){}",
+                    posted.messages.len(),
+                    first.seq,
+                    last.seq,
+                    match posted.replayed.len() {
+                        0 => String::new(),
+                        n => format!("; {n} already stored under their keys"),
+                    }
+                ))
             }
         }
         MsgCmd::Ls {
@@ -195,4 +223,26 @@ fn tail_line(colors: &Colors, m: &Message) -> String {
         m.to,
         colors.kind(&m.kind, &format!("{}: {}", m.kind, m.summary)),
     )
+}
+
+/// The messages of a JSON Lines file (blank lines skipped); errors name the line.
+fn read_batch(file: &str) -> Result<Vec<BatchMessage>, String> {
+    let text = if file == "-" {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(file)
+    }
+    .map_err(|e| format!("cannot read {file}: {e}"))?;
+    let mut messages = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message = serde_json::from_str(line).map_err(|e| format!("{file}:{}: {e}", n + 1))?;
+        messages.push(message);
+    }
+    if messages.is_empty() {
+        return Err(format!("{file} holds no messages"));
+    }
+    Ok(messages)
 }

@@ -17,6 +17,27 @@ pub fn post(
     limits: &Limits,
 ) -> StoreResult<Posted> {
     let team_id = caller.team_id;
+    validate::message_type(&post.kind)?;
+    validate::text("summary", &post.summary, limits.max_summary_chars)?;
+    validate::object("data", &post.data)?;
+    validate::depth("data", &post.data, limits.max_json_depth)?;
+    // Serialised once: measured here, stored below.
+    let data_text = if post.data.is_null() {
+        "{}".to_string()
+    } else {
+        post.data.to_string()
+    };
+    let size = data_text.len();
+    if size > limits.max_message_bytes {
+        return Err(StoreError::TooLarge {
+            message: format!(
+                "message `data` is {size} bytes; the limit is {}",
+                limits.max_message_bytes
+            ),
+        });
+    }
+    check_recipient(ctx.conn, team_id, &post.to)?;
+    // A retry is checked like a first post: a malformed request is refused, key or no key.
     if let Some(key) = &key {
         if let Some(seq) = ctx
             .conn
@@ -33,20 +54,6 @@ pub fn post(
             });
         }
     }
-    validate::message_type(&post.kind)?;
-    validate::text("summary", &post.summary, limits.max_summary_chars)?;
-    validate::object("data", &post.data)?;
-    validate::depth("data", &post.data, limits.max_json_depth)?;
-    let size = post.data.to_string().len();
-    if size > limits.max_message_bytes {
-        return Err(StoreError::TooLarge {
-            message: format!(
-                "message `data` is {size} bytes; the limit is {}",
-                limits.max_message_bytes
-            ),
-        });
-    }
-    check_recipient(ctx.conn, team_id, &post.to)?;
     let data = if post.data.is_null() {
         serde_json::json!({})
     } else {
@@ -73,7 +80,7 @@ pub fn post(
             message.to,
             message.kind,
             message.summary,
-            message.data.to_string(),
+            data_text,
             ctx.now_ms
         ])?;
     if let Some(key) = &key {
@@ -101,6 +108,40 @@ pub fn post(
         message,
         replayed: false,
     })
+}
+
+/// Posts each item in order inside the caller's one job, so a refused item rolls back the
+/// whole batch; the error names the item.
+pub fn post_many(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    items: Vec<(PostMessage, Option<String>)>,
+    limits: &Limits,
+) -> StoreResult<Vec<Posted>> {
+    let mut posted = Vec::with_capacity(items.len());
+    for (i, (message, key)) in items.into_iter().enumerate() {
+        posted.push(post(ctx, caller, message, key, limits).map_err(|e| at_item(i, e))?);
+    }
+    Ok(posted)
+}
+
+/// Points an item's error at `messages[i]`.
+fn at_item(i: usize, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Invalid {
+            field,
+            message,
+            details,
+        } => StoreError::Invalid {
+            field: format!("messages[{i}].{field}"),
+            message: format!("messages[{i}]: {message}"),
+            details,
+        },
+        StoreError::TooLarge { message } => StoreError::TooLarge {
+            message: format!("messages[{i}]: {message}"),
+        },
+        other => other,
+    }
 }
 
 /// `to` must reach someone: an agent of the team, a role, or `*`. Otherwise the error lists who

@@ -195,6 +195,18 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn post_messages(
+        &self,
+        caller: &Caller,
+        items: Vec<(PostMessage, Option<String>)>,
+    ) -> StoreResult<Vec<Posted>> {
+        let caller = caller.clone();
+        let limits = self.options.limits.clone();
+        self.writer()?
+            .write(move |ctx| messages::post_many(ctx, &caller, items, &limits))
+            .await
+    }
+
     async fn list_messages(
         &self,
         team_id: i64,
