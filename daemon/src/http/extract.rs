@@ -70,7 +70,29 @@ impl<S: Send + Sync> FromRequest<S> for Body {
 
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    serde_path_to_error::deserialize(de).map_err(field_error)
+}
+
+/// A batch body (`{"<list>": [{…}, …]}`) whose items must each be a JSON object: serde would
+/// also read an item from an array, field by field. Parsed once; the error names the item.
+pub fn parse_batch<T: DeserializeOwned>(bytes: &[u8], list: &str) -> Result<T, ApiError> {
+    let raw: serde_json::Value = parse_object(bytes)?;
+    if let Some(i) = raw[list]
+        .as_array()
+        .and_then(|items| items.iter().position(|item| !item.is_object()))
+    {
+        return Err(ApiError::bad_request(
+            &format!("{list}[{i}]"),
+            format!("{list}[{i}]: each item must be a JSON object"),
+        ));
+    }
+    serde_path_to_error::deserialize(raw).map_err(field_error)
+}
+
+/// A deserialisation error as the API's 400: syntax errors as `invalid_json`, the rest as
+/// `invalid_field` naming the path.
+fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
@@ -89,7 +111,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
                 .with_details(json!({ "field": field }))
         }
-    })
+    }
 }
 
 /// A query string; a bad value answers 400 naming the parameter.

@@ -2,7 +2,7 @@
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_object, ApiJson, ApiQuery, Body};
+use super::extract::{parse_batch, ApiJson, ApiQuery, Body};
 use super::openapi_types::*;
 use super::AppState;
 use crate::store::MessageFilter;
@@ -115,18 +115,7 @@ pub async fn post_many(
     Can(caller, _): Can<act::PostMessages>,
     Body(body): Body,
 ) -> ApiResult<Response> {
-    // Each item is an object: serde would also read one from an array, field by field.
-    let raw: serde_json::Value = parse_object(&body)?;
-    if let Some(i) = raw["messages"]
-        .as_array()
-        .and_then(|items| items.iter().position(|m| !m.is_object()))
-    {
-        return Err(ApiError::bad_request(
-            &format!("messages[{i}]"),
-            format!("messages[{i}]: each item must be a JSON object"),
-        ));
-    }
-    let req: PostMessages = parse_object(&body)?;
+    let req: PostMessages = parse_batch(&body, "messages")?;
     tracing::Span::current().record("count", req.messages.len());
     let max = state.settings.limits.max_batch;
     if req.messages.is_empty() || req.messages.len() > max {

@@ -2,7 +2,7 @@
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_object, ApiJson, Body};
+use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
 use super::AppState;
@@ -228,18 +228,7 @@ pub async fn complete_many(
     Can(caller, _): Can<act::ActOnClaims>,
     Body(body): Body,
 ) -> ApiResult<Response> {
-    // Each item is an object: serde would also read one from an array, field by field.
-    let raw: serde_json::Value = parse_object(&body)?;
-    if let Some(i) = raw["tasks"]
-        .as_array()
-        .and_then(|items| items.iter().position(|t| !t.is_object()))
-    {
-        return Err(ApiError::bad_request(
-            &format!("tasks[{i}]"),
-            format!("tasks[{i}]: each item must be a JSON object"),
-        ));
-    }
-    let req: CompleteTasks = parse_object(&body)?;
+    let req: CompleteTasks = parse_batch(&body, "tasks")?;
     tracing::Span::current().record("count", req.tasks.len());
     let max = state.settings.limits.max_batch;
     if req.tasks.is_empty() || req.tasks.len() > max {

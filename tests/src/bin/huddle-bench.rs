@@ -4,6 +4,11 @@ use clap::Parser;
 use huddle_tests::bench::{self, stats::MARKDOWN_HEADER, Args};
 use std::process::ExitCode;
 
+/// The load generator shares the machine with the daemon: the same allocator keeps its own
+/// CPU cost (thousands of connections, many small buffers) from crowding the daemon out.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
