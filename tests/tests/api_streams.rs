@@ -1,5 +1,6 @@
 //! Live streams: SSE order, resume with Last-Event-ID, filters, lagging subscribers, shutdown.
 
+use futures::StreamExt;
 use huddle_tests::sse::SseReader;
 use huddle_tests::TestDaemon;
 use serde_json::json;
@@ -156,4 +157,47 @@ async fn a_stream_following_one_recipient_gets_exactly_its_messages_across_recon
         rest.iter().map(|g| g.0).collect::<Vec<_>>(),
         [21, 23, 25, 27, 29]
     );
+}
+
+#[tokio::test]
+async fn stream_frames_are_plain_sse_with_keep_alive_comments_when_idle() {
+    let d = TestDaemon::start_with(|s| s.streams.keepalive_secs = 1).await;
+    let c = d.team("qa").await;
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "*", "type": "note", "summary": "line one\nline two"}),
+    )
+    .await
+    .expect_status(201);
+    let res = reqwest::Client::new()
+        .get(format!("{}{}", c.base, c.t("/messages/stream")))
+        .bearer_auth(&c.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    assert_eq!(res.headers()["cache-control"], "no-cache");
+    let mut body = res.bytes_stream();
+    let mut text = String::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    // The stored message first, then (nothing else happening) a keep-alive comment.
+    while !text.contains("\n\n:\n\n") {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .expect("a keep-alive within 20 s")
+            .expect("stream open")
+            .unwrap();
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let (first, _) = text.split_once("\n\n").unwrap();
+    let lines: Vec<_> = first.lines().collect();
+    assert_eq!(lines[..2], ["id: 1", "event: message"], "{text}");
+    assert_eq!(
+        lines.len(),
+        3,
+        "one data line: JSON escapes newlines: {text}"
+    );
+    let data: serde_json::Value =
+        serde_json::from_str(lines[2].strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(data["summary"], "line one\nline two");
 }

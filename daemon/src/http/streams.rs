@@ -15,16 +15,19 @@ use super::AppState;
 use crate::hub::StreamItem;
 use crate::store::Caller;
 use crate::store::{MessageFilter, StoreResult};
+use axum::body::{Body, Bytes};
 use axum::extract::State;
+use axum::http::header;
 use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use serde::Deserialize;
 use std::convert::Infallible;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::time::Instant;
 use utoipa::IntoParams;
 
 const PAGE: usize = 500;
@@ -129,18 +132,15 @@ pub async fn events(
         to: None,
         kind: q.kind,
     };
-    Ok(sse(
-        &state,
-        stream(
-            state.clone(),
-            caller,
-            slot,
-            start,
-            rx,
-            filter,
-            Source::Events,
-        ),
-    ))
+    Ok(sse(stream(
+        state.clone(),
+        caller,
+        slot,
+        start,
+        rx,
+        filter,
+        Source::Events,
+    )))
 }
 
 /// The team's messages as Server-Sent Events, from the cursor on, until the client leaves.
@@ -186,27 +186,29 @@ pub async fn messages(
         to: q.to,
         kind: q.kind,
     };
-    Ok(sse(
-        &state,
-        stream(
-            state.clone(),
-            caller,
-            slot,
-            start,
-            rx,
-            filter,
-            Source::Messages,
-        ),
-    ))
+    Ok(sse(stream(
+        state.clone(),
+        caller,
+        slot,
+        start,
+        rx,
+        filter,
+        Source::Messages,
+    )))
 }
 
-fn sse<S>(state: &AppState, s: S) -> Response
+/// A `text/event-stream` response whose body is the stream's frames, written as they come.
+fn sse<S>(s: S) -> Response
 where
-    S: Stream<Item = Result<SseEvent, Infallible>> + Send + 'static,
+    S: Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
 {
-    let every = Duration::from_secs(state.settings.streams.keepalive_secs.max(1));
-    Sse::new(s)
-        .keep_alive(KeepAlive::new().interval(every))
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(s),
+    )
         .into_response()
 }
 
@@ -257,16 +259,30 @@ async fn fetch(
     })
 }
 
-fn to_sse(item: &StreamItem, source: Source) -> SseEvent {
+/// One SSE frame: `id: <seq>`, `event: <name>`, `data: <json>`. Written by hand rather than
+/// through axum's `Sse`, which rescans the data for newlines and resets a keep-alive timer on
+/// every event; here the JSON is compact (no raw newlines) and names are `[a-z0-9_.]`.
+fn frame(item: &StreamItem, source: Source) -> Bytes {
     let name = match source {
         Source::Events => item.kind.as_str(),
         Source::Messages => "message",
     };
-    SseEvent::default()
-        .id(item.seq.to_string())
-        .event(name)
-        .data(&*item.json)
+    let mut text = String::with_capacity(item.json.len() + name.len() + 40);
+    let _ = write!(
+        text,
+        "id: {}\nevent: {name}\ndata: {}\n\n",
+        item.seq, item.json
+    );
+    Bytes::from(text)
 }
+
+/// An SSE comment frame (clients ignore it; proxies see traffic).
+fn comment(text: &str) -> Bytes {
+    Bytes::from(format!(": {text}\n\n"))
+}
+
+/// Sent after `keepalive_secs` without a frame, so proxies keep idle streams open.
+const KEEPALIVE: &[u8] = b":\n\n";
 
 /// The stream body. It holds `slot` (the per-token stream count) for its lifetime and ends on
 /// shutdown or when the caller's token is revoked or rotated.
@@ -278,12 +294,17 @@ fn stream(
     mut rx: broadcast::Receiver<Arc<StreamItem>>,
     filter: Filter,
     source: Source,
-) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+) -> impl Stream<Item = Result<Bytes, Infallible>> {
     let team_id = caller.team_id;
     let mut revoked = state.hub.subscribe_revocations();
+    let every = Duration::from_secs(state.settings.streams.keepalive_secs.max(1));
     async_stream::stream! {
         let _slot = slot;
         let mut cursor = start;
+        // The keep-alive timer is re-armed when it fires, not on every frame.
+        let mut last_sent = Instant::now();
+        let keepalive = tokio::time::sleep_until(last_sent + every);
+        tokio::pin!(keepalive);
         loop {
             // Catch up from the database until it has nothing past the cursor.
             loop {
@@ -298,7 +319,8 @@ fn stream(
                 for item in page {
                     cursor = item.seq;
                     if filter.matches(&item) {
-                        yield Ok(to_sse(&item, source));
+                        last_sent = Instant::now();
+                        yield Ok(frame(&item, source));
                     }
                 }
                 if !full {
@@ -309,6 +331,17 @@ fn stream(
             loop {
                 let received = tokio::select! {
                     r = rx.recv() => r,
+                    _ = &mut keepalive => {
+                        let due = last_sent + every;
+                        if Instant::now() >= due {
+                            last_sent = Instant::now();
+                            keepalive.as_mut().reset(last_sent + every);
+                            yield Ok(Bytes::from_static(KEEPALIVE));
+                        } else {
+                            keepalive.as_mut().reset(due);
+                        }
+                        continue;
+                    }
                     _ = state.shutdown.cancelled() => return,
                     r = revoked.recv() => match r {
                         Ok((team, agent)) if team == team_id && agent == caller.agent => return,
@@ -323,12 +356,13 @@ fn stream(
                     Ok(item) if item.seq == cursor + 1 || filter.routed_by_to => {
                         cursor = item.seq;
                         if filter.matches(&item) {
-                            yield Ok(to_sse(&item, source));
+                            last_sent = Instant::now();
+                            yield Ok(frame(&item, source));
                         }
                     }
                     Ok(_) => break,
                     Err(RecvError::Lagged(missed)) => {
-                        yield Ok(SseEvent::default().comment(format!("fell {missed} behind; resuming from {cursor}")));
+                        yield Ok(comment(&format!("fell {missed} behind; resuming from {cursor}")));
                         break;
                     }
                     Err(RecvError::Closed) => return,
