@@ -3,8 +3,8 @@
 //!
 //! Requests queue jobs on a bounded channel. The writer takes the first job, drains whatever else
 //! is waiting (up to `max_batch`), runs them inside one `BEGIN IMMEDIATE` transaction — each in its
-//! own savepoint so a refused operation rolls back alone — commits once, and only then answers
-//! every job and publishes their effects to the hub. With `synchronous=FULL` one fsync covers the
+//! own savepoint so a refused operation rolls back alone — commits once, and only then publishes
+//! the batch's effects to the hub and answers every job. With `synchronous=FULL` one fsync covers the
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::{StoreError, StoreResult};
@@ -258,14 +258,15 @@ fn run_batch(
     if committed.is_err() {
         let _ = conn.execute_batch("rollback");
     }
-    let effects = std::mem::take(&mut ctx.effects);
-    for finish in finishers {
-        finish(committed.as_ref().map(|_| ()).map_err(clone_error));
-    }
+    // Streams and long polls first, then the callers: a subscriber should not wait for every
+    // poster of the batch to be answered before its delivery starts.
     if committed.is_ok() {
-        for (team_id, item) in effects {
+        for (team_id, item) in std::mem::take(&mut ctx.effects) {
             hub.publish(team_id, [item]);
         }
+    }
+    for finish in finishers {
+        finish(committed.as_ref().map(|_| ()).map_err(clone_error));
     }
     false
 }
