@@ -126,23 +126,16 @@ pub async fn run(
         state.shutdown.clone(),
     ));
     let cancel = state.shutdown.clone();
-    // Stream events and answers are small writes: without TCP_NODELAY, Nagle's algorithm holds
-    // one back until the previous is acknowledged, which a reader's delayed ACK makes ~40 ms.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    let served = axum::serve(listener, http::app(state.clone()))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!("shutting down: finishing in-flight requests");
-            cancel.cancel();
-        })
-        .await;
+    let app = http::app(state.clone());
+    http::serve::serve(listener, app, async move {
+        shutdown.await;
+        tracing::info!("shutting down: finishing in-flight requests");
+        cancel.cancel();
+    })
+    .await;
     state.shutdown.cancel();
     let _ = sweeper.await;
     built.store.close().await;
     tracing::info!("database closed");
-    served.map_err(DaemonError::Serve)
+    Ok(())
 }

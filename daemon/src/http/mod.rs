@@ -12,6 +12,7 @@ mod memory;
 mod messages;
 pub mod openapi;
 mod openapi_types;
+pub mod serve;
 mod streams;
 mod task_claims;
 mod tasks;

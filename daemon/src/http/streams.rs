@@ -30,7 +30,11 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::time::Instant;
 use utoipa::IntoParams;
 
-const PAGE: usize = 500;
+/// Items read from the database per catch-up query. Small on purpose: a subscriber that stops
+/// reading is suspended with the rest of its page in hand, so the page is what a stuck stream
+/// costs in memory; at 64 items that is tens of kilobytes, while catching up still reads
+/// hundreds of thousands of items per second.
+const PAGE: usize = 64;
 
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
