@@ -201,3 +201,25 @@ async fn stream_frames_are_plain_sse_with_keep_alive_comments_when_idle() {
         serde_json::from_str(lines[2].strip_prefix("data: ").unwrap()).unwrap();
     assert_eq!(data["summary"], "line one\nline two");
 }
+
+#[tokio::test]
+async fn a_long_history_is_replayed_across_catch_up_pages_in_order() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    // More than two catch-up pages of history, stored in one batched post.
+    let batch: Vec<_> = (0..150)
+        .map(|i| json!({"to": "*", "type": "impl_progress", "summary": format!("step {i}")}))
+        .collect();
+    c.post(&c.t("/messages/batch"), json!({ "messages": batch }))
+        .await
+        .expect_status(201);
+    let url = format!("{}{}", d.url, c.t("/messages/stream"));
+    let mut stream = SseReader::open(&url, &c.token, Some(5)).await;
+    post_n(&c, 150, 160).await; // live, after the history
+    let got = stream.take(155).await;
+    assert_eq!(
+        got.iter().map(|g| g.0).collect::<Vec<_>>(),
+        (6..=160).collect::<Vec<_>>()
+    );
+    assert_eq!(got[154].2["summary"], "step 159");
+}
