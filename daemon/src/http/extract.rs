@@ -73,18 +73,27 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(de).map_err(field_error)
 }
 
-/// A batch body (`{"<list>": [{…}, …]}`) whose items must each be a JSON object: serde would
-/// also read an item from an array, field by field. Parsed once; the error names the item.
-pub fn parse_batch<T: DeserializeOwned>(bytes: &[u8], list: &str) -> Result<T, ApiError> {
+/// A batch body (`{"<list>": [{…}, …]}`) holding 1 to `max` items, each a JSON object (serde
+/// would also read an item from an array, field by field). Parsed once; errors name the item.
+pub fn parse_batch<T: DeserializeOwned>(
+    bytes: &[u8],
+    list: &str,
+    max: usize,
+) -> Result<T, ApiError> {
     let raw: serde_json::Value = parse_object(bytes)?;
-    if let Some(i) = raw[list]
-        .as_array()
-        .and_then(|items| items.iter().position(|item| !item.is_object()))
-    {
-        return Err(ApiError::bad_request(
-            &format!("{list}[{i}]"),
-            format!("{list}[{i}]: each item must be a JSON object"),
-        ));
+    if let Some(items) = raw[list].as_array() {
+        if items.is_empty() || items.len() > max {
+            return Err(ApiError::bad_request(
+                list,
+                format!("`{list}` must hold 1 to {max} items, got {}", items.len()),
+            ));
+        }
+        if let Some(i) = items.iter().position(|item| !item.is_object()) {
+            return Err(ApiError::bad_request(
+                &format!("{list}[{i}]"),
+                format!("{list}[{i}]: each item must be a JSON object"),
+            ));
+        }
     }
     serde_path_to_error::deserialize(raw).map_err(field_error)
 }

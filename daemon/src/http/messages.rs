@@ -115,18 +115,9 @@ pub async fn post_many(
     Can(caller, _): Can<act::PostMessages>,
     Body(body): Body,
 ) -> ApiResult<Response> {
-    let req: PostMessages = parse_batch(&body, "messages")?;
-    tracing::Span::current().record("count", req.messages.len());
     let max = state.settings.limits.max_batch;
-    if req.messages.is_empty() || req.messages.len() > max {
-        return Err(ApiError::bad_request(
-            "messages",
-            format!(
-                "`messages` must hold 1 to {max} items, got {}",
-                req.messages.len()
-            ),
-        ));
-    }
+    let req: PostMessages = parse_batch(&body, "messages", max)?;
+    tracing::Span::current().record("count", req.messages.len());
     let mut items = Vec::with_capacity(req.messages.len());
     for (i, item) in req.messages.into_iter().enumerate() {
         if item
