@@ -32,12 +32,7 @@ fn memory_response(memory: Memory) -> Response {
     responses(
         (status = 200, description = "The document", body = Memory,
             headers(("ETag" = String, description = "The document's version, for `If-Match`"))),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub async fn get(
@@ -59,12 +54,7 @@ pub async fn get(
     responses(
         (status = 200, description = "The value at the pointer: any JSON",
             body = serde_json::Value),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub async fn get_pointer(
@@ -172,13 +162,7 @@ pub struct HistoryQuery {
     params(TeamPath, HistoryQuery),
     responses(
         (status = 200, description = "The changes, newest first", body = MemoryHistory),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        QueryErrors,
     )
 )]
 pub async fn history(

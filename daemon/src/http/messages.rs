@@ -38,15 +38,7 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
         (status = 201, description = "The stored message", body = Message,
             headers(("Idempotent-Replayed" = String,
                 description = "`true` when the key was seen before"))),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
@@ -98,15 +90,7 @@ fn valid_key(key: &str) -> bool {
     request_body = PostMessages,
     responses(
         (status = 201, description = "The stored messages, in request order", body = PostedMessages),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, count = tracing::field::Empty))]
@@ -177,13 +161,7 @@ pub fn page_size(state: &AppState, requested: Option<usize>) -> ApiResult<usize>
     params(TeamPath, ListQuery),
     responses(
         (status = 200, description = "A page of messages", body = MessageList),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        QueryErrors,
     )
 )]
 pub async fn list(
@@ -227,13 +205,7 @@ pub struct InboxQuery {
     responses(
         (status = 200, description = "Unacknowledged messages to the caller (empty after `waitMs`)",
             body = MessageList),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        QueryErrors,
     )
 )]
 pub async fn inbox(

@@ -6,7 +6,7 @@
 
 use huddle_sdk::wire::{ClaimedTasks, ErrorBody, Task};
 use serde::Serialize;
-use utoipa::{IntoParams, ToResponse, ToSchema};
+use utoipa::{IntoParams, IntoResponses, ToResponse, ToSchema};
 
 /// `{team}`: a team's name; another team's name answers 404 as if it did not exist.
 #[derive(IntoParams)]
@@ -160,3 +160,68 @@ pub struct Internal(pub ErrorBody);
 /// The store cannot take the request now (disk full, read-only or shutting down); retry later.
 #[derive(ToResponse)]
 pub struct Unavailable(pub ErrorBody);
+
+/// The errors of a request that changes state. Handlers list it in `responses(…)`; the
+/// document gets one `$ref` per status, as if each were written out.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // described in the document, never built
+pub enum WriteErrors {
+    #[response(status = 400)]
+    BadRequest(#[ref_response] BadRequest),
+    #[response(status = 401)]
+    Unauthorized(#[ref_response] Unauthorized),
+    #[response(status = 403)]
+    Forbidden(#[ref_response] Forbidden),
+    #[response(status = 404)]
+    NotFound(#[ref_response] NotFound),
+    #[response(status = 409)]
+    Conflict(#[ref_response] Conflict),
+    #[response(status = 413)]
+    TooLarge(#[ref_response] TooLarge),
+    #[response(status = 429)]
+    TooManyRequests(#[ref_response] TooManyRequests),
+    #[response(status = 500)]
+    Internal(#[ref_response] Internal),
+    #[response(status = 503)]
+    Unavailable(#[ref_response] Unavailable),
+}
+
+/// The errors of a read with parameters (query, cursor, stream). Handlers list it in `responses(…)`; the
+/// document gets one `$ref` per status, as if each were written out.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // described in the document, never built
+pub enum QueryErrors {
+    #[response(status = 400)]
+    BadRequest(#[ref_response] BadRequest),
+    #[response(status = 401)]
+    Unauthorized(#[ref_response] Unauthorized),
+    #[response(status = 403)]
+    Forbidden(#[ref_response] Forbidden),
+    #[response(status = 404)]
+    NotFound(#[ref_response] NotFound),
+    #[response(status = 429)]
+    TooManyRequests(#[ref_response] TooManyRequests),
+    #[response(status = 500)]
+    Internal(#[ref_response] Internal),
+    #[response(status = 503)]
+    Unavailable(#[ref_response] Unavailable),
+}
+
+/// The errors of a read without parameters, or of an action without a body. Handlers list it in `responses(…)`; the
+/// document gets one `$ref` per status, as if each were written out.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // described in the document, never built
+pub enum ReadErrors {
+    #[response(status = 401)]
+    Unauthorized(#[ref_response] Unauthorized),
+    #[response(status = 403)]
+    Forbidden(#[ref_response] Forbidden),
+    #[response(status = 404)]
+    NotFound(#[ref_response] NotFound),
+    #[response(status = 429)]
+    TooManyRequests(#[ref_response] TooManyRequests),
+    #[response(status = 500)]
+    Internal(#[ref_response] Internal),
+    #[response(status = 503)]
+    Unavailable(#[ref_response] Unavailable),
+}

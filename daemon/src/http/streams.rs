@@ -112,13 +112,7 @@ fn cursor(headers: &HeaderMap, after: Option<i64>) -> ApiResult<i64> {
         (status = 200, description = "Server-Sent Events: `id` = seq, `event` = the event type \
                                        (`task.created`, `message.posted`, …), `data` = the event",
             content_type = "text/event-stream", body = SseChange),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        QueryErrors,
     )
 )]
 pub async fn events(
@@ -163,13 +157,7 @@ pub async fn events(
         (status = 200, description = "Server-Sent Events: `id` = seq, `event` = `message`, \
                                        `data` = the message",
             content_type = "text/event-stream", body = SseMessage),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        QueryErrors,
     )
 )]
 pub async fn messages(

@@ -142,15 +142,7 @@ pub async fn claim(
     responses(
         (status = 200, description = "The task with its new lease", body = Task,
             headers(("ETag" = String, description = "The task's new version"))),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 pub async fn heartbeat(
@@ -177,15 +169,7 @@ pub async fn heartbeat(
     responses(
         (status = 200, description = "The completed task", body = Task,
             headers(("ETag" = String, description = "The task's new version"))),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
@@ -211,15 +195,7 @@ pub async fn complete(
     request_body = CompleteTasks,
     responses(
         (status = 200, description = "The completed tasks", body = ClaimedTasks),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, count = tracing::field::Empty))]
@@ -247,15 +223,7 @@ pub async fn complete_many(
     responses(
         (status = 200, description = "The task, pending again or failed", body = Task,
             headers(("ETag" = String, description = "The task's new version"))),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
@@ -283,15 +251,7 @@ pub async fn fail(
     responses(
         (status = 200, description = "The task, pending again", body = Task,
             headers(("ETag" = String, description = "The task's new version"))),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]

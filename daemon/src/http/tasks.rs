@@ -35,15 +35,7 @@ pub fn task_response(status: StatusCode, task: Task) -> Response {
         (status = 201, description = "The task (`ETag` = its version), or the array of tasks",
             body = CreatedTasks,
             headers(("ETag" = String, description = "The task's version, for a single task"))),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %caller.agent))]
@@ -125,13 +117,7 @@ pub struct ListQuery {
     params(TeamPath, ListQuery),
     responses(
         (status = 200, description = "A page of tasks", body = TaskList),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        QueryErrors,
     )
 )]
 pub async fn list(
@@ -170,12 +156,7 @@ pub async fn list(
     responses(
         (status = 200, description = "The task", body = Task,
             headers(("ETag" = String, description = "The task's version, for `If-Match`"))),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub async fn get(

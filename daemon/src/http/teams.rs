@@ -85,15 +85,7 @@ async fn team_for(
     request_body = CreateAgent,
     responses(
         (status = 201, description = "The agent with its token", body = CreatedAgent),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = TooLarge),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 #[tracing::instrument(skip_all)]
@@ -155,12 +147,7 @@ pub async fn list_agents(
     params(AgentPath),
     responses(
         (status = 200, description = "The agent, now without a token", body = Agent),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %name))]
@@ -186,12 +173,7 @@ pub async fn revoke_agent(
     params(AgentPath),
     responses(
         (status = 200, description = "The agent with its new token", body = CreatedAgent),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 429, response = TooManyRequests),
-        (status = 500, response = Internal),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 #[tracing::instrument(skip_all, fields(agent = %name))]
