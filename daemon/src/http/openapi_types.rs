@@ -161,8 +161,8 @@ pub struct Internal(pub ErrorBody);
 #[derive(ToResponse)]
 pub struct Unavailable(pub ErrorBody);
 
-/// The errors of a request that changes state. Handlers list it in `responses(…)`; the
-/// document gets one `$ref` per status, as if each were written out.
+/// The errors of a request that changes state.
+/// Handlers name it in `responses(…)`; the document gets one `$ref` per status.
 #[derive(IntoResponses)]
 #[allow(dead_code)] // described in the document, never built
 pub enum WriteErrors {
@@ -186,8 +186,8 @@ pub enum WriteErrors {
     Unavailable(#[ref_response] Unavailable),
 }
 
-/// The errors of a read with parameters (query, cursor, stream). Handlers list it in `responses(…)`; the
-/// document gets one `$ref` per status, as if each were written out.
+/// The errors of a read with parameters (query, cursor, stream).
+/// Handlers name it in `responses(…)`; the document gets one `$ref` per status.
 #[derive(IntoResponses)]
 #[allow(dead_code)] // described in the document, never built
 pub enum QueryErrors {
@@ -207,8 +207,8 @@ pub enum QueryErrors {
     Unavailable(#[ref_response] Unavailable),
 }
 
-/// The errors of a read without parameters, or of an action without a body. Handlers list it in `responses(…)`; the
-/// document gets one `$ref` per status, as if each were written out.
+/// The errors of a read without parameters, or of an action without a body.
+/// Handlers name it in `responses(…)`; the document gets one `$ref` per status.
 #[derive(IntoResponses)]
 #[allow(dead_code)] // described in the document, never built
 pub enum ReadErrors {
