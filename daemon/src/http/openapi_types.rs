@@ -161,67 +161,37 @@ pub struct Internal(pub ErrorBody);
 #[derive(ToResponse)]
 pub struct Unavailable(pub ErrorBody);
 
-/// The errors of a request that changes state.
-/// Handlers name it in `responses(…)`; the document gets one `$ref` per status.
-#[derive(IntoResponses)]
-#[allow(dead_code)] // described in the document, never built
-pub enum WriteErrors {
-    #[response(status = 400)]
-    BadRequest(#[ref_response] BadRequest),
-    #[response(status = 401)]
-    Unauthorized(#[ref_response] Unauthorized),
-    #[response(status = 403)]
-    Forbidden(#[ref_response] Forbidden),
-    #[response(status = 404)]
-    NotFound(#[ref_response] NotFound),
-    #[response(status = 409)]
-    Conflict(#[ref_response] Conflict),
-    #[response(status = 413)]
-    TooLarge(#[ref_response] TooLarge),
-    #[response(status = 429)]
-    TooManyRequests(#[ref_response] TooManyRequests),
-    #[response(status = 500)]
-    Internal(#[ref_response] Internal),
-    #[response(status = 503)]
-    Unavailable(#[ref_response] Unavailable),
+/// Declares a set of error statuses for `responses(…)`: handlers name the set, and the document
+/// gets one `$ref` to the shared response per status, as if each were written out.
+macro_rules! error_set {
+    ($(#[$doc:meta])* $set:ident: $($status:literal => $response:ident),+ $(,)?) => {
+        $(#[$doc])*
+        #[derive(IntoResponses)]
+        #[allow(dead_code)] // described in the document, never built
+        pub enum $set {
+            $(
+                #[response(status = $status)]
+                $response(#[ref_response] $response),
+            )+
+        }
+    };
 }
 
-/// The errors of a read with parameters (query, cursor, stream).
-/// Handlers name it in `responses(…)`; the document gets one `$ref` per status.
-#[derive(IntoResponses)]
-#[allow(dead_code)] // described in the document, never built
-pub enum QueryErrors {
-    #[response(status = 400)]
-    BadRequest(#[ref_response] BadRequest),
-    #[response(status = 401)]
-    Unauthorized(#[ref_response] Unauthorized),
-    #[response(status = 403)]
-    Forbidden(#[ref_response] Forbidden),
-    #[response(status = 404)]
-    NotFound(#[ref_response] NotFound),
-    #[response(status = 429)]
-    TooManyRequests(#[ref_response] TooManyRequests),
-    #[response(status = 500)]
-    Internal(#[ref_response] Internal),
-    #[response(status = 503)]
-    Unavailable(#[ref_response] Unavailable),
-}
+error_set!(
+    /// The errors of a request that changes state.
+    WriteErrors: 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 404 => NotFound,
+    409 => Conflict, 413 => TooLarge, 429 => TooManyRequests, 500 => Internal,
+    503 => Unavailable,
+);
 
-/// The errors of a read without parameters, or of an action without a body.
-/// Handlers name it in `responses(…)`; the document gets one `$ref` per status.
-#[derive(IntoResponses)]
-#[allow(dead_code)] // described in the document, never built
-pub enum ReadErrors {
-    #[response(status = 401)]
-    Unauthorized(#[ref_response] Unauthorized),
-    #[response(status = 403)]
-    Forbidden(#[ref_response] Forbidden),
-    #[response(status = 404)]
-    NotFound(#[ref_response] NotFound),
-    #[response(status = 429)]
-    TooManyRequests(#[ref_response] TooManyRequests),
-    #[response(status = 500)]
-    Internal(#[ref_response] Internal),
-    #[response(status = 503)]
-    Unavailable(#[ref_response] Unavailable),
-}
+error_set!(
+    /// The errors of a read with parameters (query, cursor, stream).
+    QueryErrors: 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 404 => NotFound,
+    429 => TooManyRequests, 500 => Internal, 503 => Unavailable,
+);
+
+error_set!(
+    /// The errors of a read without parameters, or of an action without a body.
+    ReadErrors: 401 => Unauthorized, 403 => Forbidden, 404 => NotFound,
+    429 => TooManyRequests, 500 => Internal, 503 => Unavailable,
+);
