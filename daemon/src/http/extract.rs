@@ -101,25 +101,23 @@ pub fn parse_batch<T: DeserializeOwned>(
 /// A deserialisation error as the API's 400: syntax errors as `invalid_json`, the rest as
 /// `invalid_field` naming the path.
 fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
-    {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_json",
-                format!("the body is not valid JSON: {inner}"),
-            )
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    if inner.is_syntax() || inner.is_eof() {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body is not valid JSON: {inner}"),
+        )
+    } else {
+        let field = if path == "." { String::new() } else { path };
+        let message = if field.is_empty() {
+            inner.to_string()
         } else {
-            let field = if path == "." { String::new() } else { path };
-            let message = if field.is_empty() {
-                inner.to_string()
-            } else {
-                format!("{field}: {inner}")
-            };
-            ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
-                .with_details(json!({ "field": field }))
-        }
+            format!("{field}: {inner}")
+        };
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
+            .with_details(json!({ "field": field }))
     }
 }
 

@@ -227,22 +227,17 @@ fn tail_line(colors: &Colors, m: &Message) -> String {
 
 /// The messages of a JSON Lines file (blank lines skipped); errors name the line.
 fn read_batch(file: &str) -> Result<Vec<BatchMessage>, String> {
-    let text = if file == "-" {
-        std::io::read_to_string(std::io::stdin())
-    } else {
-        std::fs::read_to_string(file)
-    }
-    .map_err(|e| format!("cannot read {file}: {e}"))?;
+    let (text, source) = parse::text_input(Some(file))?;
     let mut messages = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let message = serde_json::from_str(line).map_err(|e| format!("{file}:{}: {e}", n + 1))?;
+        let message = serde_json::from_str(line).map_err(|e| format!("{source}:{}: {e}", n + 1))?;
         messages.push(message);
     }
     if messages.is_empty() {
-        return Err(format!("{file} holds no messages"));
+        return Err(format!("{source} holds no messages"));
     }
     Ok(messages)
 }

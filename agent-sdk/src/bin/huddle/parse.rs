@@ -43,7 +43,13 @@ pub fn json_or_string(text: &str) -> serde_json::Value {
 
 /// JSON read from `path`, or from stdin when `path` is absent or `-`.
 pub fn json_input(path: Option<&str>) -> Result<serde_json::Value, String> {
-    let (text, source) = match path {
+    let (text, source) = text_input(path)?;
+    serde_json::from_str(&text).map_err(|e| format!("{source} is not valid JSON: {e}"))
+}
+
+/// The text of `path`, or of stdin when `path` is absent or `-`, with its name for errors.
+pub fn text_input(path: Option<&str>) -> Result<(String, String), String> {
+    Ok(match path {
         None | Some("-") => {
             let mut text = String::new();
             std::io::stdin()
@@ -55,8 +61,7 @@ pub fn json_input(path: Option<&str>) -> Result<serde_json::Value, String> {
             std::fs::read_to_string(p).map_err(|e| format!("cannot read {p}: {e}"))?,
             p.to_string(),
         ),
-    };
-    serde_json::from_str(&text).map_err(|e| format!("{source} is not valid JSON: {e}"))
+    })
 }
 
 /// `TEST-007` is a task id; `TEST` (or `TEST-`) is a prefix for the daemon to number.
