@@ -11,7 +11,7 @@ use super::AppState;
 use crate::store::Caller;
 use axum::extract::{FromRequestParts, RawPathParams};
 use axum::http::request::Parts;
-use huddle_sdk::wire::Role;
+use huddle_wire::Role;
 use std::marker::PhantomData;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 use crate::store::StoreError;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use huddle_sdk::wire::{ErrorBody, ErrorInfo};
+use huddle_wire::{ErrorBody, ErrorInfo};
 use serde_json::{json, Value};
 
 #[derive(Debug)]

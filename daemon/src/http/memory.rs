@@ -9,8 +9,8 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use huddle_sdk::history::MemoryHistory;
-use huddle_sdk::wire::{Memory, ReplaceMemory};
+use huddle_wire::history::MemoryHistory;
+use huddle_wire::{Memory, ReplaceMemory};
 use serde::Deserialize;
 use utoipa::IntoParams;
 

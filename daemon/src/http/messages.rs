@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use huddle_sdk::wire::{
+use huddle_wire::{
     InboxAck, InboxCursor, Message, MessageList, PostMessage, PostMessages, PostedMessages,
 };
 use serde::Deserialize;

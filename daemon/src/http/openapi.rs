@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document served at `GET /openapi.json`.
 //!
 //! It is generated, not written: `#[utoipa::path]` on every handler names its parameters, body
-//! and statuses, the wire types in `huddle_sdk::wire` derive `ToSchema` (feature `openapi`), and
+//! and statuses, the wire types in `huddle_wire` derive `ToSchema` (feature `openapi`), and
 //! [`ApiDoc`] collects them. [`document`] then fills in the bounds that come from the daemon's
 //! settings (page sizes, long-poll waits, leases, batch sizes), so the document describes this
 //! daemon as configured. `tests/tests/contract_openapi.rs` checks it against the router and runs
@@ -12,7 +12,7 @@ use super::{health, memory, messages, streams, task_claims, tasks, teams, AppSta
 use crate::config::Settings;
 use axum::extract::State;
 use axum::Json;
-use huddle_sdk::wire::{ErrorBody, Event, Message};
+use huddle_wire::{ErrorBody, Event, Message};
 use serde_json::{json, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::OpenApi;

@@ -4,7 +4,7 @@
 //! and no handler builds them, hence `dead_code`.
 #![allow(dead_code)]
 
-use huddle_sdk::wire::{ClaimedTasks, ErrorBody, Task};
+use huddle_wire::{ClaimedTasks, ErrorBody, Task};
 use serde::Serialize;
 use utoipa::{IntoParams, IntoResponses, ToResponse, ToSchema};
 
@@ -99,7 +99,7 @@ pub struct SseMessage {
     /// Always `message`.
     #[schema(pattern = "^message$")]
     pub event: String,
-    /// The [`Message`](huddle_sdk::wire::Message) as JSON.
+    /// The [`Message`](huddle_wire::Message) as JSON.
     #[schema(content_media_type = "application/json")]
     pub data: String,
 }
@@ -112,7 +112,7 @@ pub struct SseChange {
     pub id: String,
     /// The event's type: `task.created`, `message.posted`, `memory.updated`, …
     pub event: String,
-    /// The [`Event`](huddle_sdk::wire::Event) as JSON.
+    /// The [`Event`](huddle_wire::Event) as JSON.
     #[schema(content_media_type = "application/json")]
     pub data: String,
 }

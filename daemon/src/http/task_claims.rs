@@ -10,7 +10,7 @@ use crate::validate;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use huddle_sdk::wire::{
+use huddle_wire::{
     ClaimRequest, ClaimedTasks, CompleteTask, CompleteTasks, FailTask, Heartbeat, Task,
 };
 use std::time::Duration;

@@ -10,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use huddle_sdk::wire::{NewTasks, Task, TaskList, TaskPatch, TaskStatus};
+use huddle_wire::{NewTasks, Task, TaskList, TaskPatch, TaskStatus};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -65,8 +65,8 @@ pub async fn create(
         Ok(NewTasks::Many(tasks)) => tasks,
         Ok(NewTasks::One(task)) => vec![*task],
         // The untagged enum hides the real problem; parse again as the intended shape to name it.
-        Err(_) if batch => parse_json::<Vec<huddle_sdk::wire::NewTask>>(body)?,
-        Err(_) if input.is_object() => vec![parse_json::<huddle_sdk::wire::NewTask>(body)?],
+        Err(_) if batch => parse_json::<Vec<huddle_wire::NewTask>>(body)?,
+        Err(_) if input.is_object() => vec![parse_json::<huddle_wire::NewTask>(body)?],
         Err(_) => {
             return Err(ApiError::bad_request(
                 "",

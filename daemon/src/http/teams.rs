@@ -11,7 +11,7 @@ use crate::identity::{hash_token, new_token};
 use axum::extract::{Path, RawPathParams, State};
 use axum::http::StatusCode;
 use axum::Json;
-use huddle_sdk::wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Team};
+use huddle_wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Team};
 
 /// Creates a team (admin token only).
 #[utoipa::path(

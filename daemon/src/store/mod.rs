@@ -13,7 +13,7 @@ pub use error::StoreError;
 pub use types::*;
 
 use async_trait::async_trait;
-use huddle_sdk::wire::{
+use huddle_wire::{
     Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
 };
 

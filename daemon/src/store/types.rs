@@ -1,6 +1,6 @@
 //! Store-level inputs and outputs that are not part of the wire protocol.
 
-use huddle_sdk::wire::{Message, Role, TaskStatus};
+use huddle_wire::{Message, Role, TaskStatus};
 
 /// Who is calling, as resolved from a bearer token. Every store method that changes something
 /// takes the caller so that `from`, `claimedBy` and history entries come from identity, never
@@ -50,4 +50,4 @@ pub struct Posted {
 }
 
 /// One entry of the shared memory's bounded history (the wire type, returned as is).
-pub use huddle_sdk::history::MemoryChange;
+pub use huddle_wire::history::MemoryChange;

@@ -1,4 +1,4 @@
-//! Runs the real `huddle` binary. It lives in the `huddle-sdk` package, so Cargo does not build
+//! Runs the real `huddle` binary. It lives in the `huddle-cli` package, so Cargo does not build
 //! it for this package's tests; the first use builds it (a no-op when fresh) and asks Cargo
 //! where it is.
 
@@ -56,7 +56,7 @@ fn build() -> PathBuf {
         "build",
         "--quiet",
         "-p",
-        "huddle-sdk",
+        "huddle-cli",
         "--bin",
         "huddle",
         "--message-format=json",

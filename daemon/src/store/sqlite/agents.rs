@@ -4,7 +4,7 @@ use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{append_event, fmt_time};
 use super::writer::WriteCtx;
 use crate::validate;
-use huddle_sdk::wire::{Agent, Role, Team};
+use huddle_wire::{Agent, Role, Team};
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub fn create_team(ctx: &mut WriteCtx<'_>, name: &str) -> StoreResult<Team> {

@@ -4,7 +4,7 @@ use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{fmt_time, touch_agent};
 use super::task_state::{TaskState, STATE_COLUMNS};
 use super::writer::WriteCtx;
-use huddle_sdk::wire::{Role, Task, TaskStatus};
+use huddle_wire::{Role, Task, TaskStatus};
 use rusqlite::params;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner

@@ -2,7 +2,7 @@
 //! counter that keeps the claim a single indexed query.
 
 use super::super::{StoreError, StoreResult};
-use huddle_sdk::wire::TaskStatus;
+use huddle_wire::TaskStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::{HashMap, VecDeque};
 

@@ -2,7 +2,7 @@
 
 use super::super::StoreResult;
 use super::rows::event_from_row;
-use huddle_sdk::wire::Event;
+use huddle_wire::Event;
 use rusqlite::{params, Connection};
 
 pub fn list(conn: &Connection, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {

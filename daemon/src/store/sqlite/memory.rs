@@ -4,7 +4,7 @@
 use super::super::{Caller, MemoryChange, StoreError, StoreResult};
 use super::rows::{append_event, fmt_time, parse_json};
 use super::writer::WriteCtx;
-use huddle_sdk::wire::Memory;
+use huddle_wire::Memory;
 use rusqlite::{params, Connection};
 
 pub fn get(conn: &Connection, team_id: i64) -> StoreResult<Memory> {

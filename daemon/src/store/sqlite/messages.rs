@@ -5,7 +5,7 @@ use super::rows::{append_event_json, fmt_time, message_from_row, touch_agent, ME
 use super::writer::WriteCtx;
 use crate::hub::{Publish, StreamItem};
 use crate::validate::{self, Limits};
-use huddle_sdk::wire::{Message, PostMessage, Role, BROADCAST};
+use huddle_wire::{Message, PostMessage, Role, BROADCAST};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 use super::super::{StoreError, StoreResult};
 use super::writer::WriteCtx;
 use crate::hub::{Publish, StreamItem};
-use huddle_sdk::wire::{Event, Message, Task, TaskStatus};
+use huddle_wire::{Event, Message, Task, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::sync::Arc;
 

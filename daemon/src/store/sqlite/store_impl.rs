@@ -6,7 +6,7 @@ use super::super::{
 use super::memory::MemoryLimits;
 use super::{agents, claims, events, memory, messages, tasks, SqliteStore};
 use async_trait::async_trait;
-use huddle_sdk::wire::{
+use huddle_wire::{
     Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
 };
 

@@ -5,7 +5,7 @@ use super::deps;
 use super::rows::{append_event, fmt_time, load_edges, parse_json};
 use super::writer::WriteCtx;
 use crate::hub::Publish;
-use huddle_sdk::wire::{Task, TaskStatus};
+use huddle_wire::{Task, TaskStatus};
 use rusqlite::{params, OptionalExtension};
 
 /// The columns [`TaskState::from_row`] reads, in order.

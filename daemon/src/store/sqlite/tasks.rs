@@ -7,7 +7,7 @@ use super::task_state::TaskState;
 use super::writer::WriteCtx;
 use crate::hub::Publish;
 use crate::validate::{self, Limits};
-use huddle_sdk::wire::{NewTask, Task, TaskPatch, TaskStatus};
+use huddle_wire::{NewTask, Task, TaskPatch, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
 

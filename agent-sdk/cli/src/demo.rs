@@ -1,0 +1,239 @@
+//! `huddle demo`: the whole loop in one command. It starts `huddled` on a temporary SQLite
+//! file, creates a team, copies a bundled sample project with a real bug, posts `TEST-001` and
+//! `QARUN-001` (blocked by `TEST-001`), runs a tester and an executor in this process, and
+//! prints the team's message log live. With a model configured (`[llm]` in `--config`, or
+//! `HUDDLE_LLM_BASE_URL` and `HUDDLE_LLM_MODEL`) the tester repairs the bug; without one it
+//! reports `fix_required` naming the missing setting.
+
+use crate::demo_daemon::DemoDaemon;
+use crate::output::{self, ColorChoice, Colors};
+use crate::{parse, CliResult};
+use clap::Args;
+use futures::StreamExt;
+use huddle_sdk::roles::{ExecutorRole, RoleSettings, TesterRole};
+use huddle_sdk::wire::{Message, NewTask, Role, TaskStatus};
+use huddle_sdk::{Client, MessageQuery, StreamOptions, Worker};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The bundled sample project: a cart whose discount divides by 10 instead of 100.
+const SAMPLE: &[(&str, &str)] = &[
+    ("pytest.ini", include_str!("../demo/cart/pytest.ini")),
+    (
+        "shop/__init__.py",
+        include_str!("../demo/cart/shop/__init__.py"),
+    ),
+    ("shop/cart.py", include_str!("../demo/cart/shop/cart.py")),
+    (
+        "tests/conftest.py",
+        include_str!("../demo/cart/tests/conftest.py"),
+    ),
+    (
+        "tests/test_cart.py",
+        include_str!("../demo/cart/tests/test_cart.py"),
+    ),
+];
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Give up after this long.
+    #[arg(long, value_parser = parse::duration, default_value = "10m")]
+    timeout: Duration,
+    /// Keep the temporary directory (database and project) and print where it is.
+    #[arg(long)]
+    keep: bool,
+    /// A config file with an `[llm]` table for the model (`HUDDLE_LLM_*` variables win).
+    #[arg(long, env = "HUDDLE_CONFIG")]
+    config: Option<PathBuf>,
+    /// Colour the message log.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: ColorChoice,
+}
+
+pub async fn run(args: DemoArgs) -> CliResult {
+    let dir = std::env::temp_dir().join(format!(
+        "huddle-demo-{}-{}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    std::fs::create_dir_all(dir.join("data"))?;
+    let outcome = run_in(&args, &dir).await;
+    if args.keep {
+        output::line(&format!(
+            "kept {} (database in data/, project in project/)",
+            dir.display()
+        ))?;
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    outcome
+}
+
+async fn run_in(args: &DemoArgs, dir: &Path) -> CliResult {
+    let admin_token = format!("demo-{:032x}", rand::random::<u128>());
+    let daemon = DemoDaemon::start(&dir.join("data"), &admin_token).await?;
+    output::line(&format!(
+        "huddled running at {} (data in {})",
+        daemon.url,
+        dir.join("data").display()
+    ))?;
+    let result = tokio::select! {
+        r = demo(args, dir, &daemon.url, &admin_token) => r,
+        _ = tokio::signal::ctrl_c() => Err("interrupted".into()),
+    };
+    daemon.stop().await;
+    result
+}
+
+async fn demo(args: &DemoArgs, dir: &Path, url: &str, admin_token: &str) -> CliResult {
+    let project = dir.join("project");
+    for (rel, text) in SAMPLE {
+        let path = project.join(rel);
+        std::fs::create_dir_all(path.parent().ok_or("bad sample path")?)?;
+        std::fs::write(path, text)?;
+    }
+    let admin = Client::new(url, admin_token)?.with_team("demo");
+    admin.create_team("demo").await?;
+    let mut tokens = Vec::new();
+    for (name, role) in [
+        ("coordinator", Role::Coordinator),
+        ("tester", Role::Tester),
+        ("executor", Role::Executor),
+    ] {
+        tokens.push(admin.create_agent(name, role).await?.token);
+    }
+    let coord = admin.with_token(&tokens[0]);
+    let settings = RoleSettings::load(&project, args.config.as_deref(), |k| std::env::var(k).ok())?;
+    match &settings.llm {
+        Some(llm) => output::line(&format!(
+            "model: {} at {}",
+            llm.config().model,
+            llm.config().base_url
+        ))?,
+        None => output::line(&format!(
+            "{} — the tester will run the tests and report fix_required",
+            settings.llm_missing
+        ))?,
+    }
+    output::line(&format!("sample project copied to {}\n", project.display()))?;
+    coord
+        .create_tasks(&[
+            NewTask {
+                id: Some("TEST-001".into()),
+                subject: "Make the cart's unit tests pass".into(),
+                description: Some("The discount tests fail. Find the bug and fix it.".into()),
+                active_form: Some("Testing the cart".into()),
+                ..NewTask::default()
+            },
+            NewTask {
+                id: Some("QARUN-001".into()),
+                subject: "QA run of the cart".into(),
+                description: Some("layer: L1".into()),
+                blocked_by: vec!["TEST-001".into()],
+                ..NewTask::default()
+            },
+        ])
+        .await?;
+    let printed = Arc::new(AtomicI64::new(0));
+    let colors = Arc::new(Colors::new(args.color));
+    let printer = tokio::spawn(print_live(coord.clone(), printed.clone(), colors.clone()));
+    let stop = CancellationToken::new();
+    let tester = Worker::new(
+        admin.with_token(&tokens[1]),
+        TesterRole::new(settings.clone()),
+    )
+    .role(Role::Tester)
+    .wait(Duration::from_secs(1))
+    .run_until(stop.clone());
+    let executor = Worker::new(admin.with_token(&tokens[2]), ExecutorRole::new(settings))
+        .role(Role::Executor)
+        .wait(Duration::from_secs(1))
+        .run_until(stop.clone());
+    let workers = tokio::spawn(async move { tokio::join!(tester, executor) });
+    let finished = tokio::time::timeout(args.timeout, wait_until_done(&coord)).await;
+    stop.cancel();
+    let _ = workers.await;
+    printer.abort();
+    // Whatever the live stream had not shown yet.
+    let rest = coord
+        .list_all_messages(&MessageQuery {
+            after: Some(printed.load(Ordering::SeqCst)),
+            ..Default::default()
+        })
+        .await?;
+    for m in &rest {
+        print_message(m, &colors)?;
+    }
+    let (test, qarun) =
+        finished.map_err(|_| format!("the demo did not finish within {:?}", args.timeout))??;
+    output::line("")?;
+    output::line(&format!("TEST-001: {test}   QARUN-001: {qarun}"))?;
+    if qarun == TaskStatus::Pending {
+        output::line("QARUN-001 stays blocked: TEST-001 did not complete, and the coordinator decides what follows.")?;
+    }
+    if let Ok(results) = coord.memory_at("/execution_results").await {
+        output::line(&format!("shared memory execution_results: {results}"))?;
+    }
+    Ok(())
+}
+
+/// Waits until TEST-001 is closed and QARUN-001 is closed or can no longer start.
+async fn wait_until_done(coord: &Client) -> Result<(TaskStatus, TaskStatus), huddle_sdk::Error> {
+    let closed = |s: TaskStatus| {
+        matches!(
+            s,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    };
+    loop {
+        let test = coord.get_task("TEST-001").await?.status;
+        let qarun = coord.get_task("QARUN-001").await?.status;
+        if closed(test) && (closed(qarun) || test != TaskStatus::Completed) {
+            return Ok((test, qarun));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+async fn print_live(coord: Client, printed: Arc<AtomicI64>, colors: Arc<Colors>) {
+    let Ok(mut stream) = coord.stream_messages(&StreamOptions::default()) else {
+        return;
+    };
+    while let Some(Ok(m)) = stream.next().await {
+        if m.seq > printed.load(Ordering::SeqCst) {
+            let _ = print_message(&m, &colors);
+            printed.store(m.seq, Ordering::SeqCst);
+        }
+    }
+}
+
+fn print_message(m: &Message, colors: &Colors) -> CliResult {
+    let head = format!(
+        "#{:<3} {} {} → {} [{}]",
+        m.seq,
+        output::clock(&m.created_at),
+        m.from,
+        m.to,
+        m.kind
+    );
+    output::line(&format!("{} {}", colors.kind(&m.kind, &head), m.summary))?;
+    match m.kind.as_str() {
+        "test_result" => {
+            if let Some(summary) = m.data["summary"].as_str() {
+                for l in summary.lines() {
+                    output::line(&format!("      {l}"))?;
+                }
+            }
+        }
+        "fix_required" => output::line(&format!(
+            "      tests: {}; {}",
+            m.data["tests"],
+            m.data["details"].as_str().unwrap_or("")
+        ))?,
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! The library half of the `huddle` command line: commands whose logic tests drive in
+//! process (the binary in `main.rs` parses arguments and prints).
+//!
+//! - [`test_command`]: `huddle test`, the runner layer as a command; needs no daemon.
+
+#![forbid(unsafe_code)]
+
+pub mod test_command;

@@ -1,0 +1,165 @@
+//! `huddle`: the command line for humans and scripts, over the typed client.
+//!
+//! Configured by `--url`/`HUDDLE_URL`, `--token`/`HUDDLE_TOKEN` and `--team`/`HUDDLE_TEAM`.
+//! Read commands print tables for humans and JSON with `--json`; errors are one line on stderr
+//! naming what was wrong, with a non-zero exit code (1; 2 for bad usage).
+
+#![forbid(unsafe_code)]
+
+mod demo;
+mod demo_daemon;
+mod memory;
+mod messages;
+mod output;
+mod parse;
+mod tasks;
+mod teams;
+mod worker;
+
+use clap::{Parser, Subcommand};
+use huddle_sdk::Client;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+/// What every command returns: an error is printed as one line.
+pub type CliResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "huddle",
+    version,
+    about = "Talk to a huddle daemon: teams, agents, tasks, messages, shared memory, workers",
+    propagate_version = true
+)]
+struct Cli {
+    /// The daemon's base URL.
+    #[arg(
+        long,
+        global = true,
+        env = "HUDDLE_URL",
+        default_value = "http://127.0.0.1:7700"
+    )]
+    url: String,
+    /// Bearer token: an agent's, or the admin token for `team create` and `agent add`.
+    #[arg(long, global = true, env = "HUDDLE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// The team to work in.
+    #[arg(long, global = true, env = "HUDDLE_TEAM")]
+    team: Option<String>,
+    /// Print machine-readable JSON instead of tables.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create teams (admin token).
+    #[command(subcommand)]
+    Team(teams::TeamCmd),
+    /// Add and list agents.
+    #[command(subcommand)]
+    Agent(teams::AgentCmd),
+    /// The shared task list.
+    #[command(subcommand)]
+    Task(tasks::TaskCmd),
+    /// The team message bus.
+    #[command(subcommand)]
+    Msg(messages::MsgCmd),
+    /// Messages for me, my role or everyone that I have not acknowledged yet.
+    Inbox(messages::InboxArgs),
+    /// The team's shared memory document.
+    #[command(subcommand)]
+    Memory(memory::MemoryCmd),
+    /// Claim and run tasks in a loop until SIGINT/SIGTERM.
+    Worker(worker::WorkerArgs),
+    /// Run a project's tests (pytest, jest, vitest, mocha, go test, cargo test) and report;
+    /// needs no daemon. `--json` prints the report itself.
+    Test(huddle_cli::test_command::TestArgs),
+    /// Run the whole loop on a bundled sample project: daemon, team, tester, executor.
+    Demo(demo::DemoArgs),
+}
+
+/// The resolved global options every command gets.
+pub struct Ctx {
+    pub client: Client,
+    pub json: bool,
+    pub url: String,
+    pub token: Option<String>,
+    pub team: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(matches!(cli.command, Command::Worker(_)));
+    if let Command::Test(args) = &cli.command {
+        let args = huddle_cli::test_command::TestArgs {
+            json: cli.json,
+            ..args.clone()
+        };
+        return huddle_cli::test_command::run_test_command(args).await;
+    }
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let text = e.to_string().replace(['\n', '\r'], " ");
+            eprintln!("huddle: {text}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> CliResult {
+    if let Command::Demo(args) = cli.command {
+        // The demo brings its own daemon and tokens.
+        return demo::run(args).await;
+    }
+    let token = cli.token.filter(|t| !t.trim().is_empty());
+    let Some(token_value) = token.clone() else {
+        return Err("no token: pass --token or set HUDDLE_TOKEN".into());
+    };
+    let team = cli.team.filter(|t| !t.trim().is_empty());
+    let mut builder = Client::builder(&cli.url).token(&token_value);
+    if let Some(team) = &team {
+        builder = builder.team(team);
+    }
+    let ctx = Ctx {
+        client: builder.build()?,
+        json: cli.json,
+        url: cli.url,
+        token,
+        team,
+    };
+    match cli.command {
+        Command::Team(cmd) => teams::team(&ctx, cmd).await,
+        Command::Agent(cmd) => teams::agent(&ctx, cmd).await,
+        Command::Task(cmd) => tasks::run(&ctx, cmd).await,
+        Command::Msg(cmd) => messages::run(&ctx, cmd).await,
+        Command::Inbox(args) => messages::inbox(&ctx, args).await,
+        Command::Memory(cmd) => memory::run(&ctx, cmd).await,
+        Command::Worker(args) => worker::run(&ctx, args).await,
+        Command::Test(_) => unreachable!("handled before a client is built"),
+        Command::Demo(args) => demo::run(args).await,
+    }
+}
+
+/// Logs go to stderr: `info` for workers (what they claim and finish), `warn` otherwise except
+/// for stream reconnects; `HUDDLE_LOG` overrides, e.g. `HUDDLE_LOG=debug`.
+fn init_logging(worker: bool) {
+    // Stream reconnects are news for someone watching `msg tail`; the rest only when it matters.
+    let default = if worker {
+        "info"
+    } else {
+        "warn,huddle_sdk::client::stream=info"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HUDDLE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .init();
+}

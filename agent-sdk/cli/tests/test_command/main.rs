@@ -1,0 +1,12 @@
+//! `huddle test` as a command, driven in process through `huddle_cli::test_command`: the
+//! summary, `--json`, exit codes, detection and the guard on user values, on real fixtures.
+
+// The runner tests' helpers: private fixture copies and loud failures for missing tools.
+#[allow(dead_code)]
+#[path = "../../../runners/tests/adapters/common.rs"]
+mod common;
+
+mod cli;
+mod detect;
+mod guard;
+mod process;

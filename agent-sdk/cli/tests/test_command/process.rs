@@ -1,0 +1,61 @@
+//! `huddle test` as a real process on a real pytest fixture: no daemon or token needed, the
+//! global `--json` prints the report, `--explain` says what was detected, exit codes follow the
+//! outcome.
+
+use crate::common::{fixture, require_pytest};
+use serde_json::Value;
+
+fn huddle_test(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
+        .arg("test")
+        .args(args)
+        .env_remove("HUDDLE_TOKEN")
+        .env_remove("HUDDLE_TEAM")
+        .output()
+        .expect("huddle runs")
+}
+
+#[test]
+fn huddle_test_runs_the_suite_and_prints_the_report_with_json() {
+    require_pytest();
+    let project = fixture("pytest");
+    let dir = project.path().to_str().unwrap();
+
+    let explain = huddle_test(&["--project", dir, "--explain"]);
+    assert_eq!(
+        explain.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&explain.stderr)
+    );
+    assert!(String::from_utf8_lossy(&explain.stdout).contains("pytest"));
+
+    let out = huddle_test(&["--project", dir, "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "failures exit 1: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("stdout is the JSON report");
+    let s = &report["summary"];
+    // The fixture's known outcomes (tests/fixtures/README.md).
+    assert_eq!(
+        (
+            s["passed"].as_u64(),
+            s["failed"].as_u64(),
+            s["error"].as_u64(),
+            s["skipped"].as_u64(),
+            s["total"].as_u64()
+        ),
+        (Some(8), Some(3), Some(2), Some(1), Some(14))
+    );
+    assert_eq!(report["framework"], "pytest");
+
+    let bad = huddle_test(&["--project", dir, "-k", "../etc"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "a guarded filter is a usage error"
+    );
+}

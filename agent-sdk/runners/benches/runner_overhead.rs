@@ -1,0 +1,196 @@
+//! Benchmark (not a test): wall time of the report layer over running each framework's CLI
+//! directly, on the repository's fixtures (tests/fixtures/*). For each fixture: one warm-up of
+//! each (builds, caches), then alternating runs; the figure is the median of each side and
+//! the overhead of `run_tests` (tool probe, reporter flags, parsing, run directory) over the
+//! plain CLI running the same tests.
+//!
+//! `cargo bench -p huddle-sdk --bench runner_overhead` — `HUDDLE_BENCH_ROUNDS=N` (default 7),
+//! `HUDDLE_BENCH_FIXTURES=jest,go` to choose fixtures. Tools must be installed
+//! (scripts/install-test-deps); a missing one skips that fixture with a note.
+
+use huddle_runners::{run_tests, Framework, PluginPolicy, RunOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Case {
+    fixture: &'static str,
+    framework: Framework,
+    plugins: PluginPolicy,
+    /// The plain CLI: program and arguments, run in the fixture.
+    direct: &'static [&'static str],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        fixture: "pytest",
+        framework: Framework::Pytest,
+        plugins: PluginPolicy::Never,
+        direct: &["python3", "-m", "pytest", "--continue-on-collection-errors"],
+    },
+    Case {
+        fixture: "jest",
+        framework: Framework::Jest,
+        plugins: PluginPolicy::Auto,
+        direct: &["node", "node_modules/.bin/jest", "--ci"],
+    },
+    Case {
+        fixture: "vitest",
+        framework: Framework::Vitest,
+        plugins: PluginPolicy::Auto,
+        direct: &["node", "node_modules/.bin/vitest", "run"],
+    },
+    Case {
+        fixture: "mocha",
+        framework: Framework::Mocha,
+        plugins: PluginPolicy::Auto,
+        direct: &["node", "node_modules/.bin/mocha"],
+    },
+    Case {
+        fixture: "go",
+        framework: Framework::Go,
+        plugins: PluginPolicy::Auto,
+        direct: &["go", "test", "./..."],
+    },
+    Case {
+        fixture: "cargo",
+        framework: Framework::Cargo,
+        plugins: PluginPolicy::Never,
+        direct: &["cargo", "test", "--no-fail-fast"],
+    },
+    Case {
+        fixture: "cargo",
+        framework: Framework::Cargo,
+        plugins: PluginPolicy::Require,
+        direct: &["cargo", "nextest", "run", "--no-fail-fast"],
+    },
+];
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy");
+    for entry in std::fs::read_dir(from).expect("read fixture").flatten() {
+        let name = entry.file_name();
+        if [
+            "node_modules",
+            "target",
+            ".huddle",
+            "__pycache__",
+            ".pytest_cache",
+        ]
+        .iter()
+        .any(|n| name == *n)
+        {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy file");
+        }
+    }
+    if from.join("node_modules").is_dir() {
+        std::os::unix::fs::symlink(from.join("node_modules"), to.join("node_modules"))
+            .expect("link node_modules");
+    }
+}
+
+fn direct(dir: &Path, argv: &[&str]) -> Duration {
+    let start = Instant::now();
+    let status = Command::new(argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    assert!(status.is_ok(), "{argv:?} did not start");
+    start.elapsed()
+}
+
+async fn layered(dir: &Path, case: &Case) -> Duration {
+    let opts = RunOptions {
+        plugins: case.plugins,
+        ..RunOptions::default()
+    };
+    let start = Instant::now();
+    let outcome = run_tests(dir, case.framework, &opts)
+        .await
+        .expect("the run is made");
+    let elapsed = start.elapsed();
+    assert!(
+        outcome.report.summary.total >= 12,
+        "{:?}",
+        outcome.report.summary
+    );
+    elapsed
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn available(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let rounds: usize = std::env::var("HUDDLE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
+    let only: Option<Vec<String>> = std::env::var("HUDDLE_BENCH_FIXTURES")
+        .ok()
+        .map(|v| v.split(',').map(str::to_string).collect());
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    println!("report layer overhead, median of {rounds} alternating runs after one warm-up each");
+    println!("| fixture | mode | direct CLI | huddle run_tests | overhead |");
+    println!("| --- | --- | ---: | ---: | ---: |");
+    for case in CASES {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|f| f == case.fixture))
+        {
+            continue;
+        }
+        if !available(case.direct[0]) {
+            println!(
+                "| {} | skipped: {} not installed | | | |",
+                case.fixture, case.direct[0]
+            );
+            continue;
+        }
+        let tmp = std::env::temp_dir().join(format!(
+            "huddle-bench-{}-{}",
+            case.fixture,
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&tmp);
+        copy_tree(&fixtures.join(case.fixture), &tmp);
+        direct(&tmp, case.direct);
+        layered(&tmp, case).await;
+        let (mut plain, mut ours) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            plain.push(direct(&tmp, case.direct));
+            ours.push(layered(&tmp, case).await);
+        }
+        let (p, o) = (median(plain), median(ours));
+        let overhead = (o.as_secs_f64() / p.as_secs_f64() - 1.0) * 100.0;
+        let mode = case.direct[1..].join(" ");
+        println!(
+            "| {} | {} | {:.0} ms | {:.0} ms | {:+.1} % |",
+            case.fixture,
+            mode.trim_start_matches("node_modules/.bin/"),
+            p.as_secs_f64() * 1000.0,
+            o.as_secs_f64() * 1000.0,
+            overhead
+        );
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+}

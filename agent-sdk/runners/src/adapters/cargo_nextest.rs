@@ -1,0 +1,208 @@
+//! cargo-nextest: a JUnit report through a tool config file (`--tool-config-file`, profile
+//! `huddle`), and `cargo nextest list` for what JUnit leaves out (ignored tests). The list and
+//! `cargo metadata` (for node ids) do not depend on the run's result, so they start beside
+//! the run: the list waits for the run's build, then lists while the tests run.
+
+use super::cargo::{selection_args, workspace, Workspace};
+use super::cargo_libtest::panic_location;
+use super::{Ctx, Prepared};
+use crate::error::RunnerError;
+use crate::junit::{parse_junit, JunitError};
+use crate::options::Listing;
+use crate::process::{Captured, Invocation};
+use crate::report::{Outcome, TestResult};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tokio::task::JoinHandle;
+
+const PROFILE: &str = "huddle";
+
+/// The work started beside a run: the workspace facts and nextest's test list.
+pub(crate) type Background = JoinHandle<Result<(Workspace, Value), RunnerError>>;
+
+/// The per-run JUnit file name. Runs share nextest's store directory — every project whose
+/// target directory is the same (`CARGO_TARGET_DIR`) — so the name carries a hash of the whole
+/// run directory path, unique per project and run.
+fn junit_name(ctx: &Ctx<'_>) -> String {
+    use std::hash::{Hash, Hasher};
+    let run = ctx
+        .run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    ctx.run_dir.hash(&mut hasher);
+    format!(
+        "junit-{}-{:016x}.xml",
+        run.unwrap_or_else(|| "run".into()),
+        hasher.finish()
+    )
+}
+
+/// `cargo nextest run` writing a per-run JUnit file under `<target>/nextest/huddle/`.
+pub(crate) fn invocation(
+    ctx: &Ctx<'_>,
+    cargo: &Path,
+    cargo_args: Vec<String>,
+    test_args: Vec<String>,
+) -> Result<Invocation, RunnerError> {
+    let config = ctx.out("nextest.toml");
+    let toml = format!(
+        "[profile.{PROFILE}]\nfail-fast = false\n\n[profile.{PROFILE}.junit]\npath = \"{}\"\n",
+        junit_name(ctx)
+    );
+    std::fs::write(&config, toml)
+        .map_err(|e| RunnerError::io(format!("writing {}", config.display()), e))?;
+    let mut inv = ctx.invocation(cargo);
+    inv.arg("nextest").arg("run").arg("--no-fail-fast");
+    inv.arg("--tool-config-file")
+        .arg(format!("huddle:{}", config.display()));
+    inv.arg("--profile").arg(PROFILE);
+    inv.args.extend(cargo_args.into_iter().map(Into::into));
+    if !test_args.is_empty() {
+        inv.arg("--");
+        inv.args.extend(test_args.into_iter().map(Into::into));
+    }
+    Ok(inv)
+}
+
+/// Starts `cargo metadata` (unless `ws` is known) and `cargo nextest list` beside the run.
+pub(crate) fn start_background(ctx: &Ctx<'_>, cargo: &Path, ws: Option<Workspace>) -> Background {
+    let (project, run_dir) = (ctx.project.to_path_buf(), ctx.run_dir.to_path_buf());
+    let (opts, cargo) = (ctx.opts.clone(), cargo.to_path_buf());
+    tokio::spawn(async move {
+        let ctx = Ctx::new(&project, &run_dir, &opts);
+        let ws = match ws {
+            Some(ws) => ws,
+            None => workspace(&ctx, &cargo).await?,
+        };
+        let listed = list_json(&ctx, &cargo, &ws).await?;
+        Ok((ws, listed))
+    })
+}
+
+fn nodeid(ws: &Workspace, binary_id: &str, name: &str) -> String {
+    let source = ws.sources.get(binary_id).map_or(binary_id, String::as_str);
+    format!("{source}::{name}")
+}
+
+/// Parses nextest's JUnit report; node ids use each binary's source path.
+pub fn parse_nextest_junit(xml: &str, ws: &Workspace) -> Result<Vec<TestResult>, JunitError> {
+    Ok(parse_junit(xml)?
+        .into_iter()
+        .map(|c| {
+            let mut t = TestResult::new(nodeid(ws, &c.classname, &c.name), c.outcome);
+            t.duration = c.time;
+            t.file = ws.sources.get(&c.classname).cloned();
+            if c.outcome.is_failure() {
+                let text = if c.text.trim().is_empty() {
+                    c.message.unwrap_or_default()
+                } else {
+                    c.text
+                };
+                if let Some((file, line)) = panic_location(&text) {
+                    t.file = Some(file);
+                    t.lineno = Some(line);
+                }
+                t.longrepr = Some(text);
+            }
+            t
+        })
+        .collect())
+}
+
+pub(crate) async fn collect(
+    ctx: &Ctx<'_>,
+    prepared: &Prepared,
+    captured: &Captured,
+) -> Result<Vec<TestResult>, RunnerError> {
+    let Some(background) = prepared.background.lock().expect("background slot").take() else {
+        return Ok(Vec::new());
+    };
+    if captured.timed_out {
+        background.abort();
+        return Ok(Vec::new());
+    }
+    let (ws, listed) = background
+        .await
+        .map_err(|e| RunnerError::io("listing nextest tests", std::io::Error::other(e)))??;
+    let junit: PathBuf = ws
+        .target_dir
+        .join("nextest")
+        .join(PROFILE)
+        .join(junit_name(ctx));
+    let Ok(xml) = std::fs::read_to_string(&junit) else {
+        return Ok(Vec::new());
+    };
+    // Keep the runner's own report with the run, not in the shared target directory.
+    let _ = std::fs::rename(&junit, ctx.out("nextest-junit.xml"));
+    let mut tests = parse_nextest_junit(&xml, &ws)
+        .map_err(|e| RunnerError::io("reading nextest's JUnit XML", std::io::Error::other(e)))?;
+    for (binary, name, case) in suites(&listed) {
+        let ignored = case.get("ignored").and_then(Value::as_bool) == Some(true);
+        if ignored && matches(case) {
+            let mut t = TestResult::new(nodeid(&ws, binary, name), Outcome::Skipped);
+            t.file = ws.sources.get(binary).cloned();
+            tests.push(t);
+        }
+    }
+    Ok(tests)
+}
+
+async fn list_json(ctx: &Ctx<'_>, cargo: &Path, ws: &Workspace) -> Result<Value, RunnerError> {
+    let (cargo_args, test_args) = selection_args(ctx, Some(ws));
+    let mut inv = ctx.invocation(cargo);
+    // With every test included, `matches` means "matches the name filters"; ignored tests
+    // that match are the ones a run skips.
+    inv.arg("nextest")
+        .arg("list")
+        .arg("--message-format")
+        .arg("json");
+    inv.arg("--run-ignored").arg("all");
+    inv.args.extend(cargo_args.into_iter().map(Into::into));
+    if !test_args.is_empty() {
+        inv.arg("--");
+        inv.args.extend(test_args.into_iter().map(Into::into));
+    }
+    let out = ctx.helper(&inv).await?;
+    Ok(serde_json::from_slice(&out.stdout).unwrap_or(Value::Null))
+}
+
+fn matches(case: &Value) -> bool {
+    case.pointer("/filter-match/status").and_then(Value::as_str) == Some("matches")
+}
+
+fn suites(listed: &Value) -> Vec<(&str, &str, &Value)> {
+    let mut out = Vec::new();
+    if let Some(suites) = listed.get("rust-suites").and_then(Value::as_object) {
+        for (binary, suite) in suites {
+            if let Some(cases) = suite.get("testcases").and_then(Value::as_object) {
+                out.extend(
+                    cases
+                        .iter()
+                        .map(|(name, case)| (binary.as_str(), name.as_str(), case)),
+                );
+            }
+        }
+    }
+    out
+}
+
+pub(crate) async fn list(
+    ctx: &Ctx<'_>,
+    cargo: &Path,
+    ws: &Workspace,
+) -> Result<Listing, RunnerError> {
+    let listed = list_json(ctx, cargo, ws).await?;
+    let mut listing = Listing::default();
+    for (binary, name, case) in suites(&listed) {
+        if matches(case) {
+            listing.tests.push(nodeid(ws, binary, name));
+        }
+    }
+    if listed.is_null() {
+        listing
+            .errors
+            .push("cargo nextest list failed (see the build output)".into());
+    }
+    Ok(listing)
+}

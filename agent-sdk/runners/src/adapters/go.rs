@@ -1,0 +1,125 @@
+//! `go test -json`: the event stream is parsed by [`super::go_events::parse_go_events`]; a
+//! name filter and re-runs map to `-run`; coverage to `-coverprofile`.
+
+use super::go_events::parse_go_events;
+use super::{exact_names_pattern, Collected, Ctx, Prepared};
+use crate::coverage;
+use crate::error::RunnerError;
+use crate::options::{Listing, Selection};
+use crate::process::{Captured, Invocation};
+use crate::tools;
+
+fn go(ctx: &Ctx<'_>) -> Result<Invocation, RunnerError> {
+    let go =
+        tools::find_program("go", &ctx.path).ok_or_else(|| tools::missing("go", ctx.project))?;
+    Ok(ctx.invocation(go))
+}
+
+/// The module path from go.mod (`module example.com/x`).
+fn module_path(ctx: &Ctx<'_>) -> String {
+    std::fs::read_to_string(ctx.project.join("go.mod"))
+        .ok()
+        .and_then(|m| {
+            m.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix("module ")
+                    .map(|s| s.trim().trim_matches('"').to_string())
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// Packages and `-run` pattern for the selection. Re-running a test id re-runs its top-level
+/// test (subtests cannot be selected across several parents with one pattern).
+fn selection(ctx: &Ctx<'_>) -> (Vec<String>, Option<String>) {
+    let mut run = ctx.opts.filter.clone();
+    let packages = match &ctx.opts.selection {
+        Selection::All => vec!["./...".to_string()],
+        Selection::Paths(p) | Selection::Related(p) => p.clone(),
+        Selection::Tests(ids) => {
+            let (mut pkgs, mut names): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+            for id in ids {
+                let (pkg, test) = id.split_once("::").unwrap_or((id, ""));
+                if !pkgs.iter().any(|p| p == pkg) {
+                    pkgs.push(pkg.to_string());
+                }
+                let top = test.split('/').next().unwrap_or("");
+                if !top.is_empty() && !names.iter().any(|n| n == top) {
+                    names.push(top.to_string());
+                }
+            }
+            if run.is_none() && !names.is_empty() {
+                run = Some(exact_names_pattern(&names));
+            }
+            pkgs
+        }
+    };
+    (packages, run)
+}
+
+pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
+    let mut inv = go(ctx)?;
+    inv.arg("test").arg("-json");
+    let (packages, run) = selection(ctx);
+    if let Some(run) = run {
+        inv.arg(format!("-run={run}"));
+    }
+    if ctx.opts.coverage {
+        inv.arg(format!("-coverprofile={}", ctx.out("cover.out").display()));
+    }
+    inv.args.extend(packages.into_iter().map(Into::into));
+    Ok(Prepared::new(inv))
+}
+
+pub(crate) fn collect(ctx: &Ctx<'_>, captured: &Captured) -> Result<Collected, RunnerError> {
+    let stdout = String::from_utf8_lossy(&captured.stdout);
+    let stderr = String::from_utf8_lossy(&captured.stderr);
+    let mut collected = Collected {
+        tests: parse_go_events(&stdout, &stderr, &module_path(ctx)),
+        coverage: None,
+    };
+    if ctx.opts.coverage {
+        collected.coverage = coverage::go_profile(ctx.run_dir, "cover.out");
+    }
+    Ok(collected)
+}
+
+pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
+    let mut inv = go(ctx)?;
+    let (packages, run) = selection(ctx);
+    inv.arg("test")
+        .arg("-json")
+        .arg(format!("-list={}", run.as_deref().unwrap_or(".")));
+    inv.args.extend(packages.into_iter().map(Into::into));
+    let out = ctx.helper(&inv).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut listing = Listing::default();
+    for line in stdout.lines() {
+        let Ok(ev) = serde_json::from_str::<serde_json::Value>(line) else {
+            if line.starts_with("FAIL\t") {
+                listing.errors.push(line.replace('\t', " "));
+            }
+            continue;
+        };
+        let (Some(pkg), Some(text)) = (
+            ev.get("Package").and_then(|v| v.as_str()),
+            ev.get("Output").and_then(|v| v.as_str()),
+        ) else {
+            continue;
+        };
+        let name = text.trim_end();
+        let is_test = ["Test", "Example", "Fuzz", "Benchmark"]
+            .iter()
+            .any(|p| name.starts_with(p))
+            && !name.contains(char::is_whitespace);
+        if is_test {
+            listing.tests.push(format!("{pkg}::{name}"));
+        }
+    }
+    if !out.stderr.is_empty() && out.exit_code != 0 {
+        listing
+            .errors
+            .push(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Ok(listing)
+}

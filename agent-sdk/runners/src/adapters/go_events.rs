@@ -1,0 +1,245 @@
+//! Reading `go test -json` (test2json events, one JSON object per line) into report entries.
+//! Lines that are not JSON (go before 1.24 prints `FAIL pkg [build failed]` and `[setup
+//! failed]` as plain text) and the compiler's `# pkg` blocks on stderr become error entries.
+
+use crate::report::{Outcome, TestResult};
+use serde::Deserialize;
+use std::collections::HashMap;
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "Action")]
+    action: String,
+    #[serde(rename = "Package", default)]
+    package: String,
+    #[serde(rename = "ImportPath", default)]
+    import_path: String,
+    #[serde(rename = "Test", default)]
+    test: Option<String>,
+    #[serde(rename = "Elapsed", default)]
+    elapsed: Option<f64>,
+    #[serde(rename = "Output", default)]
+    output: Option<String>,
+}
+
+#[derive(Default)]
+struct TestState {
+    outcome: Option<Outcome>,
+    elapsed: f64,
+    output: String,
+}
+
+#[derive(Default)]
+struct Package {
+    /// Tests in the order they started.
+    order: Vec<String>,
+    tests: HashMap<String, TestState>,
+    outcome: Option<Outcome>,
+    output: String,
+    build_failed: bool,
+}
+
+/// Parses go's JSON event stream. `module` is the module path from go.mod (to turn import
+/// paths into file paths); `stderr` holds compiler output for build failures. Tests that have
+/// subtests are groups: only their leaves are reported, unless the parent failed on its own.
+pub fn parse_go_events(stdout: &str, stderr: &str, module: &str) -> Vec<TestResult> {
+    let mut packages: Vec<(String, Package)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut pkg = |name: &str| -> usize {
+        *index.entry(name.to_string()).or_insert_with(|| {
+            packages.push((name.to_string(), Package::default()));
+            packages.len() - 1
+        })
+    };
+    let mut build_output: HashMap<String, String> = HashMap::new();
+    let mut updates: Vec<(usize, Event)> = Vec::new();
+    for line in stdout.lines() {
+        match serde_json::from_str::<Event>(line) {
+            Ok(ev) if ev.action == "build-output" => build_output
+                .entry(ev.import_path.clone())
+                .or_default()
+                .push_str(ev.output.as_deref().unwrap_or("")),
+            Ok(ev) if ev.action == "build-fail" => {}
+            Ok(ev) => updates.push((pkg(&ev.package), ev)),
+            Err(_) => {
+                // `FAIL\tpkg [build failed]` / `[setup failed]`
+                if let Some(rest) = line.strip_prefix("FAIL\t") {
+                    if let Some((name, why)) = rest.split_once(' ') {
+                        if why.contains("failed]") {
+                            let i = pkg(name);
+                            updates.push((i, synthetic_build_failure(name)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (i, ev) in updates {
+        apply(&mut packages[i].1, ev);
+    }
+    let compiler = compiler_blocks(stderr);
+    let mut results = Vec::new();
+    for (name, p) in &packages {
+        report_package(name, p, module, &compiler, &build_output, &mut results);
+    }
+    results
+}
+
+fn synthetic_build_failure(pkg: &str) -> Event {
+    Event {
+        action: "build-failed".into(),
+        package: pkg.into(),
+        import_path: String::new(),
+        test: None,
+        elapsed: None,
+        output: None,
+    }
+}
+
+fn apply(p: &mut Package, ev: Event) {
+    let outcome = match ev.action.as_str() {
+        "pass" => Some(Outcome::Passed),
+        "fail" => Some(Outcome::Failed),
+        "skip" => Some(Outcome::Skipped),
+        "build-failed" => {
+            p.build_failed = true;
+            p.outcome = Some(Outcome::Error);
+            return;
+        }
+        _ => None,
+    };
+    match ev.test {
+        Some(test) => {
+            if !p.tests.contains_key(&test) {
+                p.order.push(test.clone());
+            }
+            let t = p.tests.entry(test).or_default();
+            if let Some(o) = outcome {
+                t.outcome = Some(o);
+                t.elapsed = ev.elapsed.unwrap_or(0.0);
+            }
+            if let Some(out) = ev.output {
+                t.output.push_str(&out);
+            }
+        }
+        None => {
+            if let Some(o) = outcome {
+                if !p.build_failed {
+                    p.outcome = Some(o);
+                }
+            }
+            if let Some(out) = ev.output {
+                p.output.push_str(&out);
+            }
+        }
+    }
+}
+
+/// `# import/path` headed blocks of compiler output on stderr, by import path.
+fn compiler_blocks(stderr: &str) -> HashMap<String, String> {
+    let mut blocks: HashMap<String, String> = HashMap::new();
+    let mut current: Option<String> = None;
+    for line in stderr.lines() {
+        if let Some(name) = line.strip_prefix("# ") {
+            let name = name.split_whitespace().next().unwrap_or(name).to_string();
+            current = Some(name);
+            continue;
+        }
+        if let Some(name) = &current {
+            let block = blocks.entry(name.clone()).or_default();
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    blocks
+}
+
+fn report_package(
+    name: &str,
+    p: &Package,
+    module: &str,
+    compiler: &HashMap<String, String>,
+    build_output: &HashMap<String, String>,
+    results: &mut Vec<TestResult>,
+) {
+    let dir = name
+        .strip_prefix(module)
+        .map(|d| d.trim_start_matches('/'))
+        .unwrap_or(name);
+    if p.build_failed || (p.tests.is_empty() && p.outcome == Some(Outcome::Failed)) {
+        let text = compiler
+            .get(name)
+            .or_else(|| build_output.get(name))
+            .cloned()
+            .unwrap_or_else(|| p.output.clone());
+        let mut t = TestResult::new(name, Outcome::Error);
+        t.longrepr = Some(text.trim_end().to_string());
+        results.push(t);
+        return;
+    }
+    let package_failed = p.outcome == Some(Outcome::Failed);
+    let first = results.len();
+    for test in &p.order {
+        let state = &p.tests[test];
+        let prefix = format!("{test}/");
+        let children: Vec<&TestState> = p
+            .tests
+            .iter()
+            .filter(|(n, _)| n.starts_with(&prefix))
+            .map(|(_, s)| s)
+            .collect();
+        let outcome = match state.outcome {
+            Some(o) => o,
+            // Started, never finished: the binary died (panic, os.Exit, its own timeout).
+            None if package_failed => Outcome::Failed,
+            None => continue,
+        };
+        // A parent is a group of its subtests, unless it failed on its own.
+        let child_failed = children.iter().any(|c| c.outcome == Some(Outcome::Failed));
+        let failed_alone = outcome == Outcome::Failed && !child_failed;
+        if !children.is_empty() && !failed_alone {
+            continue;
+        }
+        let mut t = TestResult::new(format!("{name}::{test}"), outcome);
+        t.duration = state.elapsed;
+        if outcome == Outcome::Failed {
+            let mut text: String = state
+                .output
+                .lines()
+                .filter(|l| !l.starts_with("=== "))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if state.outcome.is_none() {
+                text.push('\n');
+                text.push_str(&p.output);
+            }
+            if let Some((file, line)) = first_location(&text) {
+                t.file = Some(if dir.is_empty() {
+                    file
+                } else {
+                    format!("{dir}/{file}")
+                });
+                t.lineno = Some(line);
+            }
+            t.longrepr = Some(text.trim_end().to_string());
+        }
+        results.push(t);
+    }
+    // A failed package whose tests all passed failed elsewhere (TestMain, init, a vet check).
+    let any_failure = results[first..].iter().any(|r| r.outcome.is_failure());
+    if package_failed && !any_failure {
+        let mut t = TestResult::new(name, Outcome::Error);
+        t.longrepr = Some(p.output.trim_end().to_string());
+        results.push(t);
+    }
+}
+
+/// The first `file.go:NN:` in a test's output (where `t.Error`/`t.Fatal` was called).
+fn first_location(text: &str) -> Option<(String, u32)> {
+    text.lines().find_map(|l| {
+        let l = l.trim_start();
+        let (file, rest) = l.split_once(".go:")?;
+        let line: u32 = rest.split(':').next()?.parse().ok()?;
+        (!file.contains(' ')).then(|| (format!("{file}.go"), line))
+    })
+}

@@ -1,0 +1,191 @@
+//! One adapter per framework. Each turns [`RunOptions`] into an [`Invocation`] of the
+//! framework's own CLI with a machine-readable reporter, and reads that output back into
+//! [`TestResult`]s. The parsers are public so they can be tested and benchmarked alone.
+
+pub mod cargo;
+pub mod cargo_libtest;
+pub mod cargo_nextest;
+pub mod go;
+pub mod go_events;
+pub mod jest;
+pub mod mocha;
+pub mod pytest;
+pub mod pytest_parse;
+mod python_probe;
+pub mod vitest;
+
+use crate::error::RunnerError;
+use crate::framework::Framework;
+use crate::options::{Listing, RunOptions};
+use crate::process::{Captured, Invocation, Limits};
+use crate::report::{Coverage, TestResult};
+use crate::tools;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What an adapter knows during one run.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx<'a> {
+    /// The project directory (canonical).
+    pub project: &'a Path,
+    /// This run's directory, for the runner's output files.
+    pub run_dir: &'a Path,
+    /// The caller's options.
+    pub opts: &'a RunOptions,
+    /// The run's extra environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Where programs are looked up.
+    pub path: OsString,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(project: &'a Path, run_dir: &'a Path, opts: &'a RunOptions) -> Self {
+        let env: Vec<(OsString, OsString)> = opts
+            .env
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect();
+        let path = tools::search_path(&env);
+        Ctx {
+            project,
+            run_dir,
+            opts,
+            env,
+            path,
+        }
+    }
+
+    /// An invocation of `program` in the project with the run's environment.
+    pub fn invocation(&self, program: impl Into<PathBuf>) -> Invocation {
+        let mut inv = Invocation::new(program, self.project);
+        inv.env = self.env.clone();
+        inv
+    }
+
+    /// A path in the run directory.
+    pub fn out(&self, name: &str) -> PathBuf {
+        self.run_dir.join(name)
+    }
+
+    /// Runs a helper command (a probe, a listing) with a short timeout.
+    pub async fn helper(&self, inv: &Invocation) -> Result<Captured, RunnerError> {
+        let limits = Limits {
+            timeout: self.opts.timeout.min(Duration::from_secs(300)),
+            grace: self.opts.kill_grace,
+        };
+        crate::process::run(inv, limits)
+            .await
+            .map_err(|e| RunnerError::io(format!("running {}", inv.program.display()), e))
+    }
+}
+
+/// A prepared run: the command, plus what the adapter needs to read its results.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub invocation: Invocation,
+    /// The runner's machine-readable output file, when it writes one.
+    pub report_file: Option<PathBuf>,
+    /// Whether the plugin path (pytest-json-report, nextest) was taken.
+    pub plugin: bool,
+    /// The Python interpreter (pytest), for the coverage step.
+    pub python: Option<PathBuf>,
+    /// Work started beside the run (nextest's list), taken once by `collect`.
+    pub background: std::sync::Mutex<Option<cargo_nextest::Background>>,
+}
+
+impl Prepared {
+    pub fn new(invocation: Invocation) -> Self {
+        Prepared {
+            invocation,
+            report_file: None,
+            plugin: false,
+            python: None,
+            background: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// What an adapter read back.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Collected {
+    pub tests: Vec<TestResult>,
+    pub coverage: Option<Coverage>,
+}
+
+pub(crate) async fn prepare(fw: Framework, ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
+    match fw {
+        Framework::Pytest => pytest::prepare(ctx).await,
+        Framework::Jest => jest::prepare(ctx),
+        Framework::Vitest => vitest::prepare(ctx),
+        Framework::Mocha => mocha::prepare(ctx),
+        Framework::Go => go::prepare(ctx),
+        Framework::Cargo => cargo::prepare(ctx).await,
+    }
+}
+
+pub(crate) async fn collect(
+    fw: Framework,
+    ctx: &Ctx<'_>,
+    prepared: &Prepared,
+    captured: &Captured,
+) -> Result<Collected, RunnerError> {
+    match fw {
+        Framework::Pytest => pytest::collect(ctx, prepared, captured).await,
+        Framework::Jest => jest::collect(ctx, prepared),
+        Framework::Vitest => vitest::collect(ctx, prepared),
+        Framework::Mocha => mocha::collect(ctx, prepared, captured),
+        Framework::Go => go::collect(ctx, captured),
+        Framework::Cargo => cargo::collect(ctx, prepared, captured).await,
+    }
+}
+
+pub(crate) async fn list(fw: Framework, ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
+    match fw {
+        Framework::Pytest => pytest::list(ctx).await,
+        Framework::Jest => jest::list(ctx).await,
+        Framework::Vitest => vitest::list(ctx).await,
+        Framework::Mocha => mocha::list(ctx).await,
+        Framework::Go => go::list(ctx).await,
+        Framework::Cargo => cargo::list(ctx).await,
+    }
+}
+
+/// `path` relative to `root`, with `/` separators; unchanged when outside `root`.
+pub fn relative(root: &Path, path: &str) -> String {
+    let p = Path::new(path);
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    rel.to_string_lossy().replace('\\', "/")
+}
+
+/// Node's runner for a JavaScript framework: `node node_modules/.bin/<tool>`.
+pub(crate) fn node_tool(ctx: &Ctx<'_>, tool: &str) -> Result<(Invocation, PathBuf), RunnerError> {
+    let node = tools::find_program("node", &ctx.path)
+        .ok_or_else(|| tools::missing("node", ctx.project))?;
+    let bin =
+        tools::node_bin(ctx.project, tool).ok_or_else(|| tools::missing(tool, ctx.project))?;
+    let mut inv = ctx.invocation(node);
+    inv.arg(&bin);
+    Ok((inv, bin))
+}
+
+/// Splits a JavaScript node id (`file::describe::…::title`) into its file and the runner's
+/// full test name (describe blocks and title joined by spaces, as jest, vitest and mocha
+/// match `-t`/`--grep`). A bare file (a suite that failed to load) has no name.
+pub(crate) fn split_js_nodeid(nodeid: &str) -> (&str, Option<String>) {
+    match nodeid.split_once("::") {
+        Some((file, rest)) => (file, Some(rest.split("::").collect::<Vec<_>>().join(" "))),
+        None => (nodeid, None),
+    }
+}
+
+/// A regex that matches exactly one of `names`: `^(?:a|b)$`, each escaped.
+pub(crate) fn exact_names_pattern(names: &[String]) -> String {
+    let alts: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+    format!("^(?:{})$", alts.join("|"))
+}
+
+/// Reads a file the runner was asked to write; `None` when it did not write it.
+pub(crate) fn read_output(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok().filter(|b| !b.is_empty())
+}

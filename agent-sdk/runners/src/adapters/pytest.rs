@@ -1,0 +1,121 @@
+//! pytest: JUnit XML (`--junitxml`, xunit1 so files and lines are kept) works with no plugin;
+//! pytest-json-report is used when installed (or required). Collection errors do not stop
+//! the run (`--continue-on-collection-errors`) and each becomes an error entry.
+
+use super::pytest_parse::{parse_json_report, parse_pytest_junit};
+use super::python_probe::find_python;
+use super::{read_output, Collected, Ctx, Prepared};
+use crate::coverage;
+use crate::error::RunnerError;
+use crate::options::{Listing, PluginPolicy, Selection};
+use crate::process::Captured;
+use crate::tools;
+
+fn add_selection(ctx: &Ctx<'_>, args: &mut Vec<std::ffi::OsString>) {
+    if let Some(f) = &ctx.opts.filter {
+        args.push("-k".into());
+        args.push(f.into());
+    }
+    match &ctx.opts.selection {
+        Selection::All => {}
+        Selection::Paths(p) | Selection::Related(p) | Selection::Tests(p) => {
+            args.extend(p.iter().map(Into::into))
+        }
+    }
+}
+
+pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
+    // The runs directory is the project's own, so its probe cache is too.
+    let cache = ctx
+        .run_dir
+        .parent()
+        .map(|runs| runs.join(".python-probe.json"));
+    let python = find_python(ctx, cache).await?;
+    let use_plugin = match ctx.opts.plugins {
+        PluginPolicy::Never => false,
+        PluginPolicy::Auto => python.json_report,
+        PluginPolicy::Require if python.json_report => true,
+        PluginPolicy::Require => return Err(tools::missing("pytest-json-report", ctx.project)),
+    };
+    let mut inv = ctx.invocation(&python.executable);
+    if ctx.opts.coverage {
+        if !python.coverage {
+            return Err(tools::missing("coverage", ctx.project));
+        }
+        inv.arg("-m").arg("coverage").arg("run");
+        inv.arg(format!("--data-file={}", ctx.out(".coverage").display()));
+    }
+    inv.arg("-m")
+        .arg("pytest")
+        .arg("--continue-on-collection-errors");
+    let report = if use_plugin {
+        let path = ctx.out("pytest-report.json");
+        inv.arg("--json-report")
+            .arg(format!("--json-report-file={}", path.display()));
+        path
+    } else {
+        let path = ctx.out("pytest-junit.xml");
+        inv.arg(format!("--junitxml={}", path.display()))
+            .arg("-o")
+            .arg("junit_family=xunit1");
+        path
+    };
+    add_selection(ctx, &mut inv.args);
+    let mut prepared = Prepared::new(inv);
+    prepared.report_file = Some(report);
+    prepared.plugin = use_plugin;
+    prepared.python = Some(python.executable);
+    Ok(prepared)
+}
+
+pub(crate) async fn collect(
+    ctx: &Ctx<'_>,
+    prepared: &Prepared,
+    captured: &Captured,
+) -> Result<Collected, RunnerError> {
+    let mut collected = Collected::default();
+    if let Some(bytes) = prepared.report_file.as_deref().and_then(read_output) {
+        collected.tests = if prepared.plugin {
+            parse_json_report(&bytes)
+                .map_err(|e| RunnerError::io("reading pytest-json-report's report", e.into()))?
+        } else {
+            let xml = String::from_utf8_lossy(&bytes);
+            parse_pytest_junit(&xml, ctx.project).map_err(|e| {
+                RunnerError::io("reading pytest's JUnit XML", std::io::Error::other(e))
+            })?
+        };
+    }
+    if ctx.opts.coverage && !captured.timed_out {
+        if let Some(python) = &prepared.python {
+            let mut inv = ctx.invocation(python);
+            inv.arg("-m").arg("coverage").arg("json").arg("-q");
+            inv.arg(format!("--data-file={}", ctx.out(".coverage").display()));
+            inv.arg("-o").arg(ctx.out("coverage.json"));
+            ctx.helper(&inv).await?;
+            collected.coverage = coverage::coverage_py(ctx.run_dir, "coverage.json");
+        }
+    }
+    Ok(collected)
+}
+
+pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
+    let python = find_python(ctx, None).await?;
+    let mut inv = ctx.invocation(&python.executable);
+    inv.arg("-m")
+        .arg("pytest")
+        .arg("--collect-only")
+        .arg("-q")
+        .arg("--continue-on-collection-errors");
+    add_selection(ctx, &mut inv.args);
+    let out = ctx.helper(&inv).await?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut listing = Listing::default();
+    for line in text.lines() {
+        if let Some(err) = line.strip_prefix("ERROR ") {
+            listing.errors.push(err.trim().to_string());
+        } else if line.contains("::") && !line.starts_with(' ') && !line.contains(' ') {
+            listing.tests.push(line.to_string());
+        }
+    }
+    Ok(listing)
+}

@@ -1,0 +1,213 @@
+//! Naming conventions that tie a source file to its tests, for runners without a
+//! related-tests mode: `src/x.js` → `x.test.js`, `x.spec.js`, `__tests__/x.test.js`,
+//! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`; go by package directory; cargo by
+//! crate or integration-test target.
+
+use crate::framework::Framework;
+use std::path::Path;
+
+const JS_EXTENSIONS: &[&str] = &[
+    "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte",
+];
+
+/// Directories never searched for tests.
+const SKIP_DIRS: &[&str] = &[
+    "node_modules",
+    ".git",
+    "target",
+    ".huddle",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "dist",
+    "build",
+    "coverage",
+    "vendor",
+    ".pytest_cache",
+    ".tox",
+];
+
+fn ext(file: &str) -> &str {
+    Path::new(file)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+}
+
+fn name(file: &str) -> &str {
+    file.rsplit('/').next().unwrap_or(file)
+}
+
+/// The subject of a test file (`math.test.js` → `math`, `test_calc.py` → `calc`), or `None`
+/// when the file is not a test file for `framework`.
+fn subject(file: &str, framework: Framework) -> Option<String> {
+    let n = name(file);
+    if framework == Framework::Pytest {
+        let stem = n.strip_suffix(".py")?;
+        return stem
+            .strip_prefix("test_")
+            .or_else(|| stem.strip_suffix("_test"))
+            .map(str::to_string);
+    }
+    if !JS_EXTENSIONS.contains(&ext(file)) {
+        return None;
+    }
+    let stem = &n[..n.len() - ext(file).len() - 1];
+    if let Some(s) = stem
+        .strip_suffix(".test")
+        .or_else(|| stem.strip_suffix(".spec"))
+    {
+        return Some(s.to_string());
+    }
+    let in_test_dir = file
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|d| matches!(d, "__tests__" | "test" | "tests"));
+    in_test_dir.then(|| stem.to_string())
+}
+
+/// The project's test files for `framework` (by name: `*.test.js`, `*.spec.js`, files in
+/// `test/`, `tests/`, `__tests__/`; `test_*.py`, `*_test.py`), sorted, relative.
+pub fn test_files(project: &Path, framework: Framework) -> Vec<String> {
+    let mut tests = Vec::new();
+    walk(project, "", 0, &mut |rel| {
+        if subject(rel, framework).is_some() {
+            tests.push(rel.to_string());
+        }
+    });
+    tests.sort();
+    tests
+}
+
+/// The test files of a project, found once per `--affected` plan.
+pub struct TestIndex<'a> {
+    project: &'a Path,
+    framework: Framework,
+    tests: Vec<String>,
+}
+
+impl<'a> TestIndex<'a> {
+    /// Indexes `project`'s test files when `framework` maps by naming convention.
+    pub fn new(project: &'a Path, framework: Framework) -> Self {
+        let tests = if matches!(framework, Framework::Mocha | Framework::Pytest) {
+            test_files(project, framework)
+        } else {
+            Vec::new()
+        };
+        TestIndex {
+            project,
+            framework,
+            tests,
+        }
+    }
+
+    /// The tests to run for one changed file and how they were found; `Err` with the reason
+    /// when nothing maps to it (the caller then runs the full suite).
+    pub fn tests_for(&self, file: &str) -> Result<(Vec<String>, String), String> {
+        let exists = self.project.join(file).exists();
+        match self.framework {
+            Framework::Jest | Framework::Vitest if JS_EXTENSIONS.contains(&ext(file)) => {
+                let files = if exists {
+                    vec![file.to_string()]
+                } else {
+                    Vec::new()
+                };
+                Ok((files, format!("{file}: the runner's related-tests mode")))
+            }
+            Framework::Mocha | Framework::Pytest => self.by_convention(file, exists),
+            Framework::Go if ext(file) == "go" => {
+                let dir = file
+                    .rsplit_once('/')
+                    .map_or(".".to_string(), |(d, _)| format!("./{d}"));
+                Ok((vec![dir.clone()], format!("{file}: package {dir}")))
+            }
+            Framework::Cargo if ext(file) == "rs" => self.by_crate(file),
+            _ => Err(format!("no test maps to {file}")),
+        }
+    }
+
+    fn by_convention(&self, file: &str, exists: bool) -> Result<(Vec<String>, String), String> {
+        let wanted_ext = if self.framework == Framework::Pytest {
+            ext(file) == "py"
+        } else {
+            JS_EXTENSIONS.contains(&ext(file))
+        };
+        if !wanted_ext {
+            return Err(format!("no test maps to {file}"));
+        }
+        if subject(file, self.framework).is_some() {
+            let files = if exists {
+                vec![file.to_string()]
+            } else {
+                Vec::new()
+            };
+            return Ok((files, format!("{file}: a test file")));
+        }
+        let n = name(file);
+        let stem = n.split('.').next().unwrap_or(n);
+        let tests: Vec<String> = self
+            .tests
+            .iter()
+            .filter(|t| subject(t, self.framework).as_deref() == Some(stem))
+            .cloned()
+            .collect();
+        if tests.is_empty() {
+            let looked = if self.framework == Framework::Pytest {
+                format!("test_{stem}.py, {stem}_test.py")
+            } else {
+                format!("{stem}.test.*, {stem}.spec.*, __tests__/{stem}.*, test/{stem}.*")
+            };
+            return Err(format!("no test found for {file} (looked for {looked})"));
+        }
+        let why = format!("{file} → {}", tests.join(", "));
+        Ok((tests, why))
+    }
+
+    fn by_crate(&self, file: &str) -> Result<(Vec<String>, String), String> {
+        if file.starts_with("tests/") && file.matches('/').count() == 1 {
+            return Ok((
+                vec![file.to_string()],
+                format!("{file}: integration test target"),
+            ));
+        }
+        let mut dir = Path::new(file).parent();
+        while let Some(d) = dir {
+            if self.project.join(d).join("Cargo.toml").is_file() {
+                let d = d.to_string_lossy().to_string();
+                if d.is_empty() {
+                    break;
+                }
+                return Ok((vec![d.clone()], format!("{file}: crate in {d}")));
+            }
+            dir = d.parent();
+        }
+        Err(format!(
+            "{file} belongs to the root crate, so all of its tests run"
+        ))
+    }
+}
+
+fn walk(root: &Path, rel: &str, depth: usize, found: &mut dyn FnMut(&str)) {
+    if depth > 12 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        match e.file_type() {
+            Ok(t) if t.is_dir() && !SKIP_DIRS.contains(&name.as_str()) => {
+                walk(root, &path, depth + 1, found)
+            }
+            Ok(t) if t.is_file() => found(&path),
+            _ => {}
+        }
+    }
+}

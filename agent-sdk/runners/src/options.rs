@@ -1,0 +1,80 @@
+//! What a caller asks of a run: which tests, with which limits.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which tests to run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Selection {
+    /// The whole suite.
+    #[default]
+    All,
+    /// These test files or packages (relative to the project): `tests/test_x.py`,
+    /// `src/x.test.js`, `./calc` for go, `tests/x.rs` or a member crate's directory for cargo.
+    Paths(Vec<String>),
+    /// The tests related to these changed source files, by the runner's own dependency
+    /// tracking (jest `--findRelatedTests`, vitest `related`).
+    Related(Vec<String>),
+    /// These tests, by the node ids of an earlier report (`--failed`).
+    Tests(Vec<String>),
+}
+
+/// Whether to use a runner's optional plugin (pytest-json-report for pytest, cargo-nextest
+/// for cargo) instead of the built-in machine-readable output (JUnit XML, libtest lines).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum PluginPolicy {
+    /// Use the plugin when it is installed.
+    #[default]
+    Auto,
+    /// Never use it.
+    Never,
+    /// Use it, and fail naming the plugin when it is missing.
+    Require,
+}
+
+/// Everything about a run but the project and framework.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOptions {
+    /// A test-name filter, mapped to `-k`, `-t`, `--grep`, `-run` or cargo's filter.
+    pub filter: Option<String>,
+    /// Which tests to run.
+    pub selection: Selection,
+    /// The runner is stopped (whole process group) after this long.
+    pub timeout: Duration,
+    /// Time between SIGTERM and SIGKILL at the timeout.
+    pub kill_grace: Duration,
+    /// Measure line coverage.
+    pub coverage: bool,
+    /// Extra environment for the runner; a `PATH` here is also where programs are looked up.
+    pub env: Vec<(String, String)>,
+    /// Plugin use.
+    pub plugins: PluginPolicy,
+    /// Where run directories go; default `<project>/.huddle/runs`.
+    pub runs_dir: Option<PathBuf>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            filter: None,
+            selection: Selection::All,
+            timeout: Duration::from_secs(15 * 60),
+            kill_grace: Duration::from_secs(5),
+            coverage: false,
+            env: Vec::new(),
+            plugins: PluginPolicy::Auto,
+            runs_dir: None,
+        }
+    }
+}
+
+/// Tests a runner would run, without running them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Listing {
+    /// Test ids in the report's node id form. Jest cannot list test names without running
+    /// them, so for jest these are test files.
+    pub tests: Vec<String>,
+    /// Files or packages that failed to load while listing, with their messages.
+    pub errors: Vec<String>,
+}

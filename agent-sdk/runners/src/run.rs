@@ -1,0 +1,221 @@
+//! Running a suite end to end: prepare the adapter's command, run it under the timeout, read
+//! its machine-readable output, make sure nothing is silently lost (a crash, a timeout or a
+//! non-zero exit with no failing test becomes an error entry), and write the run directory.
+
+use crate::adapters::{self, Ctx};
+use crate::error::RunnerError;
+use crate::framework::Framework;
+use crate::guard;
+use crate::options::{Listing, RunOptions, Selection};
+use crate::process::{self, Captured, Limits};
+use crate::report::{Outcome, Report, Summary, TestResult};
+use crate::rundir;
+use crate::scrub::{strip_ansi, tail_lines};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A finished run: its report and the directory holding `report.json`, `junit.xml` and the
+/// full output.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The runner-agnostic report.
+    pub report: Report,
+    /// `.huddle/runs/<timestamp>/`.
+    pub run_dir: PathBuf,
+}
+
+/// The project directory, made absolute and free of symlinks (runners report real paths).
+pub fn canonical_project(project: &Path) -> Result<PathBuf, RunnerError> {
+    if !project.is_dir() {
+        return Err(RunnerError::NoProject(project.to_path_buf()));
+    }
+    project
+        .canonicalize()
+        .map_err(|e| RunnerError::io(format!("resolving {}", project.display()), e))
+}
+
+/// Refuses options whose values would be unsafe on a runner's command line.
+pub fn check_options(opts: &RunOptions) -> Result<(), RunnerError> {
+    if let Some(f) = &opts.filter {
+        guard::check_filter(f)?;
+    }
+    match &opts.selection {
+        Selection::All => {}
+        Selection::Paths(p) | Selection::Related(p) => {
+            for v in p {
+                guard::check_path(v)?;
+            }
+        }
+        Selection::Tests(ids) => {
+            for v in ids {
+                guard::check_test_id(v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `framework`'s suite in `project` and writes a run directory.
+pub async fn run_tests(
+    project: &Path,
+    framework: Framework,
+    opts: &RunOptions,
+) -> Result<RunOutcome, RunnerError> {
+    let project = canonical_project(project)?;
+    check_options(opts)?;
+    let runs_dir = opts
+        .runs_dir
+        .clone()
+        .unwrap_or_else(|| rundir::default_runs_dir(&project));
+    let run_dir = rundir::create(&runs_dir)?;
+    let ctx = Ctx::new(&project, &run_dir, opts);
+    let prepared = match adapters::prepare(framework, &ctx).await {
+        Ok(p) => p,
+        Err(e) => {
+            // Nothing ran: leave no empty run behind.
+            let _ = std::fs::remove_dir_all(&run_dir);
+            return Err(e);
+        }
+    };
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let limits = Limits {
+        timeout: opts.timeout,
+        grace: opts.kill_grace,
+    };
+    let captured = match process::run(&prepared.invocation, limits).await {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&run_dir);
+            let program = prepared.invocation.program.display();
+            return Err(RunnerError::io(format!("running {program}"), e));
+        }
+    };
+    rundir::write(&run_dir, "stdout.txt", &captured.stdout)?;
+    rundir::write(&run_dir, "stderr.txt", &captured.stderr)?;
+    let collected = adapters::collect(framework, &ctx, &prepared, &captured).await?;
+    let mut tests = collected.tests;
+    account_for_exit(&mut tests, &captured, opts);
+    let report = Report {
+        created,
+        duration: captured.elapsed.as_secs_f64(),
+        exitcode: captured.exit_code,
+        root: project.display().to_string(),
+        framework,
+        summary: Summary::of(&tests),
+        tests,
+        timed_out: captured.timed_out,
+        command: prepared.invocation.argv(),
+        coverage: collected.coverage,
+    };
+    rundir::finish(&run_dir, &report)?;
+    Ok(RunOutcome { report, run_dir })
+}
+
+fn output_tail(captured: &Captured, lines: usize) -> String {
+    let pick = if captured.stderr.iter().any(|b| !b.is_ascii_whitespace()) {
+        &captured.stderr
+    } else {
+        &captured.stdout
+    };
+    tail_lines(&strip_ansi(&String::from_utf8_lossy(pick)), lines)
+}
+
+/// A timeout, or a failing exit that no test explains, becomes an error entry, so a crashed
+/// or killed runner never reads as "0 tests, passed".
+fn account_for_exit(tests: &mut Vec<TestResult>, captured: &Captured, opts: &RunOptions) {
+    if captured.timed_out {
+        let mut t = TestResult::new("[TIMEOUT]", Outcome::Error);
+        t.duration = captured.elapsed.as_secs_f64();
+        t.longrepr = Some(format!(
+            "[TIMEOUT] the run exceeded {}s; its process group was killed (exit code {}).\n{}",
+            opts.timeout.as_secs_f64(),
+            process::TIMEOUT_EXIT_CODE,
+            output_tail(captured, 30)
+        ));
+        tests.push(t);
+        return;
+    }
+    if captured.exit_code == 0 || tests.iter().any(|t| t.outcome.is_failure()) {
+        return;
+    }
+    let what = if tests.is_empty() {
+        "without reporting any test"
+    } else {
+        "although no test failed"
+    };
+    let mut t = TestResult::new("[runner]", Outcome::Error);
+    t.longrepr = Some(format!(
+        "the runner exited with code {} {what}:\n{}",
+        captured.exit_code,
+        output_tail(captured, 40)
+    ));
+    tests.push(t);
+}
+
+/// Lists the tests `framework` would run in `project`, without running them.
+pub async fn list_tests(
+    project: &Path,
+    framework: Framework,
+    opts: &RunOptions,
+) -> Result<Listing, RunnerError> {
+    let project = canonical_project(project)?;
+    check_options(opts)?;
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let scratch = std::env::temp_dir().join(format!("huddle-list-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| RunnerError::io(format!("creating {}", scratch.display()), e))?;
+    let ctx = Ctx::new(&project, &scratch, opts);
+    let listing = adapters::list(framework, &ctx).await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    listing
+}
+
+/// What `--failed` should run, from the newest report in `runs_dir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailedSelection {
+    /// The last run had no failures.
+    Nothing {
+        /// The run it looked at.
+        run_dir: PathBuf,
+    },
+    /// Re-run these tests.
+    Tests(Vec<String>),
+    /// Re-run everything: a failure was not a test (timeout, crash, build failure).
+    Everything {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Reads the newest report in `runs_dir` and says what `--failed` should run.
+pub fn failed_selection(
+    runs_dir: &Path,
+    framework: Framework,
+) -> Result<FailedSelection, RunnerError> {
+    let Some((run_dir, report)) = rundir::latest(runs_dir)? else {
+        return Err(RunnerError::NoPreviousRun(runs_dir.to_path_buf()));
+    };
+    if report.framework != framework {
+        return Err(RunnerError::Unsupported(format!(
+            "the last run ({}) used {}, not {framework}",
+            run_dir.display(),
+            report.framework
+        )));
+    }
+    let failures: Vec<&TestResult> = report.failures().collect();
+    if failures.is_empty() {
+        return Ok(FailedSelection::Nothing { run_dir });
+    }
+    if let Some(s) = failures.iter().find(|t| t.is_synthetic()) {
+        return Ok(FailedSelection::Everything {
+            reason: format!("the last run failed outside any test ({})", s.nodeid),
+        });
+    }
+    Ok(FailedSelection::Tests(
+        failures.into_iter().map(|t| t.nodeid.clone()).collect(),
+    ))
+}

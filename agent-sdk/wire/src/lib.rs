@@ -1,0 +1,20 @@
+//! Wire types: the JSON bodies of huddle's HTTP API, shared by the daemon and every client.
+//!
+//! Field names are camelCase on the wire (`blockedBy`, `activeForm`, `passRate`) because agents
+//! already know them from shared task lists. Request types refuse unknown fields so that a typo
+//! such as `blocked_by` is an error rather than a silently ignored dependency.
+
+#![forbid(unsafe_code)]
+
+mod agents;
+mod errors;
+pub mod history;
+mod memory;
+mod messages;
+mod tasks;
+
+pub use agents::*;
+pub use errors::*;
+pub use memory::*;
+pub use messages::*;
+pub use tasks::*;
