@@ -2,9 +2,14 @@
 //! HTTP helper for tests that check raw statuses and bodies.
 
 pub mod bench;
+pub mod cli;
+pub mod clients;
 pub mod http;
+pub mod llm;
 pub mod process;
+pub mod proxy;
 pub mod sse;
+pub mod store;
 
 use huddle_daemon::config::Settings;
 use std::net::SocketAddr;

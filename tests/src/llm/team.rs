@@ -1,0 +1,116 @@
+//! A team on a test daemon with in-process tester and executor workers running the built-in
+//! roles, and helpers to wait on tasks and read messages.
+
+use super::LlmStub;
+use crate::{eventually, TestDaemon, ADMIN};
+use huddle_sdk::llm::LlmSettings;
+use huddle_sdk::roles::{ExecutorRole, RoleSettings, TesterRole};
+use huddle_sdk::wire::{Message, Role, Task, TaskStatus};
+use huddle_sdk::{Client, MessageQuery, Worker};
+use std::path::Path;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub struct Team {
+    pub daemon: TestDaemon,
+    pub coord: Client,
+    pub tester: Client,
+    pub executor: Client,
+    /// The tester's token, for the `huddle` binary.
+    pub tester_token: String,
+    stop: CancellationToken,
+}
+
+impl Drop for Team {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// A daemon, team `qa`, and a coordinator, a tester and an executor.
+pub async fn team() -> Team {
+    let daemon = TestDaemon::start().await;
+    let admin = Client::new(&daemon.url, ADMIN).unwrap().with_team("qa");
+    admin.create_team("qa").await.unwrap();
+    let token = |name: &'static str, role: Role| {
+        let admin = admin.clone();
+        async move { admin.create_agent(name, role).await.unwrap().token }
+    };
+    let coord = admin.with_token(&token("coordinator", Role::Coordinator).await);
+    let tester_token = token("tester", Role::Tester).await;
+    let tester = admin.with_token(&tester_token);
+    let executor = admin.with_token(&token("executor", Role::Executor).await);
+    Team {
+        daemon,
+        coord,
+        tester,
+        executor,
+        tester_token,
+        stop: CancellationToken::new(),
+    }
+}
+
+/// Model settings pointing at `stub`: short backoff, a 10 s timeout unless given.
+pub fn llm(stub: &LlmStub, timeout_secs: u64) -> LlmSettings {
+    LlmSettings {
+        base_url: Some(stub.base_url.clone()),
+        model: Some("stub-model".into()),
+        api_key: Some(stub.key.clone()),
+        timeout_secs: Some(timeout_secs),
+        retry_backoff_ms: Some(10),
+        ..LlmSettings::default()
+    }
+}
+
+/// Role settings for `project`, with the stub as the model when given.
+pub fn settings(project: &Path, stub: Option<&LlmStub>) -> RoleSettings {
+    let s = RoleSettings::new(project);
+    match stub {
+        Some(stub) => s.with_llm(llm(stub, 10)).unwrap(),
+        None => s,
+    }
+}
+
+impl Team {
+    /// Starts a tester worker with `settings` until the team is dropped.
+    pub fn start_tester(&self, settings: RoleSettings) {
+        let w = Worker::new(self.tester.clone(), TesterRole::new(settings))
+            .role(Role::Tester)
+            .wait(Duration::from_millis(500));
+        tokio::spawn(w.run_until(self.stop.clone()));
+    }
+
+    /// Starts an executor worker with `settings` until the team is dropped.
+    pub fn start_executor(&self, settings: RoleSettings) {
+        let w = Worker::new(self.executor.clone(), ExecutorRole::new(settings))
+            .role(Role::Executor)
+            .wait(Duration::from_millis(500));
+        tokio::spawn(w.run_until(self.stop.clone()));
+    }
+
+    /// Waits (up to 3 minutes) for `id` to be completed or failed.
+    pub async fn closed(&self, id: &str) -> Task {
+        eventually(180, &format!("{id} closed"), || async {
+            let t = self.coord.get_task(id).await.unwrap();
+            matches!(t.status, TaskStatus::Completed | TaskStatus::Failed)
+        })
+        .await;
+        self.coord.get_task(id).await.unwrap()
+    }
+
+    /// Messages of `kind`, oldest first.
+    pub async fn messages(&self, kind: &str) -> Vec<Message> {
+        let q = MessageQuery {
+            kind: Some(kind.into()),
+            ..Default::default()
+        };
+        self.coord.list_all_messages(&q).await.unwrap()
+    }
+
+    /// The one message of `kind` (asserts there is exactly one).
+    pub async fn one(&self, kind: &str) -> Message {
+        let mut all = self.messages(kind).await;
+        assert_eq!(all.len(), 1, "expected one {kind}: {all:#?}");
+        all.remove(0)
+    }
+}

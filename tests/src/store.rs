@@ -1,0 +1,63 @@
+//! Shared setup for the store contract tests: one fresh store per backend, teams, agents.
+use huddle_daemon::hub::Hub;
+use huddle_daemon::store::sqlite::{SqliteOptions, SqliteStore, Synchronous};
+use huddle_daemon::store::{Caller, Store};
+use huddle_sdk::wire::{NewTask, Role};
+use std::sync::Arc;
+
+/// One fresh store per backend; the temp dir lives as long as the store.
+pub fn backends() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(
+        SqliteOptions {
+            path: dir.path().join("huddle.db"),
+            synchronous: Synchronous::Full,
+            read_connections: 2,
+            max_batch: 64,
+            default_max_attempts: 2,
+            memory_max_bytes: 4096,
+            memory_history_limit: 3,
+            limits: huddle_daemon::validate::Limits::default(),
+        },
+        Arc::new(Hub::new(64)),
+    )
+    .unwrap();
+    vec![(Arc::new(store) as Arc<dyn Store>, dir)]
+}
+
+pub async fn agent(store: &dyn Store, team_id: i64, team: &str, name: &str, role: Role) -> Caller {
+    store
+        .create_agent(team_id, name, role, &format!("hash-{team}-{name}"))
+        .await
+        .unwrap();
+    Caller {
+        team_id,
+        team: team.into(),
+        agent: name.into(),
+        role,
+    }
+}
+
+/// A team with a coordinator, a tester and an executor.
+pub async fn team(store: &dyn Store, name: &str) -> (Caller, Caller, Caller) {
+    store.create_team(name).await.unwrap();
+    let id = store.team_id(name).await.unwrap();
+    (
+        agent(store, id, name, "coordinator", Role::Coordinator).await,
+        agent(store, id, name, "tester", Role::Tester).await,
+        agent(store, id, name, "executor", Role::Executor).await,
+    )
+}
+
+pub fn task(id: &str, blocked_by: &[&str]) -> NewTask {
+    NewTask {
+        id: Some(id.into()),
+        subject: format!("do {id}"),
+        blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+pub fn prefixes(p: &str) -> Vec<String> {
+    vec![p.to_string()]
+}

@@ -1,0 +1,9 @@
+//! The HTTP API against a real `huddled` on port 0: tasks, claims, messages, memory, streams.
+//! One test binary per area; a module per concern.
+
+mod claims;
+mod memory;
+mod messages;
+mod stream_lag;
+mod streams;
+mod tasks;

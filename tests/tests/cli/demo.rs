@@ -1,0 +1,129 @@
+//! `huddle demo` as a real process: it starts `huddled` as a child on a temporary SQLite file,
+//! runs a tester and an executor on the bundled sample project and prints the message log —
+//! repairing the bug through a configured model (the stub), or showing the `fix_required`
+//! path without one; and it says clearly when `huddled` cannot be found.
+
+use huddle_tests::cli::huddle_bin;
+use huddle_tests::llm::projects::require_tool;
+use huddle_tests::llm::stub::fix;
+use huddle_tests::llm::LlmStub;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// `huddled` beside the `huddle` binary, built when missing (scripts/test builds it anyway).
+fn huddled_beside(huddle: &Path) -> PathBuf {
+    let bin = huddle.with_file_name("huddled");
+    if !bin.exists() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "huddle-daemon",
+                "--bin",
+                "huddled",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building huddled failed");
+    }
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build --bin huddled`",
+        bin.display()
+    );
+    bin
+}
+
+async fn demo(huddle: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = tokio::process::Command::new(huddle);
+    cmd.args(["demo", "--color", "never", "--timeout", "5m"])
+        .env_remove("HUDDLE_CONFIG")
+        .env_remove("HUDDLE_LOG")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    for k in [
+        "HUDDLE_LLM_BASE_URL",
+        "HUDDLE_LLM_MODEL",
+        "HUDDLE_LLM_API_KEY",
+        "HUDDLE_URL",
+        "HUDDLE_TOKEN",
+        "HUDDLE_TEAM",
+    ] {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().await.expect("huddle demo runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_model_the_demo_shows_the_fix_required_path() {
+    require_tool("python3");
+    huddled_beside(huddle_bin());
+    let (ok, out, err) = demo(huddle_bin(), &[]).await;
+    assert!(ok, "demo failed:\n{out}\n{err}");
+    for part in [
+        "huddled running at http://127.0.0.1:",
+        "[fix_required]",
+        "HUDDLE_LLM_BASE_URL",
+        "[test_result]",
+        "## Test cycle TEST-001: FAILED",
+        "QARUN-001 stays blocked",
+    ] {
+        assert!(out.contains(part), "missing {part:?} in:\n{out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_model_the_demo_repairs_the_sample_and_runs_the_qa_task() {
+    require_tool("python3");
+    huddled_beside(huddle_bin());
+    let search = "return round(amount - amount * percent / 10, 2)";
+    let replace = "return round(amount - amount * percent / 100, 2)";
+    let stub = LlmStub::start(
+        "sk-demo-key-abcdef0123456789",
+        vec![fix(&[("shop/cart.py", search, replace)])],
+    )
+    .await;
+    let env = [
+        ("HUDDLE_LLM_BASE_URL", stub.base_url.as_str()),
+        ("HUDDLE_LLM_MODEL", "stub-model"),
+        ("HUDDLE_LLM_API_KEY", stub.key.as_str()),
+    ];
+    let (ok, out, err) = demo(huddle_bin(), &env).await;
+    assert!(ok, "demo failed:\n{out}\n{err}");
+    for part in [
+        "model: stub-model",
+        "[impl_progress]",
+        "## Test cycle TEST-001: PASSED",
+        "## QA run (L1) QARUN-001: PASSED",
+        "TEST-001: completed   QARUN-001: completed",
+        "\"allPassed\":true",
+    ] {
+        assert!(out.contains(part), "missing {part:?} in:\n{out}");
+    }
+    assert!(!out.contains("sk-demo-key") && !err.contains("sk-demo-key"));
+    assert_eq!(stub.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_missing_huddled_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let lonely = dir.path().join("huddle");
+    std::fs::copy(huddle_bin(), &lonely).unwrap();
+    let (ok, out, err) = demo(&lonely, &[("PATH", "/nonexistent")]).await;
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("huddled not found next to") && err.contains("cargo build --bin huddled"),
+        "{err}"
+    );
+}

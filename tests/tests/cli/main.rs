@@ -1,0 +1,10 @@
+//! The `huddle` command line as a real process against a real daemon, its `--json` output
+//! parsed and checked.
+//! One test binary per area; a module per concern.
+
+mod admin;
+mod demo;
+mod memory;
+mod messages;
+mod tasks;
+mod worker;

@@ -1,0 +1,9 @@
+//! What survives: SIGKILL under load, restarts, full disks, and `huddled` as a real child
+//! process.
+//! One test binary per area; a module per concern.
+
+mod daemon_process;
+mod kill9;
+mod restart;
+mod storage_faults;
+mod worker_kill9;

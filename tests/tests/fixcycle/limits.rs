@@ -1,0 +1,111 @@
+//! Limits from the team's shared memory and the task's metadata, and the `error` messages for a
+//! runner that is missing or times out.
+
+use huddle_sdk::wire::{NewTask, TaskStatus};
+use huddle_tests::llm::projects::{pytest_project, SHOUT_BUG, SHOUT_OK};
+use huddle_tests::llm::stub::fix;
+use huddle_tests::llm::team::{settings, team};
+use huddle_tests::llm::LlmStub;
+use serde_json::json;
+
+fn task(metadata: serde_json::Value) -> NewTask {
+    NewTask {
+        id: Some("TEST-001".into()),
+        subject: "strings".into(),
+        metadata: Some(metadata),
+        ..NewTask::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_metadata_caps_the_iterations() {
+    let project = pytest_project(true, false);
+    let stub = LlmStub::start("sk", vec![fix(&[("pkg/strings.py", SHOUT_BUG, SHOUT_OK)])]).await;
+    let t = team().await;
+    t.coord
+        .create_task(&task(json!({"cycle": {"maxIterations": 1}})))
+        .await
+        .unwrap();
+    t.start_tester(settings(&project.root, Some(&stub)));
+    let done = t.closed("TEST-001").await;
+    assert_eq!(done.status, TaskStatus::Failed);
+    assert!(done.failure_reason.unwrap().contains("iteration cap (1)"));
+    assert!(
+        stub.requests().is_empty(),
+        "no fix is attempted in the last iteration"
+    );
+    assert_eq!(t.one("test_result").await.data["iterations"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_teams_cycle_config_sets_the_quality_gate() {
+    let project = pytest_project(true, false);
+    let t = team().await;
+    t.coord
+        .patch_memory(
+            &json!({"cycle_config": {"tester": {"quality_gate": 80}}}),
+            None,
+        )
+        .await
+        .unwrap();
+    t.coord.create_task(&task(json!({}))).await.unwrap();
+    t.start_tester(settings(&project.root, None));
+    let done = t.closed("TEST-001").await;
+    assert_eq!(
+        done.status,
+        TaskStatus::Completed,
+        "6/7 passing meets an 80 % gate: {:?}",
+        done.failure_reason
+    );
+    let d = t.one("test_result").await.data;
+    assert_eq!(d["qualityGatePassed"], true);
+    assert_eq!(
+        d["remainingFailures"]["medium"],
+        json!(["tests/test_strings.py::test_shout"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_runner_is_reported_as_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("package.json"),
+        r#"{"name":"x","devDependencies":{"jest":"30.0.0"}}"#,
+    )
+    .unwrap();
+    let t = team().await;
+    t.coord.create_task(&task(json!({}))).await.unwrap();
+    t.start_tester(settings(dir.path(), None));
+    let done = t.closed("TEST-001").await;
+    assert_eq!(done.status, TaskStatus::Failed);
+    let e = t.one("error").await.data;
+    assert_eq!(
+        (e["code"].as_str(), e["tool"].as_str(), e["taskId"].as_str()),
+        (Some("runner_missing"), Some("jest"), Some("TEST-001")),
+        "{e:#}"
+    );
+    assert!(e["message"].as_str().unwrap().contains("npm ci"), "{e:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_times_out_is_reported_as_an_error() {
+    let project = pytest_project(false, false);
+    project.write(
+        "tests/test_slow.py",
+        "import time\n\n\ndef test_sleeps():\n    time.sleep(120)\n",
+    );
+    let t = team().await;
+    t.coord
+        .create_task(&task(json!({"cycle": {"runTimeoutSecs": 2}})))
+        .await
+        .unwrap();
+    t.start_tester(settings(&project.root, None));
+    let done = t.closed("TEST-001").await;
+    assert_eq!(done.status, TaskStatus::Failed);
+    let e = t.one("error").await.data;
+    assert_eq!(
+        (e["code"].as_str(), e["tool"].as_str()),
+        (Some("runner_timeout"), Some("pytest")),
+        "{e:#}"
+    );
+}

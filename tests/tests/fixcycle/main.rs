@@ -1,0 +1,10 @@
+//! The tester and executor fix cycles on real projects, with the code-developer model served by
+//! an OpenAI-compatible stub over real HTTP.
+//! One test binary per area; a module per concern.
+
+mod cli;
+mod guardrails;
+mod jest;
+mod limits;
+mod llm_client;
+mod pytest;

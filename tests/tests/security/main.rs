@@ -1,0 +1,5 @@
+//! Roles, tokens and limits over real HTTP.
+//! One test binary per area; a module per concern.
+
+mod limits;
+mod roles;
