@@ -148,7 +148,7 @@ async fn main() {
     let only: Option<Vec<String>> = std::env::var("HUDDLE_BENCH_FIXTURES")
         .ok()
         .map(|v| v.split(',').map(str::to_string).collect());
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
     println!("report layer overhead, median of {rounds} alternating runs after one warm-up each");
     println!("| fixture | mode | direct CLI | huddle run_tests | overhead |");
     println!("| --- | --- | ---: | ---: | ---: |");
