@@ -157,3 +157,44 @@ async fn a_stream_resumes_across_a_daemon_restart_without_gaps_or_repeats() {
     assert_eq!(next(&mut stream).await.seq, 11);
     drop(d);
 }
+
+/// The daemon's keep-alive comments (every second here) must count as life: an idle stream
+/// stays on its first connection however long the team is quiet, and still delivers.
+#[tokio::test]
+async fn an_idle_stream_lives_on_keep_alives_without_reconnecting() {
+    let d = TestDaemon::start_with(|s| s.streams.keepalive_secs = 1).await;
+    let coord = clients::team(&d, "qa").await;
+    let proxy = huddle_tests::proxy::Proxy::start(d.addr).await;
+    let observer = clients::admin(&d)
+        .with_team("qa")
+        .create_agent("watcher", Role::Observer)
+        .await
+        .expect("observer created");
+    let watcher = Client::builder(&proxy.url)
+        .token(&observer.token)
+        .team("qa")
+        .build()
+        .unwrap();
+    let idle = Duration::from_secs(3);
+    let mut stream = watcher
+        .stream_messages(&StreamOptions {
+            idle_timeout: Some(idle),
+            ..Default::default()
+        })
+        .unwrap();
+    say(&coord, "*", "note", "before the quiet").await;
+    assert_eq!(next(&mut stream).await.summary, "before the quiet");
+    let connections =
+        |p: &huddle_tests::proxy::Proxy| p.connections.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(connections(&proxy), 1);
+
+    // Three idle windows with nothing but keep-alives: a client blind to comments would have
+    // dropped and reopened the stream at least twice by the end.
+    let quiet = tokio::time::timeout(idle * 3, stream.next()).await;
+    assert!(quiet.is_err(), "nothing was posted, so nothing arrives");
+    assert_eq!(connections(&proxy), 1, "the stream reconnected while idle");
+
+    say(&coord, "*", "note", "after the quiet").await;
+    assert_eq!(next(&mut stream).await.summary, "after the quiet");
+    assert_eq!(connections(&proxy), 1);
+}

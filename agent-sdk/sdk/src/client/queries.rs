@@ -46,4 +46,7 @@ pub struct StreamOptions {
     pub to: Option<String>,
     /// A message type, or an event type; for events `task.` (or `task.*`) matches a family.
     pub kind: Option<String>,
+    /// Reconnect when nothing at all, not even the daemon's keep-alive comment, arrived for
+    /// this long; `None` means 45 s (three of the daemon's default 15 s keep-alives).
+    pub idle_timeout: Option<std::time::Duration>,
 }

@@ -16,8 +16,10 @@ use futures::{Stream, StreamExt};
 use reqwest::Url;
 use serde::de::DeserializeOwned;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// Reconnect when nothing, not even the daemon's keep-alive comment (every 15 s by default),
 /// arrived for this long.
@@ -78,6 +80,7 @@ impl Client {
             label,
             cursor: options.after.unwrap_or(0).max(0),
             events: None,
+            idle: options.idle_timeout.unwrap_or(DEFAULT_IDLE),
             backoff: Backoff::new(policy.initial_delay, policy.max_delay),
             pause_first: false,
             up: None,
@@ -102,6 +105,19 @@ fn add_filter(url: &mut Url, name: &str, value: Option<&str>) {
 type SseEvents =
     Pin<Box<dyn Stream<Item = Result<eventsource_stream::Event, String>> + Send + 'static>>;
 
+/// An open stream and when its last bytes arrived. The SSE parser swallows comments, so the
+/// daemon's keep-alives are seen here, on the bytes, or an idle team would look dead.
+struct Connection {
+    events: SseEvents,
+    last_bytes: Arc<Mutex<Instant>>,
+}
+
+impl Connection {
+    fn idle_deadline(&self, idle: Duration) -> Instant {
+        *self.last_bytes.lock().unwrap_or_else(|p| p.into_inner()) + idle
+    }
+}
+
 /// The reconnecting state machine behind a [`Subscription`].
 struct Reader {
     client: Client,
@@ -114,7 +130,9 @@ struct Reader {
     /// The `seq` of the last item handed out.
     cursor: i64,
     /// The open connection, if any.
-    events: Option<SseEvents>,
+    events: Option<Connection>,
+    /// Reconnect after this long without a byte.
+    idle: Duration,
     backoff: Backoff,
     /// Wait before the next connect (the last attempt failed or delivered nothing).
     pause_first: bool,
@@ -156,8 +174,17 @@ impl Reader {
                 }
                 continue;
             };
-            match tokio::time::timeout(DEFAULT_IDLE, events.next()).await {
-                Err(_) => self.down("no data, not even a keep-alive, within 45 s"),
+            let deadline = events.idle_deadline(self.idle);
+            match tokio::time::timeout_at(deadline, events.events.next()).await {
+                // Bytes (a keep-alive comment) arrived since the deadline was set: keep waiting.
+                Err(_) if events.idle_deadline(self.idle) > Instant::now() => {}
+                Err(_) => {
+                    let reason = format!(
+                        "no data, not even a keep-alive, within {} s",
+                        self.idle.as_secs_f64()
+                    );
+                    self.down(&reason)
+                }
                 Ok(None) => self.down("the daemon closed the stream"),
                 Ok(Some(Err(e))) => self.down(&e),
                 Ok(Some(Ok(event))) => {
@@ -194,7 +221,7 @@ impl Reader {
 
 /// Opens the stream, resuming after `cursor`. A free function so the `Reader` (which holds a
 /// non-`Sync` stream) is never borrowed across an await.
-async fn connect(client: &Client, url: &Url, cursor: i64) -> Result<SseEvents, Error> {
+async fn connect(client: &Client, url: &Url, cursor: i64) -> Result<Connection, Error> {
     let mut req = client
         .http()
         .get(url.clone())
@@ -215,9 +242,15 @@ async fn connect(client: &Client, url: &Url, cursor: i64) -> Result<SseEvents, E
     if !res.status().is_success() {
         return Err(Error::Api(read_error(res).await));
     }
-    Ok(Box::pin(
-        res.bytes_stream()
-            .eventsource()
-            .map(|r| r.map_err(|e| e.to_string())),
-    ))
+    let last_bytes = Arc::new(Mutex::new(Instant::now()));
+    let seen = last_bytes.clone();
+    let events = res
+        .bytes_stream()
+        .inspect(move |_| *seen.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now())
+        .eventsource()
+        .map(|r| r.map_err(|e| e.to_string()));
+    Ok(Connection {
+        events: Box::pin(events),
+        last_bytes,
+    })
 }
