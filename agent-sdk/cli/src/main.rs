@@ -8,10 +8,12 @@
 
 mod demo;
 mod demo_daemon;
+mod events;
 mod memory;
 mod messages;
 mod output;
 mod parse;
+mod status;
 mod tasks;
 mod teams;
 mod worker;
@@ -72,6 +74,11 @@ enum Command {
     /// The team's shared memory document.
     #[command(subcommand)]
     Memory(memory::MemoryCmd),
+    /// The team's change stream: tasks, messages, memory and agents as they change.
+    #[command(subcommand)]
+    Events(events::EventsCmd),
+    /// The team at a glance: tasks by status, who holds what, agents, latest messages.
+    Status(status::StatusArgs),
     /// Claim and run tasks in a loop until SIGINT/SIGTERM.
     Worker(worker::WorkerArgs),
     /// Run a project's tests (pytest, jest, vitest, mocha, go test, cargo test) and report;
@@ -139,6 +146,8 @@ async fn run(cli: Cli) -> CliResult {
         Command::Msg(cmd) => messages::run(&ctx, cmd).await,
         Command::Inbox(args) => messages::inbox(&ctx, args).await,
         Command::Memory(cmd) => memory::run(&ctx, cmd).await,
+        Command::Events(cmd) => events::run(&ctx, cmd).await,
+        Command::Status(args) => status::run(&ctx, args).await,
         Command::Worker(args) => worker::run(&ctx, args).await,
         Command::Test(_) => unreachable!("handled before a client is built"),
         Command::Demo(args) => demo::run(args).await,

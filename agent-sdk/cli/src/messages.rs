@@ -163,6 +163,7 @@ pub async fn run(ctx: &Ctx, cmd: MsgCmd) -> CliResult {
                 from: filter.from,
                 to: filter.to,
                 kind: filter.kind,
+                idle_timeout: None,
             };
             let mut stream = ctx.client.stream_messages(&options)?;
             let colors = Colors::new(color);

@@ -4,8 +4,10 @@ use crate::output::{self, Table};
 use crate::parse;
 use crate::{CliResult, Ctx};
 use clap::Subcommand;
+use huddle_sdk::wire::ClaimRequest;
 use huddle_sdk::wire::{NewTask, Task, TaskPatch, TaskStatus};
 use huddle_sdk::TaskQuery;
+use std::time::Duration;
 
 #[derive(Debug, Subcommand)]
 pub enum TaskCmd {
@@ -86,7 +88,39 @@ pub enum TaskCmd {
         result: Option<serde_json::Value>,
     },
     /// Fail a task with a reason (the holder, or a coordinator).
-    Fail { id: String, reason: String },
+    Fail {
+        /// The task (`TEST-001`).
+        id: String,
+        /// Why it failed, for the coordinator.
+        reason: String,
+    },
+    /// Claim the next ready task you may do (by your role's prefixes, or --prefix), holding it
+    /// under a lease; prints it, or says that none is ready.
+    Claim {
+        /// Only ids with this prefix (repeat, or separate with commas); your role's by default.
+        #[arg(long = "prefix", value_delimiter = ',')]
+        prefixes: Vec<String>,
+        /// Wait this long for a task to become ready (`30s`, `2m`); at once by default.
+        #[arg(long, value_parser = parse::duration)]
+        wait: Option<Duration>,
+        /// Hold the task this long before it returns to the queue (`5m`); the daemon's
+        /// default when absent. Extend it with `huddle task heartbeat`.
+        #[arg(long, value_parser = parse::duration)]
+        lease: Option<Duration>,
+    },
+    /// Extend the lease on a task you hold.
+    Heartbeat {
+        /// The task (`TEST-001`).
+        id: String,
+        /// The new lease, from now (`5m`); the daemon's default when absent.
+        #[arg(long, value_parser = parse::duration)]
+        lease: Option<Duration>,
+    },
+    /// Give back a task you hold: it returns to pending without counting an attempt.
+    Release {
+        /// The task (`TEST-001`).
+        id: String,
+    },
 }
 
 fn status(text: &str) -> Result<TaskStatus, String> {
@@ -119,7 +153,7 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
                 description,
                 active_form,
                 owner,
-                blocked_by,
+                blocked_by: trimmed(blocked_by),
                 metadata,
                 max_attempts,
             };
@@ -194,8 +228,8 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
                 active_form,
                 status,
                 owner,
-                add_blocked_by,
-                remove_blocked_by,
+                add_blocked_by: trimmed(add_blocked_by),
+                remove_blocked_by: trimmed(remove_blocked_by),
                 metadata,
             };
             let task = ctx.client.update_task(&id, &patch, if_match).await?;
@@ -209,7 +243,46 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             let task = ctx.client.fail(&id, &reason).await?;
             done(ctx, &task, "failed")
         }
+        TaskCmd::Claim {
+            prefixes,
+            wait,
+            lease,
+        } => {
+            let request = ClaimRequest {
+                prefixes: (!prefixes.is_empty()).then(|| trimmed(prefixes)),
+                wait_ms: wait.map(|w| w.as_millis() as u64),
+                lease_ms: lease.map(|l| l.as_millis() as u64),
+                max: None,
+            };
+            match ctx.client.claim(&request).await? {
+                Some(task) => done(ctx, &task, "claimed"),
+                None if ctx.json => output::json(&serde_json::Value::Null),
+                None => output::line("no task is ready for you to claim"),
+            }
+        }
+        TaskCmd::Heartbeat { id, lease } => {
+            let task = ctx.client.heartbeat(&id, lease).await?;
+            if ctx.json {
+                return output::json(&task);
+            }
+            let until = task.lease_expires_at.as_deref().unwrap_or("-");
+            output::line(&format!("{} is yours until {until}", task.id))
+        }
+        TaskCmd::Release { id } => {
+            let task = ctx.client.release(&id).await?;
+            done(ctx, &task, "released")
+        }
     }
+}
+
+/// `--prefix "TEST, QARUN"` and `--blocked-by "A, B"` mean what they say: spaces around the
+/// commas are not part of the values.
+pub fn trimmed(values: Vec<String>) -> Vec<String> {
+    values
+        .into_iter()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect()
 }
 
 /// After a change: the task as JSON, or one line saying what happened.

@@ -3,6 +3,7 @@
 //! One test binary per area; a module per concern.
 
 mod admin;
+mod claims;
 mod demo;
 mod memory;
 mod messages;
