@@ -8,6 +8,7 @@
 
 mod demo;
 mod demo_daemon;
+mod errors;
 mod events;
 mod memory;
 mod messages;
@@ -39,6 +40,7 @@ struct Cli {
         long,
         global = true,
         env = "HUDDLE_URL",
+        hide_env_values = true,
         default_value = "http://127.0.0.1:7700"
     )]
     url: String,
@@ -46,7 +48,7 @@ struct Cli {
     #[arg(long, global = true, env = "HUDDLE_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// The team to work in.
-    #[arg(long, global = true, env = "HUDDLE_TEAM")]
+    #[arg(long, global = true, env = "HUDDLE_TEAM", hide_env_values = true)]
     team: Option<String>,
     /// Print machine-readable JSON instead of tables.
     #[arg(long, global = true)]
@@ -99,7 +101,10 @@ pub struct Ctx {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     init_logging(matches!(cli.command, Command::Worker(_)));
     if let Command::Test(args) = &cli.command {
         let args = huddle_cli::test_command::TestArgs {
@@ -108,11 +113,11 @@ async fn main() -> ExitCode {
         };
         return huddle_cli::test_command::run_test_command(args).await;
     }
+    let json = cli.json;
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let text = e.to_string().replace(['\n', '\r'], " ");
-            eprintln!("huddle: {text}");
+            errors::print(e.as_ref(), json);
             ExitCode::FAILURE
         }
     }
@@ -154,6 +159,41 @@ async fn run(cli: Cli) -> CliResult {
     }
 }
 
+/// Commands that never talk to a running daemon with the global connection options: `test`
+/// needs none, `demo` starts its own daemon and makes its own tokens.
+const OFFLINE_COMMANDS: [&str; 2] = ["test", "demo"];
+/// The global options those commands ignore.
+const CONNECTION_ARGS: [&str; 3] = ["url", "token", "team"];
+
+/// The command line, with the connection options hidden from the help of commands that ignore
+/// them and refused when given to those commands on the command line.
+fn parse_args() -> Result<Cli, clap::Error> {
+    use clap::parser::ValueSource;
+    use clap::{CommandFactory, FromArgMatches};
+    let mut command = Cli::command();
+    for name in OFFLINE_COMMANDS {
+        command = command.mut_subcommand(name, |sub| {
+            CONNECTION_ARGS.iter().fold(sub, |sub, arg| {
+                sub.arg(clap::Arg::new(*arg).long(*arg).global(false).hide(true))
+            })
+        });
+    }
+    let matches = command.clone().get_matches();
+    if let Some((name, sub)) = matches.subcommand() {
+        if OFFLINE_COMMANDS.contains(&name) {
+            for arg in CONNECTION_ARGS {
+                if sub.value_source(arg) == Some(ValueSource::CommandLine) {
+                    return Err(command.error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!("--{arg} is not used by `huddle {name}`, which needs no daemon connection"),
+                    ));
+                }
+            }
+        }
+    }
+    Cli::from_arg_matches(&matches)
+}
+
 /// Logs go to stderr: `info` for workers (what they claim and finish), `warn` otherwise except
 /// for stream reconnects; `HUDDLE_LOG` overrides, e.g. `HUDDLE_LOG=debug`.
 fn init_logging(worker: bool) {
@@ -171,4 +211,34 @@ fn init_logging(worker: bool) {
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is for in `--help`.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if arg.is_hide_set() || id == "help" || id == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        let mut command = Cli::command();
+        command.build();
+        walk(&command, "huddle", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:#?}");
+    }
 }

@@ -16,6 +16,7 @@ pub enum MemoryCmd {
     },
     /// Apply an RFC 7396 merge patch read from FILE, or from stdin when FILE is absent or `-`.
     Patch {
+        /// The file holding the patch; standard input when absent or `-`.
         file: Option<String>,
         /// The version you read (412 if it moved on).
         #[arg(long)]
@@ -24,7 +25,10 @@ pub enum MemoryCmd {
     /// Set the value at a JSON Pointer (objects along the way are created); `/` replaces the
     /// whole document. VALUE is JSON, or taken as a string when it is not valid JSON.
     Set {
+        /// Where to set it: a JSON Pointer (`/test_strategy/framework`), `/` for the whole
+        /// document.
         pointer: String,
+        /// The value: JSON, or a plain string when it is not valid JSON.
         value: String,
         /// Always take VALUE as a string (`--string 42` stores "42").
         #[arg(long)]
@@ -35,6 +39,7 @@ pub enum MemoryCmd {
     },
     /// Recent changes: who changed what, newest first.
     History {
+        /// At most this many changes.
         #[arg(long)]
         limit: Option<usize>,
     },

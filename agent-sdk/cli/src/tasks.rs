@@ -17,6 +17,7 @@ pub enum TaskCmd {
         id_or_prefix: String,
         /// One line saying what to do.
         subject: String,
+        /// The details: what to test, where, how to know it is done.
         #[arg(long)]
         description: Option<String>,
         /// Present-tense label while running ("Running the unit tests").
@@ -40,8 +41,10 @@ pub enum TaskCmd {
         /// pending, in_progress, completed, failed or cancelled.
         #[arg(long, value_parser = status)]
         status: Option<TaskStatus>,
+        /// Only tasks for this agent name or role.
         #[arg(long)]
         owner: Option<String>,
+        /// Only ids with this prefix (`TEST`).
         #[arg(long)]
         prefix: Option<String>,
         /// Only pending tasks whose blockers are all completed.
@@ -52,25 +55,36 @@ pub enum TaskCmd {
         limit: Option<usize>,
     },
     /// Show one task with its blockers and dependents.
-    Show { id: String },
+    Show {
+        /// The task (`TEST-001`).
+        id: String,
+    },
     /// Change a task's fields; --if-match makes it fail if the task changed since you read it.
     Update {
+        /// The task (`TEST-001`).
         id: String,
+        /// A new one-line subject.
         #[arg(long)]
         subject: Option<String>,
+        /// A new description.
         #[arg(long)]
         description: Option<String>,
+        /// A new present-tense label.
         #[arg(long)]
         active_form: Option<String>,
+        /// pending, in_progress, completed, failed or cancelled.
         #[arg(long, value_parser = status)]
         status: Option<TaskStatus>,
+        /// Only this agent name or role may claim it.
         #[arg(long, conflicts_with = "clear_owner")]
         owner: Option<String>,
         /// Remove the owner so anyone may claim it.
         #[arg(long)]
         clear_owner: bool,
+        /// Tasks that must be completed first, added (repeat, or separate with commas).
         #[arg(long, value_delimiter = ',')]
         add_blocked_by: Vec<String>,
+        /// Blockers to drop (repeat, or separate with commas).
         #[arg(long, value_delimiter = ',')]
         remove_blocked_by: Vec<String>,
         /// A JSON object merged into the metadata.
@@ -82,6 +96,7 @@ pub enum TaskCmd {
     },
     /// Complete a task (the holder, or a coordinator).
     Done {
+        /// The task (`TEST-001`).
         id: String,
         /// The result, as JSON.
         #[arg(long, value_parser = parse::json)]

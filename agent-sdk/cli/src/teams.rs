@@ -28,9 +28,15 @@ pub enum AgentCmd {
     /// List the team's agents.
     Ls,
     /// Give an agent a new token (printed like `agent add`); the old one stops working.
-    Rotate { name: String },
+    Rotate {
+        /// The agent whose token is replaced.
+        name: String,
+    },
     /// Revoke an agent's token: its requests get 401 and its streams end.
-    Revoke { name: String },
+    Revoke {
+        /// The agent whose token stops working.
+        name: String,
+    },
 }
 
 pub async fn team(ctx: &Ctx, cmd: TeamCmd) -> CliResult {

@@ -98,7 +98,10 @@ async fn errors_are_one_line_naming_the_problem_with_a_failing_exit_code() {
         "huddle: no token: pass --token or set HUDDLE_TOKEN"
     );
     let (_, err) = Huddle::new(&d.url, ADMIN, "").fails(&["agent", "ls"]).await;
-    assert!(err.contains("no team set"), "{err}");
+    assert_eq!(
+        err.trim(),
+        "huddle: no team: pass --team or set HUDDLE_TEAM"
+    );
 
     let url = d.url.clone();
     d.stop().await;

@@ -5,6 +5,7 @@
 mod admin;
 mod claims;
 mod demo;
+mod errors;
 mod memory;
 mod messages;
 mod tasks;

@@ -48,7 +48,11 @@ pub enum Error {
         /// What was wrong with the answer.
         reason: String,
     },
-    /// The client was asked something it cannot send (no team configured, bad URL or header).
+    /// A team-scoped call on a client that has no team: give it one with
+    /// [`crate::ClientBuilder::team`] or [`crate::Client::with_team`].
+    #[error("no team chosen: this call works inside a team, and the client has none")]
+    NoTeam,
+    /// The client was asked something it cannot send (bad URL, header or body).
     #[error("{0}")]
     Config(String),
 }
@@ -78,7 +82,7 @@ impl Error {
         match self {
             Error::Unreachable { .. } => true,
             Error::Api(e) => is_transient_status(e.status),
-            Error::Protocol { .. } | Error::Config(_) => false,
+            Error::Protocol { .. } | Error::NoTeam | Error::Config(_) => false,
         }
     }
 

@@ -172,11 +172,7 @@ impl Client {
 
     /// `/v1/teams/{team}/` + `rest`; an error when no team is set.
     pub(crate) fn team_url(&self, rest: &[&str]) -> Result<Url, Error> {
-        let team = self.team.as_deref().ok_or_else(|| {
-            Error::Config(
-                "no team set: use ClientBuilder::team or Client::with_team (the CLI: --team or HUDDLE_TEAM)".into(),
-            )
-        })?;
+        let team = self.team.as_deref().ok_or(Error::NoTeam)?;
         let mut segments = vec!["v1", "teams", team];
         segments.extend_from_slice(rest);
         Ok(self.url(&segments))
