@@ -16,6 +16,7 @@ use huddle_sdk::{Client, MessageQuery, StreamOptions, Worker};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -60,35 +61,63 @@ pub async fn run(args: DemoArgs) -> CliResult {
         rand::random::<u32>()
     ));
     std::fs::create_dir_all(dir.join("data"))?;
-    let outcome = run_in(&args, &dir).await;
-    if args.keep {
-        output::line(&format!(
-            "kept {} (database in data/, project in project/)",
-            dir.display()
-        ))?;
+    let tokens = Mutex::new(Vec::new());
+    let outcome = run_in(&args, &dir, &tokens).await;
+    let kept = if args.keep {
+        print_kept(&dir, &tokens.lock().unwrap_or_else(|p| p.into_inner()))
     } else {
         let _ = std::fs::remove_dir_all(&dir);
-    }
-    outcome
+        Ok(())
+    };
+    outcome.and(kept)
 }
 
-async fn run_in(args: &DemoArgs, dir: &Path) -> CliResult {
-    let admin_token = format!("demo-{:032x}", rand::random::<u128>());
-    let daemon = DemoDaemon::start(&dir.join("data"), &admin_token).await?;
+/// Where a kept demo is and how to pick it up again: the directory, the team and every token.
+fn print_kept(dir: &Path, tokens: &[(String, String)]) -> CliResult {
+    let data = dir.join("data");
+    output::line("")?;
+    output::line(&format!("kept {}", dir.display()))?;
+    output::line(&format!(
+        "  database     {}",
+        data.join("huddle.db").display()
+    ))?;
+    output::line(&format!("  project      {}", dir.join("project").display()))?;
+    output::line(&format!(
+        "  admin token  {} (file)",
+        data.join("admin-token").display()
+    ))?;
+    output::line("  team         demo")?;
+    for (name, token) in tokens {
+        output::line(&format!("  {name:<12} {token}"))?;
+    }
+    output::line(&format!(
+        "serve it again: huddled --data-dir {} ; then HUDDLE_TEAM=demo HUDDLE_TOKEN=<a token above> huddle status",
+        data.display()
+    ))
+}
+
+async fn run_in(args: &DemoArgs, dir: &Path, tokens: &Mutex<Vec<(String, String)>>) -> CliResult {
+    let daemon = DemoDaemon::start(&dir.join("data")).await?;
     output::line(&format!(
         "huddled running at {} (data in {})",
         daemon.url,
         dir.join("data").display()
     ))?;
     let result = tokio::select! {
-        r = demo(args, dir, &daemon.url, &admin_token) => r,
+        r = demo(args, dir, &daemon.url, &daemon.admin_token, tokens) => r,
         _ = tokio::signal::ctrl_c() => Err("interrupted".into()),
     };
     daemon.stop().await;
     result
 }
 
-async fn demo(args: &DemoArgs, dir: &Path, url: &str, admin_token: &str) -> CliResult {
+async fn demo(
+    args: &DemoArgs,
+    dir: &Path,
+    url: &str,
+    admin_token: &str,
+    kept_tokens: &Mutex<Vec<(String, String)>>,
+) -> CliResult {
     let project = dir.join("project");
     for (rel, text) in SAMPLE {
         let path = project.join(rel);
@@ -105,6 +134,11 @@ async fn demo(args: &DemoArgs, dir: &Path, url: &str, admin_token: &str) -> CliR
     ] {
         tokens.push(admin.create_agent(name, role).await?.token);
     }
+    *kept_tokens.lock().unwrap_or_else(|p| p.into_inner()) = ["coordinator", "tester", "executor"]
+        .iter()
+        .zip(&tokens)
+        .map(|(name, token)| (name.to_string(), token.clone()))
+        .collect();
     let coord = admin.with_token(&tokens[0]);
     let settings = RoleSettings::load(&project, args.config.as_deref(), |k| std::env::var(k).ok())?;
     match &settings.llm {
@@ -138,8 +172,18 @@ async fn demo(args: &DemoArgs, dir: &Path, url: &str, admin_token: &str) -> CliR
         ])
         .await?;
     let printed = Arc::new(AtomicI64::new(0));
-    let colors = Arc::new(Colors::new(args.color));
-    let printer = tokio::spawn(print_live(coord.clone(), printed.clone(), colors.clone()));
+    let printer_view = Arc::new(View {
+        colors: Colors::new(args.color),
+        // Said once above; the messages repeat it, so they get a short form.
+        missing_model: (!settings.llm_missing.is_empty()).then(|| settings.llm_missing.clone()),
+    });
+    let output_closed = CancellationToken::new();
+    let printer = tokio::spawn(print_live(
+        coord.clone(),
+        printed.clone(),
+        printer_view.clone(),
+        output_closed.clone(),
+    ));
     let stop = CancellationToken::new();
     let tester = Worker::new(
         admin.with_token(&tokens[1]),
@@ -153,7 +197,15 @@ async fn demo(args: &DemoArgs, dir: &Path, url: &str, admin_token: &str) -> CliR
         .wait(Duration::from_secs(1))
         .run_until(stop.clone());
     let workers = tokio::spawn(async move { tokio::join!(tester, executor) });
-    let finished = tokio::time::timeout(args.timeout, wait_until_done(&coord)).await;
+    let finished = tokio::select! {
+        f = tokio::time::timeout(args.timeout, wait_until_done(&coord)) => f,
+        // Nobody reads any more (`huddle demo | head`): stop quietly.
+        _ = output_closed.cancelled() => {
+            stop.cancel();
+            let _ = workers.await;
+            return Err(Box::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe)));
+        }
+    };
     stop.cancel();
     let _ = workers.await;
     printer.abort();
@@ -165,7 +217,7 @@ async fn demo(args: &DemoArgs, dir: &Path, url: &str, admin_token: &str) -> CliR
         })
         .await?;
     for m in &rest {
-        print_message(m, &colors)?;
+        print_message(m, &printer_view)?;
     }
     let (test, qarun) =
         finished.map_err(|_| format!("the demo did not finish within {:?}", args.timeout))??;
@@ -198,19 +250,44 @@ async fn wait_until_done(coord: &Client) -> Result<(TaskStatus, TaskStatus), hud
     }
 }
 
-async fn print_live(coord: Client, printed: Arc<AtomicI64>, colors: Arc<Colors>) {
+/// How messages are printed.
+struct View {
+    colors: Colors,
+    /// The missing-model text, printed once at the start and shortened in messages.
+    missing_model: Option<String>,
+}
+
+impl View {
+    fn text(&self, text: &str) -> String {
+        match &self.missing_model {
+            Some(missing) => text.replace(missing.as_str(), "no model configured (see above)"),
+            None => text.to_string(),
+        }
+    }
+}
+
+async fn print_live(
+    coord: Client,
+    printed: Arc<AtomicI64>,
+    view: Arc<View>,
+    closed: CancellationToken,
+) {
     let Ok(mut stream) = coord.stream_messages(&StreamOptions::default()) else {
         return;
     };
     while let Some(Ok(m)) = stream.next().await {
         if m.seq > printed.load(Ordering::SeqCst) {
-            let _ = print_message(&m, &colors);
+            if print_message(&m, &view).is_err() {
+                closed.cancel();
+                return;
+            }
             printed.store(m.seq, Ordering::SeqCst);
         }
     }
 }
 
-fn print_message(m: &Message, colors: &Colors) -> CliResult {
+fn print_message(m: &Message, view: &View) -> CliResult {
+    let colors = &view.colors;
     let head = format!(
         "#{:<3} {} {} → {} [{}]",
         m.seq,
@@ -219,11 +296,15 @@ fn print_message(m: &Message, colors: &Colors) -> CliResult {
         m.to,
         m.kind
     );
-    output::line(&format!("{} {}", colors.kind(&m.kind, &head), m.summary))?;
+    output::line(&format!(
+        "{} {}",
+        colors.kind(&m.kind, &head),
+        view.text(&m.summary)
+    ))?;
     match m.kind.as_str() {
         "test_result" => {
             if let Some(summary) = m.data["summary"].as_str() {
-                for l in summary.lines() {
+                for l in view.text(summary).lines() {
                     output::line(&format!("      {l}"))?;
                 }
             }
@@ -231,7 +312,7 @@ fn print_message(m: &Message, colors: &Colors) -> CliResult {
         "fix_required" => output::line(&format!(
             "      tests: {}; {}",
             m.data["tests"],
-            m.data["details"].as_str().unwrap_or("")
+            view.text(m.data["details"].as_str().unwrap_or(""))
         ))?,
         _ => {}
     }

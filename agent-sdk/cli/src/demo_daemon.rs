@@ -12,6 +12,8 @@ pub struct DemoDaemon {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
+    /// The admin token the daemon generated.
+    pub admin_token: String,
 }
 
 /// `huddled` beside the running `huddle`, else on `PATH`.
@@ -37,14 +39,15 @@ pub fn find_huddled() -> Result<PathBuf, String> {
 }
 
 impl DemoDaemon {
-    /// Starts `huddled --listen 127.0.0.1:0 --data-dir DATA` with `admin_token`, and waits for
-    /// its listening line.
-    pub async fn start(data_dir: &Path, admin_token: &str) -> Result<DemoDaemon, String> {
+    /// Starts `huddled --listen 127.0.0.1:0 --data-dir DATA`, and waits for its listening
+    /// line. The daemon generates its admin token into `DATA/admin-token` (mode 0600), so a
+    /// kept demo directory can be served again with the same token.
+    pub async fn start(data_dir: &Path) -> Result<DemoDaemon, String> {
         let bin = find_huddled()?;
         let mut child = Command::new(&bin)
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
-            .env("HUDDLE_ADMIN_TOKEN", admin_token)
+            .env_remove("HUDDLE_ADMIN_TOKEN")
             .env("HUDDLE_LOG", "info,tower_http=warn")
             .env_remove("HUDDLE_CONFIG")
             .env_remove("HUDDLE_LISTEN")
@@ -85,9 +88,15 @@ impl DemoDaemon {
         };
         // Keep draining its log so it never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let token_file = data_dir.join("admin-token");
+        let admin_token = std::fs::read_to_string(&token_file)
+            .map_err(|e| format!("cannot read {}: {e}", token_file.display()))?
+            .trim()
+            .to_string();
         Ok(DemoDaemon {
             child,
             url: format!("http://{addr}"),
+            admin_token,
         })
     }
 

@@ -60,6 +60,13 @@ pub fn print(error: &(dyn std::error::Error + Send + Sync + 'static), as_json: b
     }
 }
 
+/// Whether the error is stdout closing under us (a pipe whose reader exited).
+pub fn is_closed_output(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    error
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
 /// `` `waitMs` must be at most 60000 `` → `` `--wait` must be at most 60000 ``.
 fn in_flags(message: &str) -> String {
     FLAGS

@@ -116,6 +116,8 @@ async fn main() -> ExitCode {
     let json = cli.json;
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`huddle msg tail | head`): nothing to say, nothing went wrong.
+        Err(e) if errors::is_closed_output(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             errors::print(e.as_ref(), json);
             ExitCode::FAILURE

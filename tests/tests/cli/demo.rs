@@ -38,8 +38,13 @@ fn huddled_beside(huddle: &Path) -> PathBuf {
 }
 
 async fn demo(huddle: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
+    demo_with(huddle, &[], env).await
+}
+
+fn demo_command(huddle: &Path, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(huddle);
     cmd.args(["demo", "--color", "never", "--timeout", "5m"])
+        .args(args)
         .env_remove("HUDDLE_CONFIG")
         .env_remove("HUDDLE_LOG")
         .stdin(Stdio::null())
@@ -57,7 +62,14 @@ async fn demo(huddle: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().await.expect("huddle demo runs");
+    cmd
+}
+
+async fn demo_with(huddle: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = demo_command(huddle, args, env)
+        .output()
+        .await
+        .expect("huddle demo runs");
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -78,9 +90,77 @@ async fn without_a_model_the_demo_shows_the_fix_required_path() {
         "[test_result]",
         "## Test cycle TEST-001: FAILED",
         "QARUN-001 stays blocked",
+        "### Why they fail",
+        "test_ten_percent_discount: `assert",
     ] {
         assert!(out.contains(part), "missing {part:?} in:\n{out}");
     }
+    assert_eq!(
+        out.matches("HUDDLE_LLM_BASE_URL").count(),
+        1,
+        "the missing setting is named once:\n{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_demo_prints_where_it_is_and_every_token_that_opens_it() {
+    require_tool("python3");
+    huddled_beside(huddle_bin());
+    let (ok, out, err) = demo_with(huddle_bin(), &["--keep"], &[]).await;
+    assert!(ok, "demo failed:\n{out}\n{err}");
+    let kept = out
+        .lines()
+        .find_map(|l| l.strip_prefix("kept "))
+        .unwrap_or_else(|| panic!("no kept line in:\n{out}"));
+    let dir = Path::new(kept.trim());
+    assert!(dir.join("data/huddle.db").is_file());
+    assert!(dir.join("project/shop/cart.py").is_file());
+    let admin_token = std::fs::read_to_string(dir.join("data/admin-token")).unwrap();
+    assert!(!admin_token.trim().is_empty());
+    let tokens: Vec<&str> = ["coordinator", "tester", "executor"]
+        .iter()
+        .map(|name| {
+            out.lines()
+                .find_map(|l| l.trim().strip_prefix(name).map(str::trim))
+                .filter(|t| t.starts_with("hud_"))
+                .unwrap_or_else(|| panic!("no {name} token in:\n{out}"))
+        })
+        .collect();
+    assert_eq!(tokens.len(), 3);
+    assert!(out.contains("team         demo"), "{out}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demo_whose_reader_goes_away_stops_quietly_and_cleans_up() {
+    require_tool("python3");
+    huddled_beside(huddle_bin());
+    let mut child = demo_command(huddle_bin(), &[], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("demo starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let first = lines.next_line().await.unwrap().unwrap();
+    let data_dir = first
+        .split("(data in ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(')'))
+        .map(|d| Path::new(d).parent().unwrap().to_path_buf())
+        .unwrap_or_else(|| panic!("no data dir in {first:?}"));
+    drop(lines); // `huddle demo | head -1`
+    let status = tokio::time::timeout(std::time::Duration::from_secs(120), child.wait())
+        .await
+        .expect("the demo stops once nobody reads")
+        .unwrap();
+    let mut stderr = String::new();
+    tokio::io::AsyncReadExt::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr)
+        .await
+        .unwrap();
+    assert!(status.success(), "exit {status:?}: {stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert!(!data_dir.exists(), "{} was left behind", data_dir.display());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

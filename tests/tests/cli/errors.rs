@@ -40,7 +40,10 @@ async fn offline_commands_neither_show_nor_take_connection_options() {
     for command in ["test", "demo"] {
         let help = h.ok(&[command, "--help"]).await;
         for flag in ["--url", "--token", "--team"] {
-            assert!(!help.contains(flag), "`huddle {command} --help` shows {flag}");
+            assert!(
+                !help.contains(flag),
+                "`huddle {command} --help` shows {flag}"
+            );
         }
         let (code, err) = h.fails(&[command, "--url", "http://127.0.0.1:1"]).await;
         assert_eq!(code, 2, "{err}");

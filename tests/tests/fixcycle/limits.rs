@@ -109,3 +109,47 @@ async fn a_run_that_times_out_is_reported_as_an_error() {
         "{e:#}"
     );
 }
+
+/// A model endpoint nobody listens on: the cycle stops at the first call with one `error`
+/// naming the endpoint, rather than spending ten iterations on calls that cannot succeed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_model_stops_the_cycle_with_one_error() {
+    let project = pytest_project(true, false);
+    let closed_port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let model = huddle_sdk::llm::LlmSettings {
+        base_url: Some(format!("http://127.0.0.1:{closed_port}/v1")),
+        model: Some("stub-model".into()),
+        api_key: Some("sk-unused".into()),
+        timeout_secs: Some(5),
+        retry_backoff_ms: Some(10),
+        ..Default::default()
+    };
+    let t = team().await;
+    t.coord.create_task(&task(json!({}))).await.unwrap();
+    t.start_tester(
+        huddle_sdk::roles::RoleSettings::new(&project.root)
+            .with_llm(model)
+            .unwrap(),
+    );
+    let done = t.closed("TEST-001").await;
+    assert_eq!(done.status, TaskStatus::Failed);
+    let error = t.one("error").await;
+    assert_eq!(error.data["code"], "model_unreachable");
+    assert_eq!(error.data["tool"], "llm");
+    assert!(
+        error.summary.contains("cannot reach the model endpoint"),
+        "{}",
+        error.summary
+    );
+    assert!(t.messages("fix_required").await.is_empty());
+    let result = t.one("test_result").await.data;
+    assert_eq!(
+        result["iterations"], 1,
+        "stopped at the first call: {result}"
+    );
+    let progress = t.messages("impl_progress").await;
+    assert!(progress.len() <= 1, "{} progress notes", progress.len());
+}

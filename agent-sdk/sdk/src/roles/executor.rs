@@ -160,5 +160,5 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         max_iterations: limits.max_iterations,
         quality_gate: limits.quality_gate,
     };
-    conclude(&summary, &p.reporter, (repairer.calls, repairer.tokens())).await
+    conclude(&summary, &p.reporter, &repairer).await
 }

@@ -21,6 +21,10 @@ pub(crate) struct Repairer {
     last: Option<Snapshot>,
     /// Model calls made.
     pub calls: u32,
+    /// Set when the model endpoint cannot be used at all (unreachable after the client's
+    /// retries, or refusing the key or the model): the cycle stops and says so once, as an
+    /// `error`, instead of spending its iterations on calls that cannot succeed.
+    pub model_failure: Option<String>,
 }
 
 impl Repairer {
@@ -34,6 +38,7 @@ impl Repairer {
             feedback: Vec::new(),
             last: None,
             calls: 0,
+            model_failure: None,
         }
     }
 
@@ -85,6 +90,18 @@ impl Repairer {
         {
             Ok(r) => r,
             Err(e @ (LlmError::Budget(_) | LlmError::NotConfigured(_) | LlmError::Config(_))) => {
+                return FixOutcome::Unavailable {
+                    reason: e.to_string(),
+                };
+            }
+            Err(
+                e @ (LlmError::Transport(_)
+                | LlmError::Status {
+                    status: 401 | 403 | 404,
+                    ..
+                }),
+            ) => {
+                self.model_failure = Some(e.to_string());
                 return FixOutcome::Unavailable {
                     reason: e.to_string(),
                 };

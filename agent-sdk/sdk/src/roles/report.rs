@@ -5,7 +5,7 @@
 
 use crate::cycles::severity::classify;
 use crate::cycles::{Finish, IterationRecord, Severity, StopReason};
-use crate::runners::Report;
+use crate::runners::{scrub, Report, TestResult};
 use crate::wire::PostMessage;
 use crate::Client;
 use serde_json::{json, Value};
@@ -157,6 +157,7 @@ impl CycleSummary {
             "strategyHistory": self.history,
             "flaky": self.flaky,
             "remainingFailures": remaining,
+            "failures": self.failure_lines(),
             "summary": self.markdown(),
         })
     }
@@ -216,7 +217,53 @@ impl CycleSummary {
         for (severity, ids) in groups.iter().filter(|(_, ids)| !ids.is_empty()) {
             let _ = writeln!(out, "- **{severity}** ({}): {}", ids.len(), ids.join(", "));
         }
+        let failures = self.failure_lines();
+        if !failures.is_empty() {
+            let _ = writeln!(out, "\n### Why they fail\n");
+            for f in &failures {
+                let _ = writeln!(
+                    out,
+                    "- {}: `{}`",
+                    f["nodeid"].as_str().unwrap_or("-"),
+                    f["message"].as_str().unwrap_or("-")
+                );
+            }
+        }
         out
+    }
+
+    /// The first failing tests with the line that says why (the assertion), scrubbed and
+    /// short: what a person reading the bus needs without opening the run directory.
+    pub fn failure_lines(&self) -> Vec<Value> {
+        const SHOWN: usize = 20;
+        let Some(report) = &self.report else {
+            return Vec::new();
+        };
+        report
+            .tests
+            .iter()
+            .filter(|t| t.outcome.is_failure())
+            .take(SHOWN)
+            .map(|t| json!({ "nodeid": t.nodeid, "message": why(t) }))
+            .collect()
+    }
+}
+
+/// The line of a failure that says what went wrong: pytest's `E   assert …` line, or else the
+/// first line with text; at most 200 characters, secrets removed.
+fn why(test: &TestResult) -> String {
+    let text = test.longrepr.as_deref().unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("E ") || l.starts_with("E\t"))
+        .map(|l| l[1..].trim())
+        .or_else(|| text.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("(no failure text)");
+    let line = scrub::scrub(line);
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.into_owned(),
     }
 }
 

@@ -87,16 +87,18 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         max_iterations: limits.max_iterations,
         quality_gate: limits.quality_gate,
     };
-    conclude(&summary, &p.reporter, (repairer.calls, repairer.tokens())).await
+    conclude(&summary, &p.reporter, &repairer).await
 }
 
-/// Posts `fix_required` when the stop calls for it, then `test_result`; completes the task when
-/// the gate holds, else fails it with the reason.
+/// Posts `error` when the model could not be used at all, or `fix_required` when the stop
+/// calls for it; then `test_result`. Completes the task when the gate holds, else fails it with
+/// the reason.
 pub(crate) async fn conclude(
     summary: &CycleSummary,
     reporter: &super::Reporter,
-    model_use: (u32, u64),
+    repairer: &Repairer,
 ) -> HandlerResult {
+    let model_use = (repairer.calls, repairer.tokens());
     let f: &Finish = &summary.finish;
     let failing: Vec<String> = summary
         .by_severity()
@@ -124,7 +126,9 @@ pub(crate) async fn conclude(
         )),
         _ => None,
     };
-    if let Some((reason, tests, category, details)) = required {
+    if let Some(failure) = &repairer.model_failure {
+        reporter.error("model_unreachable", failure, "llm").await;
+    } else if let Some((reason, tests, category, details)) = required {
         reporter
             .fix_required(&reason, &tests, category, &details)
             .await;
