@@ -11,7 +11,9 @@
 //! - [`validate`]: input rules shared by every backend.
 //!
 //! [`run`] is the testable entry point: give it settings, a bound listener and a shutdown
-//! future; it serves until the future completes, then drains and closes the database.
+//! future; it serves until the future completes, then drains and closes the database. It is
+//! [`build`] (data directory, admin token, store: everything that can fail at start) followed
+//! by [`serve`], so a test can fail at once with the start-up error and then serve.
 
 #![forbid(unsafe_code)]
 
@@ -101,14 +103,22 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
     })
 }
 
-/// Serves on `listener` until `shutdown` completes; then stops accepting, ends streams and long
-/// polls, lets in-flight requests finish, and closes the database.
+/// Builds the daemon from `settings` and serves it on `listener` until `shutdown` completes.
 pub async fn run(
     settings: Settings,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), DaemonError> {
-    let built = build(settings)?;
+    serve(build(settings)?, listener, shutdown).await
+}
+
+/// Serves a [`build`] daemon on `listener` until `shutdown` completes; then stops accepting,
+/// ends streams and long polls, lets in-flight requests finish, and closes the database.
+pub async fn serve(
+    built: Built,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), DaemonError> {
     let state = built.state.clone();
     let addr = listener.local_addr().map_err(DaemonError::Serve)?;
     let token_at = match &built.admin_token_source {

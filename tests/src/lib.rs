@@ -12,6 +12,7 @@ pub mod sse;
 pub mod store;
 
 use huddle_daemon::config::Settings;
+use huddle_daemon::DaemonError;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -60,52 +61,48 @@ impl TestDaemon {
         d
     }
 
-    /// A daemon with exactly these settings (the caller owns the data directory).
+    /// A daemon with exactly these settings (the caller owns the data directory). A daemon that
+    /// cannot start fails the test at once with its error.
     pub async fn start_on(settings: Settings) -> TestDaemon {
+        Self::try_start_on(settings)
+            .await
+            .unwrap_or_else(|e| panic!("the test daemon did not start: {e}"))
+    }
+
+    /// Like [`TestDaemon::start_on`], but a start-up failure is returned, for tests of it.
+    pub async fn try_start_on(settings: Settings) -> Result<TestDaemon, DaemonError> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind port 0");
         Self::serve(settings, listener).await
     }
 
-    async fn serve(settings: Settings, listener: tokio::net::TcpListener) -> TestDaemon {
+    /// Builds the daemon here, so a start-up error surfaces at once, then serves it on a task.
+    /// The listener is bound before this returns, so clients can connect straight away.
+    async fn serve(
+        settings: Settings,
+        listener: tokio::net::TcpListener,
+    ) -> Result<TestDaemon, DaemonError> {
+        show_logs_when_asked();
         let addr = listener.local_addr().expect("local addr");
         let data_dir = settings.server.data_dir.clone();
+        let built = huddle_daemon::build(settings)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            huddle_daemon::run(settings, listener, async {
+            huddle_daemon::serve(built, listener, async {
                 let _ = stopped.await;
             })
             .await
-            .expect("daemon ran");
+            .expect("daemon served");
         });
-        let d = TestDaemon {
+        Ok(TestDaemon {
             addr,
             url: format!("http://{addr}"),
             data_dir,
             stop: Some(stop),
             task: Some(task),
             _dir: None,
-        };
-        d.wait_ready().await;
-        d
-    }
-
-    async fn wait_ready(&self) {
-        let client = reqwest::Client::new();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(r) = client.get(format!("{}/readyz", self.url)).send().await {
-                if r.status().is_success() {
-                    return;
-                }
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "daemon did not become ready"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        })
     }
 
     /// Stops gracefully and waits until the database is closed.
@@ -127,7 +124,9 @@ impl TestDaemon {
         self.stop().await;
         let settings = test_settings(&self.data_dir);
         let listener = bind_again(self.addr).await;
-        let mut d = Self::serve(settings, listener).await;
+        let mut d = Self::serve(settings, listener)
+            .await
+            .unwrap_or_else(|e| panic!("the test daemon did not restart: {e}"));
         d._dir = self._dir.take();
         d
     }
@@ -165,6 +164,23 @@ impl Drop for TestDaemon {
             let _ = stop.send(());
         }
     }
+}
+
+/// With `TEST_LOG=1`, the in-process daemon's logs show in the test's output (`RUST_LOG`
+/// filters them; `huddle_daemon=debug` by default). Installed once per test process.
+fn show_logs_when_asked() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    if std::env::var_os("TEST_LOG").is_none_or(|v| v.is_empty() || v == "0") {
+        return;
+    }
+    INSTALLED.call_once(|| {
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("huddle_daemon=debug"));
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    });
 }
 
 /// Binds `addr` again after a stop; the old socket may take a moment to be released.

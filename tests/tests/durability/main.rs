@@ -5,5 +5,6 @@
 mod daemon_process;
 mod kill9;
 mod restart;
+mod start_failure;
 mod storage_faults;
 mod worker_kill9;
