@@ -69,53 +69,50 @@ pub struct StreamSettings {
     pub buffer: usize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `[limits]`: how fast and how much clients may send. The one definition: the HTTP layer and
+/// every store backend check against these values (the protocol's fixed bounds, such as name
+/// lengths, are `huddle_wire::limits`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitSettings {
+    /// Requests per minute per token (a token bucket).
     pub requests_per_minute: u64,
+    /// Requests a token may make at once before the rate applies.
     pub burst: u64,
+    /// Open streams per agent.
     pub max_streams_per_token: usize,
+    /// Items per page of a list.
     pub max_page_size: usize,
+    /// Items per batch create, batch completion or batch post.
     pub max_batch: usize,
+    /// Task `subject` and `activeForm`, in characters.
     pub max_subject_chars: usize,
+    /// Task `description` and failure `reason`, in characters.
     pub max_text_chars: usize,
+    /// Message `summary`, in characters.
     pub max_summary_chars: usize,
+    /// Nesting depth of `metadata`, message `data` and the shared memory document.
     pub max_json_depth: usize,
+    /// Blockers per task.
     pub max_blocked_by: usize,
+    /// Serialised size of a message's `data`, in bytes.
     pub max_message_bytes: usize,
 }
 
 impl Default for LimitSettings {
     fn default() -> Self {
-        let v = crate::validate::Limits::default();
         LimitSettings {
             requests_per_minute: 120_000,
             burst: 2_000,
             max_streams_per_token: 32,
-            max_page_size: v.max_page_size,
-            max_batch: v.max_batch,
-            max_subject_chars: v.max_subject_chars,
-            max_text_chars: v.max_text_chars,
-            max_summary_chars: v.max_summary_chars,
-            max_json_depth: v.max_json_depth,
-            max_blocked_by: v.max_blocked_by,
-            max_message_bytes: v.max_message_bytes,
-        }
-    }
-}
-
-impl LimitSettings {
-    /// The limits the store enforces on content.
-    pub fn content(&self) -> crate::validate::Limits {
-        crate::validate::Limits {
-            max_subject_chars: self.max_subject_chars,
-            max_text_chars: self.max_text_chars,
-            max_summary_chars: self.max_summary_chars,
-            max_json_depth: self.max_json_depth,
-            max_blocked_by: self.max_blocked_by,
-            max_message_bytes: self.max_message_bytes,
-            max_batch: self.max_batch,
-            max_page_size: self.max_page_size,
+            max_page_size: 1_000,
+            max_batch: 1_000,
+            max_subject_chars: 500,
+            max_text_chars: 20_000,
+            max_summary_chars: 2_000,
+            max_json_depth: 32,
+            max_blocked_by: 100,
+            max_message_bytes: 64 * 1024,
         }
     }
 }

@@ -78,7 +78,7 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
             default_max_attempts: settings.tasks.default_max_attempts,
             memory_max_bytes: settings.memory.max_bytes,
             memory_history_limit: settings.memory.history_limit,
-            limits: settings.limits.content(),
+            limits: settings.limits.clone(),
         },
         hub.clone(),
     )?);

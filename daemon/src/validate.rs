@@ -1,42 +1,11 @@
-//! Input rules shared by every backend: names, task ids, prefixes, message types.
+//! Input rules shared by every backend: names, task ids, prefixes, message types. The fixed
+//! bounds come from `huddle_wire::limits`; the configurable ones from `[limits]`
+//! (`crate::config::LimitSettings`), passed in by the caller.
 
 use crate::store::StoreError;
-
-/// Size limits on what clients send; each is a setting in `[limits]` of the config file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Task `subject` and `activeForm`, in characters.
-    pub max_subject_chars: usize,
-    /// Task `description` and failure `reason`, in characters.
-    pub max_text_chars: usize,
-    /// Message `summary`, in characters.
-    pub max_summary_chars: usize,
-    /// Nesting depth of `metadata`, message `data` and the shared memory document.
-    pub max_json_depth: usize,
-    /// Blockers per task.
-    pub max_blocked_by: usize,
-    /// Serialised size of a message's `data`, in bytes.
-    pub max_message_bytes: usize,
-    /// Tasks per batch create or batch completion.
-    pub max_batch: usize,
-    /// Items per page of a list.
-    pub max_page_size: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_subject_chars: 500,
-            max_text_chars: 20_000,
-            max_summary_chars: 2_000,
-            max_json_depth: 32,
-            max_blocked_by: 100,
-            max_message_bytes: 64 * 1024,
-            max_batch: 1_000,
-            max_page_size: 1_000,
-        }
-    }
-}
+use huddle_wire::limits::{
+    MESSAGE_TYPE_MAX_LEN, NAME_MAX_LEN, PREFIX_MAX_LEN, TASK_NUMBER_MAX_DIGITS,
+};
 
 /// JSON nested deeper than `max` levels is refused.
 pub fn depth(field: &str, value: &serde_json::Value, max: usize) -> Result<(), StoreError> {
@@ -61,7 +30,7 @@ pub fn depth(field: &str, value: &serde_json::Value, max: usize) -> Result<(), S
 pub fn name(field: &str, value: &str) -> Result<(), StoreError> {
     let bytes = value.as_bytes();
     let ok = !bytes.is_empty()
-        && bytes.len() <= 63
+        && bytes.len() <= NAME_MAX_LEN
         && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
         && bytes
             .iter()
@@ -71,7 +40,10 @@ pub fn name(field: &str, value: &str) -> Result<(), StoreError> {
     } else {
         Err(StoreError::invalid(
             field,
-            format!("`{field}` must match [a-z0-9][a-z0-9_-]{{0,62}}, got {value:?}"),
+            format!(
+                "`{field}` must match [a-z0-9][a-z0-9_-]{{0,{}}}, got {value:?}",
+                NAME_MAX_LEN - 1
+            ),
         ))
     }
 }
@@ -81,7 +53,7 @@ pub fn prefix(field: &str, value: &str) -> Result<String, StoreError> {
     let trimmed = value.strip_suffix('-').unwrap_or(value);
     let bytes = trimmed.as_bytes();
     let ok = !bytes.is_empty()
-        && bytes.len() <= 32
+        && bytes.len() <= PREFIX_MAX_LEN
         && bytes[0].is_ascii_uppercase()
         && bytes
             .iter()
@@ -105,7 +77,10 @@ pub fn task_id(field: &str, value: &str) -> Result<(String, i64), StoreError> {
         )
     };
     let (head, digits) = value.rsplit_once('-').ok_or_else(bad)?;
-    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if digits.is_empty()
+        || digits.len() > TASK_NUMBER_MAX_DIGITS
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+    {
         return Err(bad());
     }
     let prefix = prefix(field, head).map_err(|_| bad())?;
@@ -119,7 +94,7 @@ pub fn task_id(field: &str, value: &str) -> Result<(String, i64), StoreError> {
 pub fn message_type(value: &str) -> Result<(), StoreError> {
     let bytes = value.as_bytes();
     let ok = !bytes.is_empty()
-        && bytes.len() <= 64
+        && bytes.len() <= MESSAGE_TYPE_MAX_LEN
         && bytes[0].is_ascii_lowercase()
         && bytes
             .iter()
@@ -129,7 +104,10 @@ pub fn message_type(value: &str) -> Result<(), StoreError> {
     } else {
         Err(StoreError::invalid(
             "type",
-            format!("`type` must match [a-z][a-z0-9_]{{0,63}}, got {value:?}"),
+            format!(
+                "`type` must match [a-z][a-z0-9_]{{0,{}}}, got {value:?}",
+                MESSAGE_TYPE_MAX_LEN - 1
+            ),
         ))
     }
 }

@@ -17,7 +17,7 @@ pub fn backends() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
             default_max_attempts: 2,
             memory_max_bytes: 4096,
             memory_history_limit: 3,
-            limits: huddle_daemon::validate::Limits::default(),
+            limits: huddle_daemon::config::LimitSettings::default(),
         },
         Arc::new(Hub::new(64)),
     )

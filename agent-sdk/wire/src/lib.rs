@@ -9,6 +9,7 @@
 mod agents;
 mod errors;
 pub mod history;
+pub mod limits;
 mod memory;
 mod messages;
 mod tasks;

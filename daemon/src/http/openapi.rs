@@ -105,10 +105,7 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
-/// A task id prefix, as `validate::prefix` accepts it.
-const PREFIX: &str = "^[A-Z][A-Z0-9_]{0,31}-?$";
-/// A task id, as `validate::task_id` accepts it.
-const TASK_ID: &str = "^[A-Z][A-Z0-9_]{0,31}-[0-9]{1,9}$";
+use huddle_wire::limits::{PREFIX_PATTERN as PREFIX, TASK_ID_PATTERN as TASK_ID};
 
 /// The document with this daemon's configured bounds filled in, as JSON.
 pub fn document(settings: &Settings) -> Value {
@@ -238,4 +235,30 @@ fn property<'a>(doc: &'a mut Value, schema: &str, name: &str) -> Option<&'a mut 
 )]
 pub async fn openapi_json(State(state): State<AppState>) -> Json<Value> {
     Json(document(&state.settings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use huddle_wire::limits::{MESSAGE_TYPE_PATTERN, NAME_PATTERN, TASK_ID_PATTERN};
+
+    /// utoipa takes patterns only as literals on the wire types; this pins those literals to
+    /// the constants validation uses, so the document cannot promise other rules.
+    #[test]
+    fn documented_patterns_are_the_validated_ones() {
+        let doc = document(&Settings::default());
+        let pattern = |schema: &str, field: &str| {
+            doc.pointer(&format!(
+                "/components/schemas/{schema}/properties/{field}/pattern"
+            ))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no pattern on {schema}.{field}"))
+        };
+        assert_eq!(pattern("CreateTeam", "name"), NAME_PATTERN);
+        assert_eq!(pattern("CreateAgent", "name"), NAME_PATTERN);
+        assert_eq!(pattern("NewTask", "id"), TASK_ID_PATTERN);
+        assert_eq!(pattern("NewTask", "prefix"), PREFIX);
+        assert_eq!(pattern("PostMessage", "type"), MESSAGE_TYPE_PATTERN);
+    }
 }

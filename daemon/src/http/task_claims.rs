@@ -10,6 +10,7 @@ use crate::validate;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use huddle_wire::limits::{MAX_CLAIM_BATCH, MAX_CLAIM_PREFIXES};
 use huddle_wire::{
     ClaimRequest, ClaimedTasks, CompleteTask, CompleteTasks, FailTask, Heartbeat, Task,
 };
@@ -82,8 +83,11 @@ pub async fn claim(
             ),
         ));
     }
-    if prefixes.len() > 32 {
-        return Err(ApiError::bad_request("prefixes", "at most 32 prefixes"));
+    if prefixes.len() > MAX_CLAIM_PREFIXES {
+        return Err(ApiError::bad_request(
+            "prefixes",
+            format!("at most {MAX_CLAIM_PREFIXES} prefixes"),
+        ));
     }
     let prefixes = prefixes
         .iter()
@@ -100,11 +104,11 @@ pub async fn claim(
     }
     let max = match req.max {
         None => None,
-        Some(m @ 1..=100) => Some(m as usize),
+        Some(m @ 1..=MAX_CLAIM_BATCH) => Some(m as usize),
         Some(m) => {
             return Err(ApiError::bad_request(
                 "max",
-                format!("`max` must be between 1 and 100, got {m}"),
+                format!("`max` must be between 1 and {MAX_CLAIM_BATCH}, got {m}"),
             ))
         }
     };

@@ -95,7 +95,7 @@ pub fn history(conn: &Connection, team_id: i64, limit: usize) -> StoreResult<Vec
     let mut stmt = conn.prepare_cached(
         "select version, agent, kind, patch, created_at from memory_history where team_id = ?1 order by version desc limit ?2",
     )?;
-    let rows = stmt.query_map(params![team_id, limit.clamp(1, 1000) as i64], |r| {
+    let rows = stmt.query_map(params![team_id, limit as i64], |r| {
         Ok(MemoryChange {
             version: r.get(0)?,
             agent: r.get(1)?,

@@ -3,8 +3,9 @@
 use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::rows::{append_event_json, fmt_time, message_from_row, touch_agent, MESSAGE_COLUMNS};
 use super::writer::WriteCtx;
+use crate::config::LimitSettings as Limits;
 use crate::hub::{Publish, StreamItem};
-use crate::validate::{self, Limits};
+use crate::validate;
 use huddle_wire::{Message, PostMessage, Role, BROADCAST};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::Arc;
@@ -193,14 +194,7 @@ pub fn list(conn: &Connection, team_id: i64, f: &MessageFilter) -> StoreResult<V
          order by seq limit ?6"
     ))?;
     let rows = stmt.query_map(
-        params![
-            team_id,
-            f.after,
-            f.from,
-            f.to,
-            f.kind,
-            f.limit.clamp(1, 1000) as i64
-        ],
+        params![team_id, f.after, f.from, f.to, f.kind, f.limit as i64],
         message_from_row,
     )?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -222,7 +216,7 @@ pub fn inbox(conn: &Connection, caller: &Caller, limit: usize) -> StoreResult<Ve
             cursor,
             caller.agent,
             caller.role.as_str(),
-            limit.clamp(1, 1000) as i64
+            limit as i64
         ],
         message_from_row,
     )?;

@@ -42,7 +42,7 @@ pub struct SqliteOptions {
     pub default_max_attempts: i64,
     pub memory_max_bytes: usize,
     pub memory_history_limit: usize,
-    pub limits: crate::validate::Limits,
+    pub limits: crate::config::LimitSettings,
 }
 
 pub struct SqliteStore {

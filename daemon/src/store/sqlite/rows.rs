@@ -22,16 +22,29 @@ pub const TASK_COLUMNS: &str =
     "id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
      attempts, max_attempts, metadata, result, failure_reason, version, created_at, updated_at";
 
+/// The task status in column `index`. A value no version of huddle writes is a corrupt row:
+/// an error, never silently read as `pending` (which would hand the task out again).
+pub fn status_at(row: &Row<'_>, index: usize) -> rusqlite::Result<TaskStatus> {
+    let text: String = row.get(index)?;
+    TaskStatus::parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            format!("unknown task status {text:?} in the database").into(),
+        )
+    })
+}
+
 /// A task row without its edges (`blockedBy`/`blocks` are filled by [`load_edges`]).
 pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
-    let status: String = row.get(4)?;
+    let status = status_at(row, 4)?;
     let result: Option<String> = row.get(11)?;
     Ok(Task {
         id: row.get(0)?,
         subject: row.get(1)?,
         description: row.get(2)?,
         active_form: row.get(3)?,
-        status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Pending),
+        status,
         owner: row.get(5)?,
         claimed_by: row.get(6)?,
         lease_expires_at: row.get::<_, Option<i64>>(7)?.map(fmt_time),

@@ -11,6 +11,12 @@ use huddle_wire::{
 };
 
 impl SqliteStore {
+    /// A page size within `[limits] max_page_size` (the HTTP layer refuses larger ones; this
+    /// keeps every caller of the trait within it too).
+    fn page(&self, limit: usize) -> usize {
+        limit.clamp(1, self.options.limits.max_page_size.max(1))
+    }
+
     fn memory_limits(&self) -> MemoryLimits {
         MemoryLimits {
             max_depth: self.options.limits.max_json_depth,
@@ -87,7 +93,8 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn list_tasks(&self, team_id: i64, filter: TaskFilter) -> StoreResult<Page<Task>> {
+    async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
+        filter.limit = self.page(filter.limit);
         self.readers
             .read(move |conn| tasks::list(conn, team_id, &filter))
             .await
@@ -210,15 +217,16 @@ impl Store for SqliteStore {
     async fn list_messages(
         &self,
         team_id: i64,
-        filter: MessageFilter,
+        mut filter: MessageFilter,
     ) -> StoreResult<Vec<Message>> {
+        filter.limit = self.page(filter.limit);
         self.readers
             .read(move |conn| messages::list(conn, team_id, &filter))
             .await
     }
 
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
-        let caller = caller.clone();
+        let (caller, limit) = (caller.clone(), self.page(limit));
         self.readers
             .read(move |conn| messages::inbox(conn, &caller, limit))
             .await
@@ -264,6 +272,7 @@ impl Store for SqliteStore {
     }
 
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
+        let limit = self.page(limit);
         self.readers
             .read(move |conn| memory::history(conn, team_id, limit))
             .await

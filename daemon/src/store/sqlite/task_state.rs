@@ -72,7 +72,7 @@ impl TaskState {
 
     /// A row selected with [`STATE_COLUMNS`].
     pub fn from_row(team_id: i64, r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskState> {
-        let status = TaskStatus::parse(&r.get::<_, String>(4)?).unwrap_or(TaskStatus::Pending);
+        let status = super::rows::status_at(r, 4)?;
         Ok(TaskState {
             team_id,
             id: r.get(0)?,

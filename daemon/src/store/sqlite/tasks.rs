@@ -5,8 +5,10 @@ use super::deps;
 use super::rows::{append_event, load_edges, load_task, task_from_row, TASK_COLUMNS};
 use super::task_state::TaskState;
 use super::writer::WriteCtx;
+use crate::config::LimitSettings as Limits;
 use crate::hub::Publish;
-use crate::validate::{self, Limits};
+use crate::validate;
+use huddle_wire::limits::MAX_ATTEMPTS_CEILING;
 use huddle_wire::{NewTask, Task, TaskPatch, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
@@ -131,10 +133,10 @@ fn validate_new(t: &NewTask, at: &dyn Fn(&str) -> String, limits: &Limits) -> St
         ));
     }
     if let Some(max) = t.max_attempts {
-        if !(1..=1000).contains(&max) {
+        if !(1..=MAX_ATTEMPTS_CEILING).contains(&max) {
             return Err(StoreError::invalid(
                 &at("maxAttempts"),
-                "`maxAttempts` must be between 1 and 1000",
+                format!("`maxAttempts` must be between 1 and {MAX_ATTEMPTS_CEILING}"),
             ));
         }
     }
@@ -298,7 +300,7 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
     let (after_prefix, after_number) = after
         .map(|(p, n)| (Some(p), Some(n)))
         .unwrap_or((None, None));
-    let limit = filter.limit.clamp(1, 1000);
+    let limit = filter.limit;
     let mut stmt = conn.prepare_cached(&format!(
         "select {TASK_COLUMNS} from tasks
          where team_id = ?1
