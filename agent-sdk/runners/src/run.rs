@@ -97,15 +97,20 @@ pub async fn run_tests(
     let collected = adapters::collect(framework, &ctx, &prepared, &captured).await?;
     let mut tests = collected.tests;
     account_for_exit(&mut tests, &captured, opts);
+    let exitcode = match (collected.timed_out, captured.exit_code) {
+        (true, _) => process::TIMEOUT_EXIT_CODE,
+        (false, 0) => collected.exit_code.unwrap_or(0),
+        (false, code) => code,
+    };
     let report = Report {
         created,
         duration: captured.elapsed.as_secs_f64(),
-        exitcode: captured.exit_code,
+        exitcode,
         root: project.display().to_string(),
         framework,
         summary: Summary::of(&tests),
         tests,
-        timed_out: captured.timed_out,
+        timed_out: captured.timed_out || collected.timed_out,
         command: prepared.invocation.argv(),
         coverage: collected.coverage,
     };

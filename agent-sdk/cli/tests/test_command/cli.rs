@@ -130,13 +130,13 @@ async fn failed_needs_a_previous_run_then_reruns_its_failures() {
     let out = execute(&failed).await;
     assert_eq!(out.code, 1);
     assert!(
-        out.stdout.starts_with("re-running 3 failed test(s)\n"),
+        out.stdout.starts_with("re-running 4 failed test(s)\n"),
         "{}",
         out.stdout
     );
     assert!(
         out.stdout
-            .contains("cargo: 0 passed, 3 failed, 0 errors, 0 skipped (3 total)"),
+            .contains("cargo: 0 passed, 4 failed, 0 errors, 0 skipped (4 total)"),
         "{}",
         out.stdout
     );

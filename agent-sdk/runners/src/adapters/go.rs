@@ -76,7 +76,7 @@ pub(crate) fn collect(ctx: &Ctx<'_>, captured: &Captured) -> Result<Collected, R
     let stderr = String::from_utf8_lossy(&captured.stderr);
     let mut collected = Collected {
         tests: parse_go_events(&stdout, &stderr, &module_path(ctx)),
-        coverage: None,
+        ..Collected::default()
     };
     if ctx.opts.coverage {
         collected.coverage = coverage::go_profile(ctx.run_dir, "cover.out");
