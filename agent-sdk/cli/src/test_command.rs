@@ -1,9 +1,11 @@
 //! `huddle test`: the runner layer as a command. The `huddle` binary wires it with
 //! `Command::Test(args) => test_command::run_test_command(args).await`.
 //!
-//! Exit codes: 0 when every test passed (and at least one ran), 1 when a test failed or
-//! errored or none ran, 2 for a usage problem (refused filter, no framework detected, no
-//! previous run for `--failed`), 124 on timeout, 127 when the runner is not installed.
+//! Exit codes: 0 when every test passed (and at least one ran), or when a `-k` filter matched
+//! no test (as the runners themselves treat it; the output says "0 tests matched -k …"), 1
+//! when a test failed or errored or, without a filter, none ran, 2 for a usage problem
+//! (refused filter, no framework detected, no previous run for `--failed`), 124 on timeout,
+//! 127 when the runner is not installed.
 
 use huddle_runners::affected::{affected, AffectedPlan};
 use huddle_runners::detect::{detect, Overrides};
@@ -11,6 +13,7 @@ use huddle_runners::error::RunnerError;
 use huddle_runners::human::render_summary;
 use huddle_runners::options::{PluginPolicy, RunOptions, Selection};
 use huddle_runners::process::TIMEOUT_EXIT_CODE;
+use huddle_runners::report::Report;
 use huddle_runners::run::{failed_selection, list_tests, run_tests, FailedSelection};
 use huddle_runners::rundir::default_runs_dir;
 use std::fmt::Write as _;
@@ -138,11 +141,14 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
         } else {
             listing.tests.iter().map(|t| format!("{t}\n")).collect()
         };
-        let stderr = listing
+        let mut stderr: String = listing
             .errors
             .iter()
             .map(|e| format!("error: {e}\n"))
             .collect();
+        if listing.tests.is_empty() {
+            stderr.push_str(&nothing_listed(opts.filter.as_deref()));
+        }
         let code = i32::from(!listing.errors.is_empty());
         return Ok(CommandOutput {
             code,
@@ -202,10 +208,14 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
         outcome = run_tests(&args.project, fw, &opts).await?;
     }
     let report = &outcome.report;
+    let no_match = no_match_note(opts.filter.as_deref(), report);
+    if let Some(note) = &no_match {
+        notes.push_str(note);
+    }
     let code = if report.timed_out {
         TIMEOUT_EXIT_CODE
     } else {
-        i32::from(!report.all_passed())
+        i32::from(!report.all_passed() && no_match.is_none())
     };
     let stdout = if args.json {
         serde_json::to_string_pretty(report).expect("reports serialise") + "\n"
@@ -217,6 +227,27 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
         stdout,
         stderr: String::new(),
     })
+}
+
+/// The line for a run whose `-k` filter matched no test: a valid answer, as it is to every
+/// runner (exit 0). With no filter, a run without tests stays a failure.
+fn no_match_note(filter: Option<&str>, report: &Report) -> Option<String> {
+    let s = report.summary;
+    let f = filter.filter(|_| !report.timed_out && s.passed + s.failed + s.error == 0)?;
+    Some(if s.total == 0 {
+        format!("0 tests matched -k {f}\n")
+    } else {
+        // jest and vitest report the tests a name filter leaves out as skipped.
+        format!("no test ran for -k {f}: {} skipped\n", s.skipped)
+    })
+}
+
+/// The line `--list` prints when it lists nothing.
+fn nothing_listed(filter: Option<&str>) -> String {
+    match filter {
+        Some(f) => format!("0 tests matched -k {f}\n"),
+        None => "no tests found\n".to_string(),
+    }
 }
 
 #[cfg(test)]

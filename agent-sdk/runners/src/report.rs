@@ -32,7 +32,7 @@ pub struct TestResult {
     /// A stable id: `path::name` (pytest's own node id for pytest; `file::describe::title` for
     /// jest and vitest, `file::describe titles::title` for mocha, whose report joins describe
     /// titles with spaces; `import/path::TestName/sub` for go; `src/path.rs::mod::test` for
-    /// cargo). A file or package that could not load is named alone. Synthetic entries start
+    /// cargo, `doc-tests/crate::src/lib.rs - item (line N)` for its doc tests). A file or package that could not load is named alone. Synthetic entries start
     /// with `[`: `[TIMEOUT]`, `[runner]` (a failing exit no test explains), `[build]`,
     /// `[crash]`.
     pub nodeid: String,

@@ -96,16 +96,21 @@ pub async fn run_tests(
     rundir::write(&run_dir, "stderr.txt", &captured.stderr)?;
     let collected = adapters::collect(framework, &ctx, &prepared, &captured).await?;
     let mut tests = collected.tests;
-    account_for_exit(&mut tests, &captured, opts);
+    account_for_exit(&mut tests, &captured, opts, framework);
+    let exitcode = match (collected.timed_out, captured.exit_code) {
+        (true, _) => process::TIMEOUT_EXIT_CODE,
+        (false, 0) => collected.exit_code.unwrap_or(0),
+        (false, code) => code,
+    };
     let report = Report {
         created,
         duration: captured.elapsed.as_secs_f64(),
-        exitcode: captured.exit_code,
+        exitcode,
         root: project.display().to_string(),
         framework,
         summary: Summary::of(&tests),
         tests,
-        timed_out: captured.timed_out,
+        timed_out: captured.timed_out || collected.timed_out,
         command: prepared.invocation.argv(),
         coverage: collected.coverage,
     };
@@ -122,9 +127,32 @@ fn output_tail(captured: &Captured, lines: usize) -> String {
     tail_lines(&strip_ansi(&String::from_utf8_lossy(pick)), lines)
 }
 
+/// Whether a filtered run simply matched no test: every runner then reports no test, and exits
+/// 0 (go, mocha, cargo; jest and vitest with `--passWithNoTests`, nextest with
+/// `--no-tests=pass`) or with pytest's "no tests collected" (5), which has no such switch.
+fn nothing_matched(
+    tests: &[TestResult],
+    captured: &Captured,
+    opts: &RunOptions,
+    fw: Framework,
+) -> bool {
+    const PYTEST_NO_TESTS_COLLECTED: i32 = 5;
+    tests.is_empty()
+        && opts.filter.is_some()
+        && (captured.exit_code == 0
+            || (fw == Framework::Pytest && captured.exit_code == PYTEST_NO_TESTS_COLLECTED))
+}
+
 /// A timeout, or a failing exit that no test explains, becomes an error entry, so a crashed
-/// or killed runner never reads as "0 tests, passed".
-fn account_for_exit(tests: &mut Vec<TestResult>, captured: &Captured, opts: &RunOptions) {
+/// or killed runner never reads as "0 tests, passed". A filter that matched nothing is not a
+/// failure (the caller says so); an unfiltered run with no test is left without entries, and
+/// `huddle test` fails it.
+fn account_for_exit(
+    tests: &mut Vec<TestResult>,
+    captured: &Captured,
+    opts: &RunOptions,
+    fw: Framework,
+) {
     if captured.timed_out {
         let mut t = TestResult::new("[TIMEOUT]", Outcome::Error);
         t.duration = captured.elapsed.as_secs_f64();
@@ -137,7 +165,10 @@ fn account_for_exit(tests: &mut Vec<TestResult>, captured: &Captured, opts: &Run
         tests.push(t);
         return;
     }
-    if captured.exit_code == 0 || tests.iter().any(|t| t.outcome.is_failure()) {
+    if captured.exit_code == 0
+        || tests.iter().any(|t| t.outcome.is_failure())
+        || nothing_matched(tests, captured, opts, fw)
+    {
         return;
     }
     let what = if tests.is_empty() {

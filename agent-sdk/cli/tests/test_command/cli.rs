@@ -73,7 +73,7 @@ async fn json_prints_the_report_itself() {
             report.summary.failed,
             report.summary.error
         ),
-        (8, 4, 1)
+        (19, 8, 1)
     );
 }
 
@@ -130,13 +130,13 @@ async fn failed_needs_a_previous_run_then_reruns_its_failures() {
     let out = execute(&failed).await;
     assert_eq!(out.code, 1);
     assert!(
-        out.stdout.starts_with("re-running 3 failed test(s)\n"),
+        out.stdout.starts_with("re-running 4 failed test(s)\n"),
         "{}",
         out.stdout
     );
     assert!(
         out.stdout
-            .contains("cargo: 0 passed, 3 failed, 0 errors, 0 skipped (3 total)"),
+            .contains("cargo: 0 passed, 4 failed, 0 errors, 0 skipped (4 total)"),
         "{}",
         out.stdout
     );
@@ -175,7 +175,8 @@ async fn list_prints_tests_and_json_lists_them() {
     })
     .await;
     let listing: Listing = serde_json::from_str(&out.stdout).expect("JSON listing");
-    assert_eq!(listing.tests.len(), 11, "{:?}", listing.tests);
+    // Top-level tests: calc 11, panics 1, strs 2 (go cannot list subtests without running).
+    assert_eq!(listing.tests.len(), 14, "{:?}", listing.tests);
 }
 
 #[tokio::test]
@@ -226,4 +227,110 @@ async fn timeout_exits_124_and_says_timeout() {
     assert_eq!(out.code, 124, "{}", out.stdout);
     assert!(out.stdout.contains("ERROR  [TIMEOUT]"), "{}", out.stdout);
     assert!(out.stdout.contains("exit code 124"), "{}", out.stdout);
+}
+
+#[tokio::test]
+async fn a_filter_that_matches_nothing_exits_0_and_says_so() {
+    require_tool("node");
+    require_pytest();
+    let nothing = Some("huddle_matches_nothing".to_string());
+    let project = fixture("mocha");
+    let out = execute(&TestArgs {
+        filter: nothing.clone(),
+        ..args(project.path())
+    })
+    .await;
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("0 tests matched -k huddle_matches_nothing\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("mocha: 0 passed, 0 failed, 0 errors, 0 skipped (0 total)"),
+        "{}",
+        out.stdout
+    );
+    let out = execute(&TestArgs {
+        filter: nothing.clone(),
+        list: true,
+        ..args(project.path())
+    })
+    .await;
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "", "0 tests matched -k huddle_matches_nothing\n")
+    );
+    // pytest itself exits 5 ("no tests collected"); the report keeps that exit code.
+    let project = fixture("pytest-verbose");
+    let out = execute(&TestArgs {
+        filter: nothing.clone(),
+        json: true,
+        ..args(project.path())
+    })
+    .await;
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let report: Report = serde_json::from_str(&out.stdout).expect("stdout is the report");
+    assert_eq!((report.summary.total, report.exitcode), (0, 5));
+    assert_eq!(out.stderr, "0 tests matched -k huddle_matches_nothing\n");
+}
+
+#[tokio::test]
+async fn a_filter_does_not_hide_a_package_that_does_not_build() {
+    require_tool("go");
+    let project = fixture("go");
+    let out = execute(&TestArgs {
+        filter: Some("huddle_matches_nothing".into()),
+        ..args(project.path())
+    })
+    .await;
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("ERROR  example.com/huddlefixture/broken"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("0 tests matched"), "{}", out.stdout);
+}
+
+#[tokio::test]
+async fn no_tests_without_a_filter_is_still_a_failure() {
+    require_tool("go");
+    require_pytest();
+    // A go module with code and no tests: go reports no test event and exits 0.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("go.mod"),
+        "module example.com/empty\n\ngo 1.19\n",
+    )
+    .unwrap();
+    std::fs::write(project.path().join("empty.go"), "package empty\n").unwrap();
+    let out = execute(&args(project.path())).await;
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.starts_with("no tests ran\n"), "{}", out.stdout);
+    let out = execute(&TestArgs {
+        list: true,
+        ..args(project.path())
+    })
+    .await;
+    assert_eq!((out.code, out.stderr.as_str()), (0, "no tests found\n"));
+    // pytest with nothing to collect exits 5, which no test explains: a [runner] error.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("pytest.ini"), "[pytest]\n").unwrap();
+    let out = execute(&TestArgs {
+        framework: Some("pytest".into()),
+        ..args(project.path())
+    })
+    .await;
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "ERROR  [runner]\n    the runner exited with code 5 without reporting any test"
+        ),
+        "{}",
+        out.stdout
+    );
 }

@@ -1,9 +1,18 @@
 //! cargo: `cargo nextest run` with a JUnit report when cargo-nextest is installed (its skipped
-//! tests come from `cargo nextest list`, since its JUnit omits ignored tests), else
-//! `cargo test` and libtest's per-test lines. Node ids are `<target source>::<test path>`
-//! in both modes (`src/lib.rs::tests::adds`, `tests/strings.rs::shouts`), so `--failed` works
-//! across them. Build failures become `[build]` error entries with the compiler's message.
+//! tests come from `cargo nextest list`, since its JUnit omits ignored tests) and
+//! `cargo test --doc` after it for the doc tests nextest cannot run; else `cargo test` and
+//! libtest's per-test lines, doc tests included. Either way the report counts unit,
+//! integration and doc tests, as `cargo test` does.
+//!
+//! Node ids are `<test binary's source>::<libtest path>` in both modes
+//! (`src/lib.rs::tests::adds`, `src/lib.rs::text::tests::whispers` for a unit test in
+//! `src/text.rs`, `tests/strings.rs::shouts`), and `doc-tests/<crate>::<doc test name>` for
+//! doc tests (`doc-tests/mycrate::src/lib.rs - add (line 5)`), so `--failed` works across
+//! modes. The prefix names the test binary, which a crate name cannot (a package's library
+//! and binaries are all "the crate"); `file` is the module's own file. Build failures become
+//! `[build]` error entries with the compiler's message.
 
+use super::cargo_doc::{self, is_doc_id, DocRun};
 use super::{cargo_libtest, cargo_nextest, Collected, Ctx, Prepared};
 use crate::error::RunnerError;
 use crate::options::{Listing, PluginPolicy, Selection};
@@ -18,23 +27,36 @@ use std::path::{Path, PathBuf};
 /// and package names.
 #[derive(Debug, Clone, Default)]
 pub struct Workspace {
-    /// `target_directory`.
-    pub target_dir: PathBuf,
     /// Binary id (`pkg`, `pkg::test`, `pkg::bin/name`) → target source, relative to the
     /// project.
     pub sources: HashMap<String, String>,
     /// Package name → package directory, relative to the project (`""` for the root).
     pub packages: Vec<(String, String)>,
+    /// Packages whose library has doc tests.
+    pub doc_packages: Vec<DocPackage>,
+}
+
+/// A package whose library has doc tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocPackage {
+    /// The package name (`my-crate`).
+    pub package: String,
+    /// The library's crate name, as `Doc-tests my_crate` names it.
+    pub crate_name: String,
+    /// Whether cargo tests it when no package is named.
+    pub default_member: bool,
 }
 
 #[derive(Deserialize)]
 struct Metadata {
     packages: Vec<MetaPackage>,
-    target_directory: PathBuf,
+    #[serde(default)]
+    workspace_default_members: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
 struct MetaPackage {
+    id: String,
     name: String,
     manifest_path: PathBuf,
     targets: Vec<MetaTarget>,
@@ -45,7 +67,12 @@ struct MetaTarget {
     name: String,
     kind: Vec<String>,
     src_path: PathBuf,
+    #[serde(default)]
+    doctest: bool,
 }
+
+/// Target kinds that build the package's library: its test binary's id is the package name.
+const LIB_KINDS: &[&str] = &["lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"];
 
 fn rel(root: &Path, p: &Path) -> String {
     p.strip_prefix(root)
@@ -67,10 +94,7 @@ pub(crate) async fn workspace(ctx: &Ctx<'_>, cargo: &Path) -> Result<Workspace, 
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     })?;
-    let mut ws = Workspace {
-        target_dir: meta.target_directory,
-        ..Workspace::default()
-    };
+    let mut ws = Workspace::default();
     for p in meta.packages {
         let dir = p
             .manifest_path
@@ -82,45 +106,129 @@ pub(crate) async fn workspace(ctx: &Ctx<'_>, cargo: &Path) -> Result<Workspace, 
             let id = match kind {
                 "test" => format!("{}::{}", p.name, t.name),
                 "bin" | "example" | "bench" => format!("{}::{kind}/{}", p.name, t.name),
-                _ => p.name.clone(),
+                k if LIB_KINDS.contains(&k) => p.name.clone(),
+                // A build script (`custom-build`) has no tests; it must not take the
+                // library's place.
+                _ => continue,
             };
             ws.sources.insert(id, rel(ctx.project, &t.src_path));
+        }
+        let doc_lib = p
+            .targets
+            .iter()
+            .find(|t| t.doctest && t.kind.iter().any(|k| LIB_KINDS.contains(&k.as_str())));
+        if let Some(lib) = doc_lib {
+            ws.doc_packages.push(DocPackage {
+                package: p.name.clone(),
+                crate_name: lib.name.clone(),
+                // Cargo before 1.71 does not say: every member then counts.
+                default_member: match &meta.workspace_default_members {
+                    Some(members) => members.contains(&p.id),
+                    None => true,
+                },
+            });
         }
         ws.packages.push((p.name, dir));
     }
     Ok(ws)
 }
 
-/// Cargo target selection (`--test x`, `-p pkg`) and libtest arguments (after `--`).
-pub(crate) fn selection_args(ctx: &Ctx<'_>, ws: Option<&Workspace>) -> (Vec<String>, Vec<String>) {
-    let (mut cargo_args, mut test_args) = (Vec::new(), Vec::new());
-    match &ctx.opts.selection {
+/// What one run (or listing) of cargo runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// Target selection before `--` (`--test x`, `--package p`; `--doc` when only doc tests
+    /// were asked for).
+    pub cargo_args: Vec<String>,
+    /// libtest arguments after `--`: the filter, or `--exact` and test names.
+    pub test_args: Vec<String>,
+    /// False when only doc tests were asked for: the main command is `cargo test --doc`.
+    pub units: bool,
+    /// Doc tests that need a `cargo test --doc` of their own beside the main command.
+    pub doc: Option<DocRun>,
+}
+
+/// Plans a run: target selection, libtest arguments, and where doc tests run. `cargo test`
+/// runs doc tests itself; nextest cannot, and `--exact` cannot pick one, so those runs add a
+/// `cargo test --doc`. Naming integration tests (`tests/x.rs`) leaves doc tests out, as
+/// `cargo test --test x` does.
+pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan {
+    let selection = match (&ctx.opts.filter, &ctx.opts.selection) {
+        // A filter picks from every test, as it always has: re-run ids give way to it.
+        (Some(_), Selection::Tests(_)) => &Selection::All,
+        (_, selection) => selection,
+    };
+    let mut plan = Plan {
+        units: true,
+        ..Plan::default()
+    };
+    let mut doc = DocRun::default();
+    let mut want_doc = true;
+    match selection {
         Selection::All => {}
         Selection::Paths(paths) | Selection::Related(paths) => {
             for p in paths {
                 let p = p.trim_end_matches('/');
                 if let Some(name) = p.strip_prefix("tests/").and_then(|f| f.strip_suffix(".rs")) {
-                    cargo_args.extend(["--test".to_string(), name.to_string()]);
+                    plan.cargo_args
+                        .extend(["--test".to_string(), name.to_string()]);
+                    want_doc = false;
                 } else if let Some((name, _)) =
                     ws.and_then(|w| w.packages.iter().find(|(_, d)| d == p))
                 {
-                    cargo_args.extend(["--package".to_string(), name.clone()]);
+                    plan.cargo_args
+                        .extend(["--package".to_string(), name.clone()]);
+                    doc.packages.get_or_insert_with(Vec::new).push(name.clone());
                 }
             }
         }
         Selection::Tests(ids) => {
-            test_args.push("--exact".to_string());
-            test_args.extend(
-                ids.iter()
-                    .filter_map(|id| id.split_once("::"))
-                    .map(|(_, n)| n.to_string()),
-            );
+            let (docs, units): (Vec<&String>, Vec<&String>) =
+                ids.iter().partition(|id| is_doc_id(id));
+            plan.units = !units.is_empty() || docs.is_empty();
+            if plan.units {
+                plan.test_args.push("--exact".to_string());
+                plan.test_args.extend(
+                    units
+                        .iter()
+                        .filter_map(|id| id.split_once("::"))
+                        .map(|(_, n)| n.to_string()),
+                );
+            }
+            want_doc = !docs.is_empty();
+            let mut crates: Vec<String> = Vec::new();
+            for id in &docs {
+                let filter = cargo_doc::filter_for(id);
+                if !doc.test_args.contains(&filter) {
+                    doc.test_args.push(filter);
+                }
+                if let Some(c) = cargo_doc::crate_of(id) {
+                    if !crates.iter().any(|k| k == c) {
+                        crates.push(c.to_string());
+                    }
+                }
+            }
+            doc.packages = Some(crates);
         }
     }
     if let Some(f) = &ctx.opts.filter {
-        test_args = vec![f.clone()];
+        plan.test_args = vec![f.clone()];
+        doc.test_args = vec![f.clone()];
     }
-    (cargo_args, test_args)
+    if !plan.units {
+        // Only doc tests: the main command runs them.
+        let packages = ws.map(|w| cargo_doc::packages(&doc, w)).unwrap_or_default();
+        plan.cargo_args = vec!["--doc".to_string()];
+        for p in packages {
+            plan.cargo_args.extend(["--package".to_string(), p]);
+        }
+        plan.test_args = doc.test_args;
+        return plan;
+    }
+    let main_runs_doc = !nextest && !matches!(selection, Selection::Tests(_));
+    if want_doc && !main_runs_doc {
+        plan.doc = Some(doc);
+    }
+    plan
 }
 
 fn use_nextest(ctx: &Ctx<'_>) -> Result<Option<PathBuf>, RunnerError> {
@@ -144,35 +252,31 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         ));
     }
     let cargo = cargo(ctx)?;
-    let needs_ws = matches!(
-        ctx.opts.selection,
-        Selection::Paths(_) | Selection::Related(_)
-    );
-    if use_nextest(ctx)?.is_some() {
-        let ws = if needs_ws {
-            Some(workspace(ctx, &cargo).await?)
-        } else {
-            None
-        };
-        let (cargo_args, test_args) = selection_args(ctx, ws.as_ref());
-        let inv = cargo_nextest::invocation(ctx, &cargo, cargo_args, test_args)?;
+    let needs_ws = match &ctx.opts.selection {
+        Selection::Paths(_) | Selection::Related(_) => true,
+        Selection::Tests(ids) => ids.iter().any(|id| is_doc_id(id)),
+        Selection::All => false,
+    };
+    let ws = if needs_ws {
+        Some(workspace(ctx, &cargo).await?)
+    } else {
+        None
+    };
+    let nextest = use_nextest(ctx)?.is_some();
+    let plan = plan(ctx, ws.as_ref(), nextest);
+    if nextest && plan.units {
+        let inv = cargo_nextest::invocation(ctx, &cargo, &plan)?;
         let mut p = Prepared::new(inv);
         p.plugin = true;
         p.background =
             std::sync::Mutex::new(Some(cargo_nextest::start_background(ctx, &cargo, ws)));
         return Ok(p);
     }
-    let ws = if needs_ws {
-        Some(workspace(ctx, &cargo).await?)
-    } else {
-        None
-    };
-    let (cargo_args, test_args) = selection_args(ctx, ws.as_ref());
     let mut inv: Invocation = ctx.invocation(&cargo);
     inv.arg("test").arg("--no-fail-fast");
-    inv.args.extend(cargo_args.into_iter().map(Into::into));
+    inv.args.extend(plan.cargo_args.into_iter().map(Into::into));
     inv.arg("--");
-    inv.args.extend(test_args.into_iter().map(Into::into));
+    inv.args.extend(plan.test_args.into_iter().map(Into::into));
     Ok(Prepared::new(inv))
 }
 
@@ -183,16 +287,77 @@ pub(crate) async fn collect(
 ) -> Result<Collected, RunnerError> {
     let stdout = String::from_utf8_lossy(&captured.stdout);
     let stderr = String::from_utf8_lossy(&captured.stderr);
-    let mut tests = if prepared.plugin {
-        cargo_nextest::collect(ctx, prepared, captured).await?
+    let (mut tests, ws) = if prepared.plugin {
+        let (tests, ws) = cargo_nextest::collect(ctx, prepared, captured).await?;
+        (tests, ws)
     } else {
-        cargo_libtest::parse_libtest(&stdout, &stderr)
+        (cargo_libtest::parse_libtest(&stdout, &stderr), None)
     };
-    tests.extend(build_errors(&stderr));
-    Ok(Collected {
-        tests,
-        coverage: None,
-    })
+    let build_failed = build_errors(&stderr);
+    let mut collected = Collected::default();
+    let doc = plan(ctx, ws.as_ref(), prepared.plugin).doc;
+    if let (Some(doc), false, None) = (doc, captured.timed_out, &build_failed) {
+        let cargo = cargo(ctx)?;
+        let ws = match ws {
+            Some(ws) => ws,
+            None => workspace(ctx, &cargo).await?,
+        };
+        let packages = cargo_doc::packages(&doc, &ws);
+        if !packages.is_empty() {
+            let time_left = ctx.opts.timeout.saturating_sub(captured.elapsed);
+            let ran = cargo_doc::run(ctx, &cargo, &packages, &doc, time_left).await?;
+            tests.extend(ran.tests);
+            collected.timed_out = ran.timed_out;
+            collected.exit_code = Some(ran.exit_code);
+        }
+    }
+    tests.extend(build_failed);
+    module_files(ctx.project, &mut tests);
+    collected.tests = tests;
+    Ok(collected)
+}
+
+/// Points each unit test at its module's own file (`src/lib.rs::text::tests::x` →
+/// `src/text.rs`, or `src/text/mod.rs`), where a failure did not already say where it is.
+fn module_files(project: &Path, tests: &mut [TestResult]) {
+    let mut known: HashMap<String, Option<String>> = HashMap::new();
+    for t in tests.iter_mut().filter(|t| t.lineno.is_none()) {
+        let (Some(file), Some((root, path))) = (&t.file, t.nodeid.split_once("::")) else {
+            continue;
+        };
+        if file != root || !root.ends_with(".rs") {
+            continue;
+        }
+        let Some((module, _)) = path.rsplit_once("::") else {
+            continue;
+        };
+        let key = format!("{root}::{module}");
+        let found = known
+            .entry(key)
+            .or_insert_with(|| module_file(project, root, module));
+        if let Some(f) = found {
+            t.file = Some(f.clone());
+        }
+    }
+}
+
+/// The deepest existing file of `module` (`a::b`) below the crate root's directory.
+fn module_file(project: &Path, root: &str, module: &str) -> Option<String> {
+    let mut dir = Path::new(root).parent()?.to_path_buf();
+    let mut found = None;
+    for segment in module.split("::") {
+        let file = dir.join(format!("{segment}.rs"));
+        let mod_rs = dir.join(segment).join("mod.rs");
+        if project.join(&file).is_file() {
+            found = Some(file);
+        } else if project.join(&mod_rs).is_file() {
+            found = Some(mod_rs);
+        } else {
+            break;
+        }
+        dir = dir.join(segment);
+    }
+    found.map(|f| f.to_string_lossy().replace('\\', "/"))
 }
 
 /// The compiler's errors when the build failed, as one `[build]` error entry.
@@ -226,27 +391,42 @@ pub fn build_errors(stderr: &str) -> Option<TestResult> {
     Some(t)
 }
 
+/// Lists unit, integration and doc tests: `cargo test -- --list` lists all three; with
+/// nextest, `cargo nextest list` and `cargo test --doc -- --list`.
 pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
     let cargo = cargo(ctx)?;
-    if use_nextest(ctx)?.is_some() {
-        let ws = workspace(ctx, &cargo).await?;
-        return cargo_nextest::list(ctx, &cargo, &ws).await;
-    }
     let ws = workspace(ctx, &cargo).await.ok();
-    let (cargo_args, test_args) = selection_args(ctx, ws.as_ref());
-    let mut inv = ctx.invocation(&cargo);
-    inv.arg("test");
-    inv.args.extend(cargo_args.into_iter().map(Into::into));
-    inv.arg("--").arg("--list");
-    inv.args.extend(test_args.into_iter().map(Into::into));
-    let out = ctx.helper(&inv).await?;
+    let nextest = use_nextest(ctx)?.is_some();
+    let plan = plan(ctx, ws.as_ref(), nextest);
+    let mut listing = Listing::default();
+    if nextest && plan.units {
+        let ws = ws.clone().unwrap_or_default();
+        listing = cargo_nextest::list(ctx, &cargo, &ws, &plan).await?;
+    } else {
+        let mut inv = ctx.invocation(&cargo);
+        inv.arg("test");
+        inv.args.extend(plan.cargo_args.iter().map(Into::into));
+        inv.arg("--").arg("--list");
+        inv.args.extend(plan.test_args.iter().map(Into::into));
+        read_list(&ctx.helper(&inv).await?, &mut listing);
+    }
+    if let (Some(doc), Some(ws)) = (&plan.doc, &ws) {
+        let packages = cargo_doc::packages(doc, ws);
+        if !packages.is_empty() {
+            let inv = cargo_doc::invocation(ctx, &cargo, &packages, &doc.test_args, true);
+            read_list(&ctx.helper(&inv).await?, &mut listing);
+        }
+    }
+    Ok(listing)
+}
+
+fn read_list(out: &Captured, listing: &mut Listing) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    Ok(Listing {
-        tests: cargo_libtest::parse_list(&stdout, &stderr),
-        errors: build_errors(&stderr)
-            .and_then(|t| t.longrepr)
-            .into_iter()
-            .collect(),
-    })
+    listing
+        .tests
+        .extend(cargo_libtest::parse_list(&stdout, &stderr));
+    listing
+        .errors
+        .extend(build_errors(&stderr).and_then(|t| t.longrepr));
 }

@@ -32,6 +32,19 @@ pub(crate) fn panic_location(text: &str) -> Option<(String, u32)> {
     Some((file, line))
 }
 
+/// The file and line a doc test's name gives (`src/lib.rs - add (line 5)`).
+fn doc_test_location(name: &str) -> Option<(String, u32)> {
+    let (file, rest) = name.split_once(" - ")?;
+    let line = rest
+        .rsplit_once("(line ")?
+        .1
+        .split(')')
+        .next()?
+        .parse()
+        .ok()?;
+    Some((file.to_string(), line))
+}
+
 /// Parses libtest's per-test lines and failure sections.
 pub fn parse_libtest(stdout: &str, stderr: &str) -> Vec<TestResult> {
     let bins = binaries(stderr);
@@ -80,7 +93,15 @@ pub fn parse_libtest(stdout: &str, stderr: &str) -> Vec<TestResult> {
             .cloned()
             .unwrap_or_else(|| format!("binary-{k}"));
         let mut t = TestResult::new(format!("{target}::{name}"), outcome);
-        t.file = (!target.starts_with("doc-tests/")).then_some(target);
+        if target.starts_with("doc-tests/") {
+            // `src/lib.rs - add (line 5)`: the example's file and first line.
+            if let Some((file, line)) = doc_test_location(name) {
+                t.file = Some(file);
+                t.lineno = Some(line);
+            }
+        } else {
+            t.file = Some(target);
+        }
         results.push((k, t));
     }
     results
@@ -89,7 +110,13 @@ pub fn parse_libtest(stdout: &str, stderr: &str) -> Vec<TestResult> {
             if t.outcome == Outcome::Failed {
                 let name = t.nodeid.split_once("::").map_or("", |(_, n)| n).to_string();
                 let text = details.remove(&(k, name)).unwrap_or_default();
-                if let Some((file, line)) = panic_location(&text) {
+                // A doc test panics at a line of the generated program, not of the file.
+                let location = if t.lineno.is_none() {
+                    panic_location(&text)
+                } else {
+                    None
+                };
+                if let Some((file, line)) = location {
                     t.file = Some(file);
                     t.lineno = Some(line);
                 }

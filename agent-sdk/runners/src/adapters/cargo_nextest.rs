@@ -1,9 +1,10 @@
 //! cargo-nextest: a JUnit report through a tool config file (`--tool-config-file`, profile
 //! `huddle`), and `cargo nextest list` for what JUnit leaves out (ignored tests). The list and
 //! `cargo metadata` (for node ids) do not depend on the run's result, so they start beside
-//! the run: the list waits for the run's build, then lists while the tests run.
+//! the run: the list waits for the run's build, then lists while the tests run. Doc tests,
+//! which nextest cannot run, are [`super::cargo_doc`]'s.
 
-use super::cargo::{selection_args, workspace, Workspace};
+use super::cargo::{plan, workspace, Plan, Workspace};
 use super::cargo_libtest::panic_location;
 use super::{Ctx, Prepared};
 use crate::error::RunnerError;
@@ -12,7 +13,7 @@ use crate::options::Listing;
 use crate::process::{Captured, Invocation};
 use crate::report::{Outcome, TestResult};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tokio::task::JoinHandle;
 
 const PROFILE: &str = "huddle";
@@ -20,35 +21,38 @@ const PROFILE: &str = "huddle";
 /// The work started beside a run: the workspace facts and nextest's test list.
 pub(crate) type Background = JoinHandle<Result<(Workspace, Value), RunnerError>>;
 
-/// The per-run JUnit file name. Runs share nextest's store directory — every project whose
-/// target directory is the same (`CARGO_TARGET_DIR`) — so the name carries a hash of the whole
-/// run directory path, unique per project and run.
-fn junit_name(ctx: &Ctx<'_>) -> String {
-    use std::hash::{Hash, Hasher};
-    let run = ctx
-        .run_dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned());
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    ctx.run_dir.hash(&mut hasher);
-    format!(
-        "junit-{}-{:016x}.xml",
-        run.unwrap_or_else(|| "run".into()),
-        hasher.finish()
-    )
+/// The JUnit file, in the run directory. nextest joins the configured path to its store
+/// directory (`target/nextest` under the workspace root, whatever `CARGO_TARGET_DIR` says),
+/// and an absolute path replaces it, so the report lands with the run.
+const JUNIT: &str = "nextest-junit.xml";
+
+/// `s` as a TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
-/// `cargo nextest run` writing a per-run JUnit file under `<target>/nextest/huddle/`.
+/// `cargo nextest run` writing its JUnit report into the run directory. With a filter,
+/// matching nothing is not an error (`--no-tests=pass`), as it is not for `cargo test`.
 pub(crate) fn invocation(
     ctx: &Ctx<'_>,
     cargo: &Path,
-    cargo_args: Vec<String>,
-    test_args: Vec<String>,
+    plan: &Plan,
 ) -> Result<Invocation, RunnerError> {
     let config = ctx.out("nextest.toml");
     let toml = format!(
-        "[profile.{PROFILE}]\nfail-fast = false\n\n[profile.{PROFILE}.junit]\npath = \"{}\"\n",
-        junit_name(ctx)
+        "[profile.{PROFILE}]\nfail-fast = false\n\n[profile.{PROFILE}.junit]\npath = {}\n",
+        toml_string(&ctx.out(JUNIT).to_string_lossy())
     );
     std::fs::write(&config, toml)
         .map_err(|e| RunnerError::io(format!("writing {}", config.display()), e))?;
@@ -57,10 +61,13 @@ pub(crate) fn invocation(
     inv.arg("--tool-config-file")
         .arg(format!("huddle:{}", config.display()));
     inv.arg("--profile").arg(PROFILE);
-    inv.args.extend(cargo_args.into_iter().map(Into::into));
-    if !test_args.is_empty() {
+    if ctx.opts.filter.is_some() {
+        inv.arg("--no-tests=pass");
+    }
+    inv.args.extend(plan.cargo_args.iter().map(Into::into));
+    if !plan.test_args.is_empty() {
         inv.arg("--");
-        inv.args.extend(test_args.into_iter().map(Into::into));
+        inv.args.extend(plan.test_args.iter().map(Into::into));
     }
     Ok(inv)
 }
@@ -75,7 +82,7 @@ pub(crate) fn start_background(ctx: &Ctx<'_>, cargo: &Path, ws: Option<Workspace
             Some(ws) => ws,
             None => workspace(&ctx, &cargo).await?,
         };
-        let listed = list_json(&ctx, &cargo, &ws).await?;
+        let listed = list_json(&ctx, &cargo, &plan(&ctx, Some(&ws), true)).await?;
         Ok((ws, listed))
     })
 }
@@ -110,31 +117,25 @@ pub fn parse_nextest_junit(xml: &str, ws: &Workspace) -> Result<Vec<TestResult>,
         .collect())
 }
 
+/// The tests of the run, and the workspace facts the background work found.
 pub(crate) async fn collect(
     ctx: &Ctx<'_>,
     prepared: &Prepared,
     captured: &Captured,
-) -> Result<Vec<TestResult>, RunnerError> {
+) -> Result<(Vec<TestResult>, Option<Workspace>), RunnerError> {
     let Some(background) = prepared.background.lock().expect("background slot").take() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     if captured.timed_out {
         background.abort();
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let (ws, listed) = background
         .await
         .map_err(|e| RunnerError::io("listing nextest tests", std::io::Error::other(e)))??;
-    let junit: PathBuf = ws
-        .target_dir
-        .join("nextest")
-        .join(PROFILE)
-        .join(junit_name(ctx));
-    let Ok(xml) = std::fs::read_to_string(&junit) else {
-        return Ok(Vec::new());
+    let Ok(xml) = std::fs::read_to_string(ctx.out(JUNIT)) else {
+        return Ok((Vec::new(), Some(ws)));
     };
-    // Keep the runner's own report with the run, not in the shared target directory.
-    let _ = std::fs::rename(&junit, ctx.out("nextest-junit.xml"));
     let mut tests = parse_nextest_junit(&xml, &ws)
         .map_err(|e| RunnerError::io("reading nextest's JUnit XML", std::io::Error::other(e)))?;
     for (binary, name, case) in suites(&listed) {
@@ -145,11 +146,10 @@ pub(crate) async fn collect(
             tests.push(t);
         }
     }
-    Ok(tests)
+    Ok((tests, Some(ws)))
 }
 
-async fn list_json(ctx: &Ctx<'_>, cargo: &Path, ws: &Workspace) -> Result<Value, RunnerError> {
-    let (cargo_args, test_args) = selection_args(ctx, Some(ws));
+async fn list_json(ctx: &Ctx<'_>, cargo: &Path, plan: &Plan) -> Result<Value, RunnerError> {
     let mut inv = ctx.invocation(cargo);
     // With every test included, `matches` means "matches the name filters"; ignored tests
     // that match are the ones a run skips.
@@ -158,10 +158,10 @@ async fn list_json(ctx: &Ctx<'_>, cargo: &Path, ws: &Workspace) -> Result<Value,
         .arg("--message-format")
         .arg("json");
     inv.arg("--run-ignored").arg("all");
-    inv.args.extend(cargo_args.into_iter().map(Into::into));
-    if !test_args.is_empty() {
+    inv.args.extend(plan.cargo_args.iter().map(Into::into));
+    if !plan.test_args.is_empty() {
         inv.arg("--");
-        inv.args.extend(test_args.into_iter().map(Into::into));
+        inv.args.extend(plan.test_args.iter().map(Into::into));
     }
     let out = ctx.helper(&inv).await?;
     Ok(serde_json::from_slice(&out.stdout).unwrap_or(Value::Null))
@@ -191,8 +191,9 @@ pub(crate) async fn list(
     ctx: &Ctx<'_>,
     cargo: &Path,
     ws: &Workspace,
+    plan: &Plan,
 ) -> Result<Listing, RunnerError> {
-    let listed = list_json(ctx, cargo, ws).await?;
+    let listed = list_json(ctx, cargo, plan).await?;
     let mut listing = Listing::default();
     for (binary, name, case) in suites(&listed) {
         if matches(case) {

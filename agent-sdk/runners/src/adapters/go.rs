@@ -76,7 +76,7 @@ pub(crate) fn collect(ctx: &Ctx<'_>, captured: &Captured) -> Result<Collected, R
     let stderr = String::from_utf8_lossy(&captured.stderr);
     let mut collected = Collected {
         tests: parse_go_events(&stdout, &stderr, &module_path(ctx)),
-        coverage: None,
+        ..Collected::default()
     };
     if ctx.opts.coverage {
         collected.coverage = coverage::go_profile(ctx.run_dir, "cover.out");
@@ -84,6 +84,9 @@ pub(crate) fn collect(ctx: &Ctx<'_>, captured: &Captured) -> Result<Collected, R
     Ok(collected)
 }
 
+/// `go test -list`: top-level tests, examples and fuzz targets. Subtests are not listed: go
+/// creates them while the tests run (`t.Run`), so nothing short of running the tests can
+/// name them, and a listing never runs tests.
 pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
     let mut inv = go(ctx)?;
     let (packages, run) = selection(ctx);
@@ -108,7 +111,8 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
             continue;
         };
         let name = text.trim_end();
-        let is_test = ["Test", "Example", "Fuzz", "Benchmark"]
+        // Benchmarks are listed too, but `go test` does not run them without -bench.
+        let is_test = ["Test", "Example", "Fuzz"]
             .iter()
             .any(|p| name.starts_with(p))
             && !name.contains(char::is_whitespace);

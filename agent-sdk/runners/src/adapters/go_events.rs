@@ -40,8 +40,9 @@ struct Package {
 }
 
 /// Parses go's JSON event stream. `module` is the module path from go.mod (to turn import
-/// paths into file paths); `stderr` holds compiler output for build failures. Tests that have
-/// subtests are groups: only their leaves are reported, unless the parent failed on its own.
+/// paths into file paths); `stderr` holds compiler output for build failures. Every test event
+/// counts, as `go test -json` and gotestsum count them: a parent of subtests is a test of its
+/// own (it fails when a subtest fails, and its failure text names the failing subtests).
 pub fn parse_go_events(stdout: &str, stderr: &str, module: &str) -> Vec<TestResult> {
     let mut packages: Vec<(String, Package)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -178,42 +179,38 @@ fn report_package(
         return;
     }
     let package_failed = p.outcome == Some(Outcome::Failed);
+    let outcomes: HashMap<&str, Outcome> = p
+        .order
+        .iter()
+        .filter_map(|test| Some((test.as_str(), verdict(&p.tests[test], package_failed)?)))
+        .collect();
+    let failed_leaves = failed_leaves(&p.order, &outcomes);
     let first = results.len();
     for test in &p.order {
-        let state = &p.tests[test];
-        let prefix = format!("{test}/");
-        let children: Vec<&TestState> = p
-            .tests
-            .iter()
-            .filter(|(n, _)| n.starts_with(&prefix))
-            .map(|(_, s)| s)
-            .collect();
-        let outcome = match state.outcome {
-            Some(o) => o,
-            // Started, never finished: the binary died (panic, os.Exit, its own timeout).
-            None if package_failed => Outcome::Failed,
-            None => continue,
-        };
-        // A parent is a group of its subtests, unless it failed on its own.
-        let child_failed = children.iter().any(|c| c.outcome == Some(Outcome::Failed));
-        let failed_alone = outcome == Outcome::Failed && !child_failed;
-        if !children.is_empty() && !failed_alone {
+        let Some(&outcome) = outcomes.get(test.as_str()) else {
             continue;
-        }
+        };
+        let state = &p.tests[test];
         let mut t = TestResult::new(format!("{name}::{test}"), outcome);
         t.duration = state.elapsed;
         if outcome == Outcome::Failed {
-            let mut text: String = state
-                .output
-                .lines()
-                .filter(|l| !l.starts_with("=== "))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let mut text = own_output(state);
             if state.outcome.is_none() {
                 text.push('\n');
                 text.push_str(&p.output);
             }
-            if let Some((file, line)) = first_location(&text) {
+            let leaves = failed_leaves.get(test.as_str());
+            if let Some(leaves) = leaves {
+                text.push_str("\nfailed subtests: ");
+                text.push_str(&leaves.join(", "));
+            }
+            // A parent that failed through its subtests points at the first failing one.
+            let location = first_location(&text).or_else(|| {
+                leaves
+                    .and_then(|l| l.first())
+                    .and_then(|leaf| first_location(&own_output(&p.tests[*leaf])))
+            });
+            if let Some((file, line)) = location {
                 t.file = Some(if dir.is_empty() {
                     file
                 } else {
@@ -221,7 +218,7 @@ fn report_package(
                 });
                 t.lineno = Some(line);
             }
-            t.longrepr = Some(text.trim_end().to_string());
+            t.longrepr = Some(text.trim_start_matches('\n').trim_end().to_string());
         }
         results.push(t);
     }
@@ -232,6 +229,55 @@ fn report_package(
         t.longrepr = Some(p.output.trim_end().to_string());
         results.push(t);
     }
+}
+
+/// A test's verdict: its own terminal event; one that started but never finished failed when
+/// its package did (the binary died: a panic, os.Exit, its own timeout), and is left out
+/// otherwise (as gotestsum does).
+fn verdict(state: &TestState, package_failed: bool) -> Option<Outcome> {
+    match state.outcome {
+        Some(o) => Some(o),
+        None if package_failed => Some(Outcome::Failed),
+        None => None,
+    }
+}
+
+/// A test's output without go's `=== RUN`/`=== PAUSE`/`=== CONT` markers.
+fn own_output(state: &TestState) -> String {
+    state
+        .output
+        .lines()
+        .filter(|l| !l.starts_with("=== "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// For each test with failing subtests, its failing leaves (failed subtests with no failed
+/// subtest of their own), in run order: each failure is walked up its `/`-separated
+/// ancestors once, so deep trees cost the depth, not the size of the package.
+fn failed_leaves<'a>(
+    order: &'a [String],
+    outcomes: &HashMap<&str, Outcome>,
+) -> HashMap<&'a str, Vec<&'a str>> {
+    let failed: Vec<&str> = order
+        .iter()
+        .map(String::as_str)
+        .filter(|t| outcomes.get(t) == Some(&Outcome::Failed))
+        .collect();
+    let ancestors = |test: &'a str| {
+        test.match_indices('/')
+            .map(move |(i, _)| &test[..i])
+            .filter(|a| outcomes.contains_key(a))
+    };
+    let parents: std::collections::HashSet<&str> =
+        failed.iter().flat_map(|t| ancestors(t)).collect();
+    let mut leaves: HashMap<&str, Vec<&str>> = HashMap::new();
+    for leaf in failed.iter().filter(|t| !parents.contains(*t)) {
+        for ancestor in ancestors(leaf) {
+            leaves.entry(ancestor).or_default().push(leaf);
+        }
+    }
+    leaves
 }
 
 /// The first `file.go:NN:` in a test's output (where `t.Error`/`t.Fatal` was called).

@@ -102,7 +102,8 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         .arg("--testLocationInResults")
         .arg("--ci");
     if let Some(f) = &ctx.opts.filter {
-        inv.arg(format!("--testNamePattern={f}"));
+        inv.arg(format!("--testNamePattern={f}"))
+            .arg("--passWithNoTests");
     }
     match &ctx.opts.selection {
         Selection::All => {}

@@ -3,6 +3,7 @@
 //! [`TestResult`]s. The parsers are public so they can be tested and benchmarked alone.
 
 pub mod cargo;
+pub mod cargo_doc;
 pub mod cargo_libtest;
 pub mod cargo_nextest;
 pub mod go;
@@ -111,6 +112,11 @@ impl Prepared {
 pub(crate) struct Collected {
     pub tests: Vec<TestResult>,
     pub coverage: Option<Coverage>,
+    /// Whether a second command the adapter ran after the main one (cargo's doc tests beside
+    /// nextest) hit the time the run had left.
+    pub timed_out: bool,
+    /// That command's exit code, the run's when the main command exited 0.
+    pub exit_code: Option<i32>,
 }
 
 pub(crate) async fn prepare(fw: Framework, ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {

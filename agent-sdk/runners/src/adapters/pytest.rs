@@ -9,6 +9,7 @@ use crate::coverage;
 use crate::error::RunnerError;
 use crate::options::{Listing, PluginPolicy, Selection};
 use crate::process::Captured;
+use crate::scrub::{strip_ansi, tail_lines};
 use crate::tools;
 
 fn add_selection(ctx: &Ctx<'_>, args: &mut Vec<std::ffi::OsString>) {
@@ -98,24 +99,74 @@ pub(crate) async fn collect(
     Ok(collected)
 }
 
+/// Lists through pytest's own collection hooks, not its printed list: `--collect-only -q`
+/// prints node ids only at the default verbosity (a project's `addopts = -v` turns it back
+/// into a tree) and ids may contain spaces (`test_slug[two words]`). The project's addopts
+/// still apply, so `-m`/`-p` options there select what a run would.
+const COLLECT: &str = r#"import json, sys
+import pytest
+
+class HuddleCollect:
+    def __init__(self):
+        self.tests, self.errors = [], []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            lines = str(report.longrepr).strip().splitlines() or ["collection error"]
+            self.errors.append(report.nodeid or lines[-1])
+
+    def pytest_collection_finish(self, session):
+        self.tests = [item.nodeid for item in session.items]
+
+plugin = HuddleCollect()
+code = int(pytest.main(sys.argv[2:], plugins=[plugin]))
+with open(sys.argv[1], "w", encoding="utf-8") as f:
+    json.dump({"tests": plugin.tests, "errors": plugin.errors, "exit": code}, f)
+sys.exit(code)
+"#;
+
+#[derive(serde::Deserialize)]
+struct Collection {
+    tests: Vec<String>,
+    errors: Vec<String>,
+    exit: i32,
+}
+
 pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
     let python = find_python(ctx, None).await?;
+    let file = ctx.out("collected.json");
     let mut inv = ctx.invocation(&python.executable);
-    inv.arg("-m")
-        .arg("pytest")
-        .arg("--collect-only")
+    inv.arg("-c").arg(COLLECT).arg(&file);
+    inv.arg("--collect-only")
         .arg("-q")
         .arg("--continue-on-collection-errors");
     add_selection(ctx, &mut inv.args);
     let out = ctx.helper(&inv).await?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let collection = read_output(&file).and_then(|b| serde_json::from_slice::<Collection>(&b).ok());
     let mut listing = Listing::default();
-    for line in text.lines() {
-        if let Some(err) = line.strip_prefix("ERROR ") {
-            listing.errors.push(err.trim().to_string());
-        } else if line.contains("::") && !line.starts_with(' ') && !line.contains(' ') {
-            listing.tests.push(line.to_string());
+    let exit = match collection {
+        Some(c) => {
+            listing.tests = c.tests;
+            listing.errors = c.errors;
+            c.exit
         }
+        None => out.exit_code,
+    };
+    // 0: listed; 1: listed, with the collection errors named above; 5: nothing collected.
+    // Anything else (a usage or internal error) stopped collection part-way: the hooks ran,
+    // but what they saw is not what a run would run.
+    if !matches!(exit, 0 | 1 | 5) {
+        listing.tests.clear();
+        let text = String::from_utf8_lossy(if out.stderr.is_empty() {
+            &out.stdout
+        } else {
+            &out.stderr
+        })
+        .into_owned();
+        listing.errors.push(format!(
+            "pytest exited with code {exit} while collecting:\n{}",
+            tail_lines(&strip_ansi(&text), 20)
+        ));
     }
     Ok(listing)
 }

@@ -27,7 +27,8 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         .arg(format!("--outputFile={}", report.display()))
         .arg("--includeTaskLocation");
     if let Some(f) = &ctx.opts.filter {
-        inv.arg(format!("--testNamePattern={f}"));
+        inv.arg(format!("--testNamePattern={f}"))
+            .arg("--passWithNoTests");
     }
     match &ctx.opts.selection {
         Selection::All | Selection::Related(_) => {}

@@ -11,6 +11,7 @@ mod go;
 mod jest;
 mod missing;
 mod mocha;
+mod no_match;
 mod pytest;
 mod report;
 mod scrub;

@@ -169,3 +169,92 @@ async fn the_interpreter_probe_is_cached_until_what_it_read_changes() {
     std::fs::write(&cache_file, cache.to_string()).unwrap();
     run(opts()).await.expect("a stale answer is probed again");
 }
+
+/// What tests/fixtures/pytest-verbose holds, as pytest prints its ids: `addopts = -v` and
+/// parametrized ids with spaces, from values and from `ids=`; the `slow` test is deselected by
+/// the `-m "not slow"` in addopts.
+const VERBOSE_IDS: &[&str] = &[
+    "tests/test_known_bugs.py::test_slug_strips_accents",
+    "tests/test_known_bugs.py::test_slug_of_one_word",
+    "tests/test_known_bugs.py::test_slug_keeps_tabs",
+    "tests/test_text.py::test_title[hello world-Hello World]",
+    "tests/test_text.py::test_title[already Title-Already Title]",
+    "tests/test_text.py::test_slug[two words]",
+    "tests/test_text.py::test_slug[padded on both sides]",
+    "tests/test_text.py::test_slug[runs of spaces]",
+    "tests/test_text.py::test_slug_transliterates",
+];
+
+#[tokio::test]
+async fn pytest_lists_ids_with_spaces_under_verbose_addopts() {
+    require_pytest();
+    let project = fixture("pytest-verbose");
+    let listing = list_tests(project.path(), Framework::Pytest, &opts())
+        .await
+        .expect("pytest lists");
+    assert_eq!(listing.tests, VERBOSE_IDS);
+    assert!(listing.errors.is_empty(), "{:?}", listing.errors);
+    // The listing names exactly what a run reports. pytest's summary line says "2 failed,
+    // 4 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed": the xfailed test is skipped,
+    // the xpassed one passed, the strict xpass is one of the failures; deselected tests are
+    // in no report. Both of pytest's machine-readable outputs agree.
+    for plugins in [PluginPolicy::Never, PluginPolicy::Require] {
+        let opts = RunOptions { plugins, ..opts() };
+        let report = run_tests(project.path(), Framework::Pytest, &opts)
+            .await
+            .expect("pytest runs")
+            .report;
+        assert_eq!(
+            counts(&report),
+            (5, 2, 0, 2, 9),
+            "{plugins:?}: {:?}",
+            report.tests
+        );
+        let mut ran: Vec<&str> = report.tests.iter().map(|t| t.nodeid.as_str()).collect();
+        ran.sort_unstable();
+        let mut listed = VERBOSE_IDS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(ran, listed);
+        for (suffix, want) in [
+            ("::test_slug[runs of spaces]", Outcome::Failed),
+            ("::test_slug_strips_accents", Outcome::Skipped),
+            ("::test_slug_of_one_word", Outcome::Passed),
+            ("::test_slug_keeps_tabs", Outcome::Failed),
+        ] {
+            assert_eq!(outcome(&report, suffix), want, "{plugins:?}: {suffix}");
+        }
+    }
+    // A filter narrows the listing the way it narrows a run.
+    let filtered = RunOptions {
+        filter: Some("slug and spaces".into()),
+        ..opts()
+    };
+    let listing = list_tests(project.path(), Framework::Pytest, &filtered)
+        .await
+        .expect("pytest lists");
+    assert_eq!(
+        listing.tests,
+        ["tests/test_text.py::test_slug[runs of spaces]"]
+    );
+}
+
+#[tokio::test]
+async fn pytest_listing_names_a_usage_error_instead_of_listing_nothing() {
+    require_pytest();
+    let project = fixture("pytest-verbose");
+    let bad = RunOptions {
+        filter: Some("not (".into()),
+        ..opts()
+    };
+    let listing = list_tests(project.path(), Framework::Pytest, &bad)
+        .await
+        .expect("pytest runs");
+    assert!(listing.tests.is_empty(), "{:?}", listing.tests);
+    assert_eq!(listing.errors.len(), 1, "{:?}", listing.errors);
+    assert!(
+        listing.errors[0].starts_with("pytest exited with code 4 while collecting")
+            && listing.errors[0].contains("Wrong expression passed to '-k'"),
+        "{}",
+        listing.errors[0]
+    );
+}
