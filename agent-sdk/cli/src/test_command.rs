@@ -64,6 +64,13 @@ pub struct TestArgs {
     /// Where run directories go (default: PROJECT/.huddle/runs).
     #[arg(long)]
     pub runs_dir: Option<PathBuf>,
+    /// Arguments for the runner itself, after `--` (jest, vitest and mocha): `huddle test --
+    /// --config config/jest.config.js`. They replace the same options taken from the
+    /// project's test script; options that redirect the reporter output huddle reads (jest
+    /// `--json`/`--outputFile`, vitest `--reporter`, mocha `--reporter`) or start watch mode
+    /// are refused.
+    #[arg(last = true, value_name = "RUNNER_ARGS")]
+    pub runner_args: Vec<String>,
 }
 
 /// What the command printed and its exit code.
@@ -132,6 +139,7 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
         coverage: args.coverage,
         plugins: args.plugins,
         runs_dir: args.runs_dir.clone(),
+        runner_args: args.runner_args.clone(),
         ..RunOptions::default()
     };
     if args.list {
@@ -304,5 +312,18 @@ mod tests {
         );
         assert!(parse(&["--list", "--failed"]).is_err());
         assert!(parse(&["--failed", "--affected"]).is_err());
+    }
+
+    #[test]
+    fn arguments_after_a_double_dash_are_the_runners() {
+        let a = parse(&["-k", "add", "--", "--config", "a.js", "--list", "-k"]).unwrap();
+        assert_eq!(a.runner_args, ["--config", "a.js", "--list", "-k"]);
+        assert_eq!(a.filter.as_deref(), Some("add"));
+        assert!(!a.list, "--list after `--` is the runner's, not huddle's");
+        assert!(parse(&[]).unwrap().runner_args.is_empty());
+        assert!(
+            parse(&["--config", "a.js"]).is_err(),
+            "runner arguments need the `--`"
+        );
     }
 }

@@ -6,8 +6,10 @@ use std::fmt;
 
 /// The longest name filter accepted.
 pub const MAX_FILTER_LEN: usize = 200;
-/// The longest path, node id or revision accepted.
+/// The longest path, node id, revision or runner argument accepted.
 pub const MAX_ARG_LEN: usize = 4096;
+/// The most arguments `huddle test -- …` may hand to a runner.
+pub const MAX_RUNNER_ARGS: usize = 64;
 
 /// A refused argument: which argument and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +35,7 @@ fn refuse(what: &str, reason: impl Into<String>) -> GuardError {
     }
 }
 
-fn common(what: &str, value: &str, max: usize) -> Result<(), GuardError> {
+fn bounded(what: &str, value: &str, max: usize) -> Result<(), GuardError> {
     if value.is_empty() {
         return Err(refuse(what, "it is empty"));
     }
@@ -44,16 +46,21 @@ fn common(what: &str, value: &str, max: usize) -> Result<(), GuardError> {
             format!("it is {len} characters long; the limit is {max}"),
         ));
     }
-    if value.starts_with('-') {
-        return Err(refuse(
-            what,
-            format!("{value:?} starts with '-', which the runner would read as an option"),
-        ));
-    }
     if let Some(c) = value.chars().find(|c| c.is_control()) {
         return Err(refuse(
             what,
             format!("it contains the control character U+{:04X}", c as u32),
+        ));
+    }
+    Ok(())
+}
+
+fn common(what: &str, value: &str, max: usize) -> Result<(), GuardError> {
+    bounded(what, value, max)?;
+    if value.starts_with('-') {
+        return Err(refuse(
+            what,
+            format!("{value:?} starts with '-', which the runner would read as an option"),
         ));
     }
     Ok(())
@@ -108,4 +115,21 @@ pub fn check_revision(value: &str) -> Result<&str, GuardError> {
         ));
     }
     Ok(value)
+}
+
+/// Checks the caller's own runner arguments (`huddle test -- …`). They are options by design,
+/// so a leading `-` is fine; each must be non-empty, at most [`MAX_ARG_LEN`] characters and
+/// free of control characters, and there may be at most [`MAX_RUNNER_ARGS`]. Which options a
+/// runner refuses (its reporter and output flags, watch mode) is each adapter's to say.
+pub fn check_runner_args(args: &[String]) -> Result<(), GuardError> {
+    if args.len() > MAX_RUNNER_ARGS {
+        return Err(refuse(
+            "runner arguments",
+            format!("there are {}; the limit is {MAX_RUNNER_ARGS}", args.len()),
+        ));
+    }
+    for arg in args {
+        bounded("runner argument", arg, MAX_ARG_LEN)?;
+    }
+    Ok(())
 }

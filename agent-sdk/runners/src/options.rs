@@ -52,6 +52,11 @@ pub struct RunOptions {
     pub plugins: PluginPolicy,
     /// Where run directories go; default `<project>/.huddle/runs`.
     pub runs_dir: Option<PathBuf>,
+    /// Arguments for the runner itself (`huddle test -- …`): jest, vitest and mocha only.
+    /// They go after the options taken from the project's test script (replacing any the
+    /// script sets) and before huddle's reporter flags; [`crate::guard::check_runner_args`]
+    /// and each adapter's refusals (reporter and output options, watch mode) apply.
+    pub runner_args: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -65,6 +70,7 @@ impl Default for RunOptions {
             env: Vec::new(),
             plugins: PluginPolicy::Auto,
             runs_dir: None,
+            runner_args: Vec::new(),
         }
     }
 }
@@ -72,8 +78,8 @@ impl Default for RunOptions {
 /// Tests a runner would run, without running them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Listing {
-    /// Test ids in the report's node id form. Jest cannot list test names without running
-    /// them, so for jest these are test files.
+    /// Test ids in the report's node id form, as a run of the same selection would report
+    /// them (skipped tests included; files that fail to load are in `errors` instead).
     pub tests: Vec<String>,
     /// Files or packages that failed to load while listing, with their messages.
     pub errors: Vec<String>,

@@ -63,6 +63,7 @@ pub async fn run_tests(
 ) -> Result<RunOutcome, RunnerError> {
     let project = canonical_project(project)?;
     check_options(opts)?;
+    adapters::check_runner_args(framework, opts)?;
     let runs_dir = opts
         .runs_dir
         .clone()
@@ -193,6 +194,7 @@ pub async fn list_tests(
 ) -> Result<Listing, RunnerError> {
     let project = canonical_project(project)?;
     check_options(opts)?;
+    adapters::check_runner_args(framework, opts)?;
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());

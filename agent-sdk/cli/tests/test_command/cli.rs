@@ -21,6 +21,7 @@ fn args(project: &Path) -> TestArgs {
         coverage: false,
         plugins: PluginPolicy::Auto,
         runs_dir: None,
+        runner_args: Vec::new(),
     }
 }
 
@@ -177,6 +178,44 @@ async fn list_prints_tests_and_json_lists_them() {
     let listing: Listing = serde_json::from_str(&out.stdout).expect("JSON listing");
     // Top-level tests: calc 11, panics 1, strs 2 (go cannot list subtests without running).
     assert_eq!(listing.tests.len(), 14, "{:?}", listing.tests);
+}
+
+#[tokio::test]
+async fn list_prints_jest_test_names_and_runner_arguments_reach_jest() {
+    require_tool("node");
+    let project = fixture("jest-config");
+    let out = execute(&TestArgs {
+        list: true,
+        ..args(project.path())
+    })
+    .await;
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l == "tests/unit/math.test.ts::outer::inner::works when nested"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.lines().count(), 11, "{}", out.stdout);
+    assert_eq!(out.code, 1, "the broken suite is a listing error");
+    assert!(
+        out.stderr.contains("error: tests/unit/broken.test.ts: "),
+        "{}",
+        out.stderr
+    );
+    // The caller's `-- --testPathPatterns strings` narrows the run jest makes.
+    let out = execute(&TestArgs {
+        runner_args: vec!["--testPathPatterns".into(), "strings".into()],
+        ..args(project.path())
+    })
+    .await;
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("jest: 2 passed, 0 failed, 0 errors, 0 skipped (2 total)"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[tokio::test]

@@ -175,6 +175,7 @@ fn explain_args(project: &Path) -> TestArgs {
         coverage: false,
         plugins: PluginPolicy::Auto,
         runs_dir: None,
+        runner_args: Vec::new(),
     }
 }
 

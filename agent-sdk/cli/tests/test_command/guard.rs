@@ -3,7 +3,9 @@
 
 use crate::common::*;
 use huddle_cli::test_command::{execute, TestArgs};
-use huddle_runners::guard::{check_filter, check_path, check_revision, check_test_id};
+use huddle_runners::guard::{
+    check_filter, check_path, check_revision, check_runner_args, check_test_id, MAX_RUNNER_ARGS,
+};
 use huddle_runners::{run_tests, Framework, PluginPolicy, RunOptions, RunnerError, Selection};
 
 #[test]
@@ -99,9 +101,60 @@ async fn the_command_reports_a_refused_filter_with_exit_code_2() {
         coverage: false,
         plugins: PluginPolicy::Auto,
         runs_dir: None,
+        runner_args: Vec::new(),
     };
     let out = execute(&args).await;
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("refused filter"), "{}", out.stderr);
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn runner_arguments_may_be_options_but_are_bounded() {
+    let ok: Vec<String> = vec!["--config".into(), "config/jest.config.js".into()];
+    assert_eq!(check_runner_args(&ok), Ok(()));
+    let err = check_runner_args(&["--config\u{7}".into()]).unwrap_err();
+    assert_eq!(err.what, "runner argument");
+    assert!(err.reason.contains("U+0007"), "{err}");
+    assert!(check_runner_args(&[String::new()]).is_err());
+    let many = vec!["-i".to_string(); MAX_RUNNER_ARGS + 1];
+    assert!(check_runner_args(&many)
+        .unwrap_err()
+        .reason
+        .contains(&format!("the limit is {MAX_RUNNER_ARGS}")));
+}
+
+#[tokio::test]
+async fn the_command_refuses_a_runner_argument_that_redirects_the_report() {
+    let project = fixture("jest");
+    let args = TestArgs {
+        project: project.path().into(),
+        framework: None,
+        json: false,
+        explain: false,
+        list: false,
+        failed: false,
+        affected: false,
+        base: "HEAD".into(),
+        filter: None,
+        timeout: 60,
+        coverage: false,
+        plugins: PluginPolicy::Auto,
+        runs_dir: None,
+        runner_args: vec!["--output-file=/tmp/elsewhere.json".into()],
+    };
+    let out = execute(&args).await;
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("refused runner argument: \"--output-file=/tmp/elsewhere.json\""),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("--json, --outputFile"),
+        "{}",
+        out.stderr
+    );
+    assert!(!project.path().join(".huddle").exists(), "nothing ran");
 }

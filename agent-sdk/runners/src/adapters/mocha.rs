@@ -1,22 +1,100 @@
-//! Mocha: `mocha --reporter=json --reporter-option=output=…`; coverage through c8 or nyc when
-//! the project has one. Mocha aborts the whole run when a spec file fails to load, writing no
-//! report: that becomes one error entry named by the file, with mocha's message.
+//! Mocha: `mocha --reporter=json --reporter-option=output=…`, after the options the project's
+//! test script gives (see [`OPTIONS`]) and the caller's `huddle test -- …` arguments; coverage
+//! through c8 or nyc when the project has one. Mocha before 9.1 ignores the `output` option and
+//! prints the JSON on stdout, where huddle then reads it. Mocha aborts the whole run when a
+//! spec file fails to load, writing no report: that becomes one error entry named by the file,
+//! with mocha's message. Listing uses `--dry-run` (mocha 9 and later; mocha 8 would run the
+//! tests, so listing refuses it).
 
+use super::cli_options::{opt, Arity::*, Opt, Use::*};
 use super::jest::files_and_names;
-use super::{exact_names_pattern, node_tool, read_output, relative};
+use super::project_args::{self, RunnerArgs, RunnerSpec};
+use super::{exact_names_pattern, node_tool, read_output, relative, unreadable_report};
 use super::{Collected, Ctx, Prepared};
 use crate::conventions::test_files;
 use crate::coverage;
 use crate::error::RunnerError;
 use crate::framework::Framework;
 use crate::options::{Listing, Selection};
-use crate::process::Captured;
+use crate::process::{Captured, Invocation};
 use crate::report::{Outcome, TestResult};
 use crate::scrub::{strip_ansi, tail_lines};
 use crate::tools;
 use serde::Deserialize;
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Mocha's options (mocha 8 to 11; each takes one value per use) and what huddle does with
+/// each one found in the test script. Kept: what decides which specs load and how they run
+/// (config files, spec globs, requires, extensions, ignores, UI, timeouts, retries, parallel
+/// mode). The name filter (`--grep`, `--fgrep`, `--invert`) is kept only when huddle sets none.
+/// Dropped: what huddle decides (reporter and its options, watch mode, `--bail`, `--dry-run`,
+/// colours); an option not listed here is dropped too.
+pub(crate) const OPTIONS: &[Opt] = &[
+    opt(&["config"], Value, Keep),
+    opt(&["package"], Value, Keep),
+    opt(&["opts"], Value, Keep),
+    opt(&["require", "r"], Value, Keep),
+    opt(&["spec"], Value, Keep),
+    opt(&["extension"], Value, Keep),
+    opt(&["file"], Value, Keep),
+    opt(&["ignore", "exclude"], Value, Keep),
+    opt(&["ui", "u"], Value, Keep),
+    opt(&["timeout", "timeouts", "t"], Value, Keep),
+    opt(&["slow", "s"], Value, Keep),
+    opt(&["retries"], Value, Keep),
+    opt(&["global", "globals"], Value, Keep),
+    opt(&["jobs", "j"], Value, Keep),
+    opt(&["node-option", "n"], Value, Keep),
+    opt(&["recursive"], Flag, Keep),
+    opt(&["parallel", "p"], Flag, Keep),
+    opt(&["exit"], Flag, Keep),
+    opt(&["async-only", "A"], Flag, Keep),
+    opt(&["check-leaks"], Flag, Keep),
+    opt(&["allow-uncaught"], Flag, Keep),
+    opt(&["full-trace"], Flag, Keep),
+    opt(&["sort", "S"], Flag, Keep),
+    opt(&["delay"], Flag, Keep),
+    opt(&["forbid-only"], Flag, Keep),
+    opt(&["forbid-pending"], Flag, Keep),
+    opt(&["fail-zero"], Flag, Keep),
+    opt(&["grep", "g"], Value, NameFilter),
+    opt(&["fgrep", "f"], Value, NameFilter),
+    opt(&["invert", "i"], Flag, NameFilter),
+    opt(&["reporter", "R"], Value, Drop),
+    opt(&["reporter-option", "reporter-options", "O"], Value, Drop),
+    opt(&["watch-files"], Value, Drop),
+    opt(&["watch-ignore"], Value, Drop),
+];
+
+/// Options the caller may not pass after `--`: huddle reads the json reporter's output, so
+/// the reporter and its options stay huddle's; the others make mocha do something other than
+/// run the tests once (`--dry-run` reports every test as passed without running it).
+pub(crate) const REFUSED: &[&str] = &[
+    "reporter",
+    "R",
+    "reporter-option",
+    "reporter-options",
+    "O",
+    "dry-run",
+    "watch",
+    "w",
+    "list-reporters",
+    "list-interfaces",
+    "init",
+    "help",
+    "h",
+    "version",
+    "V",
+];
+
+pub(crate) const SPEC: RunnerSpec = RunnerSpec {
+    tool: "mocha",
+    options: OPTIONS,
+    run_words: &[],
+    other_commands: &["init"],
+    refused: REFUSED,
+};
 
 #[derive(Deserialize)]
 struct Output {
@@ -133,21 +211,35 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         inv.arg(format!("{temp}={}", ctx.out("coverage-tmp").display()));
         inv.arg(&mocha_bin);
     }
+    let extra = with_project_args(ctx, &mut inv);
     let report = ctx.out("mocha.json");
     inv.arg("--reporter=json")
         .arg(format!("--reporter-option=output={}", report.display()));
-    add_selection(ctx, &mut inv.args);
+    add_selection(ctx, &extra, &mut inv.args);
     let mut prepared = Prepared::new(inv);
     prepared.report_file = Some(report);
     Ok(prepared)
 }
 
+/// Adds the script's environment, node options and kept options, then the caller's
+/// arguments, to a `node <…> <mocha>` invocation.
+fn with_project_args(ctx: &Ctx<'_>, inv: &mut Invocation) -> RunnerArgs {
+    let extra = project_args::gather(ctx, &SPEC);
+    extra.apply_to(inv);
+    inv.args.extend(extra.args.iter().map(Into::into));
+    extra
+}
+
 /// Mocha adds files named on the command line to the config's `spec` (it never replaces
-/// them), so a selection also ignores every other test file of the project.
-fn add_selection(ctx: &Ctx<'_>, args: &mut Vec<std::ffi::OsString>) {
+/// them), so a selection also ignores every other test file of the project. The name filter
+/// is the caller's, else the exact names of selected tests, else the script's own.
+fn add_selection(ctx: &Ctx<'_>, extra: &RunnerArgs, args: &mut Vec<std::ffi::OsString>) {
     let mut grep = ctx.opts.filter.clone();
     let selected: Vec<String> = match &ctx.opts.selection {
-        Selection::All => Vec::new(),
+        Selection::All => {
+            args.extend(extra.positionals.iter().map(Into::into));
+            Vec::new()
+        }
         Selection::Paths(paths) | Selection::Related(paths) => paths.clone(),
         Selection::Tests(ids) => {
             let (files, names) = files_and_names(ids);
@@ -171,9 +263,29 @@ fn add_selection(ctx: &Ctx<'_>, args: &mut Vec<std::ffi::OsString>) {
         }
         args.extend(selected.iter().map(Into::into));
     }
-    if let Some(g) = grep {
-        args.push(format!("--grep={g}").into());
+    match grep {
+        Some(g) => args.push(format!("--grep={g}").into()),
+        None => args.extend(extra.name_filter.iter().map(Into::into)),
     }
+}
+
+/// The json reporter's output: the file, else stdout (mocha before 9.1 prints it there,
+/// after anything the tests printed).
+fn json_output(file: &Path, captured: &Captured) -> Option<Vec<u8>> {
+    read_output(file).or_else(|| json_on_stdout(&captured.stdout).map(<[u8]>::to_vec))
+}
+
+/// The json reporter's document at the end of stdout: the last `{` that starts a line and
+/// opens a `"stats"` object, up to the end of that JSON value.
+pub fn json_on_stdout(stdout: &[u8]) -> Option<&[u8]> {
+    const START: &[u8] = b"{\n  \"stats\": {";
+    let start = (0..stdout.len())
+        .rev()
+        .find(|&i| stdout[i..].starts_with(START) && (i == 0 || stdout[i - 1] == b'\n'))?;
+    let doc = &stdout[start..];
+    let mut values = serde_json::Deserializer::from_slice(doc).into_iter::<serde::de::IgnoredAny>();
+    values.next()?.ok()?;
+    Some(&doc[..values.byte_offset()])
 }
 
 pub(crate) fn collect(
@@ -182,17 +294,33 @@ pub(crate) fn collect(
     captured: &Captured,
 ) -> Result<Collected, RunnerError> {
     let mut collected = Collected::default();
-    match prepared.report_file.as_deref().and_then(read_output) {
-        Some(bytes) => {
-            collected.tests = parse_mocha_json(&bytes, ctx.project)
-                .map_err(|e| RunnerError::io("reading mocha's JSON report", e.into()))?;
+    let report = prepared
+        .report_file
+        .clone()
+        .unwrap_or_else(|| ctx.out("mocha.json"));
+    match json_output(&report, captured) {
+        Some(bytes) => match parse_mocha_json(&bytes, ctx.project) {
+            Ok(tests) => collected.tests = tests,
+            Err(e) => collected.tests.push(unreadable_report(
+                "mocha",
+                &report,
+                &format!("its JSON does not parse ({e})"),
+                captured,
+            )),
+        },
+        None if captured.timed_out => {}
+        None => {
+            collected.tests.push(
+                load_error(ctx.project, &captured.stderr).unwrap_or_else(|| {
+                    unreadable_report(
+                        "mocha",
+                        &report,
+                        "it wrote no JSON report, neither to the file nor on stdout",
+                        captured,
+                    )
+                }),
+            )
         }
-        None if captured.exit_code != 0 && !captured.timed_out => {
-            collected
-                .tests
-                .push(load_error(ctx.project, &captured.stderr));
-        }
-        None => {}
     }
     if ctx.opts.coverage {
         collected.coverage = coverage::istanbul(ctx.run_dir, "coverage/coverage-summary.json");
@@ -200,39 +328,100 @@ pub(crate) fn collect(
     Ok(collected)
 }
 
-/// The error entry for a run mocha aborted: named by the first project file in the message.
-fn load_error(root: &Path, stderr: &[u8]) -> TestResult {
+/// The error entry for a run mocha aborted while loading a spec: named by the first project
+/// file in its message; `None` when the message names none.
+fn load_error(root: &Path, stderr: &[u8]) -> Option<TestResult> {
     let text = strip_ansi(&String::from_utf8_lossy(stderr)).into_owned();
     let root_str = root.to_string_lossy();
     let file = text
         .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '\'')
         .map(|w| w.split(':').next().unwrap_or(w))
         .find(|w| w.starts_with(root_str.as_ref()) && !w.contains("/node_modules/"))
-        .map(|w| relative(root, w));
-    let mut t = TestResult::new(
-        file.clone().unwrap_or_else(|| "[mocha]".into()),
-        Outcome::Error,
-    );
-    t.file = file;
+        .map(|w| relative(root, w))?;
+    let mut t = TestResult::new(file.clone(), Outcome::Error);
+    t.file = Some(file);
     let start = text.find("Exception during run:").unwrap_or(0);
     t.longrepr = Some(tail_lines(text[start..].trim(), 60));
-    t
+    Some(t)
+}
+
+/// The version of the mocha package that owns `bin` (`node_modules/.bin/mocha`), and where
+/// it was read.
+fn mocha_version(bin: &Path) -> (Option<(u64, u64)>, PathBuf) {
+    let manifest = bin
+        .parent()
+        .and_then(Path::parent)
+        .map_or_else(PathBuf::new, |modules| modules.join("mocha/package.json"));
+    let version = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|pkg| pkg.get("version")?.as_str().map(str::to_string))
+        .and_then(|v| {
+            let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
+            Some((parts.next()??, parts.next()??))
+        });
+    (version, manifest)
 }
 
 pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
-    let (mut inv, _) = node_tool(ctx, "mocha")?;
+    let (mut inv, mocha_bin) = node_tool(ctx, "mocha")?;
+    // Mocha 8 ignores --dry-run and would run every test: refuse rather than run.
+    match mocha_version(&mocha_bin) {
+        (Some((major, _)), _) if major >= 9 => {}
+        (Some((major, minor)), manifest) => {
+            return Err(RunnerError::Unsupported(format!(
+                "mocha {major}.{minor} ({}) cannot list tests without running them: --dry-run \
+                 arrived in mocha 9.0.0, and mocha {major} ignores it and runs every test. \
+                 Upgrade mocha to 9 or later, or run the tests (`huddle test`) and read the \
+                 report",
+                manifest.display()
+            )))
+        }
+        (None, manifest) => {
+            return Err(RunnerError::Unsupported(format!(
+                "cannot read mocha's version from {}, so huddle cannot tell whether it supports \
+                 --dry-run (mocha 9 and later; older versions would run every test)",
+                manifest.display()
+            )))
+        }
+    }
+    let extra = with_project_args(ctx, &mut inv);
     let out_file = ctx.out("mocha-list.json");
     inv.arg("--dry-run")
         .arg("--reporter=json")
         .arg(format!("--reporter-option=output={}", out_file.display()));
-    add_selection(ctx, &mut inv.args);
+    add_selection(ctx, &extra, &mut inv.args);
     let out = ctx.helper(&inv).await?;
     let mut listing = Listing::default();
-    match read_output(&out_file).and_then(|b| parse_mocha_json(&b, ctx.project).ok()) {
+    match json_output(&out_file, &out).and_then(|b| parse_mocha_json(&b, ctx.project).ok()) {
         Some(tests) => listing.tests = tests.into_iter().map(|t| t.nodeid).collect(),
         None => listing
             .errors
-            .extend(load_error(ctx.project, &out.stderr).longrepr),
+            .push(match load_error(ctx.project, &out.stderr) {
+                Some(t) => format!("{}: {}", t.nodeid, t.longrepr.unwrap_or_default()),
+                None => format!(
+                    "mocha exited with code {} and wrote no JSON listing (expected {}).\n{}",
+                    out.exit_code,
+                    out_file.display(),
+                    super::runner_output(&out)
+                ),
+            }),
     }
     Ok(listing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_on_stdout;
+
+    #[test]
+    fn the_report_on_stdout_is_found_after_what_the_tests_printed() {
+        let report = "{\n  \"stats\": {\n    \"tests\": 1\n  },\n  \"tests\": []\n}";
+        let stdout =
+            format!("a test printed this\n{{\n  \"stats\": {{ \"not\": \"it\" }}\n{report}\n");
+        assert_eq!(json_on_stdout(stdout.as_bytes()), Some(report.as_bytes()));
+        assert_eq!(json_on_stdout(report.as_bytes()), Some(report.as_bytes()));
+        assert_eq!(json_on_stdout(b"3 passing\n"), None);
+        assert_eq!(json_on_stdout(b"{\n  \"stats\": {\n    \"tests\": "), None);
+    }
 }

@@ -6,20 +6,25 @@ pub mod cargo;
 pub mod cargo_doc;
 pub mod cargo_libtest;
 pub mod cargo_nextest;
+mod cli_options;
 pub mod go;
 pub mod go_events;
 pub mod jest;
 pub mod mocha;
+mod project_args;
 pub mod pytest;
 pub mod pytest_parse;
 mod python_probe;
+mod script;
 pub mod vitest;
 
 use crate::error::RunnerError;
 use crate::framework::Framework;
+use crate::guard;
 use crate::options::{Listing, RunOptions};
 use crate::process::{Captured, Invocation, Limits};
-use crate::report::{Coverage, TestResult};
+use crate::report::{Coverage, Outcome, TestResult};
+use crate::scrub::strip_ansi;
 use crate::tools;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -119,6 +124,30 @@ pub(crate) struct Collected {
     pub exit_code: Option<i32>,
 }
 
+/// Checks the caller's runner arguments (`huddle test -- …`) before anything starts: the
+/// guard's bounds, then the runner's own refusals (its reporter and output flags, watch
+/// mode). Only the JavaScript runners take such arguments.
+pub(crate) fn check_runner_args(fw: Framework, opts: &RunOptions) -> Result<(), RunnerError> {
+    if opts.runner_args.is_empty() {
+        return Ok(());
+    }
+    guard::check_runner_args(&opts.runner_args)?;
+    let spec = match fw {
+        Framework::Jest => &jest::SPEC,
+        Framework::Vitest => &vitest::SPEC,
+        Framework::Mocha => &mocha::SPEC,
+        _ => {
+            return Err(RunnerError::Unsupported(format!(
+                "runner arguments after `--` ({:?}) are passed to jest, vitest and mocha only; \
+                 {fw} does not take them",
+                opts.runner_args
+            )))
+        }
+    };
+    project_args::check_caller_args(spec, &opts.runner_args)?;
+    Ok(())
+}
+
 pub(crate) async fn prepare(fw: Framework, ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     match fw {
         Framework::Pytest => pytest::prepare(ctx).await,
@@ -138,8 +167,8 @@ pub(crate) async fn collect(
 ) -> Result<Collected, RunnerError> {
     match fw {
         Framework::Pytest => pytest::collect(ctx, prepared, captured).await,
-        Framework::Jest => jest::collect(ctx, prepared),
-        Framework::Vitest => vitest::collect(ctx, prepared),
+        Framework::Jest => jest::collect(ctx, prepared, captured),
+        Framework::Vitest => vitest::collect(ctx, prepared, captured),
         Framework::Mocha => mocha::collect(ctx, prepared, captured),
         Framework::Go => go::collect(ctx, captured),
         Framework::Cargo => cargo::collect(ctx, prepared, captured).await,
@@ -194,4 +223,71 @@ pub(crate) fn exact_names_pattern(names: &[String]) -> String {
 /// Reads a file the runner was asked to write; `None` when it did not write it.
 pub(crate) fn read_output(path: &Path) -> Option<Vec<u8>> {
     std::fs::read(path).ok().filter(|b| !b.is_empty())
+}
+
+/// The first and last lines of `text` (an error's message comes first, its stack after).
+fn ends(text: &str, head: usize, tail: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    if lines.len() <= head + tail {
+        return lines.join("\n");
+    }
+    format!(
+        "{}\n[… {} lines omitted]\n{}",
+        lines[..head].join("\n"),
+        lines.len() - head - tail,
+        lines[lines.len() - tail..].join("\n")
+    )
+}
+
+/// What a runner printed, for messages: the first and last lines of stderr and of stdout.
+pub(crate) fn runner_output(captured: &Captured) -> String {
+    let show = |bytes: &[u8]| {
+        let text = ends(&strip_ansi(&String::from_utf8_lossy(bytes)), 12, 12);
+        if text.trim().is_empty() {
+            "(nothing)".to_string()
+        } else {
+            text
+        }
+    };
+    format!(
+        "stderr:\n{}\nstdout:\n{}",
+        show(&captured.stderr),
+        show(&captured.stdout)
+    )
+}
+
+/// The error entry for a run whose machine-readable report huddle cannot read (never a
+/// silent "0 tests"): the file it expected, why, the exit code and what the runner printed.
+/// Named `[runner]`, like any failure outside a test: the tester role reads a first run that
+/// holds only `[runner]` as the runner crashing, not as a test to repair.
+pub(crate) fn unreadable_report(
+    tool: &str,
+    expected: &Path,
+    why: &str,
+    captured: &Captured,
+) -> TestResult {
+    let mut t = TestResult::new("[runner]", Outcome::Error);
+    t.longrepr = Some(format!(
+        "{tool} exited with code {} and huddle cannot read its report: {why} (expected {}).\n{}",
+        captured.exit_code,
+        expected.display(),
+        runner_output(captured)
+    ));
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends;
+
+    #[test]
+    fn ends_keeps_the_message_and_the_last_lines() {
+        let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        let shown = ends(&text, 2, 2);
+        assert_eq!(
+            shown,
+            "line 1\nline 2\n[… 26 lines omitted]\nline 29\nline 30"
+        );
+        assert_eq!(ends("a\nb\n", 2, 2), "a\nb");
+    }
 }

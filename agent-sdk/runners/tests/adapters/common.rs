@@ -202,3 +202,22 @@ pub fn git_commit_all(dir: &Path) {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "fixture"]);
 }
+
+/// The ids of a report's real tests (not synthetic entries, not files that failed to load),
+/// sorted: what a listing of the same selection must give.
+pub fn test_ids(report: &Report) -> Vec<String> {
+    sorted(
+        report
+            .tests
+            .iter()
+            .filter(|t| !t.is_synthetic() && t.nodeid.contains("::"))
+            .map(|t| t.nodeid.clone())
+            .collect(),
+    )
+}
+
+/// `ids`, sorted.
+pub fn sorted(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort();
+    ids
+}

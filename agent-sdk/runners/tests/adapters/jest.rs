@@ -115,24 +115,64 @@ async fn jest_failed_reruns_only_what_failed() {
 }
 
 #[tokio::test]
-async fn jest_lists_test_files_without_running_them() {
+async fn jest_lists_the_tests_a_run_reports_without_running_them() {
     require_tool("node");
     let project = fixture("jest");
-    let listing = list_tests(project.path(), FW, &opts())
+    let pid_file = project.path().join("slow.pid");
+    // Were the slow test's body run, it would write this file and wait ten minutes.
+    let listing_opts = RunOptions {
+        env: vec![
+            ("FIXTURE_SLOW".into(), "1".into()),
+            ("FIXTURE_PID_FILE".into(), pid_file.display().to_string()),
+        ],
+        timeout: std::time::Duration::from_secs(120),
+        ..opts()
+    };
+    let listing = list_tests(project.path(), FW, &listing_opts)
         .await
         .expect("jest lists");
-    let mut tests = listing.tests.clone();
-    tests.sort();
-    assert_eq!(
-        tests,
-        [
-            "src/broken.test.js",
-            "src/math.test.js",
-            "src/strings.test.js"
-        ]
-    );
+    assert!(!pid_file.exists(), "listing ran a test body");
     assert!(
         !project.path().join(".huddle").exists(),
         "listing writes no run"
     );
+    assert_eq!(listing.tests.len(), 12, "{:?}", listing.tests);
+    assert_eq!(listing.errors.len(), 1, "{:?}", listing.errors);
+    assert!(
+        listing.errors[0].starts_with("src/broken.test.js: ")
+            && listing.errors[0].contains("does-not-exist"),
+        "{:?}",
+        listing.errors
+    );
+    let report = run_tests(project.path(), FW, &opts())
+        .await
+        .expect("jest runs")
+        .report;
+    assert_eq!(sorted(listing.tests), test_ids(&report));
+}
+
+#[tokio::test]
+async fn jest_listing_applies_the_filter_as_jest_would() {
+    require_tool("node");
+    let project = fixture("jest");
+    // jest matches -t against "describe… title", ignoring case.
+    let opts = RunOptions {
+        filter: Some("OUTER INNER|^shout".into()),
+        ..opts()
+    };
+    let listing = list_tests(project.path(), FW, &opts)
+        .await
+        .expect("jest lists");
+    assert_eq!(
+        sorted(listing.tests),
+        [
+            "src/math.test.js::outer::inner::works when nested",
+            "src/strings.test.js::shout upper-cases and adds a bang"
+        ]
+    );
+    let report = run_tests(project.path(), FW, &opts)
+        .await
+        .expect("jest runs")
+        .report;
+    assert_eq!(report.summary.passed, 2, "{:?}", report.tests);
 }

@@ -8,7 +8,8 @@ use huddle_runners::{list_tests, run_tests, Framework, Outcome, RunOptions, Sele
 
 const FW: Framework = Framework::Mocha;
 
-const EXPECTED: &[(&str, Outcome)] = &[
+/// Also mocha 8's outcomes (`mocha8.rs`): the fixtures share their spec files.
+pub(crate) const EXPECTED: &[(&str, Outcome)] = &[
     ("test/math.spec.js::adds two numbers", Outcome::Passed),
     ("::multiplies with a wrong expectation", Outcome::Failed),
     ("::divides by zero and throws", Outcome::Failed),
@@ -111,18 +112,63 @@ async fn mocha_failed_reruns_only_what_failed() {
 }
 
 #[tokio::test]
-async fn mocha_lists_tests_without_running_them() {
+async fn mocha_lists_the_tests_a_run_reports_without_running_them() {
     require_tool("node");
     let project = fixture("mocha");
-    let listing = list_tests(project.path(), FW, &opts())
+    let pid_file = project.path().join("slow.pid");
+    // Were the slow test's body run, it would write this file and wait ten minutes.
+    let listing_opts = RunOptions {
+        env: vec![
+            ("FIXTURE_SLOW".into(), "1".into()),
+            ("FIXTURE_PID_FILE".into(), pid_file.display().to_string()),
+        ],
+        timeout: std::time::Duration::from_secs(120),
+        ..opts()
+    };
+    let listing = list_tests(project.path(), FW, &listing_opts)
         .await
         .expect("mocha lists");
-    assert_eq!(listing.tests.len(), 12, "{:?}", listing.tests);
-    assert!(listing
-        .tests
-        .contains(&"test/math.spec.js::outer inner::works when nested".to_string()));
+    assert!(!pid_file.exists(), "listing ran a test body");
     assert!(
         !project.path().join(".huddle").exists(),
         "listing writes no run"
     );
+    assert_eq!(listing.tests.len(), 12, "{:?}", listing.tests);
+    assert!(listing
+        .tests
+        .contains(&"test/math.spec.js::outer inner::works when nested".to_string()));
+    let report = run_tests(project.path(), FW, &opts())
+        .await
+        .expect("mocha runs")
+        .report;
+    assert_eq!(sorted(listing.tests), test_ids(&report));
+}
+
+/// A run that writes no report and names no spec file (here a `--require` that does not
+/// exist) is one error entry saying which report was expected and what mocha printed.
+pub(crate) async fn a_run_without_a_report_is_an_error_naming_it(fixture_name: &str) {
+    require_tool("node");
+    let project = fixture(fixture_name);
+    let opts = RunOptions {
+        runner_args: vec!["--require".into(), "./test/setup-missing.js".into()],
+        ..opts()
+    };
+    let outcome = run_tests(project.path(), FW, &opts)
+        .await
+        .expect("mocha runs");
+    let report = &outcome.report;
+    assert_eq!(counts(report), (0, 0, 1, 0, 1), "{:?}", report.tests);
+    assert_eq!(report.tests[0].nodeid, "[runner]");
+    let text = longrepr(report, "[runner]");
+    let expected = outcome.run_dir.join("mocha.json");
+    assert!(text.contains(&expected.display().to_string()), "{text}");
+    assert!(text.contains("wrote no JSON report"), "{text}");
+    assert!(text.contains("setup-missing.js"), "mocha's stderr: {text}");
+    assert_ne!(report.exitcode, 0);
+    assert!(!report.all_passed());
+}
+
+#[tokio::test]
+async fn mocha_run_without_a_report_is_an_error_naming_it() {
+    a_run_without_a_report_is_an_error_naming_it("mocha").await;
 }

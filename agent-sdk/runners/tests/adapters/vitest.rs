@@ -117,31 +117,67 @@ async fn vitest_failed_reruns_only_what_failed() {
 }
 
 #[tokio::test]
-async fn vitest_lists_tests_without_running_them() {
+async fn vitest_lists_the_tests_a_run_reports_without_running_them() {
     require_tool("node");
     let project = fixture("vitest");
+    let selection = Selection::Paths(vec![
+        "src/math.test.js".into(),
+        "src/strings.test.js".into(),
+    ]);
+    let pid_file = project.path().join("slow.pid");
+    // Were the slow test's body run, it would write this file and wait ten minutes.
+    let listing_opts = RunOptions {
+        selection: selection.clone(),
+        env: vec![
+            ("FIXTURE_SLOW".into(), "1".into()),
+            ("FIXTURE_PID_FILE".into(), pid_file.display().to_string()),
+        ],
+        timeout: std::time::Duration::from_secs(120),
+        ..opts()
+    };
+    let listing = list_tests(project.path(), FW, &listing_opts)
+        .await
+        .expect("vitest lists");
+    assert!(!pid_file.exists(), "listing ran a test body");
+    assert!(
+        !project.path().join(".huddle").exists(),
+        "listing writes no run"
+    );
+    // The skipped test is listed too: the run reports it.
+    assert_eq!(listing.tests.len(), 12, "{:?}", listing.tests);
+    assert!(listing
+        .tests
+        .contains(&"src/math.test.js::outer::inner::works when nested".to_string()));
+    assert!(listing.errors.is_empty(), "{:?}", listing.errors);
+    let run_opts = RunOptions {
+        selection,
+        ..opts()
+    };
+    let report = run_tests(project.path(), FW, &run_opts)
+        .await
+        .expect("vitest runs")
+        .report;
+    assert_eq!(sorted(listing.tests), test_ids(&report));
+}
+
+#[tokio::test]
+async fn vitest_listing_applies_the_filter_as_vitest_would() {
+    require_tool("node");
+    let project = fixture("vitest");
+    // vitest matches -t against "describe… title", case-sensitively.
     let opts = RunOptions {
-        selection: Selection::Paths(vec![
-            "src/math.test.js".into(),
-            "src/strings.test.js".into(),
-        ]),
+        filter: Some("outer inner|^shout|^WHISPER".into()),
         ..opts()
     };
     let listing = list_tests(project.path(), FW, &opts)
         .await
         .expect("vitest lists");
-    // vitest lists the tests that would run: the skipped one is not among them.
-    assert_eq!(listing.tests.len(), 11, "{:?}", listing.tests);
-    assert!(listing
-        .tests
-        .contains(&"src/math.test.js::outer::inner::works when nested".to_string()));
-    assert!(listing
-        .tests
-        .contains(&"src/strings.test.js::whisper lower-cases".to_string()));
-    assert!(listing.errors.is_empty(), "{:?}", listing.errors);
-    assert!(
-        !project.path().join(".huddle").exists(),
-        "listing writes no run"
+    assert_eq!(
+        sorted(listing.tests),
+        [
+            "src/math.test.js::outer::inner::works when nested",
+            "src/strings.test.js::shout upper-cases and adds a bang"
+        ]
     );
 }
 
