@@ -1,14 +1,15 @@
 //! The OpenAPI 3.1 document served at `GET /openapi.json`.
 //!
 //! It is generated, not written: `#[utoipa::path]` on every handler names its parameters, body
-//! and statuses, the wire types in `huddle_wire` derive `ToSchema` (feature `openapi`), and
-//! [`ApiDoc`] collects them. [`document`] then fills in the bounds that come from the daemon's
+//! and statuses, `routes.rs` registers each handler once for both the router and the document,
+//! the wire types in `huddle_wire` derive `ToSchema` (feature `openapi`), and [`ApiDoc`] adds
+//! the info, shared components and security. [`document`] then fills in the bounds that come from the daemon's
 //! settings (page sizes, long-poll waits, leases, batch sizes), so the document describes this
 //! daemon as configured. `tests/tests/contract_openapi.rs` checks it against the router and runs
 //! schemathesis against a live daemon with it.
 
 use super::openapi_types::*;
-use super::{health, memory, messages, streams, task_claims, tasks, teams, AppState};
+use super::{memory, AppState};
 use crate::config::Settings;
 use axum::extract::State;
 use axum::Json;
@@ -25,38 +26,8 @@ use utoipa::OpenApi;
                        a message bus, shared memory and change streams. Every error answers \
                        `{\"error\": {\"code\", \"message\", \"details\"}}`."
     ),
-    paths(
-        teams::create_team,
-        teams::create_agent,
-        teams::list_agents,
-        teams::revoke_agent,
-        teams::rotate_agent,
-        tasks::create,
-        tasks::list,
-        tasks::get,
-        tasks::update,
-        task_claims::claim,
-        task_claims::complete_many,
-        task_claims::heartbeat,
-        task_claims::complete,
-        task_claims::fail,
-        task_claims::release,
-        messages::post,
-        messages::post_many,
-        messages::list,
-        messages::inbox,
-        messages::ack,
-        streams::messages,
-        streams::events,
-        memory::get,
-        memory::patch,
-        memory::replace,
-        memory::get_pointer,
-        memory::history,
-        health::healthz,
-        health::readyz,
-        openapi_json,
-    ),
+    // Every other path comes from `routes.rs`, which registers and documents each route once.
+    paths(memory::get_pointer),
     components(
         schemas(ErrorBody, Event, Message),
         responses(
@@ -107,9 +78,19 @@ impl utoipa::Modify for BearerAuth {
 
 use huddle_wire::limits::{PREFIX_PATTERN as PREFIX, TASK_ID_PATTERN as TASK_ID};
 
+/// The document as the routes describe it, before this daemon's bounds are filled in; built
+/// once, since it never changes while the daemon runs.
+fn described() -> &'static Value {
+    static DESCRIBED: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    DESCRIBED.get_or_init(|| {
+        let (_, doc) = super::routes::api().split_for_parts();
+        serde_json::to_value(doc).unwrap_or_else(|_| json!({}))
+    })
+}
+
 /// The document with this daemon's configured bounds filled in, as JSON.
 pub fn document(settings: &Settings) -> Value {
-    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+    let mut doc = described().clone();
     not_null(&mut doc);
     // Patterns of array items, which utoipa cannot put on a `Vec<String>` field.
     for (schema, field, pattern) in [

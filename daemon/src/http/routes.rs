@@ -1,0 +1,45 @@
+//! Every documented route, registered once: `utoipa-axum` builds the axum router and the
+//! OpenAPI paths from the same `routes!` list, so the two cannot drift. Handlers on one path
+//! share a `routes!` call. The only route added by hand is the memory pointer's catch-all (see
+//! [`api`]).
+
+use super::{health, memory, messages, openapi, streams, task_claims, tasks, teams, AppState};
+use axum::routing::get;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The API's routes with their OpenAPI description (paths from the handlers' `#[utoipa::path]`,
+/// the rest from [`openapi::ApiDoc`]).
+pub fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(teams::create_team))
+        .routes(routes!(teams::create_agent, teams::list_agents))
+        .routes(routes!(teams::revoke_agent))
+        .routes(routes!(teams::rotate_agent))
+        .routes(routes!(tasks::create, tasks::list))
+        .routes(routes!(task_claims::claim))
+        .routes(routes!(task_claims::complete_many))
+        .routes(routes!(tasks::get, tasks::update))
+        .routes(routes!(task_claims::heartbeat))
+        .routes(routes!(task_claims::complete))
+        .routes(routes!(task_claims::fail))
+        .routes(routes!(task_claims::release))
+        .routes(routes!(messages::post, messages::list))
+        .routes(routes!(messages::post_many))
+        .routes(routes!(streams::messages))
+        .routes(routes!(messages::inbox))
+        .routes(routes!(messages::ack))
+        .routes(routes!(memory::get, memory::patch, memory::replace))
+        .routes(routes!(memory::history))
+        .routes(routes!(streams::events))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+        .routes(routes!(openapi::openapi_json))
+        // A JSON Pointer spans segments (`/a/b/0`): axum needs a catch-all, which an OpenAPI
+        // path cannot express, so this one is routed here and documented in `ApiDoc`.
+        .route(
+            "/v1/teams/{team}/memory/{*pointer}",
+            get(memory::get_pointer),
+        )
+}
