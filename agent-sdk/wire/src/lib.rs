@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod agents;
+pub mod codes;
 mod errors;
 pub mod history;
 pub mod limits;

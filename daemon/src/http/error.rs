@@ -3,6 +3,7 @@
 use crate::store::StoreError;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use huddle_wire::codes;
 use huddle_wire::{ErrorBody, ErrorInfo};
 use serde_json::{json, Value};
 
@@ -41,20 +42,20 @@ impl ApiError {
 
     /// 400 naming the offending field.
     pub fn bad_request(field: &str, message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
+        ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_FIELD, message)
             .with_details(json!({ "field": field }))
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        ApiError::new(StatusCode::UNAUTHORIZED, codes::UNAUTHORIZED, message)
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+        ApiError::new(StatusCode::FORBIDDEN, codes::FORBIDDEN, message)
     }
 
     pub fn not_found(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+        ApiError::new(StatusCode::NOT_FOUND, codes::NOT_FOUND, message)
     }
 }
 
@@ -72,7 +73,7 @@ impl From<StoreError> for ApiError {
                     json!({})
                 };
                 details["field"] = Value::String(field);
-                ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
+                ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_FIELD, message)
                     .with_details(details)
             }
             StoreError::NotFound { what } => ApiError::not_found(format!("{what} not found")),
@@ -83,18 +84,18 @@ impl From<StoreError> for ApiError {
             } => ApiError::new(StatusCode::CONFLICT, code, message).with_details(details),
             StoreError::StaleVersion { expected, current } => ApiError::new(
                 StatusCode::PRECONDITION_FAILED,
-                "stale_version",
+                codes::STALE_VERSION,
                 format!("If-Match names version {expected} but the current version is {current}"),
             )
             .with_details(json!({ "currentVersion": current })),
             StoreError::TooLarge { message } => {
-                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", message)
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, codes::TOO_LARGE, message)
             }
             StoreError::Unavailable(detail) => {
                 tracing::error!(%detail, "store unavailable");
                 ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "store_unavailable",
+                    codes::STORE_UNAVAILABLE,
                     "the store cannot take this request right now (disk full, read-only or shutting down); retry later",
                 )
             }
@@ -102,7 +103,7 @@ impl From<StoreError> for ApiError {
                 tracing::error!(%detail, "internal store error");
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
+                    codes::INTERNAL,
                     "internal error; see the daemon log",
                 )
             }

@@ -6,6 +6,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
+use huddle_wire::codes;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -54,13 +55,13 @@ impl<S: Send + Sync> FromRequest<S> for Body {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::new(
                         StatusCode::PAYLOAD_TOO_LARGE,
-                        "too_large",
+                        codes::TOO_LARGE,
                         "the request body is larger than the configured limit",
                     )
                 } else {
                     ApiError::new(
                         StatusCode::BAD_REQUEST,
-                        "invalid_body",
+                        codes::INVALID_BODY,
                         rejection.body_text(),
                     )
                 }
@@ -106,7 +107,7 @@ fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
     if inner.is_syntax() || inner.is_eof() {
         ApiError::new(
             StatusCode::BAD_REQUEST,
-            "invalid_json",
+            codes::INVALID_JSON,
             format!("the body is not valid JSON: {inner}"),
         )
     } else {
@@ -116,7 +117,7 @@ fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
         } else {
             format!("{field}: {inner}")
         };
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_field", message)
+        ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_FIELD, message)
             .with_details(json!({ "field": field }))
     }
 }
@@ -130,7 +131,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         axum::extract::Query::<T>::try_from_uri(&parts.uri)
             .map(|q| ApiQuery(q.0))
-            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))
+            .map_err(|e| {
+                ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_QUERY, e.body_text())
+            })
     }
 }
 

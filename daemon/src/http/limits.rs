@@ -6,6 +6,7 @@ use crate::config::LimitSettings;
 use axum::http::StatusCode;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
+use huddle_wire::codes;
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
@@ -37,7 +38,7 @@ impl RequestRate {
                 let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
                 Err(ApiError::new(
                     StatusCode::TOO_MANY_REQUESTS,
-                    "rate_limited",
+                    codes::RATE_LIMITED,
                     format!("too many requests for this token; retry in {secs} s"),
                 )
                 .with_retry_after(secs.max(1)))
@@ -79,7 +80,7 @@ impl StreamSlots {
         if *count >= self.max {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "too_many_streams",
+                codes::TOO_MANY_STREAMS,
                 format!(
                     "{agent} already has {} open streams; close one first",
                     self.max

@@ -26,6 +26,7 @@ pub use auth_cache::AuthCache;
 use axum::extract::DefaultBodyLimit;
 use axum::Router;
 use error::ApiError;
+use huddle_wire::codes;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -56,7 +57,7 @@ pub fn app(state: AppState) -> Router {
     .method_not_allowed_fallback(|| async {
         ApiError::new(
             axum::http::StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
+            codes::METHOD_NOT_ALLOWED,
             "this route does not take that method",
         )
     })

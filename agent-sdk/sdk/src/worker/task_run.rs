@@ -154,7 +154,7 @@ impl<H: Handler> Worker<H> {
                     }
                     tokio::time::sleep(backoff.next_delay()).await;
                 }
-                Err(e) if e.code() == Some("task_closed") => {
+                Err(e) if e.code() == Some(crate::wire::codes::TASK_CLOSED) => {
                     return match self.client.get_task(id).await {
                         Ok(t) if t.status == wanted && t.claimed_by.as_deref() == holder => {
                             self.finished(id, &finish)

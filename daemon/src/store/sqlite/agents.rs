@@ -4,6 +4,7 @@ use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{append_event, fmt_time};
 use super::writer::WriteCtx;
 use crate::validate;
+use huddle_wire::codes;
 use huddle_wire::{Agent, Role, Team};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -17,7 +18,7 @@ pub fn create_team(ctx: &mut WriteCtx<'_>, name: &str) -> StoreResult<Team> {
         .execute(params![name, ctx.now_ms])?;
     if inserted == 0 {
         return Err(StoreError::conflict(
-            "duplicate_team",
+            codes::DUPLICATE_TEAM,
             format!("team {name} already exists"),
         ));
     }
@@ -51,7 +52,7 @@ pub fn create_agent(
         .execute(params![team_id, name, role.as_str(), token_hash, ctx.now_ms])?;
     if inserted == 0 {
         return Err(StoreError::conflict(
-            "duplicate_agent",
+            codes::DUPLICATE_AGENT,
             format!("agent {name} already exists in this team"),
         ));
     }

@@ -4,6 +4,7 @@ use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{fmt_time, touch_agent};
 use super::task_state::{TaskState, STATE_COLUMNS};
 use super::writer::WriteCtx;
+use huddle_wire::codes;
 use huddle_wire::{Role, Task, TaskStatus};
 use rusqlite::params;
 
@@ -146,7 +147,7 @@ pub fn expire_leases(ctx: &mut WriteCtx<'_>) -> StoreResult<usize> {
 fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> StoreResult<()> {
     if task.is_closed() {
         return Err(StoreError::Conflict {
-            code: "task_closed",
+            code: codes::TASK_CLOSED,
             message: format!("task {} is already {}", task.id, task.status),
             details: serde_json::json!({ "status": task.status }),
         });
@@ -165,7 +166,7 @@ fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> St
         _ => format!("task {} is not claimed by {}", task.id, caller.agent),
     };
     Err(StoreError::Conflict {
-        code: "not_holder",
+        code: codes::NOT_HOLDER,
         message,
         details: serde_json::json!({ "claimedBy": task.claimed_by, "status": task.status }),
     })

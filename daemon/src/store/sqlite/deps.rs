@@ -2,6 +2,7 @@
 //! counter that keeps the claim a single indexed query.
 
 use super::super::{StoreError, StoreResult};
+use huddle_wire::codes;
 use huddle_wire::TaskStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::{HashMap, VecDeque};
@@ -40,7 +41,7 @@ pub fn add_blocker(
         let mut names = vec![task.to_string()];
         names.extend(cycle);
         return Err(StoreError::Conflict {
-            code: "dependency_cycle",
+            code: codes::DEPENDENCY_CYCLE,
             message: format!(
                 "adding {blocker} as a blocker of {task} would close a cycle: {}",
                 names.join(" → ")

@@ -8,6 +8,7 @@ use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::Publish;
 use crate::validate;
+use huddle_wire::codes;
 use huddle_wire::limits::MAX_ATTEMPTS_CEILING;
 use huddle_wire::{NewTask, Task, TaskPatch, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -54,7 +55,7 @@ pub fn create(
             || number_taken(ctx.conn, team_id, &prefix, number)?
         {
             return Err(StoreError::Conflict {
-                code: "duplicate_id",
+                code: codes::DUPLICATE_ID,
                 message: format!("task {id} already exists"),
                 details: serde_json::json!({ "id": id }),
             });

@@ -1,0 +1,44 @@
+//! The `code` of every error the API answers (`{"error": {"code", …}}`), defined once for the
+//! daemon that sends them and the clients that match on them. The HTTP status is given for
+//! each; the codes never change meaning.
+
+/// 400: a field is wrong; `details.field` names it.
+pub const INVALID_FIELD: &str = "invalid_field";
+/// 400: the body is not JSON.
+pub const INVALID_JSON: &str = "invalid_json";
+/// 400: the body is JSON of the wrong shape.
+pub const INVALID_BODY: &str = "invalid_body";
+/// 400: a query parameter is wrong.
+pub const INVALID_QUERY: &str = "invalid_query";
+/// 401: no token, or one that is unknown or revoked.
+pub const UNAUTHORIZED: &str = "unauthorized";
+/// 403: the caller's role may not do this.
+pub const FORBIDDEN: &str = "forbidden";
+/// 404: no such team, task, agent, route or memory pointer (also another team's).
+pub const NOT_FOUND: &str = "not_found";
+/// 405: the route does not take that method.
+pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
+/// 409: a team with that name exists.
+pub const DUPLICATE_TEAM: &str = "duplicate_team";
+/// 409: an agent with that name exists in the team.
+pub const DUPLICATE_AGENT: &str = "duplicate_agent";
+/// 409: a task with that id exists.
+pub const DUPLICATE_ID: &str = "duplicate_id";
+/// 409: the edge would close a cycle; `details.cycle` names it.
+pub const DEPENDENCY_CYCLE: &str = "dependency_cycle";
+/// 409: the task is not held by the caller.
+pub const NOT_HOLDER: &str = "not_holder";
+/// 409: the task is completed, failed or cancelled.
+pub const TASK_CLOSED: &str = "task_closed";
+/// 412: `If-Match` named an older version.
+pub const STALE_VERSION: &str = "stale_version";
+/// 413: the body or a value is over its limit.
+pub const TOO_LARGE: &str = "too_large";
+/// 429: too many requests; `Retry-After` says when to try again.
+pub const RATE_LIMITED: &str = "rate_limited";
+/// 429: the agent has as many open streams as allowed.
+pub const TOO_MANY_STREAMS: &str = "too_many_streams";
+/// 500: a bug; the details are in the daemon's log only.
+pub const INTERNAL: &str = "internal";
+/// 503: the database cannot answer or take writes now (disk full, read-only).
+pub const STORE_UNAVAILABLE: &str = "store_unavailable";
