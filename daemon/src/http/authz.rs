@@ -87,10 +87,41 @@ pub fn allowed(role: Option<Role>, action: Action) -> bool {
     }
 }
 
-/// 403 with the role and the action named.
+impl Action {
+    /// What the action does, for people: "post messages", "create tasks".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Action::CreateTeam => "create teams",
+            Action::ManageAgents => "add, revoke or rotate agents",
+            Action::ListAgents => "list agents",
+            Action::CreateTasks => "create tasks",
+            Action::EditTasks => "edit tasks",
+            Action::ReadTasks => "read tasks",
+            Action::ClaimTasks => "claim tasks",
+            Action::ActOnClaims => "heartbeat, complete, fail or release tasks",
+            Action::PostMessages => "post messages",
+            Action::ReadMessages => "read messages",
+            Action::ReadInbox => "read an inbox",
+            Action::AckInbox => "acknowledge an inbox",
+            Action::ReadMemory => "read the shared memory",
+            Action::PatchMemory => "patch the shared memory",
+            Action::ReplaceMemory => "replace the shared memory",
+            Action::ReadStreams => "follow streams",
+        }
+    }
+}
+
+/// 403 naming the role and the action in words: "an observer may not post messages".
 pub fn refuse(role: Option<Role>, action: Action) -> ApiError {
-    let who = role.map_or("the admin token".to_string(), |r| format!("a {r}"));
-    ApiError::forbidden(format!("{who} may not {action:?}"))
+    let what = action.describe();
+    ApiError::forbidden(match role {
+        None => format!("the admin token may not {what}; use the token of an agent in the team"),
+        Some(r) => {
+            let name = r.to_string();
+            let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+            format!("{article} {name} may not {what}")
+        }
+    })
 }
 
 /// Type-level names for actions, so a handler's signature says what it needs.

@@ -303,11 +303,15 @@ async fn a_batched_post_stores_every_message_in_order_or_none() {
 
     // Observers may not post, in batches either.
     let observer = d.agent("qa", "watcher", "observer").await;
-    observer
+    let refused = observer
         .post(
             &observer.t("/messages/batch"),
             batch(json!([{"to": "*", "type": "e", "summary": "1"}])),
         )
         .await
         .expect_error(403, "forbidden");
+    assert_eq!(
+        refused.body["error"]["message"],
+        "an observer may not post messages"
+    );
 }
