@@ -12,6 +12,8 @@ pub enum TeamCmd {
         /// `[a-z0-9][a-z0-9_-]{0,62}`, e.g. `qa`.
         name: String,
     },
+    /// List every team of the daemon (needs the admin token).
+    Ls,
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,6 +50,17 @@ pub async fn team(ctx: &Ctx, cmd: TeamCmd) -> CliResult {
             } else {
                 output::line(&format!("created team {}", team.name))
             }
+        }
+        TeamCmd::Ls => {
+            let teams = ctx.client.list_teams().await?;
+            if ctx.json {
+                return output::json(&serde_json::json!({ "teams": teams }));
+            }
+            let mut table = Table::new(&["TEAM", "CREATED"]);
+            for t in &teams {
+                table.row(vec![t.name.clone(), t.created_at.clone()]);
+            }
+            table.print()
         }
     }
 }

@@ -80,6 +80,14 @@ pub struct Team {
     pub created_at: String,
 }
 
+/// `GET /v1/teams` (admin token): every team, by name.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TeamList {
+    pub teams: Vec<Team>,
+}
+
 /// `POST /v1/teams/{team}/agents`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -17,6 +17,8 @@ use std::marker::PhantomData;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     CreateTeam,
+    /// List every team of the daemon.
+    ListTeams,
     /// Add, revoke and rotate agents.
     ManageAgents,
     ListAgents,
@@ -40,8 +42,9 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 16] = [
+    pub const ALL: [Action; 17] = [
         Action::CreateTeam,
+        Action::ListTeams,
         Action::ManageAgents,
         Action::ListAgents,
         Action::CreateTasks,
@@ -64,8 +67,8 @@ impl Action {
 pub fn allowed(role: Option<Role>, action: Action) -> bool {
     use Action::*;
     match role {
-        None => matches!(action, CreateTeam | ManageAgents | ListAgents),
-        Some(Role::Coordinator) => action != CreateTeam,
+        None => matches!(action, CreateTeam | ListTeams | ManageAgents | ListAgents),
+        Some(Role::Coordinator) => !matches!(action, CreateTeam | ListTeams),
         Some(Role::Tester | Role::Executor) => matches!(
             action,
             ListAgents
@@ -92,6 +95,7 @@ impl Action {
     pub fn describe(self) -> &'static str {
         match self {
             Action::CreateTeam => "create teams",
+            Action::ListTeams => "list every team",
             Action::ManageAgents => "add, revoke or rotate agents",
             Action::ListAgents => "list agents",
             Action::CreateTasks => "create tasks",
@@ -118,7 +122,11 @@ pub fn refuse(role: Option<Role>, action: Action) -> ApiError {
         None => format!("the admin token may not {what}; use the token of an agent in the team"),
         Some(r) => {
             let name = r.to_string();
-            let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+            let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
             format!("{article} {name} may not {what}")
         }
     })
@@ -208,10 +216,10 @@ mod tests {
             }
         };
         use Action::*;
-        expect(None, &[CreateTeam, ManageAgents, ListAgents]);
+        expect(None, &[CreateTeam, ListTeams, ManageAgents, ListAgents]);
         let everything_but_teams: Vec<Action> = Action::ALL
             .into_iter()
-            .filter(|a| *a != CreateTeam)
+            .filter(|a| !matches!(a, CreateTeam | ListTeams))
             .collect();
         expect(Some(Role::Coordinator), &everything_but_teams);
         let worker = [

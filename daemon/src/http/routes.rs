@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 /// the rest from [`openapi::ApiDoc`]).
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .routes(routes!(teams::create_team))
+        .routes(routes!(teams::create_team, teams::list_teams))
         .routes(routes!(teams::create_agent, teams::list_agents))
         .routes(routes!(teams::revoke_agent))
         .routes(routes!(teams::rotate_agent))

@@ -11,7 +11,7 @@ use crate::identity::{hash_token, new_token};
 use axum::extract::{Path, RawPathParams, State};
 use axum::http::StatusCode;
 use axum::Json;
-use huddle_wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Team};
+use huddle_wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Team, TeamList};
 
 /// Creates a team (admin token only).
 #[utoipa::path(
@@ -43,6 +43,32 @@ pub async fn create_team(
         StatusCode::CREATED,
         Json(state.store.create_team(&body.name).await?),
     ))
+}
+
+/// Every team, by name (admin token only: an agent sees its own team and nothing else).
+#[utoipa::path(
+    get,
+    path = "/v1/teams",
+    operation_id = "listTeams",
+    tag = "teams",
+    responses(
+        (status = 200, description = "Every team", body = TeamList),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[tracing::instrument(skip_all)]
+pub async fn list_teams(
+    State(state): State<AppState>,
+    principal: Principal,
+) -> ApiResult<Json<TeamList>> {
+    check(&principal, Action::ListTeams)?;
+    Ok(Json(TeamList {
+        teams: state.store.list_teams().await?,
+    }))
 }
 
 fn check(principal: &Principal, action: Action) -> ApiResult<()> {

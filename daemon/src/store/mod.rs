@@ -24,6 +24,8 @@ pub trait Store: Send + Sync + 'static {
     // --- teams and identity ---
     async fn create_team(&self, name: &str) -> StoreResult<Team>;
     /// Resolves a team name to its id; `NotFound` when absent.
+    /// Every team, by name (for the admin).
+    async fn list_teams(&self) -> StoreResult<Vec<Team>>;
     async fn team_id(&self, name: &str) -> StoreResult<i64>;
     async fn create_agent(
         &self,

@@ -16,6 +16,19 @@ async fn teams_and_agents_are_created_and_the_token_is_printed_once() {
     let team = admin.json(&["team", "create", "review"]).await;
     assert_eq!(team["name"], "review");
     assert!(team["createdAt"].is_string());
+    let listed = admin.json(&["team", "ls"]).await;
+    let names: Vec<&str> = listed["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["qa", "review"]);
+    let table = admin.ok(&["team", "ls"]).await;
+    assert!(
+        table.starts_with("TEAM") && table.contains("review"),
+        "{table}"
+    );
 
     // The bare token on stdout, so scripts can capture it; the explanation on stderr.
     let out = admin
@@ -29,6 +42,11 @@ async fn teams_and_agents_are_created_and_the_token_is_printed_once() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("will not be shown again"));
     let coord = Huddle::new(&d.url, &token, "qa");
+    let (_, refused) = coord.fails(&["team", "ls"]).await;
+    assert!(
+        refused.contains("a coordinator may not list every team"),
+        "{refused}"
+    );
     let tester = coord
         .json(&["agent", "add", "tester-1", "--role", "tester"])
         .await;

@@ -2,7 +2,7 @@
 
 use super::transport::Call;
 use super::{Client, Error};
-use crate::wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Role, Team};
+use crate::wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Role, Team, TeamList};
 
 impl Client {
     /// `GET /healthz`: succeeds when the daemon process answers.
@@ -26,6 +26,12 @@ impl Client {
         };
         self.json(Call::post(self.url(&["v1", "teams"])).json(&body)?)
             .await
+    }
+
+    /// `GET /v1/teams` (admin token): every team of the daemon, by name.
+    pub async fn list_teams(&self) -> Result<Vec<Team>, Error> {
+        let list: TeamList = self.json(Call::get(self.url(&["v1", "teams"]))).await?;
+        Ok(list.teams)
     }
 
     /// `POST …/agents` (admin or coordinator): adds an agent to the client's team. The answer

@@ -28,6 +28,18 @@ pub fn create_team(ctx: &mut WriteCtx<'_>, name: &str) -> StoreResult<Team> {
     })
 }
 
+/// Every team, by name.
+pub fn list_teams(conn: &Connection) -> StoreResult<Vec<Team>> {
+    let mut stmt = conn.prepare_cached("select name, created_at from teams order by name")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Team {
+            name: r.get(0)?,
+            created_at: fmt_time(r.get(1)?),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 pub fn team_id(conn: &Connection, name: &str) -> StoreResult<i64> {
     conn.prepare_cached("select id from teams where name = ?1")?
         .query_row([name], |r| r.get(0))

@@ -36,6 +36,10 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn list_teams(&self) -> StoreResult<Vec<Team>> {
+        self.readers.read(agents::list_teams).await
+    }
+
     async fn team_id(&self, name: &str) -> StoreResult<i64> {
         let name = name.to_string();
         self.readers
