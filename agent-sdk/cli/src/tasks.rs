@@ -93,6 +93,9 @@ pub enum TaskCmd {
         /// The version you read (412 if it moved on).
         #[arg(long)]
         if_match: Option<i64>,
+        /// With `--status completed`: complete it although its blockers are not completed.
+        #[arg(long)]
+        force: bool,
     },
     /// Complete a task (the holder, or a coordinator).
     Done {
@@ -231,6 +234,7 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             remove_blocked_by,
             metadata,
             if_match,
+            force,
         } => {
             let owner = if clear_owner {
                 Some(None)
@@ -246,6 +250,7 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
                 add_blocked_by: trimmed(add_blocked_by),
                 remove_blocked_by: trimmed(remove_blocked_by),
                 metadata,
+                force,
             };
             let task = ctx.client.update_task(&id, &patch, if_match).await?;
             done(ctx, &task, "updated")

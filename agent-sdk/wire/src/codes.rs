@@ -28,6 +28,10 @@ pub const DUPLICATE_ID: &str = "duplicate_id";
 pub const DEPENDENCY_CYCLE: &str = "dependency_cycle";
 /// 409: the task is not held by the caller.
 pub const NOT_HOLDER: &str = "not_holder";
+/// 409: a status set by hand would strand the task (`in_progress` without a claim).
+pub const INVALID_TRANSITION: &str = "invalid_transition";
+/// 409: the task waits for blockers that are not completed; `details.blockedBy` names them.
+pub const BLOCKED: &str = "blocked";
 /// 409: the task is completed, failed or cancelled.
 pub const TASK_CLOSED: &str = "task_closed";
 /// 412: `If-Match` named an older version.

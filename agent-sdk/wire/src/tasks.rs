@@ -161,6 +161,10 @@ pub struct TaskPatch {
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
+    /// Complete the task although blockers are not completed (refused otherwise, 409
+    /// `blocked`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
 }
 
 /// `POST /v1/teams/{team}/tasks/claim`

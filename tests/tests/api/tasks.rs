@@ -272,3 +272,71 @@ async fn another_teams_token_sees_nothing_and_observers_only_read() {
         .iter()
         .all(|a| a.get("token").is_none()));
 }
+
+/// A status set by hand never strands a task: `in_progress` comes only from a claim, and
+/// `completed` waits for the blockers unless forced.
+#[tokio::test]
+async fn hand_set_statuses_cannot_strand_a_task() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    for body in [
+        json!({"id": "TEST-001", "subject": "first"}),
+        json!({"id": "TEST-002", "subject": "second", "blockedBy": ["TEST-001"]}),
+    ] {
+        c.post(&c.t("/tasks"), body).await.expect_status(201);
+    }
+
+    let refused = c
+        .patch(&c.t("/tasks/TEST-001"), json!({"status": "in_progress"}))
+        .await
+        .expect_error(409, "invalid_transition");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("claim"),
+        "{}",
+        refused.body
+    );
+    let blocked = c
+        .patch(&c.t("/tasks/TEST-002"), json!({"status": "completed"}))
+        .await
+        .expect_error(409, "blocked");
+    assert_eq!(
+        blocked.body["error"]["details"]["blockedBy"],
+        json!(["TEST-001"])
+    );
+    let unchanged = c.get(&c.t("/tasks/TEST-002")).await.expect_status(200);
+    assert_eq!(unchanged.body["status"], "pending");
+    assert_eq!(
+        unchanged.body["version"], 1,
+        "a refused patch changes nothing"
+    );
+
+    // Dropping the blocker in the same patch is judged on the edges it leaves.
+    let done = c
+        .patch(
+            &c.t("/tasks/TEST-002"),
+            json!({"status": "completed", "removeBlockedBy": ["TEST-001"]}),
+        )
+        .await
+        .expect_status(200);
+    assert_eq!(done.body["status"], "completed");
+    assert_eq!(done.body["blockedBy"], json!([]));
+
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-003", "subject": "third", "blockedBy": ["TEST-001"]}),
+    )
+    .await
+    .expect_status(201);
+    let forced = c
+        .patch(
+            &c.t("/tasks/TEST-003"),
+            json!({"status": "completed", "force": true}),
+        )
+        .await
+        .expect_status(200);
+    assert_eq!(forced.body["status"], "completed");
+    assert!(forced.body["claimedBy"].is_null());
+}

@@ -71,7 +71,7 @@ async fn health_teams_and_agents_work_and_errors_carry_code_and_message() {
         .list_agents()
         .await
         .unwrap_err();
-    assert!(matches!(no_team, Error::Config(_)), "{no_team:?}");
+    assert!(matches!(no_team, Error::NoTeam), "{no_team:?}");
 }
 
 #[tokio::test]

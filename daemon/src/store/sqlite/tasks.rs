@@ -235,23 +235,6 @@ pub fn update(
         json_patch::merge(&mut merged, &m);
         task.metadata = merged.to_string();
     }
-    if let Some(status) = patch.status {
-        if status != task.status {
-            if matches!(
-                status,
-                TaskStatus::Pending
-                    | TaskStatus::Completed
-                    | TaskStatus::Failed
-                    | TaskStatus::Cancelled
-            ) {
-                task.clear_claim();
-            }
-            if status != TaskStatus::Failed {
-                task.failure_reason = None;
-            }
-            task.status = status;
-        }
-    }
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(ctx.conn, team_id, id, blocker)?;
     }
@@ -279,12 +262,76 @@ pub fn update(
             ));
         }
     }
+    // After the edges, so a patch that drops a blocker and completes the task is judged on the
+    // edges it leaves.
+    if let Some(status) = patch.status {
+        if status != task.status {
+            check_transition(ctx, team_id, id, status, patch.force)?;
+            if matches!(
+                status,
+                TaskStatus::Pending
+                    | TaskStatus::Completed
+                    | TaskStatus::Failed
+                    | TaskStatus::Cancelled
+            ) {
+                task.clear_claim();
+            }
+            if status != TaskStatus::Failed {
+                task.failure_reason = None;
+            }
+            task.status = status;
+        }
+    }
     let edges_changed = !patch.add_blocked_by.is_empty() || !patch.remove_blocked_by.is_empty();
     let task = task.save(ctx, "task.updated")?;
     if edges_changed {
         ctx.publish(team_id, Publish::TasksChanged);
     }
     Ok(task)
+}
+
+/// A status set by hand must not strand a task: `in_progress` comes only from a claim (which
+/// gives it a holder and a lease), and `completed` waits for every blocker unless forced.
+fn check_transition(
+    ctx: &mut WriteCtx<'_>,
+    team_id: i64,
+    id: &str,
+    status: TaskStatus,
+    force: bool,
+) -> StoreResult<()> {
+    if status == TaskStatus::InProgress {
+        return Err(StoreError::conflict(
+            codes::INVALID_TRANSITION,
+            format!(
+                "{id} cannot be set in_progress by hand: a task becomes in_progress when a worker \
+                 claims it (POST …/tasks/claim), which gives it a holder and a lease"
+            ),
+        ));
+    }
+    if status != TaskStatus::Completed || force {
+        return Ok(());
+    }
+    let waiting: Vec<String> = ctx
+        .conn
+        .prepare_cached(
+            "select d.blocker_id from task_deps d
+             join tasks b on b.team_id = d.team_id and b.id = d.blocker_id
+             where d.team_id = ?1 and d.task_id = ?2 and b.status != 'completed'
+             order by d.blocker_id",
+        )?
+        .query_map(params![team_id, id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if waiting.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::Conflict {
+        code: codes::BLOCKED,
+        message: format!(
+            "{id} is blocked by {} that is not completed; complete it first, or send \"force\": true",
+            waiting.join(", ")
+        ),
+        details: serde_json::json!({ "blockedBy": waiting }),
+    })
 }
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
