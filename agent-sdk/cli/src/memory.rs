@@ -5,7 +5,7 @@ use crate::parse;
 use crate::{CliResult, Ctx};
 use clap::Subcommand;
 use huddle_sdk::wire::Memory;
-use serde_json::{Map, Value};
+use serde_json::{json, Value};
 
 #[derive(Debug, Subcommand)]
 pub enum MemoryCmd {
@@ -22,8 +22,10 @@ pub enum MemoryCmd {
         #[arg(long)]
         if_match: Option<i64>,
     },
-    /// Set the value at a JSON Pointer (objects along the way are created); `/` replaces the
-    /// whole document. VALUE is JSON, or taken as a string when it is not valid JSON.
+    /// Set the value at a JSON Pointer, as an RFC 6902 JSON Patch: `replace` when something is
+    /// there, `add` when not (`/arr/-` appends). The parent must exist and be an object or an
+    /// array; `null` is stored, not a deletion; `/` replaces the whole document. VALUE is JSON,
+    /// or taken as a string when it is not valid JSON.
     Set {
         /// Where to set it: a JSON Pointer (`/test_strategy/framework`), `/` for the whole
         /// document.
@@ -33,6 +35,14 @@ pub enum MemoryCmd {
         /// Always take VALUE as a string (`--string 42` stores "42").
         #[arg(long)]
         string: bool,
+        /// The version you read (412 if it moved on).
+        #[arg(long)]
+        if_match: Option<i64>,
+    },
+    /// Remove the value at a JSON Pointer (an object member or an array element).
+    Delete {
+        /// Where: a JSON Pointer such as `/test_strategy/old_key` or `/list/0`.
+        pointer: String,
         /// The version you read (412 if it moved on).
         #[arg(long)]
         if_match: Option<i64>,
@@ -80,19 +90,31 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCmd) -> CliResult {
             } else {
                 parse::json_or_string(&value)
             };
-            let segments: Vec<String> = pointer
-                .trim_start_matches('/')
-                .split('/')
-                .filter(|s| !s.is_empty())
-                .map(|s| s.replace("~1", "/").replace("~0", "~"))
-                .collect();
-            let memory = if segments.is_empty() {
-                ctx.client.replace_memory(&value, if_match).await?
+            let pointer = normalise(&pointer);
+            if pointer.is_empty() {
+                let memory = ctx.client.replace_memory(&value, if_match).await?;
+                return changed(ctx, &memory);
+            }
+            // `replace` or `add` depends on what is there now: read the version with it, and
+            // send the patch only if the document is still at that version (or at --if-match).
+            let current = ctx.client.memory().await?;
+            let op = if current.doc.pointer(&pointer).is_some() {
+                "replace"
             } else {
-                ctx.client
-                    .patch_memory(&nest(&segments, value), if_match)
-                    .await?
+                "add"
             };
+            let ops = json!([{ "op": op, "path": pointer, "value": value }]);
+            let version = if_match.unwrap_or(current.version);
+            let memory = ctx.client.json_patch_memory(&ops, Some(version)).await?;
+            changed(ctx, &memory)
+        }
+        MemoryCmd::Delete { pointer, if_match } => {
+            let pointer = normalise(&pointer);
+            if pointer.is_empty() {
+                return Err("memory delete needs a pointer below the root (`/key`); to empty the document use `memory set / {}`".into());
+            }
+            let ops = json!([{ "op": "remove", "path": pointer }]);
+            let memory = ctx.client.json_patch_memory(&ops, if_match).await?;
             changed(ctx, &memory)
         }
         MemoryCmd::History { limit } => {
@@ -115,13 +137,14 @@ pub async fn run(ctx: &Ctx, cmd: MemoryCmd) -> CliResult {
     }
 }
 
-/// `{"a": {"b": value}}` for segments `a`, `b`: a merge patch that sets one value.
-fn nest(segments: &[String], value: Value) -> Value {
-    segments.iter().rev().fold(value, |inner, key| {
-        let mut map = Map::new();
-        map.insert(key.clone(), inner);
-        Value::Object(map)
-    })
+/// `a/b` or `/a/b` → `/a/b`; `/` and `` → `` (the whole document).
+fn normalise(pointer: &str) -> String {
+    let trimmed = pointer.trim().trim_start_matches('/');
+    if trimmed.is_empty() {
+        String::new()
+    } else {
+        format!("/{trimmed}")
+    }
 }
 
 fn changed(ctx: &Ctx, memory: &Memory) -> CliResult {

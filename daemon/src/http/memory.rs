@@ -1,4 +1,5 @@
-//! Shared memory over HTTP: read whole or by JSON Pointer, merge-patch, replace, history.
+//! Shared memory over HTTP: read whole or by JSON Pointer, merge-patch or JSON Patch, replace,
+//! history.
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
@@ -72,15 +73,23 @@ pub async fn get_pointer(
         .ok_or_else(|| ApiError::not_found(format!("nothing at {pointer} in the shared memory")))
 }
 
-/// RFC 7396 merge patch: objects merge, `null` deletes, anything else replaces.
+/// RFC 7396 merge patch (objects merge, `null` deletes, anything else replaces), or with
+/// `Content-Type: application/json-patch+json` an RFC 6902 JSON Patch: a list of operations
+/// (`add`, `remove`, `replace`, `move`, `copy`, `test`) applied all or none, which can set an
+/// array element, store `null`, and refuses a missing parent or a non-container.
 #[utoipa::path(
     patch,
     path = "/v1/teams/{team}/memory",
     operation_id = "patchMemory",
     tag = "memory",
     params(TeamPath, IfMatchHeader),
-    request_body(content = serde_json::Value, content_type = "application/merge-patch+json",
-        description = "An RFC 7396 merge patch"),
+    request_body(
+        description = "An RFC 7396 merge patch, or an RFC 6902 JSON Patch",
+        content(
+            (serde_json::Value = "application/merge-patch+json"),
+            (Vec<serde_json::Value> = "application/json-patch+json"),
+        )
+    ),
     responses(
         (status = 200, description = "The patched document", body = Memory,
             headers(("ETag" = String, description = "The document's version, for `If-Match`"))),
@@ -100,12 +109,23 @@ pub async fn patch(
     State(state): State<AppState>,
     Can(caller, _): Can<act::PatchMemory>,
     IfMatch(if_match): IfMatch,
+    headers: HeaderMap,
     Body(body): Body,
 ) -> ApiResult<Response> {
     let patch: serde_json::Value = parse_json(&body)?;
-    Ok(memory_response(
-        state.store.patch_memory(&caller, patch, if_match).await?,
-    ))
+    let json_patch = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.trim_start().starts_with("application/json-patch+json"));
+    let memory = if json_patch {
+        state
+            .store
+            .json_patch_memory(&caller, patch, if_match)
+            .await?
+    } else {
+        state.store.patch_memory(&caller, patch, if_match).await?
+    };
+    Ok(memory_response(memory))
 }
 
 /// Replaces the whole document (coordinators only).

@@ -135,6 +135,13 @@ pub trait Store: Send + Sync + 'static {
         doc: serde_json::Value,
         if_match: Option<i64>,
     ) -> StoreResult<Memory>;
+    /// Applies an RFC 6902 JSON Patch (a list of operations), all or none.
+    async fn json_patch_memory(
+        &self,
+        caller: &Caller,
+        ops: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory>;
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>>;
 
     // --- events ---

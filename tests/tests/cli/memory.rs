@@ -13,7 +13,12 @@ async fn shared_memory_is_set_patched_from_files_and_stdin_and_read_back() {
     let h = Huddle::new(&d.url, &coord.token, "qa");
 
     let set = h
-        .json(&["memory", "set", "/test_strategy/test_framework", "pytest"])
+        .json(&[
+            "memory",
+            "set",
+            "/test_strategy",
+            r#"{"test_framework": "pytest"}"#,
+        ])
         .await;
     assert_eq!(
         set["doc"],
@@ -21,7 +26,12 @@ async fn shared_memory_is_set_patched_from_files_and_stdin_and_read_back() {
     );
     let v1 = set["version"].as_i64().unwrap();
     let number = h
-        .json(&["memory", "set", "/execution_results/unit/passRate", "97.5"])
+        .json(&[
+            "memory",
+            "set",
+            "/execution_results",
+            r#"{"unit": {"passRate": 97.5}}"#,
+        ])
         .await;
     assert_eq!(number["doc"]["execution_results"]["unit"]["passRate"], 97.5);
     let string = h.json(&["memory", "set", "/build", "42", "--string"]).await;
@@ -114,5 +124,66 @@ async fn shared_memory_is_set_patched_from_files_and_stdin_and_read_back() {
     assert!(
         err.contains("cannot read") && err.contains("missing.json"),
         "{err}"
+    );
+}
+
+/// `set` is an RFC 6902 `replace` or `add` at the pointer: an array element is replaced in
+/// place, `null` is stored, a missing parent or a non-container is refused with the reason,
+/// and `delete` removes exactly one value.
+#[tokio::test]
+async fn set_and_delete_follow_json_patch_at_the_pointer() {
+    let d = TestDaemon::start().await;
+    let coord = d.team("qa").await;
+    let h = Huddle::new(&d.url, &coord.token, "qa");
+    h.ok(&[
+        "memory",
+        "set",
+        "/",
+        r#"{"arr": [1, 2, 3], "name": "cart", "x": 1}"#,
+    ])
+    .await;
+
+    let doc = h.json(&["memory", "set", "/arr/1", "9"]).await["doc"].clone();
+    assert_eq!(
+        doc["arr"],
+        json!([1, 9, 3]),
+        "the element is replaced in place"
+    );
+    let doc = h.json(&["memory", "set", "/arr/-", "4"]).await["doc"].clone();
+    assert_eq!(doc["arr"], json!([1, 9, 3, 4]), "`-` appends");
+    let doc = h.json(&["memory", "set", "/x", "null"]).await["doc"].clone();
+    assert!(
+        doc.get("x").is_some_and(|v| v.is_null()),
+        "null is stored: {doc}"
+    );
+
+    let version_before = h.json(&["memory", "get"]).await["version"].clone();
+    let (code, err) = h.fails(&["memory", "set", "/name/first", "1"]).await;
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("/name is a string, not an object or array"),
+        "{err}"
+    );
+    let (_, err) = h.fails(&["memory", "set", "/missing/key", "1"]).await;
+    assert!(err.contains("/missing does not exist"), "{err}");
+    let (_, err) = h.fails(&["memory", "set", "/arr/10", "1"]).await;
+    assert!(err.contains("/arr/10"), "{err}");
+    assert_eq!(
+        h.json(&["memory", "get"]).await["version"],
+        version_before,
+        "refused changes store nothing"
+    );
+
+    let doc = h.json(&["memory", "delete", "/arr/0"]).await["doc"].clone();
+    assert_eq!(doc["arr"], json!([9, 3, 4]));
+    let doc = h.json(&["memory", "delete", "/x"]).await["doc"].clone();
+    assert!(doc.get("x").is_none(), "{doc}");
+    let (_, err) = h.fails(&["memory", "delete", "/nothing"]).await;
+    assert!(err.contains("/nothing"), "{err}");
+    let history = h.json(&["memory", "history", "--limit", "1"]).await;
+    assert_eq!(history["changes"][0]["kind"], "json-patch");
+    assert_eq!(
+        history["changes"][0]["patch"],
+        json!([{"op": "remove", "path": "/x"}])
     );
 }

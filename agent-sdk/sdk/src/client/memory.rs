@@ -40,6 +40,23 @@ impl Client {
         self.json(call).await
     }
 
+    /// `PATCH …/memory` with an RFC 6902 JSON Patch: `ops` is a list of `{"op", "path",
+    /// "value"?, "from"?}` applied all or none (`replace` an array element, `add` a member,
+    /// `remove`, `test`…); a missing parent or a non-container is a 400 naming the operation.
+    /// With `if_match`, 412 when the version moved on.
+    pub async fn json_patch_memory(
+        &self,
+        ops: &serde_json::Value,
+        if_match: Option<i64>,
+    ) -> Result<Memory, Error> {
+        let mut call = Call::new(Method::PATCH, self.team_url(&["memory"])?)
+            .json_as(ops, "application/json-patch+json")?;
+        if let Some(version) = if_match {
+            call = call.header("if-match", &version.to_string())?;
+        }
+        self.json(call).await
+    }
+
     /// `PUT …/memory`: replaces the whole document; with `if_match`, 412 when the version moved
     /// on.
     pub async fn replace_memory(

@@ -18,6 +18,50 @@ pub fn get(conn: &Connection, team_id: i64) -> StoreResult<Memory> {
         })?)
 }
 
+/// Applies RFC 6902 operations to `doc`, all or none; an error names the operation, its path
+/// and what is wrong there in words ("/arr is a string, not an object or array").
+fn apply_ops(
+    mut doc: serde_json::Value,
+    ops: &serde_json::Value,
+) -> StoreResult<serde_json::Value> {
+    let parsed: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(|e| {
+        StoreError::invalid(
+            "patch",
+            format!("a JSON Patch is a list of {{\"op\", \"path\", \"value\"?, \"from\"?}} operations: {e}"),
+        )
+    })?;
+    let before = doc.clone();
+    json_patch::patch(&mut doc, &parsed).map_err(|e| {
+        let why = explain(&before, &e.path.to_string());
+        StoreError::invalid(
+            "patch",
+            format!("operation {} at {}: {}{why}", e.operation, e.path, e.kind),
+        )
+    })?;
+    Ok(doc)
+}
+
+/// What is at a failed path's parent, when that explains the failure.
+fn explain(doc: &serde_json::Value, path: &str) -> String {
+    let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
+    match doc.pointer(parent) {
+        None => format!(
+            " ({} does not exist)",
+            if parent.is_empty() { "/" } else { parent }
+        ),
+        Some(v) if !v.is_object() && !v.is_array() => {
+            let kind = match v {
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Bool(_) => "a boolean",
+                _ => "null",
+            };
+            format!(" ({parent} is {kind}, not an object or array)")
+        }
+        Some(_) => String::new(),
+    }
+}
+
 /// Limits for a change: the document's size cap and how many history entries to keep.
 #[derive(Debug, Clone, Copy)]
 pub struct MemoryLimits {
@@ -26,7 +70,8 @@ pub struct MemoryLimits {
     pub history: usize,
 }
 
-/// Applies an RFC 7396 merge patch (`kind = "merge"`) or replaces the document (`"replace"`).
+/// Applies an RFC 7396 merge patch (`kind = "merge"`), an RFC 6902 JSON Patch
+/// (`"json-patch"`), or replaces the document (`"replace"`).
 pub fn change(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
@@ -44,12 +89,14 @@ pub fn change(
             });
         }
     }
-    let doc = if kind == "merge" {
-        let mut doc = current.doc;
-        json_patch::merge(&mut doc, &patch);
-        doc
-    } else {
-        patch.clone()
+    let doc = match kind {
+        "merge" => {
+            let mut doc = current.doc;
+            json_patch::merge(&mut doc, &patch);
+            doc
+        }
+        "json-patch" => apply_ops(current.doc, &patch)?,
+        _ => patch.clone(),
     };
     if !doc.is_object() {
         return Err(StoreError::invalid(

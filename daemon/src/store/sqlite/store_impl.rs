@@ -262,6 +262,19 @@ impl Store for SqliteStore {
             .await
     }
 
+    #[tracing::instrument(skip(self, ops))]
+    async fn json_patch_memory(
+        &self,
+        caller: &Caller,
+        ops: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory> {
+        let (caller, limits) = (caller.clone(), self.memory_limits());
+        self.writer()?
+            .write(move |ctx| memory::change(ctx, &caller, "json-patch", ops, if_match, limits))
+            .await
+    }
+
     #[tracing::instrument(skip(self, doc))]
     async fn replace_memory(
         &self,
