@@ -3,6 +3,7 @@
 
 mod auth_cache;
 pub mod authz;
+mod dashboard;
 pub mod error;
 pub mod extract;
 mod health;
@@ -76,6 +77,8 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/v1/teams", post(teams::create_team))
         .nest("/v1/teams/{team}", team)
+        .route("/", get(dashboard::index))
+        .route("/dashboard/{asset}", get(dashboard::asset))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/openapi.json", get(openapi::openapi_json))
