@@ -167,7 +167,11 @@ async function main() {
   check((await page.locator('#message-log tr.msg').count()) === 2, 'two test_result messages');
   await page.selectOption('#filter-type', '');
   await page.selectOption('#filter-from', 'tester');
-  await waitFor(() => [...document.querySelectorAll('#message-log tr.msg .route strong')].every((s) => s.textContent === 'tester'), null, 'only rows from tester');
+  await waitFor(() => {
+    const senders = [...document.querySelectorAll('#message-log tr.msg .route strong')].map((s) => s.textContent);
+    return senders.length > 0 && senders.every((s) => s === 'tester');
+  }, null, 'only rows from tester');
+  check((await page.locator('#message-log tr.msg').count()) === 12, 'the tester sent 12 of the messages');
   await page.selectOption('#filter-from', '');
   await result.click();
   await page.locator('#message-log tr.msg-details', { hasText: '"passRate": 96' }).waitFor({ timeout: PATIENCE });
