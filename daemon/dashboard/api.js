@@ -93,23 +93,9 @@ export function createApi(session, onUnauthorized) {
     skewMs = Math.abs(skew) > 2000 ? skew : 0;
   }
 
-  /** Every page of a list endpoint that answers `{<key>: [...], next}`. */
-  async function all(rest, key, limit = 100) {
-    const items = [];
-    let after = null;
-    for (;;) {
-      const sep = rest.includes('?') ? '&' : '?';
-      const page = await get(`${rest}${sep}limit=${limit}${after !== null ? `&after=${encodeURIComponent(after)}` : ''}`);
-      items.push(...page[key]);
-      if (page.next === null || page.next === undefined || page[key].length === 0) return items;
-      after = page.next;
-    }
-  }
-
   return {
     session,
     get,
-    all,
     /** Now, by the server's clock (ms since the epoch). */
     now: () => Date.now() + skewMs,
     agents: () => get('/agents').then((r) => r.agents),
