@@ -3,6 +3,7 @@
 
 mod auth_cache;
 pub mod authz;
+mod dashboard;
 pub mod error;
 pub mod extract;
 mod health;
@@ -51,17 +52,21 @@ pub struct AppState {
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.server.max_body_bytes;
     let (api, _) = routes::api().split_for_parts();
-    api.fallback(|| async {
-        ApiError::not_found("no such route; the API lives under /v1/teams (see the README)")
-    })
-    .method_not_allowed_fallback(|| async {
-        ApiError::new(
-            axum::http::StatusCode::METHOD_NOT_ALLOWED,
-            codes::METHOD_NOT_ALLOWED,
-            "this route does not take that method",
-        )
-    })
-    .layer(DefaultBodyLimit::max(body_limit))
-    .layer(tower_http::trace::TraceLayer::new_for_http())
-    .with_state(state)
+    api
+        // The dashboard is for people, not part of the API or its document.
+        .route("/", axum::routing::get(dashboard::index))
+        .route("/dashboard/{asset}", axum::routing::get(dashboard::asset))
+        .fallback(|| async {
+            ApiError::not_found("no such route; the API lives under /v1/teams (see the README)")
+        })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                codes::METHOD_NOT_ALLOWED,
+                "this route does not take that method",
+            )
+        })
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
 }

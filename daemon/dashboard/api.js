@@ -1,0 +1,105 @@
+// The API client: the session (team and token, kept in sessionStorage only) and GET requests
+// with the token as a bearer header. The token never goes into a URL, the DOM or a log.
+
+const KEY = 'huddle.session';
+
+/** `{team, token}` of this tab, or null. */
+export function loadSession() {
+  try {
+    const session = JSON.parse(sessionStorage.getItem(KEY) || 'null');
+    return session && typeof session.team === 'string' && typeof session.token === 'string' ? session : null;
+  } catch {
+    return null;
+  }
+}
+
+export function saveSession(session) {
+  sessionStorage.setItem(KEY, JSON.stringify({ team: session.team, token: session.token }));
+}
+
+export function clearSession() {
+  sessionStorage.removeItem(KEY);
+}
+
+/** The daemon answered with its error shape (`{"error": {code, message}}`) or without one. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || `HTTP ${status}`);
+    this.status = status;
+    this.code = code || 'http_error';
+  }
+}
+
+/** The token is no longer accepted (revoked, rotated, or never valid). */
+export class Unauthorized extends ApiError {
+  constructor(message) {
+    super(401, 'unauthorized', message);
+  }
+}
+
+/** Request options shared by every call: bearer header, no cookies, no cache, no referrer. */
+export function requestInit(token, extraHeaders, signal) {
+  return {
+    headers: { Authorization: `Bearer ${token}`, ...extraHeaders },
+    credentials: 'omit',
+    cache: 'no-store',
+    referrerPolicy: 'no-referrer',
+    signal,
+  };
+}
+
+/** `/v1/teams/{team}{rest}` */
+export function teamPath(team, rest) {
+  return `/v1/teams/${encodeURIComponent(team)}${rest}`;
+}
+
+/** Turns a non-2xx answer into an `ApiError` (an `Unauthorized` for 401). */
+export async function failure(res) {
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    // Not the API's error shape; the status says enough.
+  }
+  const message = body?.error?.message;
+  if (res.status === 401) return new Unauthorized(message);
+  return new ApiError(res.status, body?.error?.code, message);
+}
+
+/**
+ * A client for one session. `onUnauthorized` runs once a call answers 401, before the call
+ * rejects with `Unauthorized`.
+ */
+export function createApi(session, onUnauthorized) {
+  let skewMs = 0;
+
+  async function get(rest) {
+    const res = await fetch(teamPath(session.team, rest), requestInit(session.token, { Accept: 'application/json' }));
+    noteClock(res);
+    if (!res.ok) {
+      const err = await failure(res);
+      if (err instanceof Unauthorized) onUnauthorized(err);
+      throw err;
+    }
+    return res.json();
+  }
+
+  // The server's clock, from the `Date` header, so lease countdowns are right even when this
+  // computer's clock is off. `Date` has whole seconds: only a skew beyond 2 s is believed.
+  function noteClock(res) {
+    const date = Date.parse(res.headers.get('Date') || '');
+    if (Number.isNaN(date)) return;
+    const skew = date - Date.now();
+    skewMs = Math.abs(skew) > 2000 ? skew : 0;
+  }
+
+  return {
+    session,
+    get,
+    /** Now, by the server's clock (ms since the epoch). */
+    now: () => Date.now() + skewMs,
+    agents: () => get('/agents').then((r) => r.agents),
+    memory: () => get('/memory'),
+    memoryHistory: () => get('/memory-history?limit=100').then((r) => r.changes),
+  };
+}

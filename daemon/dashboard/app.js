@@ -1,0 +1,141 @@
+// The dashboard: sign in, load the team, follow both streams, route between the views.
+// Every view is live: it redraws from the shared state when its topic changes.
+
+import { clearSession, createApi, loadSession, teamPath, Unauthorized } from './api.js';
+import { follow } from './sse.js';
+import { createState } from './state.js';
+import { showSignIn } from './signin.js';
+import { h, replace } from './dom.js';
+import { mountTasks } from './tasks.js';
+import { mountMessages } from './messages.js';
+import { mountAgents } from './agents.js';
+import { mountMemory } from './memory.js';
+import { mountProgress } from './chart.js';
+
+const VIEWS = ['tasks', 'messages', 'progress', 'agents', 'memory'];
+const AGENTS_REFRESH_MS = 10_000;
+const $ = (id) => document.getElementById(id);
+
+let running = null; // the signed-in session: {stop()}
+
+function start(session) {
+  let ended = false;
+  const stops = [];
+  const state = createState();
+
+  const expire = () => {
+    if (ended) return;
+    ended = true;
+    for (const stop of stops) stop();
+    clearSession();
+    running = null;
+    showSignIn('Your token is no longer accepted (revoked or rotated). Sign in again.', start);
+  };
+  const api = createApi(session, expire);
+
+  $('team-name').textContent = session.team;
+  $('app').hidden = false;
+
+  const views = {
+    tasks: mountTasks($('view-tasks'), state, api),
+    messages: mountMessages($('view-messages'), state),
+    progress: mountProgress($('view-progress'), state),
+    agents: mountAgents($('view-agents'), state, api),
+    memory: mountMemory($('view-memory'), state),
+  };
+
+  // Snapshots first where no stream replays them (agents' last-seen times, the memory document),
+  // then the streams, which replay the team's tasks and messages from the start and follow on.
+  const refreshAgents = () => api.agents().then((list) => state.setAgents(list)).catch(ignoreUnauthorized);
+  let memoryTimer = null;
+  const refreshMemory = () => {
+    clearTimeout(memoryTimer);
+    memoryTimer = setTimeout(() => {
+      Promise.all([api.memory(), api.memoryHistory()])
+        .then(([memory, history]) => state.setMemory(memory, history))
+        .catch(ignoreUnauthorized);
+    }, 100);
+  };
+  refreshAgents();
+  refreshMemory();
+  const agentsTimer = setInterval(refreshAgents, AGENTS_REFRESH_MS);
+  stops.push(() => clearInterval(agentsTimer), () => clearTimeout(memoryTimer));
+
+  const events = follow({
+    path: teamPath(session.team, '/events'),
+    token: session.token,
+    onStatus: (s) => state.setConnection('events', s),
+    onUnauthorized: expire,
+    // Each event is `{seq, type, data, createdAt}`; task events carry the whole task.
+    onEvent: ({ event, data: change }) => {
+      if (event.startsWith('task.')) state.putTask(change.data);
+      else if (event.startsWith('agent.')) state.agentEvent(event, change.data);
+      else if (event === 'memory.updated') refreshMemory();
+    },
+  });
+  const messages = follow({
+    path: teamPath(session.team, '/messages/stream'),
+    token: session.token,
+    onStatus: (s) => state.setConnection('messages', s),
+    onUnauthorized: expire,
+    onEvent: ({ event, data }) => {
+      if (event === 'message') state.addMessage(data);
+    },
+  });
+  stops.push(events.stop, messages.stop);
+
+  state.on('connection', () => drawConnection(state.connection));
+  drawConnection(state.connection);
+
+  const show = () => {
+    const name = VIEWS.includes(location.hash.slice(1)) ? location.hash.slice(1) : 'tasks';
+    for (const v of VIEWS) {
+      $(`view-${v}`).hidden = v !== name;
+      views[v].visible(v === name);
+    }
+    for (const a of document.querySelectorAll('.tabs a')) {
+      a.classList.toggle('active', a.dataset.view === name);
+      if (a.dataset.view === name) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
+    }
+  };
+  window.addEventListener('hashchange', show);
+  stops.push(() => window.removeEventListener('hashchange', show));
+  for (const v of Object.values(views)) stops.push(() => v.stop?.());
+  show();
+
+  running = {
+    stop() {
+      if (ended) return;
+      ended = true;
+      for (const stop of stops) stop();
+    },
+  };
+}
+
+function ignoreUnauthorized(err) {
+  if (!(err instanceof Unauthorized)) console.warn('huddle dashboard:', err.message);
+}
+
+function drawConnection(connection) {
+  const statuses = Object.values(connection);
+  const live = statuses.length > 0 && statuses.every((s) => s === 'live');
+  const retrying = statuses.some((s) => s === 'retrying');
+  const el = $('connection');
+  el.dataset.state = live ? 'live' : retrying ? 'retrying' : 'connecting';
+  replace(el, h('span', { class: 'dot', 'aria-hidden': 'true' }), live ? 'live' : retrying ? 'reconnecting…' : 'connecting…');
+}
+
+function boot() {
+  $('signout').addEventListener('click', () => {
+    running?.stop();
+    running = null;
+    clearSession();
+    showSignIn('Signed out.', start);
+  });
+  const session = loadSession();
+  if (session) start(session);
+  else showSignIn('', start);
+}
+
+boot();

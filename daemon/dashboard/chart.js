@@ -1,0 +1,111 @@
+// Pass rate across fix-cycle iterations, one small SVG chart per task: `impl_progress` messages
+// are the iterations, `test_result` the outcome of a run. A new run of the same task (iterations
+// starting over, after a retry) is drawn as its own line. The dashed line is the 95 % gate.
+
+import { clock, h, percent, replace, s } from './dom.js';
+
+const W = 360;
+const H = 180;
+const M = { top: 12, right: 14, bottom: 28, left: 40 };
+const GATE = 95;
+
+export function mountProgress(root, state) {
+  let visible = false;
+  const count = h('span', { class: 'counts' });
+  const grid = h('div', { class: 'charts', id: 'charts' });
+  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Pass rate per task'), count), grid);
+
+  function draw() {
+    if (!visible) return;
+    const ids = [...state.progress.keys()].sort();
+    count.textContent = ids.length ? `${ids.length} tasks reported progress` : '';
+    replace(grid, ids.length === 0
+      ? h('p', { class: 'empty' }, 'No impl_progress or test_result message with a taskId and a passRate yet.')
+      : ids.map((id) => chartCard(id, state.progress.get(id), state.tasks.get(id))));
+  }
+
+  state.on('progress', draw);
+  state.on('tasks', draw);
+  return {
+    visible(v) {
+      visible = v;
+      draw();
+    },
+    stop() {
+      replace(root);
+    },
+  };
+}
+
+/** Splits a task's points into runs: a run ends with its test_result or when iterations restart. */
+function runs(points) {
+  const out = [];
+  let run = [];
+  for (const p of points) {
+    const prev = run[run.length - 1];
+    const restarts = prev && (prev.kind === 'test_result' || (p.kind === 'impl_progress' && p.iteration <= prev.iteration && prev.kind === 'impl_progress'));
+    if (restarts) {
+      out.push(run);
+      run = [];
+    }
+    run.push(p);
+  }
+  if (run.length) out.push(run);
+  return out;
+}
+
+function chartCard(id, points, task) {
+  const all = runs(points);
+  const latest = points[points.length - 1];
+  const minX = Math.min(1, ...points.map((p) => p.iteration));
+  const maxX = Math.max(minX + 1, ...points.map((p) => p.iteration), ...points.map((p) => p.maxIterations || 0));
+  const x = (i) => M.left + ((i - minX) / Math.max(1, maxX - minX)) * (W - M.left - M.right);
+  const y = (rate) => M.top + (1 - rate / 100) * (H - M.top - M.bottom);
+
+  const grid = [0, 25, 50, 75, 100].map((r) => s('g', { class: 'gridline' },
+    s('line', { x1: M.left, x2: W - M.right, y1: y(r), y2: y(r) }),
+    s('text', { x: M.left - 6, y: y(r) + 4, class: 'tick', 'text-anchor': 'end', text: `${r}` })));
+  const gate = s('g', { class: 'gate' },
+    s('line', { x1: M.left, x2: W - M.right, y1: y(GATE), y2: y(GATE) }),
+    s('text', { class: 'gate-label', x: W - M.right, y: y(GATE) + 11, 'text-anchor': 'end', text: `gate ${GATE} %` }));
+  const step = Math.max(1, Math.ceil((maxX - minX) / 8));
+  const xticks = [];
+  for (let i = minX; i <= maxX; i += step) {
+    xticks.push(s('text', { x: x(i), y: H - M.bottom + 16, class: 'tick', 'text-anchor': 'middle', text: String(i) }));
+  }
+
+  const lines = all.map((run, n) => {
+    const older = n < all.length - 1;
+    const d = run.map((p, i) => `${i ? 'L' : 'M'}${x(p.iteration).toFixed(1)},${y(p.passRate).toFixed(1)}`).join(' ');
+    return s('g', { class: ['run', older && 'run-older'] },
+      s('path', { class: 'series', d }),
+      run.map((p) => {
+        const label = `${p.kind === 'test_result' ? 'test result' : 'iteration'} ${p.iteration}: ${percent(p.passRate)}${p.strategy ? ` (${p.strategy})` : ''} at ${clock(p.at)}`;
+        return p.kind === 'test_result'
+          ? s('rect', {
+            class: ['result-point', p.gate === true && 'gate-passed', p.gate === false && 'gate-failed'],
+            x: x(p.iteration) - 5, y: y(p.passRate) - 5, width: 10, height: 10, transform: `rotate(45 ${x(p.iteration)} ${y(p.passRate)})`,
+          }, s('title', { text: label }))
+          : s('circle', { class: 'point', cx: x(p.iteration), cy: y(p.passRate), r: 3.5 }, s('title', { text: label }));
+      }));
+  });
+
+  const grade = latest.passRate >= GATE ? 'good' : latest.passRate >= 70 ? 'fair' : 'poor';
+  return h('article', { class: 'chart-card', 'data-task': id },
+    h('header', {},
+      h('span', { class: 'task-id' }, id),
+      h('span', { class: 'subject' }, task ? task.subject : ''),
+      h('span', { class: `rate rate-${grade}` }, percent(latest.passRate))),
+    s('svg', {
+      class: 'chart', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
+      'aria-label': `${id}: pass rate over ${points.length} reports, latest ${percent(latest.passRate)}`,
+    },
+    grid,
+    gate,
+    s('line', { class: 'axis', x1: M.left, x2: W - M.right, y1: y(0), y2: y(0) }),
+    xticks,
+    s('text', { class: 'axis-label', x: (M.left + W - M.right) / 2, y: H - 2, 'text-anchor': 'middle', text: 'iteration' }),
+    lines),
+    h('footer', {}, `${all.length} run${all.length === 1 ? '' : 's'} · ${points.length} report${points.length === 1 ? '' : 's'}`,
+      latest.kind === 'test_result' && latest.gate !== null ? ` · gate ${latest.gate ? 'passed' : 'not passed'}` : ''));
+}
