@@ -126,7 +126,7 @@ pub async fn serve(
         identity::AdminTokenSource::File(path) => format!("in {}", path.display()),
     };
     tracing::info!(
-        "huddled listening on http://{addr} · data in {} (synchronous={:?}) · admin token {token_at}",
+        "huddled listening on http://{addr} · data in {} (synchronous={:?}) · admin token {token_at} · dashboard at http://{addr}/",
         built.store.path().display(),
         state.settings.storage.synchronous,
     );
