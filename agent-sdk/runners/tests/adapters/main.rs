@@ -14,5 +14,8 @@ mod mocha;
 mod pytest;
 mod report;
 mod scrub;
+mod scrub_encoded;
+mod scrub_runs;
+mod secrets;
 mod timeout;
 mod vitest;
