@@ -16,6 +16,8 @@ use huddle_runners::process::TIMEOUT_EXIT_CODE;
 use huddle_runners::report::Report;
 use huddle_runners::run::{failed_selection, list_tests, run_tests, FailedSelection};
 use huddle_runners::rundir::default_runs_dir;
+use huddle_runners::scrub;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -103,10 +105,13 @@ pub async fn run_test_command(args: TestArgs) -> std::process::ExitCode {
     std::process::ExitCode::from(u8::try_from(out.code).unwrap_or(1))
 }
 
-/// Runs `huddle test` and returns what it would print (the testable entry point).
+/// Runs `huddle test` and returns what it would print (the testable entry point). Everything
+/// printed is scrubbed of secrets: the report already is, and this catches the rest (test
+/// names in a listing, runner errors); JSON is scrubbed on its decoded strings, so it stays
+/// valid.
 pub async fn execute(args: &TestArgs) -> CommandOutput {
     let mut notes = String::new();
-    match execute_inner(args, &mut notes).await {
+    let mut out = match execute_inner(args, &mut notes).await {
         Ok(mut out) => {
             if args.json {
                 out.stderr.insert_str(0, &notes);
@@ -116,7 +121,13 @@ pub async fn execute(args: &TestArgs) -> CommandOutput {
             out
         }
         Err(e) => CommandOutput::error(&e, notes),
+    };
+    for text in [&mut out.stdout, &mut out.stderr] {
+        if let Cow::Owned(clean) = scrub::scrub_text_file(text) {
+            *text = clean;
+        }
     }
+    out
 }
 
 async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOutput, RunnerError> {

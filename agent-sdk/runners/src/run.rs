@@ -95,7 +95,14 @@ pub async fn run_tests(
     };
     rundir::write(&run_dir, "stdout.txt", &captured.stdout)?;
     rundir::write(&run_dir, "stderr.txt", &captured.stderr)?;
-    let collected = adapters::collect(framework, &ctx, &prepared, &captured).await?;
+    let collected = match adapters::collect(framework, &ctx, &prepared, &captured).await {
+        Ok(c) => c,
+        Err(e) => {
+            // The runner's own files stay for a look, but never with a secret in them.
+            let _ = rundir::scrub_runner_files(&run_dir);
+            return Err(e);
+        }
+    };
     let mut tests = collected.tests;
     account_for_exit(&mut tests, &captured, opts, framework);
     let exitcode = match (collected.timed_out, captured.exit_code) {
@@ -103,7 +110,7 @@ pub async fn run_tests(
         (false, 0) => collected.exit_code.unwrap_or(0),
         (false, code) => code,
     };
-    let report = Report {
+    let mut report = Report {
         created,
         duration: captured.elapsed.as_secs_f64(),
         exitcode,
@@ -115,7 +122,7 @@ pub async fn run_tests(
         command: prepared.invocation.argv(),
         coverage: collected.coverage,
     };
-    rundir::finish(&run_dir, &report)?;
+    rundir::finish(&run_dir, &mut report)?;
     Ok(RunOutcome { report, run_dir })
 }
 
@@ -246,6 +253,17 @@ pub fn failed_selection(
     if let Some(s) = failures.iter().find(|t| t.is_synthetic()) {
         return Ok(FailedSelection::Everything {
             reason: format!("the last run failed outside any test ({})", s.nodeid),
+        });
+    }
+    if let Some(s) = failures
+        .iter()
+        .find(|t| t.nodeid.contains(crate::scrub::REDACTED_PREFIX))
+    {
+        return Ok(FailedSelection::Everything {
+            reason: format!(
+                "a failed test's id held a secret and was redacted ({})",
+                s.nodeid
+            ),
         });
     }
     Ok(FailedSelection::Tests(

@@ -1,10 +1,12 @@
 //! Run directories: `.huddle/runs/<timestamp>/` holds `report.json`, `junit.xml`, the full
 //! `stdout.txt` and `stderr.txt` and the runner's own machine-readable output. `runs/LATEST`
-//! names the newest complete run, which `--failed` reads.
+//! names the newest complete run, which `--failed` reads. Nothing in a run directory keeps a
+//! secret: every file is scrubbed (see [`crate::scrub`]) before the run is complete.
 
 use crate::error::RunnerError;
 use crate::junit::write_junit;
 use crate::report::Report;
+use crate::scrub::{scrub_bytes, scrub_dir, scrub_report};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -51,17 +53,30 @@ pub fn create(runs_dir: &Path) -> Result<PathBuf, RunnerError> {
     unreachable!("u32 run suffixes exhausted")
 }
 
-/// Writes `bytes` to `dir/name`.
+/// Writes `bytes` (captured output) to `dir/name`, secrets scrubbed.
 pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), RunnerError> {
+    write_clean(dir, name, &scrub_bytes(bytes))
+}
+
+fn write_clean(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), RunnerError> {
     let path = dir.join(name);
     std::fs::write(&path, bytes).map_err(io(format!("writing {}", path.display())))
 }
 
-/// Writes `report.json` and `junit.xml`, then points `LATEST` at this run.
-pub fn finish(run_dir: &Path, report: &Report) -> Result<(), RunnerError> {
+/// Scrubs the files the runner wrote into `run_dir` (its reports, coverage). Runs before
+/// [`finish`] and on every way out after the runner ran, so no secret stays behind.
+pub fn scrub_runner_files(run_dir: &Path) -> Result<(), RunnerError> {
+    scrub_dir(run_dir).map_err(io(format!("scrubbing {}", run_dir.display())))
+}
+
+/// Scrubs the runner's files and `report`, writes `report.json` and `junit.xml`, then points
+/// `LATEST` at this run.
+pub fn finish(run_dir: &Path, report: &mut Report) -> Result<(), RunnerError> {
+    scrub_runner_files(run_dir)?;
+    scrub_report(report);
     let json = serde_json::to_vec_pretty(report).expect("reports serialise");
-    write(run_dir, REPORT_FILE, &json)?;
-    write(run_dir, JUNIT_FILE, write_junit(report).as_bytes())?;
+    write_clean(run_dir, REPORT_FILE, &json)?;
+    write_clean(run_dir, JUNIT_FILE, write_junit(report).as_bytes())?;
     let (Some(runs_dir), Some(name)) = (run_dir.parent(), run_dir.file_name()) else {
         return Ok(());
     };

@@ -6,7 +6,7 @@ use huddle_cli::test_command::{execute, TestArgs};
 use huddle_runners::{Listing, PluginPolicy, Report};
 use std::path::Path;
 
-fn args(project: &Path) -> TestArgs {
+pub(crate) fn args(project: &Path) -> TestArgs {
     TestArgs {
         project: project.into(),
         framework: None,

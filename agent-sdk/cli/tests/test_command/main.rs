@@ -6,7 +6,13 @@
 #[path = "../../../runners/tests/adapters/common.rs"]
 mod common;
 
+// The runner tests' corpus of fake secrets and the leaking test projects made from it.
+#[allow(dead_code)]
+#[path = "../../../runners/tests/adapters/secrets.rs"]
+mod secrets;
+
 mod cli;
 mod detect;
 mod guard;
 mod process;
+mod scrub;

@@ -3,6 +3,8 @@
 //! outcome.
 
 use crate::common::{fixture, require_pytest};
+use crate::secrets::{leaks, leaks_in_dir, write_leaky_pytest_project};
+use huddle_runners::scrub::marker;
 use serde_json::Value;
 
 fn huddle_test(args: &[&str]) -> std::process::Output {
@@ -57,5 +59,28 @@ fn huddle_test_runs_the_suite_and_prints_the_report_with_json() {
         bad.status.code(),
         Some(2),
         "a guarded filter is a usage error"
+    );
+}
+
+#[test]
+fn the_huddle_binary_prints_no_secret() {
+    require_pytest();
+    let project = tempfile::tempdir().unwrap();
+    write_leaky_pytest_project(project.path());
+    let dir = project.path().to_str().unwrap();
+    let out = huddle_test(&["--project", dir, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(leaks(&stdout), Vec::<&str>::new(), "stdout: {stdout}");
+    assert_eq!(leaks(&stderr), Vec::<&str>::new(), "stderr: {stderr}");
+    let report: Value = serde_json::from_str(&stdout).expect("stdout is the JSON report");
+    assert_eq!(report["summary"]["failed"], 2);
+    assert!(stdout.contains(&marker("github-token")), "{stdout}");
+    assert_eq!(
+        leaks_in_dir(&project.path().join(".huddle/runs")),
+        Vec::new()
     );
 }

@@ -5,7 +5,8 @@
 
 use crate::cycles::severity::classify;
 use crate::cycles::{Finish, IterationRecord, Severity, StopReason};
-use crate::runners::{scrub, Report, TestResult};
+use crate::runners::scrub::{scrub, scrub_json_value};
+use crate::runners::{Report, TestResult};
 use crate::wire::PostMessage;
 use crate::Client;
 use serde_json::{json, Value};
@@ -29,8 +30,9 @@ impl Reporter {
         }
     }
 
-    /// Posts one message; a failure is logged, never fatal to the cycle.
+    /// Posts one message, scrubbed of secrets; a failure is logged, never fatal to the cycle.
     pub async fn post(&self, kind: &str, summary: String, data: Value) {
+        let (summary, data) = scrubbed(summary, data);
         let message = PostMessage {
             to: self.to.clone(),
             kind: kind.into(),
@@ -84,6 +86,17 @@ impl Reporter {
         });
         self.post("fix_required", summary, data).await;
     }
+}
+
+/// What goes on the bus: the summary and every string in `data` (test ids, notes, the markdown
+/// summary, runner messages) pass the same scrubber as run directories and model requests.
+fn scrubbed(summary: String, mut data: Value) -> (String, Value) {
+    scrub_json_value(&mut data);
+    let summary = match scrub(&summary) {
+        std::borrow::Cow::Owned(clean) => clean,
+        std::borrow::Cow::Borrowed(_) => summary,
+    };
+    (summary, data)
 }
 
 /// Everything a cycle's final report is made of.
@@ -260,7 +273,7 @@ fn why(test: &TestResult) -> String {
         .map(|l| l[1..].trim())
         .or_else(|| text.lines().map(str::trim).find(|l| !l.is_empty()))
         .unwrap_or("(no failure text)");
-    let line = scrub::scrub(line);
+    let line = scrub(line);
     match line.char_indices().nth(200) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line.into_owned(),
@@ -283,4 +296,25 @@ pub fn stop_text(f: &Finish, gate: f64) -> String {
 /// One decimal, for messages.
 pub fn round(rate: f64) -> f64 {
     (rate * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scrubbed;
+    use serde_json::json;
+
+    #[test]
+    fn messages_leave_without_secrets() {
+        let key = "sk-live-4f9a2c81d7e3b6a05f1e9c2d";
+        let (summary, data) = scrubbed(
+            format!("TEST-1: failed with {key}"),
+            json!({"note": format!("export OPENAI_API_KEY={key}"), "tests": [format!("t.py::x[{key}]")],
+                   "details": {"password": "hunter2"}, "passRate": 50.0}),
+        );
+        let text = format!("{summary}{data}");
+        assert!(!text.contains(key) && !text.contains("hunter2"), "{text}");
+        assert_eq!(summary, "TEST-1: failed with [REDACTED:api-key]");
+        assert_eq!(data["details"]["password"], "[REDACTED:secret]");
+        assert_eq!(data["passRate"], 50.0);
+    }
 }

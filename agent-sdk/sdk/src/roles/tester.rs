@@ -136,6 +136,8 @@ pub(crate) async fn conclude(
     let mut data = summary.test_result();
     data["modelCalls"] = model_use.0.into();
     data["modelTokens"] = model_use.1.into();
+    // The task's result is stored too: no secret in it, as in the message.
+    crate::runners::scrub::scrub_json_value(&mut data);
     let counts = format!("{}/{} passed", data["passed"], data["total"]);
     let text = format!(
         "{}: {:.1}% ({counts}) after {} iteration(s), gate {}",
