@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// Long enough for any runner to start and reach its slow test on a loaded 2-core machine;
 /// the slow test itself sleeps for 600 s.
-const TIMEOUT: Duration = Duration::from_secs(12);
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Compiles go and cargo fixtures first, so the timeout measures the slow test, not the
 /// build of a fresh copy on a loaded machine.
