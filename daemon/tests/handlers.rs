@@ -15,7 +15,7 @@ fn app() -> (Router, tempfile::TempDir) {
     let mut settings = Settings::default();
     settings.server.data_dir = dir.path().to_path_buf();
     settings.server.admin_token = ADMIN.into();
-    let built = huddle_daemon::build(settings).unwrap();
+    let built = huddle_daemon::build(settings).await.unwrap();
     (huddle_daemon::http::app(built.state), dir)
 }
 

@@ -86,7 +86,7 @@ impl TestDaemon {
         show_logs_when_asked();
         let addr = listener.local_addr().expect("local addr");
         let data_dir = settings.server.data_dir.clone();
-        let built = huddle_daemon::build(settings)?;
+        let built = huddle_daemon::build(settings).await?;
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             huddle_daemon::serve(built, listener, async {
