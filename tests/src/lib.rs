@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clients;
 pub mod http;
 pub mod llm;
+pub mod pg;
 pub mod process;
 pub mod proxy;
 pub mod sse;

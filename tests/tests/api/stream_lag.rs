@@ -5,7 +5,7 @@
 use axum::body::Body;
 use axum::http::Request;
 use http_body_util::BodyExt;
-use huddle_daemon::store::{Caller, Store};
+use huddle_daemon::store::Caller;
 use huddle_sdk::wire::{PostMessage, Role};
 use tower::ServiceExt;
 
