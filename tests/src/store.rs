@@ -17,6 +17,11 @@ pub async fn backends() -> Vec<(Arc<dyn Store>, Keep)> {
 }
 
 pub async fn sqlite() -> (Arc<dyn Store>, Keep) {
+    sqlite_with(Arc::new(Hub::new(64))).await
+}
+
+/// A SQLite store publishing to `hub`.
+pub async fn sqlite_with(hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(
         SqliteOptions {
@@ -29,7 +34,7 @@ pub async fn sqlite() -> (Arc<dyn Store>, Keep) {
             memory_history_limit: 3,
             limits: huddle_daemon::config::LimitSettings::default(),
         },
-        Arc::new(Hub::new(64)),
+        hub,
     )
     .unwrap();
     (Arc::new(store), Some(dir))
