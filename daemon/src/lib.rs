@@ -117,6 +117,7 @@ pub async fn serve(
         "huddled listening on http://{addr} · data in {} · admin token {token_at} · dashboard at http://{addr}/",
         built.store.describe(),
     );
+    let forgetter = tokio::spawn(forget_revoked_tokens(state.clone()));
     let sweeper = tokio::spawn(leases::sweep(
         state.store.clone(),
         state.settings.tasks.lease_sweep_ms,
@@ -132,7 +133,26 @@ pub async fn serve(
     .await;
     state.shutdown.cancel();
     let _ = sweeper.await;
+    let _ = forgetter.await;
     built.store.close().await;
     tracing::info!("database closed");
     Ok(())
+}
+
+/// Keeps the token cache true to revocations made anywhere: on this daemon, or on another
+/// replica of the same PostgreSQL database (its listener reports them through the hub). A
+/// missed notice clears the whole cache rather than keep a revoked token.
+async fn forget_revoked_tokens(state: AppState) {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut revoked = state.hub.subscribe_revocations();
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            r = revoked.recv() => match r {
+                Ok((team_id, agent)) => state.auth.forget_agent(team_id, &agent),
+                Err(RecvError::Lagged(_)) => state.auth.clear(),
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
 }

@@ -243,3 +243,31 @@ async fn a_replica_killed_mid_work_loses_no_acknowledged_write_and_its_leases_re
         assert!(reclaimed.contains(id), "{id} was not reclaimed");
     }
 }
+
+#[tokio::test]
+async fn a_token_revoked_on_one_replica_stops_working_on_the_others() {
+    let r = replicas(2).await;
+    let (a, b) = (&r.nodes[0].url, &r.nodes[1].url);
+    let apis = team(a, &[("coordinator", "coordinator"), ("tester", "tester")]).await;
+    let tester_b = on(&apis[1], b);
+    // B has resolved (and cached) the tester's token.
+    tester_b.get(&tester_b.t("/tasks")).await.expect_status(200);
+    let stream_url = format!("{b}{}", tester_b.t("/messages/stream"));
+    let mut stream = SseReader::open(&stream_url, &tester_b.token, None).await;
+    Api::new(a, ADMIN)
+        .post("/v1/teams/qa/agents/tester/revoke", json!({}))
+        .await
+        .expect_status(200);
+    // B learns of it through the database: the token is refused and its stream ends.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = tester_b.get(&tester_b.t("/tasks")).await.status;
+        if status == 401 {
+            break;
+        }
+        assert_eq!(status, 200);
+        assert!(tokio::time::Instant::now() < deadline, "B still accepts the revoked token");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(stream.next().await.is_none(), "the stream on B ended");
+}
