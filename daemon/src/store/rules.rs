@@ -261,8 +261,8 @@ pub fn ensure_holder(
         });
     }
     let holds = status == TaskStatus::InProgress && claimed_by == Some(caller.agent.as_str());
-    let coordinator = caller.role == Role::Coordinator
-        && (coordinator_may || status == TaskStatus::InProgress);
+    let coordinator =
+        caller.role == Role::Coordinator && (coordinator_may || status == TaskStatus::InProgress);
     if holds || coordinator {
         return Ok(());
     }
@@ -433,10 +433,9 @@ impl MemoryChangeKind {
 /// Checks `if_match` against the current version.
 pub fn check_version(if_match: Option<i64>, current: i64) -> StoreResult<()> {
     match if_match {
-        Some(expected) if expected != current => Err(StoreError::StaleVersion {
-            expected,
-            current,
-        }),
+        Some(expected) if expected != current => {
+            Err(StoreError::StaleVersion { expected, current })
+        }
         _ => Ok(()),
     }
 }

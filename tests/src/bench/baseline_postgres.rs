@@ -97,4 +97,3 @@ fn parse_after(text: &str, key: &str) -> Option<f64> {
     let rest = &text[text.find(key)? + key.len()..];
     rest.split_whitespace().next()?.parse().ok()
 }
-

@@ -167,7 +167,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Deps => deps::run(&admin, &args.sizes).await,
         Scenario::Wake => wake::run(&admin, &args.sizes).await,
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
-        Scenario::Memory => memory::run(&admin, &args.sizes, &daemon).await,
+        Scenario::Memory => memory::run(&admin, &args.sizes, daemon).await,
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };

@@ -97,13 +97,19 @@ async fn a_claim_waiting_on_one_replica_wakes_for_a_task_created_on_another() {
         if seen {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "B's claim never ran");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "B's claim never ran"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let pending = coord_a.get(&coord_a.t("/tasks?status=pending")).await;
     assert_eq!(pending.body["tasks"].as_array().unwrap().len(), 0);
     coord_a
-        .post(&coord_a.t("/tasks"), json!({"id": "TEST-001", "subject": "s"}))
+        .post(
+            &coord_a.t("/tasks"),
+            json!({"id": "TEST-001", "subject": "s"}),
+        )
         .await
         .expect_status(201);
     let claimed = tokio::time::timeout(Duration::from_secs(40), waiting)
@@ -155,7 +161,11 @@ async fn a_replica_killed_mid_work_loses_no_acknowledged_write_and_its_leases_re
     let (a, b) = (r.nodes[0].url.clone(), r.nodes[1].url.clone());
     let apis = team(
         &a,
-        &[("coordinator", "coordinator"), ("tester", "tester"), ("executor", "executor")],
+        &[
+            ("coordinator", "coordinator"),
+            ("tester", "tester"),
+            ("executor", "executor"),
+        ],
     )
     .await;
     let (coord, tester_a) = (apis[0].clone(), apis[1].clone());
@@ -266,7 +276,10 @@ async fn a_token_revoked_on_one_replica_stops_working_on_the_others() {
             break;
         }
         assert_eq!(status, 200);
-        assert!(tokio::time::Instant::now() < deadline, "B still accepts the revoked token");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "B still accepts the revoked token"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(stream.next().await.is_none(), "the stream on B ended");

@@ -43,7 +43,12 @@ async fn take_after(
 
 fn assert_consecutive(items: &[Arc<StreamItem>], what: &str) {
     for w in items.windows(2) {
-        assert_eq!(w[1].seq, w[0].seq + 1, "{what}: a gap or reorder at {}", w[0].seq);
+        assert_eq!(
+            w[1].seq,
+            w[0].seq + 1,
+            "{what}: a gap or reorder at {}",
+            w[0].seq
+        );
     }
 }
 
@@ -65,7 +70,10 @@ async fn concurrent_writes_are_published_once_in_sequence_order() {
         let mut tasks_changed = hub.watch_tasks(coord.team_id);
         let before = store.list_events(coord.team_id, 0, 1000).await.unwrap();
         let mut writers = Vec::new();
-        for (who, to) in [(tester.clone(), "coordinator"), (executor.clone(), "tester")] {
+        for (who, to) in [
+            (tester.clone(), "coordinator"),
+            (executor.clone(), "tester"),
+        ] {
             let store = store.clone();
             writers.push(tokio::spawn(async move {
                 for n in 0..20 {
@@ -74,11 +82,17 @@ async fn concurrent_writes_are_published_once_in_sequence_order() {
             }));
         }
         store
-            .create_tasks(&coord, vec![task("TEST-001", &[]), task("TEST-002", &["TEST-001"])])
+            .create_tasks(
+                &coord,
+                vec![task("TEST-001", &[]), task("TEST-002", &["TEST-001"])],
+            )
             .await
             .unwrap();
         // A refused write publishes nothing and leaves no gap.
-        assert!(store.post_message(&tester, post("nobody", 0), None).await.is_err());
+        assert!(store
+            .post_message(&tester, post("nobody", 0), None)
+            .await
+            .is_err());
         for w in writers {
             w.await.unwrap();
         }
@@ -100,7 +114,10 @@ async fn concurrent_writes_are_published_once_in_sequence_order() {
         let first: serde_json::Value = serde_json::from_str(&got_messages[0].json).unwrap();
         assert_eq!(first["seq"], 1);
         assert!(first["summary"].as_str().unwrap().starts_with("step "));
-        let claimed = store.claim_task(&tester, prefixes("TEST"), 60_000).await.unwrap();
+        let claimed = store
+            .claim_task(&tester, prefixes("TEST"), 60_000)
+            .await
+            .unwrap();
         assert_eq!(claimed.unwrap().id, "TEST-001");
     }
 }
@@ -120,7 +137,10 @@ async fn postgres_replicas_see_each_others_writes_in_order() {
     for (store, who) in [(a.clone(), tester.clone()), (b.clone(), executor.clone())] {
         writers.push(tokio::spawn(async move {
             for n in 0..25 {
-                store.post_message(&who, post("coordinator", n), None).await.unwrap();
+                store
+                    .post_message(&who, post("coordinator", n), None)
+                    .await
+                    .unwrap();
             }
         }));
     }
@@ -135,21 +155,35 @@ async fn postgres_replicas_see_each_others_writes_in_order() {
     let senders: std::collections::HashSet<_> = seen_b.iter().map(|m| m.from.clone()).collect();
     assert_eq!(senders.len(), 2, "B saw both replicas' posts");
     // A task created through A wakes claimers on B, and B can claim it.
-    a.create_tasks(&coord, vec![task("TEST-001", &[])]).await.unwrap();
+    a.create_tasks(&coord, vec![task("TEST-001", &[])])
+        .await
+        .unwrap();
     tokio::time::timeout(Duration::from_secs(30), b_tasks.changed())
         .await
         .expect("B's claimers were woken by A's task")
         .unwrap();
-    let claimed = b.claim_task(&tester, prefixes("TEST"), 60_000).await.unwrap();
+    let claimed = b
+        .claim_task(&tester, prefixes("TEST"), 60_000)
+        .await
+        .unwrap();
     assert_eq!(claimed.unwrap().id, "TEST-001");
     // Lease expiry on either replica: a short lease expires once, whichever sweeps.
-    a.create_tasks(&coord, vec![task("TEST-002", &[])]).await.unwrap();
-    let held = b.claim_task(&executor, prefixes("TEST"), 1).await.unwrap().unwrap();
+    a.create_tasks(&coord, vec![task("TEST-002", &[])])
+        .await
+        .unwrap();
+    let held = b
+        .claim_task(&executor, prefixes("TEST"), 1)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(held.id, "TEST-002");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let mut moved = 0;
     while moved == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "the lease never expired");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the lease never expired"
+        );
         let (x, y) = tokio::join!(a.expire_leases(), b.expire_leases());
         moved = x.unwrap() + y.unwrap();
         tokio::task::yield_now().await;

@@ -111,10 +111,7 @@ pub async fn authenticate(pool: &PgPool, token_hash: &str) -> StoreResult<Option
     }))
 }
 
-pub async fn list_agents(
-    conn: impl sqlx::PgExecutor<'_>,
-    team_id: i64,
-) -> StoreResult<Vec<Agent>> {
+pub async fn list_agents(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreResult<Vec<Agent>> {
     let rows: Vec<(String, String, Option<i64>)> = sqlx::query_as(
         "select name, role, last_seen_at from agents where team_id = $1 order by name",
     )

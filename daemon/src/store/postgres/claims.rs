@@ -137,8 +137,12 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize>
     let count = expired.len();
     for mut task in expired {
         let holder = task.claimed_by.clone().unwrap_or_default();
-        let (status, attempts, reason) =
-            rules::lease_expiry(&holder, task.lease_expires_at, task.attempts, task.max_attempts);
+        let (status, attempts, reason) = rules::lease_expiry(
+            &holder,
+            task.lease_expires_at,
+            task.attempts,
+            task.max_attempts,
+        );
         task.clear_claim();
         task.status = status;
         task.attempts = attempts;

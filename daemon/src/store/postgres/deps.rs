@@ -50,7 +50,12 @@ pub async fn add_blocker(
     Ok(())
 }
 
-pub async fn remove_blocker(tx: &mut Tx, team_id: i64, task: &str, blocker: &str) -> StoreResult<()> {
+pub async fn remove_blocker(
+    tx: &mut Tx,
+    team_id: i64,
+    task: &str,
+    blocker: &str,
+) -> StoreResult<()> {
     let removed = sqlx::query(
         "delete from task_deps where team_id = $1 and task_id = $2 and blocker_id = $3",
     )
@@ -67,17 +72,24 @@ pub async fn remove_blocker(tx: &mut Tx, team_id: i64, task: &str, blocker: &str
 }
 
 async fn adjust_unmet(tx: &mut Tx, team_id: i64, task: &str, delta: i64) -> StoreResult<()> {
-    sqlx::query("update tasks set unmet_blockers = unmet_blockers + $3 where team_id = $1 and id = $2")
-        .bind(team_id)
-        .bind(task)
-        .bind(delta)
-        .execute(tx.conn())
-        .await?;
+    sqlx::query(
+        "update tasks set unmet_blockers = unmet_blockers + $3 where team_id = $1 and id = $2",
+    )
+    .bind(team_id)
+    .bind(task)
+    .bind(delta)
+    .execute(tx.conn())
+    .await?;
     Ok(())
 }
 
 /// Keeps dependents' counters right when `task` enters (`-1`) or leaves (`+1`) `completed`.
-pub async fn adjust_dependents(tx: &mut Tx, team_id: i64, task: &str, delta: i64) -> StoreResult<()> {
+pub async fn adjust_dependents(
+    tx: &mut Tx,
+    team_id: i64,
+    task: &str,
+    delta: i64,
+) -> StoreResult<()> {
     sqlx::query(
         "update tasks set unmet_blockers = unmet_blockers + $3
          where team_id = $1 and id in (select task_id from task_deps where team_id = $1 and blocker_id = $2)",

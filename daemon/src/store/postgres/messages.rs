@@ -198,7 +198,12 @@ pub async fn ack(tx: &mut Tx, caller: &Caller, seq: i64) -> StoreResult<i64> {
 }
 
 /// Messages of a team in `(after, upto]`, for the listener.
-pub async fn range(pool: &PgPool, team_id: i64, after: i64, upto: i64) -> StoreResult<Vec<Message>> {
+pub async fn range(
+    pool: &PgPool,
+    team_id: i64,
+    after: i64,
+    upto: i64,
+) -> StoreResult<Vec<Message>> {
     let rows = sqlx::query(&format!(
         "select {MESSAGE_COLUMNS} from messages where team_id = $1 and seq > $2 and seq <= $3 order by seq"
     ))

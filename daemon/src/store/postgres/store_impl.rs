@@ -40,8 +40,8 @@ impl PostgresStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let mut tx = self.begin().await?;
-        let memory = memory::change(&mut tx, caller, kind, patch, if_match, self.memory_limits())
-            .await?;
+        let memory =
+            memory::change(&mut tx, caller, kind, patch, if_match, self.memory_limits()).await?;
         tx.commit().await?;
         Ok(memory)
     }
@@ -94,7 +94,10 @@ impl Store for PostgresStore {
         name: &str,
         token_hash: Option<&str>,
     ) -> StoreResult<(Agent, String)> {
-        in_tx!(self, |tx| agents::set_token(&mut tx, team_id, name, token_hash).await?)
+        in_tx!(self, |tx| agents::set_token(
+            &mut tx, team_id, name, token_hash
+        )
+        .await?)
     }
 
     async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
@@ -104,7 +107,14 @@ impl Store for PostgresStore {
     async fn create_tasks(&self, caller: &Caller, new: Vec<NewTask>) -> StoreResult<Vec<Task>> {
         let limits = &self.options.limits;
         let default_max = self.options.default_max_attempts;
-        in_tx!(self, |tx| tasks::create(&mut tx, caller, new, default_max, limits).await?)
+        in_tx!(self, |tx| tasks::create(
+            &mut tx,
+            caller,
+            new,
+            default_max,
+            limits
+        )
+        .await?)
     }
 
     async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
@@ -125,7 +135,10 @@ impl Store for PostgresStore {
         if_match: Option<i64>,
     ) -> StoreResult<Task> {
         let limits = &self.options.limits;
-        in_tx!(self, |tx| tasks::update(&mut tx, caller, id, patch, if_match, limits).await?)
+        in_tx!(self, |tx| tasks::update(
+            &mut tx, caller, id, patch, if_match, limits
+        )
+        .await?)
     }
 
     async fn claim_tasks(
@@ -135,11 +148,15 @@ impl Store for PostgresStore {
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>> {
-        in_tx!(self, |tx| claims::claim(&mut tx, caller, &prefixes, lease_ms, max).await?)
+        in_tx!(self, |tx| claims::claim(
+            &mut tx, caller, &prefixes, lease_ms, max
+        )
+        .await?)
     }
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
-        in_tx!(self, |tx| claims::heartbeat(&mut tx, caller, id, lease_ms).await?)
+        in_tx!(self, |tx| claims::heartbeat(&mut tx, caller, id, lease_ms)
+            .await?)
     }
 
     async fn complete_task(
@@ -148,7 +165,8 @@ impl Store for PostgresStore {
         id: &str,
         result: Option<serde_json::Value>,
     ) -> StoreResult<Task> {
-        in_tx!(self, |tx| claims::complete(&mut tx, caller, id, result).await?)
+        in_tx!(self, |tx| claims::complete(&mut tx, caller, id, result)
+            .await?)
     }
 
     async fn complete_tasks(
@@ -179,7 +197,8 @@ impl Store for PostgresStore {
         // One transaction per team: a team's lock is held only for its own leases.
         for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
             let count: StoreResult<usize> =
-                in_tx!(self, |tx| claims::expire_team_leases(&mut tx, team_id).await?);
+                in_tx!(self, |tx| claims::expire_team_leases(&mut tx, team_id)
+                    .await?);
             moved += count?;
         }
         Ok(moved)
@@ -192,7 +211,14 @@ impl Store for PostgresStore {
         idempotency_key: Option<String>,
     ) -> StoreResult<Posted> {
         let limits = &self.options.limits;
-        in_tx!(self, |tx| messages::post(&mut tx, caller, post, idempotency_key, limits).await?)
+        in_tx!(self, |tx| messages::post(
+            &mut tx,
+            caller,
+            post,
+            idempotency_key,
+            limits
+        )
+        .await?)
     }
 
     async fn post_messages(
@@ -201,7 +227,10 @@ impl Store for PostgresStore {
         items: Vec<(PostMessage, Option<String>)>,
     ) -> StoreResult<Vec<Posted>> {
         let limits = &self.options.limits;
-        in_tx!(self, |tx| messages::post_many(&mut tx, caller, items, limits).await?)
+        in_tx!(self, |tx| messages::post_many(
+            &mut tx, caller, items, limits
+        )
+        .await?)
     }
 
     async fn list_messages(
@@ -269,10 +298,7 @@ impl Store for PostgresStore {
         .bind(limit.clamp(1, 10_000) as i64)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(event_from_row)
-            .collect::<Result<_, _>>()?)
+        Ok(rows.iter().map(event_from_row).collect::<Result<_, _>>()?)
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -42,10 +42,9 @@ pub async fn create(
                 (p, next.unwrap_or(1))
             }
         };
-        let id = t
-            .id
-            .clone()
-            .unwrap_or_else(|| format!("{prefix}-{number:03}"));
+        let id =
+            t.id.clone()
+                .unwrap_or_else(|| format!("{prefix}-{number:03}"));
         let taken: Option<i32> = sqlx::query_scalar(
             "select 1 from tasks where team_id = $1 and prefix = $2 and number = $3",
         )
@@ -136,12 +135,13 @@ pub async fn update(
         deps::add_blocker(tx, team_id, id, blocker, "addBlockedBy").await?;
     }
     if !patch.add_blocked_by.is_empty() {
-        let count: i64 =
-            sqlx::query_scalar("select count(*) from task_deps where team_id = $1 and task_id = $2")
-                .bind(team_id)
-                .bind(id)
-                .fetch_one(tx.conn())
-                .await?;
+        let count: i64 = sqlx::query_scalar(
+            "select count(*) from task_deps where team_id = $1 and task_id = $2",
+        )
+        .bind(team_id)
+        .bind(id)
+        .fetch_one(tx.conn())
+        .await?;
         rules::check_blocker_count(count as usize, limits)?;
     }
     if let Some(status) = patch.status {

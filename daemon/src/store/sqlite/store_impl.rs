@@ -1,9 +1,9 @@
 //! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
 
+use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::super::{
     Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreResult, TaskFilter,
 };
-use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::{agents, claims, events, memory, messages, tasks, SqliteStore};
 use async_trait::async_trait;
 use huddle_wire::{
@@ -258,7 +258,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, MemoryChangeKind::Merge, patch, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::Merge,
+                    patch,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -271,7 +280,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, MemoryChangeKind::JsonPatch, ops, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::JsonPatch,
+                    ops,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -284,7 +302,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, MemoryChangeKind::Replace, doc, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::Replace,
+                    doc,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
