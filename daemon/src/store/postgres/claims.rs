@@ -1,12 +1,13 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
 use super::super::rules;
-use super::super::{Caller, StoreResult};
+use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{load_task, touch_agent};
-use super::task_state::{TaskState, STATE_COLUMNS};
+use super::task_state::{save_all, TaskState, STATE_COLUMNS};
 use super::tx::Tx;
 use huddle_wire::{Task, TaskStatus};
 use sqlx::PgPool;
+use std::collections::HashMap;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
 /// is empty, the caller's name or the caller's role.
@@ -40,14 +41,14 @@ pub async fn claim(
         .map(|r| TaskState::from_row(team_id, r))
         .collect::<Result<Vec<_>, _>>()?;
     touch_agent(tx, team_id, &caller.agent).await?;
-    let mut claimed = Vec::with_capacity(ready.len());
-    for mut task in ready {
+    let lease = tx.now_ms + lease_ms as i64;
+    let mut ready = ready;
+    for task in &mut ready {
         task.status = TaskStatus::InProgress;
         task.claimed_by = Some(caller.agent.clone());
-        task.lease_expires_at = Some(tx.now_ms + lease_ms as i64);
-        claimed.push(task.save(tx, "task.claimed").await?);
+        task.lease_expires_at = Some(lease);
     }
-    Ok(claimed)
+    save_all(tx, ready, "task.claimed").await
 }
 
 /// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.
@@ -84,6 +85,46 @@ pub async fn complete(
     task.lease_expires_at = None;
     touch_agent(tx, caller.team_id, &caller.agent).await?;
     task.save(tx, "task.completed").await
+}
+
+/// Completes every listed task or none, in a handful of statements whatever their number.
+pub async fn complete_many(
+    tx: &mut Tx,
+    caller: &Caller,
+    items: Vec<(String, Option<serde_json::Value>)>,
+) -> StoreResult<Vec<Task>> {
+    let team_id = caller.team_id;
+    tx.lock_team(team_id).await?;
+    let ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
+    let rows = sqlx::query(&format!(
+        "select {STATE_COLUMNS} from tasks where team_id = $1 and id = any($2)"
+    ))
+    .bind(team_id)
+    .bind(&ids)
+    .fetch_all(tx.conn())
+    .await?;
+    let mut found: HashMap<String, TaskState> = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        let state = TaskState::from_row(team_id, row)?;
+        found.insert(state.id.clone(), state);
+    }
+    let mut done = Vec::with_capacity(items.len());
+    for (id, result) in items {
+        let Some(mut task) = found.remove(&id) else {
+            // Unknown, or listed twice (then it is already completed by this request).
+            if done.iter().any(|t: &TaskState| t.id == id) {
+                rules::ensure_holder(&id, TaskStatus::Completed, None, caller, true)?;
+            }
+            return Err(StoreError::not_found(format!("task {id}")));
+        };
+        ensure_holder(&task, caller, true)?;
+        task.status = TaskStatus::Completed;
+        task.result = result.map(|r| r.to_string());
+        task.lease_expires_at = None;
+        done.push(task);
+    }
+    touch_agent(tx, team_id, &caller.agent).await?;
+    save_all(tx, done, "task.completed").await
 }
 
 pub async fn fail(tx: &mut Tx, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
@@ -135,7 +176,8 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize>
         .map(|r| TaskState::from_row(team_id, r))
         .collect::<Result<Vec<_>, _>>()?;
     let count = expired.len();
-    for mut task in expired {
+    let mut expired = expired;
+    for task in &mut expired {
         let holder = task.claimed_by.clone().unwrap_or_default();
         let (status, attempts, reason) = rules::lease_expiry(
             &holder,
@@ -149,8 +191,8 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize>
         if reason.is_some() {
             task.failure_reason = reason;
         }
-        task.save(tx, "task.expired").await?;
     }
+    save_all(tx, expired, "task.expired").await?;
     Ok(count)
 }
 

@@ -83,20 +83,26 @@ async fn adjust_unmet(tx: &mut Tx, team_id: i64, task: &str, delta: i64) -> Stor
     Ok(())
 }
 
-/// Keeps dependents' counters right when `task` enters (`-1`) or leaves (`+1`) `completed`.
-pub async fn adjust_dependents(
+/// Keeps dependents' counters right when tasks enter (`-1`) or leave (`+1`) `completed`:
+/// one statement for all of them.
+pub async fn adjust_dependents_of(
     tx: &mut Tx,
     team_id: i64,
-    task: &str,
-    delta: i64,
+    tasks: &[String],
+    deltas: &[i64],
 ) -> StoreResult<()> {
     sqlx::query(
-        "update tasks set unmet_blockers = unmet_blockers + $3
-         where team_id = $1 and id in (select task_id from task_deps where team_id = $1 and blocker_id = $2)",
+        "update tasks as t set unmet_blockers = t.unmet_blockers + s.total
+         from (select d.task_id, sum(c.delta) as total
+               from task_deps d join unnest($2::text[], $3::bigint[]) as c(id, delta)
+                 on d.blocker_id = c.id
+               where d.team_id = $1
+               group by d.task_id) as s
+         where t.team_id = $1 and t.id = s.task_id",
     )
     .bind(team_id)
-    .bind(task)
-    .bind(delta)
+    .bind(tasks)
+    .bind(deltas)
     .execute(tx.conn())
     .await?;
     Ok(())

@@ -155,6 +155,32 @@ pub async fn append_event_json(
     Ok(())
 }
 
+/// Appends one event per `data` item, all of type `kind`, in one statement.
+pub async fn append_events(
+    tx: &mut Tx,
+    team_id: i64,
+    kind: &str,
+    data: Vec<String>,
+) -> StoreResult<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let seqs: Vec<i64> = data.iter().map(|_| tx.next_event_seq(team_id)).collect();
+    let now = tx.now_ms;
+    sqlx::query(
+        "insert into events (team_id, seq, type, data, created_at)
+         select $1, u.seq, $2, u.data, $3 from unnest($4::bigint[], $5::text[]) as u(seq, data)",
+    )
+    .bind(team_id)
+    .bind(kind)
+    .bind(now)
+    .bind(seqs)
+    .bind(data)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
 /// Marks the agent as seen; at most one row write per agent per second.
 pub async fn touch_agent(tx: &mut Tx, team_id: i64, agent: &str) -> StoreResult<()> {
     let now = tx.now_ms;

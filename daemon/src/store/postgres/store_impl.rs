@@ -174,13 +174,7 @@ impl Store for PostgresStore {
         caller: &Caller,
         items: Vec<(String, Option<serde_json::Value>)>,
     ) -> StoreResult<Vec<Task>> {
-        in_tx!(self, |tx| {
-            let mut done = Vec::with_capacity(items.len());
-            for (id, result) in items {
-                done.push(claims::complete(&mut tx, caller, &id, result).await?);
-            }
-            done
-        })
+        in_tx!(self, |tx| claims::complete_many(&mut tx, caller, items).await?)
     }
 
     async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
