@@ -94,28 +94,31 @@ impl Tx {
     pub async fn commit(mut self) -> StoreResult<()> {
         for (team_id, s) in &self.teams {
             let changed = s.msg != s.msg_start || s.event != s.event_start;
-            if changed {
-                sqlx::query("update teams set msg_seq = $2, event_seq = $3 where id = $1")
-                    .bind(team_id)
-                    .bind(s.msg)
-                    .bind(s.event)
-                    .execute(&mut *self.tx)
-                    .await?;
+            if !changed && !s.tasks_changed {
+                continue;
             }
-            if changed || s.tasks_changed {
-                let payload = Announcement {
-                    team_id: *team_id,
-                    msgs: (s.msg_start + 1, s.msg),
-                    events: (s.event_start + 1, s.event),
-                    tasks_changed: s.tasks_changed,
-                }
-                .encode();
-                sqlx::query("select pg_notify($1, $2)")
-                    .bind(CHANNEL)
-                    .bind(payload)
-                    .execute(&mut *self.tx)
-                    .await?;
+            let payload = Announcement {
+                team_id: *team_id,
+                msgs: (s.msg_start + 1, s.msg),
+                events: (s.event_start + 1, s.event),
+                tasks_changed: s.tasks_changed,
             }
+            .encode();
+            // The sequences and the announcement in one round trip.
+            sqlx::query(
+                "with saved as (
+                     update teams set msg_seq = $2, event_seq = $3 where id = $1 and $4
+                 )
+                 select pg_notify($5, $6)",
+            )
+            .bind(team_id)
+            .bind(s.msg)
+            .bind(s.event)
+            .bind(changed)
+            .bind(CHANNEL)
+            .bind(payload)
+            .execute(&mut *self.tx)
+            .await?;
         }
         self.tx.commit().await?;
         Ok(())
