@@ -9,7 +9,6 @@
 
 use super::super::rules::event_json;
 use super::super::StoreResult;
-use super::rows::event_from_row;
 use super::tx::Announcement;
 use super::{messages, CHANNEL};
 use crate::hub::{Hub, Publish, StreamItem};
@@ -102,7 +101,9 @@ async fn deliver(
         }
     }
     if a.events.1 > event_after {
-        let rows = sqlx::query(
+        // Streamed as stored: the data text is spliced into the event's JSON, never parsed,
+        // except for revocations, which end that agent's streams and cached tokens here.
+        let rows: Vec<(i64, String, String, i64)> = sqlx::query_as(
             "select seq, type, data, created_at from events
              where team_id = $1 and seq > $2 and seq <= $3 order by seq",
         )
@@ -111,20 +112,18 @@ async fn deliver(
         .bind(a.events.1)
         .fetch_all(pool)
         .await?;
-        for row in &rows {
-            let e = event_from_row(row)?;
-            let data: String = sqlx::Row::try_get(row, "data")?;
-            let created_at: i64 = sqlx::Row::try_get(row, "created_at")?;
-            if e.kind == "agent.revoked" || e.kind == "agent.rotated" {
-                if let Some(name) = e.data.get("name").and_then(|n| n.as_str()) {
+        for (seq, kind, data, created_at) in rows {
+            if kind == "agent.revoked" || kind == "agent.rotated" {
+                let agent: serde_json::Value = serde_json::from_str(&data).unwrap_or_default();
+                if let Some(name) = agent.get("name").and_then(|n| n.as_str()) {
                     hub.revoke(team, name);
                 }
             }
-            now.event = e.seq;
+            now.event = seq;
             publish.push(Publish::Event(Arc::new(StreamItem {
-                seq: e.seq,
-                json: event_json(e.seq, &e.kind, &data, created_at)?.into(),
-                kind: e.kind,
+                seq,
+                json: event_json(seq, &kind, &data, created_at)?.into(),
+                kind,
                 from: String::new(),
                 to: String::new(),
             })));

@@ -174,7 +174,8 @@ impl Store for PostgresStore {
         caller: &Caller,
         items: Vec<(String, Option<serde_json::Value>)>,
     ) -> StoreResult<Vec<Task>> {
-        in_tx!(self, |tx| claims::complete_many(&mut tx, caller, items).await?)
+        in_tx!(self, |tx| claims::complete_many(&mut tx, caller, items)
+            .await?)
     }
 
     async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {

@@ -123,7 +123,12 @@ pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> Store
     .bind(col(&|s| Some(s.status.as_str().to_string())))
     .bind(col(&|s| s.owner.clone()))
     .bind(col(&|s| s.claimed_by.clone()))
-    .bind(states.iter().map(|s| s.lease_expires_at).collect::<Vec<_>>())
+    .bind(
+        states
+            .iter()
+            .map(|s| s.lease_expires_at)
+            .collect::<Vec<_>>(),
+    )
     .bind(states.iter().map(|s| s.attempts).collect::<Vec<_>>())
     .bind(col(&|s| Some(s.metadata.clone())))
     .bind(col(&|s| s.result.clone()))
@@ -203,7 +208,11 @@ async fn load_edges_of(
     let mut edges: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();
     for (task, blocker) in rows {
         if wanted.contains(task.as_str()) {
-            edges.entry(task.clone()).or_default().0.push(blocker.clone());
+            edges
+                .entry(task.clone())
+                .or_default()
+                .0
+                .push(blocker.clone());
         }
         if wanted.contains(blocker.as_str()) {
             edges.entry(blocker).or_default().1.push(task);
