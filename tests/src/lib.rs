@@ -8,6 +8,7 @@ pub mod http;
 pub mod llm;
 pub mod process;
 pub mod proxy;
+pub mod python;
 pub mod sse;
 pub mod store;
 

@@ -9,6 +9,7 @@ pub mod extract;
 mod health;
 pub mod identity;
 pub mod limits;
+mod mcp;
 mod memory;
 mod messages;
 pub mod openapi;
@@ -53,6 +54,8 @@ pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.server.max_body_bytes;
     let (api, _) = routes::api().split_for_parts();
     api
+        // Agents' native interface: the same operations as MCP tools (`mcp/`).
+        .merge(mcp::router(&state))
         // The dashboard is for people, not part of the API or its document.
         .route("/", axum::routing::get(dashboard::index))
         .route("/dashboard/{asset}", axum::routing::get(dashboard::asset))
