@@ -53,6 +53,7 @@ pub async fn post(
         .map(|v| v.to_str().unwrap_or_default());
     let key = idempotency_key("Idempotency-Key", key)?;
     let posted = state.store.post_message(&caller, body, key).await?;
+    crate::metrics::messages_posted(usize::from(!posted.replayed));
     let mut response = (StatusCode::CREATED, Json(posted.message)).into_response();
     if posted.replayed {
         response
@@ -118,7 +119,8 @@ pub async fn post_many(
         items.push(item.into_parts());
     }
     let posted = state.store.post_messages(&caller, items).await?;
-    let replayed = (0..posted.len()).filter(|&i| posted[i].replayed).collect();
+    let replayed: Vec<usize> = (0..posted.len()).filter(|&i| posted[i].replayed).collect();
+    crate::metrics::messages_posted(posted.len() - replayed.len());
     let messages = posted.into_iter().map(|p| p.message).collect();
     let answer = PostedMessages { messages, replayed };
     Ok((StatusCode::CREATED, Json(answer)).into_response())

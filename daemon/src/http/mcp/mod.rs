@@ -87,6 +87,7 @@ fn answer<T: Serialize>(result: Result<T, ApiError>) -> Result<CallToolResult, r
             Ok(CallToolResult::structured(value))
         }
         Err(e) => {
+            crate::metrics::error_answered(e.code);
             let text = format!("{}: {}", e.code, e.message);
             let body = ErrorBody {
                 error: ErrorInfo {

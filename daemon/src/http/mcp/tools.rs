@@ -259,6 +259,7 @@ impl Huddle {
             let (message, key) = args.into_parts();
             let key = messages::idempotency_key("idempotencyKey", key.as_deref())?;
             let posted = self.state.store.post_message(&caller, message, key).await?;
+            crate::metrics::messages_posted(usize::from(!posted.replayed));
             Ok(json!({ "message": posted.message, "replayed": posted.replayed }))
         })
         .await
