@@ -120,6 +120,13 @@ async def main():
         )
         report["complete_unheld"] = await executor.refused("task_complete", {"id": "IMPL-2"})
         report["missing_task"] = await observer.refused("task_get", {"id": "IMPL-999"})
+        # Bad arguments are refused like a bad API body: a tool error naming the field.
+        report["typo"] = await coord.refused(
+            "task_create", {"tasks": [{"subject": "x", "blocked_by": ["IMPL-1"]}]}
+        )
+        report["typo_patch"] = await coord.refused(
+            "task_update", {"id": "IMPL-2", "patch": {"status": "done"}}
+        )
     json.dump(report, sys.stdout)
 
 

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 #[tokio::test]
-async fn an_mcp_client_creates_claims_completes_posts_and_is_refused_by_role() {
+async fn an_mcp_client_creates_claims_completes_posts_and_is_refused_by_role_and_bad_input() {
     python::require_modules(&["mcp", "httpx2"]);
     let d = TestDaemon::start().await;
     let coordinator = d.team("qa").await;
@@ -94,6 +94,18 @@ async fn an_mcp_client_creates_claims_completes_posts_and_is_refused_by_role() {
     );
     assert_eq!(report["complete_unheld"]["code"], "not_holder");
     assert_eq!(report["missing_task"]["code"], "not_found");
+    let typo = &report["typo"];
+    assert_eq!(typo["code"], "invalid_field", "{typo}");
+    assert_eq!(typo["details"]["field"], "tasks[0].blocked_by", "{typo}");
+    assert!(
+        typo["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("blocked_by")),
+        "{typo}"
+    );
+    let typo = &report["typo_patch"];
+    assert_eq!(typo["code"], "invalid_field", "{typo}");
+    assert_eq!(typo["details"]["field"], "patch.status", "{typo}");
     let tasks = coordinator.get(&coordinator.t("/tasks?prefix=IMPL")).await;
     assert_eq!(
         tasks.expect_status(200).body["tasks"]

@@ -4,12 +4,14 @@
 
 use super::{answer, caller};
 use crate::http::authz::{self, Action};
-use crate::http::error::ApiResult;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::parse_value;
 use crate::http::{memory, messages, task_claims, tasks, AppState};
+use crate::store::Caller;
 use axum::http::request::Parts;
 use huddle_wire::{
-    BatchMessage, ClaimRequest, ClaimedTasks, CompleteTask, FailTask, InboxAck, InboxCursor,
-    NewTasks, TaskPatch,
+    BatchMessage, ClaimRequest, ClaimedTasks, FailTask, InboxAck, InboxCursor, NewTask, NewTasks,
+    TaskPatch,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::Extension;
@@ -17,8 +19,11 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::marker::PhantomData;
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
@@ -35,7 +40,36 @@ pub struct Huddle {
 pub struct CreateArgs {
     /// A task object, or an array of them; `blockedBy` names tasks of the team or of the same
     /// list.
-    tasks: NewTasks,
+    // Read as JSON and parsed by [`new_tasks`] as the shape it is, so an error names the
+    // field (an untagged enum's error names none).
+    #[schemars(with = "NewTasks")]
+    tasks: Value,
+}
+
+/// `tasks` as the shape it has: one task object, or an array of them (each an object: serde
+/// would also read a task from an array, field by field).
+fn new_tasks(tasks: Value) -> ApiResult<Vec<NewTask>> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Many {
+        tasks: Vec<NewTask>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct One {
+        tasks: NewTask,
+    }
+    match tasks.as_array() {
+        Some(list) => {
+            if let Some(i) = list.iter().position(|t| !t.is_object()) {
+                let field = format!("tasks[{i}]");
+                let message = format!("{field}: each task must be a JSON object");
+                return Err(ApiError::bad_request(&field, message));
+            }
+            Ok(parse_value::<Many>(json!({ "tasks": tasks }))?.tasks)
+        }
+        None => Ok(vec![parse_value::<One>(json!({ "tasks": tasks }))?.tasks]),
+    }
 }
 
 /// A task by id.
@@ -105,21 +139,53 @@ impl Huddle {
     }
 }
 
-/// The caller, checked against the permission matrix, then `work` — as one tool answer.
-async fn run<T, F>(
+/// A tool's arguments, kept as JSON until [`run`] parses them, so bad ones are refused like a
+/// bad API body (a tool error `invalid_field` naming the field) rather than as a protocol
+/// error; the schema is `A`'s.
+pub struct Args<A>(Value, PhantomData<A>);
+
+impl<'de, A> Deserialize<'de> for Args<A> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d).map(|v| Args(v, PhantomData))
+    }
+}
+
+impl<A: JsonSchema> JsonSchema for Args<A> {
+    fn schema_name() -> Cow<'static, str> {
+        A::schema_name()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        A::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        A::json_schema(generator)
+    }
+}
+
+/// The caller checked against the permission matrix (403 first, as over HTTP), the arguments
+/// parsed, then `work` — as one tool answer.
+async fn run<A, T, F>(
     parts: &Parts,
     action: Action,
-    work: impl FnOnce(crate::store::Caller) -> F,
+    Args(raw, _): Args<A>,
+    work: impl FnOnce(Caller, A) -> F,
 ) -> ToolResult
 where
+    A: DeserializeOwned,
     T: serde::Serialize,
     F: std::future::Future<Output = ApiResult<T>>,
 {
     let caller = caller(parts)?;
-    if let Err(e) = authz::permit(&caller, action) {
-        return answer::<T>(Err(e));
+    let checked = authz::permit(&caller, action).and_then(|()| {
+        // No arguments at all means none given, like an empty body.
+        parse_value::<A>(if raw.is_null() { json!({}) } else { raw })
+    });
+    match checked {
+        Ok(args) => answer(work(caller, args).await),
+        Err(e) => answer::<T>(Err(e)),
     }
-    answer(work(caller).await)
 }
 
 #[tool_router]
@@ -132,16 +198,18 @@ impl Huddle {
     async fn task_create(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<CreateArgs>,
+        Parameters(args): Parameters<Args<CreateArgs>>,
     ) -> ToolResult {
-        let tasks = match args.tasks {
-            NewTasks::Many(tasks) => tasks,
-            NewTasks::One(task) => vec![*task],
-        };
-        run(&parts, Action::CreateTasks, |caller| async move {
-            let tasks = self.state.store.create_tasks(&caller, tasks).await?;
-            Ok(ClaimedTasks { tasks })
-        })
+        run(
+            &parts,
+            Action::CreateTasks,
+            args,
+            |caller, args| async move {
+                let tasks = new_tasks(args.tasks)?;
+                let tasks = self.state.store.create_tasks(&caller, tasks).await?;
+                Ok(ClaimedTasks { tasks })
+            },
+        )
         .await
     }
 
@@ -153,9 +221,9 @@ impl Huddle {
     async fn task_list(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<tasks::ListQuery>,
+        Parameters(args): Parameters<Args<tasks::ListQuery>>,
     ) -> ToolResult {
-        run(&parts, Action::ReadTasks, |caller| async move {
+        run(&parts, Action::ReadTasks, args, |caller, args| async move {
             tasks::list_tasks(&self.state, &caller, args).await
         })
         .await
@@ -165,9 +233,9 @@ impl Huddle {
     async fn task_get(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<TaskId>,
+        Parameters(args): Parameters<Args<TaskId>>,
     ) -> ToolResult {
-        run(&parts, Action::ReadTasks, |caller| async move {
+        run(&parts, Action::ReadTasks, args, |caller, args| async move {
             Ok(self.state.store.get_task(caller.team_id, &args.id).await?)
         })
         .await
@@ -180,9 +248,9 @@ impl Huddle {
     async fn task_update(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<UpdateArgs>,
+        Parameters(args): Parameters<Args<UpdateArgs>>,
     ) -> ToolResult {
-        run(&parts, Action::EditTasks, |caller| async move {
+        run(&parts, Action::EditTasks, args, |caller, args| async move {
             let store = &self.state.store;
             Ok(store
                 .update_task(&caller, &args.id, args.patch, args.if_match)
@@ -199,12 +267,17 @@ impl Huddle {
     async fn task_claim(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<ClaimRequest>,
+        Parameters(args): Parameters<Args<ClaimRequest>>,
     ) -> ToolResult {
-        run(&parts, Action::ClaimTasks, |caller| async move {
-            let tasks = task_claims::claim_tasks(&self.state, &caller, args).await?;
-            Ok(ClaimedTasks { tasks })
-        })
+        run(
+            &parts,
+            Action::ClaimTasks,
+            args,
+            |caller, args| async move {
+                let tasks = task_claims::claim_tasks(&self.state, &caller, args).await?;
+                Ok(ClaimedTasks { tasks })
+            },
+        )
         .await
     }
 
@@ -212,18 +285,20 @@ impl Huddle {
     async fn task_complete(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<CompleteArgs>,
+        Parameters(args): Parameters<Args<CompleteArgs>>,
     ) -> ToolResult {
-        let CompleteTask { result } = CompleteTask {
-            result: args.result,
-        };
-        run(&parts, Action::ActOnClaims, |caller| async move {
-            Ok(self
-                .state
-                .store
-                .complete_task(&caller, &args.id, result)
-                .await?)
-        })
+        run(
+            &parts,
+            Action::ActOnClaims,
+            args,
+            |caller, args| async move {
+                Ok(self
+                    .state
+                    .store
+                    .complete_task(&caller, &args.id, args.result)
+                    .await?)
+            },
+        )
         .await
     }
 
@@ -234,14 +309,19 @@ impl Huddle {
     async fn task_fail(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<FailArgs>,
+        Parameters(args): Parameters<Args<FailArgs>>,
     ) -> ToolResult {
-        let req = FailTask {
-            reason: args.reason,
-        };
-        run(&parts, Action::ActOnClaims, |caller| async move {
-            task_claims::fail_task(&self.state, &caller, &args.id, req).await
-        })
+        run(
+            &parts,
+            Action::ActOnClaims,
+            args,
+            |caller, args| async move {
+                let req = FailTask {
+                    reason: args.reason,
+                };
+                task_claims::fail_task(&self.state, &caller, &args.id, req).await
+            },
+        )
         .await
     }
 
@@ -253,15 +333,20 @@ impl Huddle {
     async fn msg_post(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<BatchMessage>,
+        Parameters(args): Parameters<Args<BatchMessage>>,
     ) -> ToolResult {
-        run(&parts, Action::PostMessages, |caller| async move {
-            let (message, key) = args.into_parts();
-            let key = messages::idempotency_key("idempotencyKey", key.as_deref())?;
-            let posted = self.state.store.post_message(&caller, message, key).await?;
-            crate::metrics::messages_posted(usize::from(!posted.replayed));
-            Ok(json!({ "message": posted.message, "replayed": posted.replayed }))
-        })
+        run(
+            &parts,
+            Action::PostMessages,
+            args,
+            |caller, args| async move {
+                let (message, key) = args.into_parts();
+                let key = messages::idempotency_key("idempotencyKey", key.as_deref())?;
+                let posted = self.state.store.post_message(&caller, message, key).await?;
+                crate::metrics::messages_posted(usize::from(!posted.replayed));
+                Ok(json!({ "message": posted.message, "replayed": posted.replayed }))
+            },
+        )
         .await
     }
 
@@ -272,11 +357,14 @@ impl Huddle {
     async fn msg_list(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<messages::ListQuery>,
+        Parameters(args): Parameters<Args<messages::ListQuery>>,
     ) -> ToolResult {
-        run(&parts, Action::ReadMessages, |caller| async move {
-            messages::list_messages(&self.state, &caller, args).await
-        })
+        run(
+            &parts,
+            Action::ReadMessages,
+            args,
+            |caller, args| async move { messages::list_messages(&self.state, &caller, args).await },
+        )
         .await
     }
 
@@ -287,9 +375,9 @@ impl Huddle {
     async fn inbox_read(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<messages::InboxQuery>,
+        Parameters(args): Parameters<Args<messages::InboxQuery>>,
     ) -> ToolResult {
-        run(&parts, Action::ReadInbox, |caller| async move {
+        run(&parts, Action::ReadInbox, args, |caller, args| async move {
             messages::read_inbox(&self.state, &caller, args).await
         })
         .await
@@ -299,9 +387,9 @@ impl Huddle {
     async fn inbox_ack(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<InboxAck>,
+        Parameters(args): Parameters<Args<InboxAck>>,
     ) -> ToolResult {
-        run(&parts, Action::AckInbox, |caller| async move {
+        run(&parts, Action::AckInbox, args, |caller, args| async move {
             let cursor = self.state.store.ack_inbox(&caller, args.seq).await?;
             Ok(InboxCursor { cursor })
         })
@@ -315,15 +403,22 @@ impl Huddle {
     async fn memory_get(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<MemoryGetArgs>,
+        Parameters(args): Parameters<Args<MemoryGetArgs>>,
     ) -> ToolResult {
-        run(&parts, Action::ReadMemory, |caller| async move {
-            let memory = self.state.store.get_memory(caller.team_id).await?;
-            match args.pointer.as_deref() {
-                None | Some("") | Some("/") => Ok(serde_json::to_value(memory).unwrap_or_default()),
-                Some(p) => Ok(json!({ "value": memory::memory_value(&memory, p)? })),
-            }
-        })
+        run(
+            &parts,
+            Action::ReadMemory,
+            args,
+            |caller, args| async move {
+                let memory = self.state.store.get_memory(caller.team_id).await?;
+                match args.pointer.as_deref() {
+                    None | Some("") | Some("/") => {
+                        Ok(serde_json::to_value(memory).unwrap_or_default())
+                    }
+                    Some(p) => Ok(json!({ "value": memory::memory_value(&memory, p)? })),
+                }
+            },
+        )
         .await
     }
 
@@ -334,18 +429,23 @@ impl Huddle {
     async fn memory_patch(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<MemoryPatchArgs>,
+        Parameters(args): Parameters<Args<MemoryPatchArgs>>,
     ) -> ToolResult {
-        run(&parts, Action::PatchMemory, |caller| async move {
-            memory::patch_memory(
-                &self.state,
-                &caller,
-                args.patch,
-                args.json_patch,
-                args.if_match,
-            )
-            .await
-        })
+        run(
+            &parts,
+            Action::PatchMemory,
+            args,
+            |caller, args| async move {
+                memory::patch_memory(
+                    &self.state,
+                    &caller,
+                    args.patch,
+                    args.json_patch,
+                    args.if_match,
+                )
+                .await
+            },
+        )
         .await
     }
 }
