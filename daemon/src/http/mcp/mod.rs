@@ -9,6 +9,7 @@
 //! functions as the HTTP handlers; an [`ApiError`] comes back as a tool error (`isError`) whose
 //! structured content is the API's error body.
 
+mod args;
 mod tools;
 
 use super::error::ApiError;

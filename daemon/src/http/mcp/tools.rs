@@ -2,28 +2,22 @@
 //! [`authz::permit`] (the matrix the HTTP handlers use) and calls the handlers' own functions or
 //! the same store methods; input schemas come from the wire types through schemars.
 
+use super::args::*;
 use super::{answer, caller};
 use crate::http::authz::{self, Action};
-use crate::http::error::{ApiError, ApiResult};
+use crate::http::error::ApiResult;
 use crate::http::extract::parse_value;
 use crate::http::{memory, messages, task_claims, tasks, AppState};
 use crate::store::Caller;
 use axum::http::request::Parts;
-use huddle_wire::{
-    BatchMessage, ClaimRequest, ClaimedTasks, FailTask, InboxAck, InboxCursor, NewTask, NewTasks,
-    TaskPatch,
-};
+use huddle_wire::{BatchMessage, ClaimRequest, ClaimedTasks, FailTask, InboxAck, InboxCursor};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde_json::{json, Value};
-use std::borrow::Cow;
-use std::marker::PhantomData;
+use serde_json::json;
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
@@ -32,102 +26,6 @@ type ToolResult = Result<CallToolResult, ErrorData>;
 pub struct Huddle {
     state: AppState,
     tool_router: ToolRouter<Self>,
-}
-
-/// `task_create`: one task or a list (created all or none).
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateArgs {
-    /// A task object, or an array of them; `blockedBy` names tasks of the team or of the same
-    /// list.
-    // Read as JSON and parsed by [`new_tasks`] as the shape it is, so an error names the
-    // field (an untagged enum's error names none).
-    #[schemars(with = "NewTasks")]
-    tasks: Value,
-}
-
-/// `tasks` as the shape it has: one task object, or an array of them (each an object: serde
-/// would also read a task from an array, field by field).
-fn new_tasks(tasks: Value) -> ApiResult<Vec<NewTask>> {
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Many {
-        tasks: Vec<NewTask>,
-    }
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct One {
-        tasks: NewTask,
-    }
-    match tasks.as_array() {
-        Some(list) => {
-            if let Some(i) = list.iter().position(|t| !t.is_object()) {
-                let field = format!("tasks[{i}]");
-                let message = format!("{field}: each task must be a JSON object");
-                return Err(ApiError::bad_request(&field, message));
-            }
-            Ok(parse_value::<Many>(json!({ "tasks": tasks }))?.tasks)
-        }
-        None => Ok(vec![parse_value::<One>(json!({ "tasks": tasks }))?.tasks]),
-    }
-}
-
-/// A task by id.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TaskId {
-    /// The task's id, e.g. `TEST-007`.
-    id: String,
-}
-
-/// `task_update`: absent fields stay, `metadata` is merged, `owner: null` clears the owner.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct UpdateArgs {
-    id: String,
-    patch: TaskPatch,
-    /// Refuse (`stale_version`) unless the task is at this version.
-    #[serde(default)]
-    if_match: Option<i64>,
-}
-
-/// `task_complete`: a held task, with an optional result.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CompleteArgs {
-    id: String,
-    #[serde(default)]
-    result: Option<Value>,
-}
-
-/// `task_fail`: a held task and why; it is retried while attempts remain.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FailArgs {
-    id: String,
-    reason: String,
-}
-
-/// `memory_get`: the whole document, or the value at a JSON Pointer.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MemoryGetArgs {
-    /// A JSON Pointer such as `/test_strategy/framework`; absent for the whole document.
-    #[serde(default)]
-    pointer: Option<String>,
-}
-
-/// `memory_patch`: an RFC 7396 merge patch, or an RFC 6902 JSON Patch with `jsonPatch`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct MemoryPatchArgs {
-    /// A merge patch (objects merge, `null` deletes), or with `jsonPatch` a list of operations.
-    patch: Value,
-    #[serde(default)]
-    json_patch: bool,
-    /// Refuse (`stale_version`) unless the document is at this version.
-    #[serde(default)]
-    if_match: Option<i64>,
 }
 
 impl Huddle {
@@ -139,37 +37,12 @@ impl Huddle {
     }
 }
 
-/// A tool's arguments, kept as JSON until [`run`] parses them, so bad ones are refused like a
-/// bad API body (a tool error `invalid_field` naming the field) rather than as a protocol
-/// error; the schema is `A`'s.
-pub struct Args<A>(Value, PhantomData<A>);
-
-impl<'de, A> Deserialize<'de> for Args<A> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Value::deserialize(d).map(|v| Args(v, PhantomData))
-    }
-}
-
-impl<A: JsonSchema> JsonSchema for Args<A> {
-    fn schema_name() -> Cow<'static, str> {
-        A::schema_name()
-    }
-
-    fn schema_id() -> Cow<'static, str> {
-        A::schema_id()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        A::json_schema(generator)
-    }
-}
-
 /// The caller checked against the permission matrix (403 first, as over HTTP), the arguments
 /// parsed, then `work` — as one tool answer.
 async fn run<A, T, F>(
     parts: &Parts,
     action: Action,
-    Args(raw, _): Args<A>,
+    args: Args<A>,
     work: impl FnOnce(Caller, A) -> F,
 ) -> ToolResult
 where
@@ -178,10 +51,7 @@ where
     F: std::future::Future<Output = ApiResult<T>>,
 {
     let caller = caller(parts)?;
-    let checked = authz::permit(&caller, action).and_then(|()| {
-        // No arguments at all means none given, like an empty body.
-        parse_value::<A>(if raw.is_null() { json!({}) } else { raw })
-    });
+    let checked = authz::permit(&caller, action).and_then(|()| parse_value::<A>(args.into_value()));
     match checked {
         Ok(args) => answer(work(caller, args).await),
         Err(e) => answer::<T>(Err(e)),
