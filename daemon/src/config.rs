@@ -42,6 +42,14 @@ pub struct ServerSettings {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StorageSettings {
+    /// `sqlite` (the default: one file in the data directory, one daemon) or `postgres`
+    /// (several daemons sharing one database, `database_url`).
+    pub backend: crate::store::Backend,
+    /// `postgres://user:password@host:port/database`; also `HUDDLE_DATABASE_URL`, which
+    /// selects the postgres backend by itself.
+    pub database_url: String,
+    /// PostgreSQL connections per daemon (besides its one LISTEN connection).
+    pub pool_size: u32,
     pub synchronous: Synchronous,
     pub read_connections: usize,
     pub max_batch: usize,
@@ -159,6 +167,9 @@ impl Default for ServerSettings {
 impl Default for StorageSettings {
     fn default() -> Self {
         StorageSettings {
+            backend: crate::store::Backend::Sqlite,
+            database_url: String::new(),
+            pool_size: 16,
             synchronous: Synchronous::Full,
             read_connections: 4,
             max_batch: 512,
@@ -242,9 +253,15 @@ impl Settings {
             merge(&mut value, from_file);
         }
         apply_env(&mut value, &env)?;
-        value
+        let mut settings: Settings = value
             .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Env(e.to_string()))
+            .map_err(|e: toml::de::Error| ConfigError::Env(e.to_string()))?;
+        // The conventional variable of hosted databases: a URL means PostgreSQL.
+        if let Some(url) = env("HUDDLE_DATABASE_URL").filter(|u| !u.trim().is_empty()) {
+            settings.storage.database_url = url;
+            settings.storage.backend = crate::store::Backend::Postgres;
+        }
+        Ok(settings)
     }
 
     pub fn database_path(&self) -> PathBuf {
@@ -330,6 +347,17 @@ mod tests {
         assert_eq!(s.tasks.max_wait_ms, 1234);
         assert_eq!(s.storage.synchronous, Synchronous::Normal);
         assert_eq!(s.memory.max_bytes, 1024 * 1024);
+        assert_eq!(s.storage.backend, crate::store::Backend::Sqlite);
+    }
+
+    #[test]
+    fn a_database_url_selects_postgres() {
+        let s = Settings::load(None, |k| {
+            (k == "HUDDLE_DATABASE_URL").then(|| "postgres://h@db/huddle".to_string())
+        })
+        .unwrap();
+        assert_eq!(s.storage.backend, crate::store::Backend::Postgres);
+        assert_eq!(s.storage.database_url, "postgres://h@db/huddle");
     }
 
     #[test]

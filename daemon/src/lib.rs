@@ -3,8 +3,9 @@
 //! A tour of the layout:
 //! - [`config`]: settings from defaults, `config/huddle.toml`, `HUDDLE_…` variables and flags.
 //! - [`identity`]: bearer tokens (random, shown once, stored hashed) and the admin token.
-//! - [`store`]: the `Store` trait — every durable operation — and its SQLite backend with a
-//!   single group-commit writer and a read pool.
+//! - [`store`]: the `Store` trait — every durable operation — its rules shared by every
+//!   backend, the SQLite backend (a single group-commit writer and a read pool) and the
+//!   PostgreSQL one (several replicas on one database, LISTEN/NOTIFY between them).
 //! - [`hub`]: in-process fan-out after commit: SSE streams, long-polling claims and inboxes.
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
@@ -32,7 +33,6 @@ use http::AppState;
 use hub::Hub;
 use std::future::Future;
 use std::sync::Arc;
-use store::sqlite::{SqliteOptions, SqliteStore};
 use store::Store;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -61,12 +61,12 @@ pub enum DaemonError {
 /// pieces `run` needs to shut down cleanly.
 pub struct Built {
     pub state: AppState,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<dyn Store>,
     pub admin_token_source: identity::AdminTokenSource,
 }
 
 /// Prepares the data directory, the admin token and the store.
-pub fn build(settings: Settings) -> Result<Built, DaemonError> {
+pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
     let dir = settings.server.data_dir.clone();
     std::fs::create_dir_all(&dir).map_err(|source| DaemonError::DataDir {
         path: dir.clone(),
@@ -76,25 +76,13 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
         identity::admin_token(&settings.server.admin_token, &dir)
             .map_err(DaemonError::AdminToken)?;
     let hub = Arc::new(Hub::new(settings.streams.buffer));
-    let store = Arc::new(SqliteStore::open(
-        SqliteOptions {
-            path: settings.database_path(),
-            synchronous: settings.storage.synchronous,
-            read_connections: settings.storage.read_connections,
-            max_batch: settings.storage.max_batch,
-            default_max_attempts: settings.tasks.default_max_attempts,
-            memory_max_bytes: settings.memory.max_bytes,
-            memory_history_limit: settings.memory.history_limit,
-            limits: settings.limits.clone(),
-        },
-        hub.clone(),
-    )?);
+    let store = store::open(&settings, hub.clone()).await?;
     let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
     let streams = Arc::new(http::limits::StreamSlots::new(
         settings.limits.max_streams_per_token,
     ));
     let state = AppState {
-        store: store.clone() as Arc<dyn Store>,
+        store: store.clone(),
         hub,
         settings: Arc::new(settings),
         admin_token: admin_token.into(),
@@ -116,7 +104,7 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), DaemonError> {
-    serve(build(settings)?, listener, shutdown).await
+    serve(build(settings).await?, listener, shutdown).await
 }
 
 /// Serves a [`build`] daemon on `listener` until `shutdown` completes; then stops accepting,
@@ -133,9 +121,8 @@ pub async fn serve(
         identity::AdminTokenSource::File(path) => format!("in {}", path.display()),
     };
     tracing::info!(
-        "huddled listening on http://{addr} · data in {} (synchronous={:?}) · admin token {token_at} · dashboard at http://{addr}/",
-        built.store.path().display(),
-        state.settings.storage.synchronous,
+        "huddled listening on http://{addr} · data in {} · admin token {token_at} · dashboard at http://{addr}/",
+        built.store.describe(),
     );
     crate::metrics::handle();
     let upkeep = tokio::spawn(crate::metrics::upkeep(state.shutdown.clone()));
@@ -163,6 +150,7 @@ pub async fn serve(
             }))
         }
     };
+    let forgetter = tokio::spawn(forget_revoked_tokens(state.clone()));
     let sweeper = tokio::spawn(leases::sweep(
         state.store.clone(),
         state.settings.tasks.lease_sweep_ms,
@@ -182,7 +170,26 @@ pub async fn serve(
     if let Some(server) = metrics_server {
         let _ = server.await;
     }
+    let _ = forgetter.await;
     built.store.close().await;
     tracing::info!("database closed");
     Ok(())
+}
+
+/// Keeps the token cache true to revocations made anywhere: on this daemon, or on another
+/// replica of the same PostgreSQL database (its listener reports them through the hub). A
+/// missed notice clears the whole cache rather than keep a revoked token.
+async fn forget_revoked_tokens(state: AppState) {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut revoked = state.hub.subscribe_revocations();
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            r = revoked.recv() => match r {
+                Ok((team_id, agent)) => state.auth.forget_agent(team_id, &agent),
+                Err(RecvError::Lagged(_)) => state.auth.clear(),
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
 }

@@ -37,6 +37,23 @@ impl AuthCache {
         entries.insert(token_hash, caller);
     }
 
+    /// Drops every token of an agent: its token was revoked or rotated, possibly by another
+    /// replica (the store's listener reports those through the hub).
+    pub fn forget_agent(&self, team_id: i64, agent: &str) {
+        self.entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
+    }
+
+    /// Drops everything (revocations may have been missed).
+    pub fn clear(&self) {
+        self.entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     /// Drops a token (revoked or rotated) so the next request re-checks the store.
     pub fn forget(&self, token_hash: &str) {
         self.entries

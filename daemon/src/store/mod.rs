@@ -6,10 +6,14 @@
 //! SSE subscribers and long-polling claimers in process.
 
 mod error;
+mod open;
+pub mod postgres;
+pub mod rules;
 pub mod sqlite;
 mod types;
 
 pub use error::StoreError;
+pub use open::{open, Backend};
 pub use types::*;
 
 use async_trait::async_trait;
@@ -181,4 +185,7 @@ pub trait Store: Send + Sync + 'static {
     async fn ping(&self) -> StoreResult<()>;
     /// Flushes and closes; later calls fail with `Unavailable`.
     async fn close(&self);
+    /// Where the data lives, for the start-up line (a file path, or a database URL without
+    /// its password).
+    fn describe(&self) -> String;
 }

@@ -3,3 +3,4 @@
 
 mod bus;
 mod contract;
+mod published;

@@ -1,9 +1,9 @@
 //! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
 
+use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::super::{
     Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreResult, TaskFilter,
 };
-use super::memory::MemoryLimits;
 use super::{agents, claims, events, memory, messages, tasks, SqliteStore};
 use async_trait::async_trait;
 use huddle_wire::{
@@ -262,7 +262,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, "merge", patch, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::Merge,
+                    patch,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -275,7 +284,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, "json-patch", ops, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::JsonPatch,
+                    ops,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -288,7 +306,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, "replace", doc, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::Replace,
+                    doc,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -314,5 +341,13 @@ impl Store for SqliteStore {
 
     async fn close(&self) {
         self.shut_down().await;
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} (synchronous={:?})",
+            self.options.path.display(),
+            self.options.synchronous
+        )
     }
 }
