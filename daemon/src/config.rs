@@ -2,7 +2,8 @@
 //!
 //! Every key `section.key` can be set by `HUDDLE_SECTION_KEY` (for example
 //! `HUDDLE_TASKS_DEFAULT_LEASE_MS`); the `[server]` keys also by `HUDDLE_KEY` alone
-//! (`HUDDLE_LISTEN`, `HUDDLE_DATA_DIR`, `HUDDLE_ADMIN_TOKEN`).
+//! (`HUDDLE_LISTEN`, `HUDDLE_DATA_DIR`, `HUDDLE_ADMIN_TOKEN`). So `HUDDLE_METRICS_LISTEN` and
+//! `HUDDLE_LOG_FORMAT` set `[metrics] listen` and `[log] format`.
 
 use crate::store::sqlite::Synchronous;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,8 @@ pub struct Settings {
     pub memory: MemorySettings,
     pub streams: StreamSettings,
     pub limits: LimitSettings,
+    pub metrics: MetricsSettings,
+    pub log: LogSettings,
     /// The code-developer model, read by workers (`huddle worker --config`), not the daemon;
     /// accepted here so one file can configure both.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
@@ -75,6 +78,31 @@ pub struct MemorySettings {
 pub struct StreamSettings {
     pub keepalive_secs: u64,
     pub buffer: usize,
+}
+
+/// `[metrics]`: where Prometheus scrapes `/metrics`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Empty: `/metrics` on the API's address, for the admin token. An address: `/metrics`
+    /// there, without a token (keep it private), and not on the API's address.
+    pub listen: String,
+}
+
+/// `[log]`: how `huddled` writes its log (to stderr; `HUDDLE_LOG` filters it).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    pub format: LogFormat,
+}
+
+/// `text` for people, `json` for log pipelines: one object per line, each request's id in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 /// `[limits]`: how fast and how much clients may send. The one definition: the HTTP layer and

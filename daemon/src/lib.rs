@@ -10,6 +10,7 @@
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
 //! - [`validate`]: input rules shared by every backend.
+//! - [`metrics`]: what `/metrics` reports, measured where it happens.
 //!
 //! [`run`] is the testable entry point: give it settings, a bound listener and a shutdown
 //! future; it serves until the future completes, then drains and closes the database. It is
@@ -23,6 +24,7 @@ pub mod http;
 pub mod hub;
 pub mod identity;
 pub mod leases;
+pub mod metrics;
 pub mod store;
 pub mod validate;
 
@@ -48,6 +50,11 @@ pub enum DaemonError {
     Store(#[from] store::StoreError),
     #[error("serving: {0}")]
     Serve(std::io::Error),
+    #[error("cannot listen on {addr} for /metrics: {source}")]
+    MetricsListen {
+        addr: String,
+        source: std::io::Error,
+    },
 }
 
 /// A daemon's state, built but not yet serving: the router for in-process tests, and the
@@ -117,6 +124,32 @@ pub async fn serve(
         "huddled listening on http://{addr} · data in {} · admin token {token_at} · dashboard at http://{addr}/",
         built.store.describe(),
     );
+    crate::metrics::handle();
+    let upkeep = tokio::spawn(crate::metrics::upkeep(state.shutdown.clone()));
+    let metrics_server = match state.settings.metrics.listen.as_str() {
+        "" => None,
+        addr => {
+            let listener =
+                TcpListener::bind(addr)
+                    .await
+                    .map_err(|source| DaemonError::MetricsListen {
+                        addr: addr.to_string(),
+                        source,
+                    })?;
+            let at = listener.local_addr().map_err(DaemonError::Serve)?;
+            tracing::info!("metrics at http://{at}/metrics (no token)");
+            let app = http::scrape::separate(state.clone());
+            let stop = state.shutdown.clone();
+            Some(tokio::spawn(async move {
+                let served = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await;
+                if let Err(e) = served {
+                    tracing::warn!(error = %e, "the metrics listener stopped");
+                }
+            }))
+        }
+    };
     let forgetter = tokio::spawn(forget_revoked_tokens(state.clone()));
     let sweeper = tokio::spawn(leases::sweep(
         state.store.clone(),
@@ -133,6 +166,10 @@ pub async fn serve(
     .await;
     state.shutdown.cancel();
     let _ = sweeper.await;
+    let _ = upkeep.await;
+    if let Some(server) = metrics_server {
+        let _ = server.await;
+    }
     let _ = forgetter.await;
     built.store.close().await;
     tracing::info!("database closed");

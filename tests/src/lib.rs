@@ -9,6 +9,7 @@ pub mod llm;
 pub mod pg;
 pub mod process;
 pub mod proxy;
+pub mod python;
 pub mod sse;
 pub mod store;
 

@@ -6,6 +6,7 @@ use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
 use super::AppState;
+use crate::store::Caller;
 use crate::validate;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -65,6 +66,22 @@ pub async fn claim(
     Can(caller, _): Can<act::ClaimTasks>,
     ApiJson(req): ApiJson<ClaimRequest>,
 ) -> ApiResult<Response> {
+    let batch = req.max.is_some();
+    let mut tasks = claim_tasks(&state, &caller, req).await?;
+    Ok(match tasks.is_empty() {
+        true => StatusCode::NO_CONTENT.into_response(),
+        false if batch => (StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response(),
+        false => task_response(StatusCode::OK, tasks.remove(0)),
+    })
+}
+
+/// Claims up to `max` (1 by default) ready tasks, waiting up to `waitMs` for one; empty when
+/// nothing became ready in time (HTTP and MCP).
+pub async fn claim_tasks(
+    state: &AppState,
+    caller: &Caller,
+    req: ClaimRequest,
+) -> ApiResult<Vec<Task>> {
     let prefixes = match req.prefixes {
         Some(p) if !p.is_empty() => p,
         _ => caller
@@ -93,7 +110,7 @@ pub async fn claim(
         .iter()
         .map(|p| validate::prefix("prefixes", p))
         .collect::<Result<Vec<_>, _>>()?;
-    let lease_ms = lease(&state, req.lease_ms)?;
+    let lease_ms = lease(state, req.lease_ms)?;
     let wait_ms = req.wait_ms.unwrap_or(0);
     let max_wait = state.settings.tasks.max_wait_ms;
     if wait_ms > max_wait {
@@ -116,15 +133,12 @@ pub async fn claim(
     let mut changed = state.hub.watch_tasks(caller.team_id);
     loop {
         changed.borrow_and_update();
-        let mut tasks = state
+        let tasks = state
             .store
-            .claim_tasks(&caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
+            .claim_tasks(caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
             .await?;
         if !tasks.is_empty() {
-            return Ok(match max {
-                Some(_) => (StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response(),
-                None => task_response(StatusCode::OK, tasks.remove(0)),
-            });
+            return Ok(tasks);
         }
         tokio::select! {
             r = changed.changed() => if r.is_err() { break },
@@ -132,7 +146,7 @@ pub async fn claim(
             _ = state.shutdown.cancelled() => break,
         }
     }
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(Vec::new())
 }
 
 /// Extends the caller's lease on a task it holds.
@@ -237,11 +251,21 @@ pub async fn fail(
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<FailTask>,
 ) -> ApiResult<Response> {
-    validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
     Ok(task_response(
         StatusCode::OK,
-        state.store.fail_task(&caller, &id, req.reason).await?,
+        fail_task(&state, &caller, &id, req).await?,
     ))
+}
+
+/// Fails a held task with a reason (HTTP and MCP).
+pub async fn fail_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: FailTask,
+) -> ApiResult<Task> {
+    validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
+    Ok(state.store.fail_task(caller, id, req.reason).await?)
 }
 
 /// Gives a held task back without counting an attempt.

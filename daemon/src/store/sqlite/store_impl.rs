@@ -192,6 +192,10 @@ impl Store for SqliteStore {
         self.writer()?.write(claims::expire_leases).await
     }
 
+    async fn task_counts(&self) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {
+        self.readers.read(tasks::counts).await
+    }
+
     #[tracing::instrument(skip(self, post))]
     async fn post_message(
         &self,

@@ -245,3 +245,16 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
     }
     Ok(Page { items, next })
 }
+
+/// Tasks per team and status, in one grouped read (for `/metrics`).
+pub fn counts(conn: &Connection) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {
+    let mut stmt = conn.prepare_cached(
+        "select teams.name, tasks.status, count(*) from tasks
+         join teams on teams.id = tasks.team_id group by teams.name, tasks.status",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let status = super::rows::status_at(r, 1)?;
+        Ok((r.get(0)?, status, r.get::<_, i64>(2)? as u64))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
