@@ -102,35 +102,9 @@ pub trait Store: Send + Sync + 'static {
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task>;
     /// Returns expired leases to `pending` (or `failed` past `maxAttempts`); how many moved.
     async fn expire_leases(&self) -> StoreResult<usize>;
-    /// How many tasks each team has in each status it has (for `/metrics`). This default pages
-    /// through every task; a backend overrides it with one grouped query.
-    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>> {
-        let mut counts = Vec::new();
-        for team in self.list_teams().await? {
-            let team_id = self.team_id(&team.name).await?;
-            for status in TaskStatus::ALL {
-                let (mut n, mut after) = (0, None);
-                loop {
-                    let filter = TaskFilter {
-                        status: Some(status),
-                        limit: 1000,
-                        after,
-                        ..Default::default()
-                    };
-                    let page = self.list_tasks(team_id, filter).await?;
-                    n += page.items.len() as u64;
-                    after = page.next;
-                    if after.is_none() {
-                        break;
-                    }
-                }
-                if n > 0 {
-                    counts.push((team.name.clone(), status, n));
-                }
-            }
-        }
-        Ok(counts)
-    }
+    /// How many tasks each team has in each status it has (for `/metrics`, at every scrape:
+    /// one grouped query, never a walk over the tasks).
+    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>>;
 
     // --- message bus ---
     /// Stores a message once per `(caller, idempotency_key)`; `replayed` when it already was.

@@ -9,7 +9,7 @@ use super::tx::Tx;
 use super::{agents, claims, memory, messages, tasks, PostgresStore};
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
 };
 
 impl PostgresStore {
@@ -197,6 +197,23 @@ impl Store for PostgresStore {
             moved += count?;
         }
         Ok(moved)
+    }
+
+    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "select teams.name, tasks.status, count(*) from tasks
+             join teams on teams.id = tasks.team_id group by teams.name, tasks.status",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(team, status, n)| match TaskStatus::parse(&status) {
+                Some(s) => Ok((team, s, n as u64)),
+                None => Err(StoreError::Internal(format!(
+                    "unknown task status {status:?} in the database"
+                ))),
+            })
+            .collect()
     }
 
     async fn post_message(
