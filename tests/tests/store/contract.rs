@@ -332,3 +332,42 @@ async fn expired_leases_return_tasks_and_fail_them_past_max_attempts() {
         assert!(t.failure_reason.unwrap().contains("2 of 2 attempts"));
     }
 }
+
+#[tokio::test]
+async fn any_ready_answers_what_a_claim_would_find() {
+    for (store, _dir) in backends().await {
+        let (coord, tester, executor) = team(&*store, "qa").await;
+        assert!(!store.any_ready(&tester, &prefixes("TEST")).await.unwrap());
+        store
+            .create_tasks(
+                &coord,
+                vec![task("TEST-001", &[]), task("TEST-002", &["TEST-001"])],
+            )
+            .await
+            .unwrap();
+        assert!(store.any_ready(&tester, &prefixes("TEST")).await.unwrap());
+        assert!(!store.any_ready(&tester, &prefixes("QARUN")).await.unwrap());
+        // Owned by someone else: not for this caller.
+        store
+            .update_task(
+                &coord,
+                "TEST-001",
+                TaskPatch {
+                    owner: Some(Some("executor".into())),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert!(!store.any_ready(&tester, &prefixes("TEST")).await.unwrap());
+        assert!(store.any_ready(&executor, &prefixes("TEST")).await.unwrap());
+        // Claimed, the only ready task is gone; TEST-002 stays blocked.
+        store
+            .claim_task(&executor, prefixes("TEST"), 60_000)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(!store.any_ready(&executor, &prefixes("TEST")).await.unwrap());
+    }
+}
