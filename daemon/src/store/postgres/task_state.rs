@@ -150,7 +150,7 @@ pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> Store
     if !moved.is_empty() {
         deps::adjust_dependents_of(tx, team_id, &moved, &deltas).await?;
     }
-    let edges = load_edges_of(tx, team_id, &ids).await?;
+    let edges = load_edges_of(tx.conn(), team_id, &ids).await?;
     let mut tasks = Vec::with_capacity(states.len());
     let mut wake = false;
     for s in states {
@@ -191,8 +191,8 @@ pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> Store
 }
 
 /// `blockedBy` and `blocks` of several tasks in one query, each list in id order.
-async fn load_edges_of(
-    tx: &mut Tx,
+pub async fn load_edges_of(
+    conn: &mut sqlx::PgConnection,
     team_id: i64,
     ids: &[String],
 ) -> StoreResult<HashMap<String, (Vec<String>, Vec<String>)>> {
@@ -202,7 +202,7 @@ async fn load_edges_of(
     )
     .bind(team_id)
     .bind(ids)
-    .fetch_all(tx.conn())
+    .fetch_all(conn)
     .await?;
     let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
     let mut edges: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();

@@ -3,8 +3,8 @@
 use super::super::rules::{self, IdRequest};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
-use super::rows::{append_event, load_edges, load_task, task_from_row, TASK_COLUMNS};
-use super::task_state::TaskState;
+use super::rows::{append_event, load_task, task_from_row, TASK_COLUMNS};
+use super::task_state::{load_edges_of, TaskState};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
 use crate::validate;
@@ -225,8 +225,14 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     } else {
         None
     };
+    // One query for the whole page's edges.
+    let ids: Vec<String> = items.iter().map(|t| t.id.clone()).collect();
+    let mut edges = load_edges_of(&mut conn, team_id, &ids).await?;
     for task in &mut items {
-        load_edges(&mut conn, team_id, task).await?;
+        if let Some((blocked_by, blocks)) = edges.remove(&task.id) {
+            task.blocked_by = blocked_by;
+            task.blocks = blocks;
+        }
     }
     Ok(Page { items, next })
 }
