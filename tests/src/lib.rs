@@ -29,6 +29,8 @@ pub struct TestDaemon {
     pub addr: SocketAddr,
     pub url: String,
     pub data_dir: PathBuf,
+    /// The daemon's state, for tests that look inside (the hub's channels, the caches).
+    pub state: huddle_daemon::http::AppState,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
     /// Keeps the temporary directory alive as long as the daemon (when we made it).
@@ -87,6 +89,7 @@ impl TestDaemon {
         let addr = listener.local_addr().expect("local addr");
         let data_dir = settings.server.data_dir.clone();
         let built = huddle_daemon::build(settings)?;
+        let state = built.state.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             huddle_daemon::serve(built, listener, async {
@@ -99,6 +102,7 @@ impl TestDaemon {
             addr,
             url: format!("http://{addr}"),
             data_dir,
+            state,
             stop: Some(stop),
             task: Some(task),
             _dir: None,

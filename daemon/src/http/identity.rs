@@ -1,7 +1,7 @@
 //! Identity: the bearer token resolved to the admin or an agent, with a per-token rate limit.
 
 use super::error::ApiError;
-use super::AppState;
+use super::{AppState, AuthEpoch};
 use crate::identity::{hash_token, same_secret};
 use crate::store::Caller;
 use axum::extract::FromRequestParts;
@@ -42,15 +42,33 @@ impl FromRequestParts<AppState> for Principal {
         if same_secret(token, &state.admin_token) {
             return Ok(Principal::Admin);
         }
-        if let Some(caller) = state.auth.get(&hash) {
+        if let Some((caller, epoch)) = state.auth.get(&hash) {
+            parts.extensions.insert(epoch);
             return Ok(Principal::Agent(caller));
         }
+        // Read before the store: a revocation after this makes the insert a no-op.
+        let epoch = state.auth.epoch();
         match state.store.authenticate(&hash).await? {
             Some(caller) => {
-                state.auth.insert(hash, caller.clone());
+                state.auth.insert(hash, caller.clone(), epoch);
+                parts.extensions.insert(epoch);
                 Ok(Principal::Agent(caller))
             }
             None => Err(ApiError::unauthorized("unknown or revoked token")),
         }
+    }
+}
+
+/// The epoch at which the request's agent was authenticated (see `auth_cache`). Put after the
+/// identity extractor ([`Principal`] or `Can`) in a handler's arguments.
+impl FromRequestParts<AppState> for AuthEpoch {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<AuthEpoch>()
+            .copied()
+            .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <token>"))
     }
 }

@@ -4,7 +4,7 @@ use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, ApiQuery, Body};
 use super::openapi_types::*;
-use super::AppState;
+use super::{AppState, AuthEpoch, Revocation};
 use crate::store::MessageFilter;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -211,6 +211,7 @@ pub struct InboxQuery {
 pub async fn inbox(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadInbox>,
+    epoch: AuthEpoch,
     ApiQuery(q): ApiQuery<InboxQuery>,
 ) -> ApiResult<Json<MessageList>> {
     let limit = page_size(&state, q.limit)?;
@@ -224,7 +225,11 @@ pub async fn inbox(
     }
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut posted = state.hub.watch_messages(caller.team_id);
+    let mut revocation = Revocation::new(&state.auth, &caller, epoch);
     loop {
+        if revocation.is_revoked(&state.auth) {
+            return Err(ApiError::revoked_while_waiting());
+        }
         posted.borrow_and_update();
         let messages = state.store.inbox(&caller, limit).await?;
         if !messages.is_empty() {
@@ -235,6 +240,7 @@ pub async fn inbox(
             r = posted.changed() => if r.is_err() { break },
             _ = tokio::time::sleep_until(deadline) => break,
             _ = state.shutdown.cancelled() => break,
+            _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
         }
     }
     Ok(Json(MessageList {

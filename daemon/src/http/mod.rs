@@ -23,7 +23,7 @@ mod teams;
 use crate::config::Settings;
 use crate::hub::Hub;
 use crate::store::Store;
-pub use auth_cache::AuthCache;
+pub use auth_cache::{AuthCache, AuthEpoch, Revocation};
 use axum::extract::DefaultBodyLimit;
 use axum::Router;
 use error::ApiError;

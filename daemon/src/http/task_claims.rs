@@ -5,7 +5,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
-use super::AppState;
+use super::{AppState, AuthEpoch, Revocation};
 use crate::validate;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -63,6 +63,7 @@ fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
 pub async fn claim(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ClaimTasks>,
+    epoch: AuthEpoch,
     ApiJson(req): ApiJson<ClaimRequest>,
 ) -> ApiResult<Response> {
     let prefixes = match req.prefixes {
@@ -114,7 +115,11 @@ pub async fn claim(
     };
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut changed = state.hub.watch_tasks(caller.team_id);
+    let mut revocation = Revocation::new(&state.auth, &caller, epoch);
     loop {
+        if revocation.is_revoked(&state.auth) {
+            return Err(ApiError::revoked_while_waiting());
+        }
         changed.borrow_and_update();
         let mut tasks = state
             .store
@@ -130,6 +135,7 @@ pub async fn claim(
             r = changed.changed() => if r.is_err() { break },
             _ = tokio::time::sleep_until(deadline) => break,
             _ = state.shutdown.cancelled() => break,
+            _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
         }
     }
     Ok(StatusCode::NO_CONTENT.into_response())

@@ -185,8 +185,7 @@ pub async fn revoke_agent(
 ) -> ApiResult<Json<Agent>> {
     let team_id = team_for(&state, &principal, &params, Action::ManageAgents).await?;
     let (agent, old_hash) = state.store.set_agent_token(team_id, &name, None).await?;
-    state.auth.forget(&old_hash);
-    state.hub.revoke(team_id, &name);
+    state.auth.revoke(&old_hash, team_id, &name);
     Ok(Json(agent))
 }
 
@@ -215,8 +214,7 @@ pub async fn rotate_agent(
         .store
         .set_agent_token(team_id, &name, Some(&hash_token(&token)))
         .await?;
-    state.auth.forget(&old_hash);
-    state.hub.revoke(team_id, &name);
+    state.auth.revoke(&old_hash, team_id, &name);
     Ok(Json(CreatedAgent {
         name: agent.name,
         role: agent.role,

@@ -2,4 +2,6 @@
 //! One test binary per area; a module per concern.
 
 mod limits;
+mod recipients;
+mod revocation;
 mod roles;
