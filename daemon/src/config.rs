@@ -79,6 +79,11 @@ pub struct LimitSettings {
     pub requests_per_minute: u64,
     /// Requests a token may make at once before the rate applies.
     pub burst: u64,
+    /// Failed authentications per minute per client address (a token bucket), and the burst.
+    pub failed_auth_per_minute: u64,
+    pub failed_auth_burst: u64,
+    /// Client addresses whose failed authentications are tracked one by one (a hard cap).
+    pub max_tracked_clients: usize,
     /// Open streams per agent.
     pub max_streams_per_token: usize,
     /// Items per page of a list.
@@ -104,6 +109,9 @@ impl Default for LimitSettings {
         LimitSettings {
             requests_per_minute: 120_000,
             burst: 2_000,
+            failed_auth_per_minute: 60,
+            failed_auth_burst: 100,
+            max_tracked_clients: 10_000,
             max_streams_per_token: 32,
             max_page_size: 1_000,
             max_batch: 1_000,

@@ -27,6 +27,9 @@ pub fn same_secret(a: &str, b: &str) -> bool {
         == 0
 }
 
+/// A configured admin token shorter than this is refused at start: it grants every team.
+pub const MIN_ADMIN_TOKEN_CHARS: usize = 32;
+
 /// Where the admin token came from, for the start-up log line.
 #[derive(Debug, Clone)]
 pub enum AdminTokenSource {
@@ -40,8 +43,18 @@ pub fn admin_token(
     configured: &str,
     data_dir: &Path,
 ) -> std::io::Result<(String, AdminTokenSource)> {
-    if !configured.trim().is_empty() {
-        return Ok((configured.trim().to_string(), AdminTokenSource::Configured));
+    let configured = configured.trim();
+    if !configured.is_empty() {
+        if configured.chars().count() < MIN_ADMIN_TOKEN_CHARS {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "the configured admin token (HUDDLE_ADMIN_TOKEN or [server] admin_token) is {} characters; use at least {MIN_ADMIN_TOKEN_CHARS} random ones (e.g. `openssl rand -hex 32`), or leave it empty to have one generated",
+                    configured.chars().count()
+                ),
+            ));
+        }
+        return Ok((configured.to_string(), AdminTokenSource::Configured));
     }
     let path = data_dir.join("admin-token");
     match std::fs::read_to_string(&path) {

@@ -83,6 +83,7 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
         hub.clone(),
     )?);
     let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
+    let failed_auth = Arc::new(http::limits::FailedAuth::new(&settings.limits));
     let streams = Arc::new(http::limits::StreamSlots::new(
         settings.limits.max_streams_per_token,
     ));
@@ -93,6 +94,7 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
         admin_token: admin_token.into(),
         auth: Arc::new(http::AuthCache::new(100_000)),
         rate,
+        failed_auth,
         streams,
         shutdown: CancellationToken::new(),
     };
@@ -135,6 +137,7 @@ pub async fn serve(
         state.settings.tasks.lease_sweep_ms,
         state.shutdown.clone(),
     ));
+    let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
     let cancel = state.shutdown.clone();
     let app = http::app(state.clone());
     http::serve::serve(listener, app, async move {
@@ -145,7 +148,20 @@ pub async fn serve(
     .await;
     state.shutdown.cancel();
     let _ = sweeper.await;
+    let _ = shrinker.await;
     built.store.close().await;
     tracing::info!("database closed");
     Ok(())
+}
+
+/// Every minute, forgets the request-rate buckets of tokens that have been idle long enough to
+/// be full again (rotated and revoked tokens included), so the map tracks live tokens only.
+async fn forget_idle_rates(state: AppState) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            _ = every.tick() => state.rate.shrink(),
+            _ = state.shutdown.cancelled() => return,
+        }
+    }
 }

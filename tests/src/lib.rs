@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 pub use http::{Api, Reply};
 
 /// The admin token every test daemon uses.
-pub const ADMIN: &str = "test-admin-token";
+pub const ADMIN: &str = "test-admin-token-0123456789abcdef";
 
 /// A daemon running in this process on its own port and data directory.
 pub struct TestDaemon {

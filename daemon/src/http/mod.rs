@@ -40,8 +40,10 @@ pub struct AppState {
     pub admin_token: Arc<str>,
     /// Resolved bearer tokens, so identity costs no database read per request.
     pub auth: Arc<AuthCache>,
-    /// Per-token request rate.
+    /// Per-token request rate (valid tokens only, so junk tokens cannot grow it).
     pub rate: Arc<limits::RequestRate>,
+    /// Failed authentications per client address.
+    pub failed_auth: Arc<limits::FailedAuth>,
     /// Open streams per agent.
     pub streams: Arc<limits::StreamSlots>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.

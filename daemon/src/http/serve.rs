@@ -7,12 +7,15 @@
 //! hub receiver falls behind the bounded channel, and it costs almost nothing until it reads
 //! again (then it catches up from the database).
 
+use axum::extract::ConnectInfo;
 use axum::Router;
+use hyper::body::Incoming;
+use hyper::Request;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use tokio::net::TcpListener;
+use tower::ServiceExt;
 
 /// Bytes hyper may buffer per connection, reading or writing (hyper's minimum is 8 KiB).
 /// Request heads must fit (larger ones get 431); bodies and answers pass through in pieces.
@@ -26,9 +29,9 @@ pub async fn serve(mut listener: TcpListener, app: Router, shutdown: impl Future
     http.max_buf_size(MAX_BUFFERED_PER_CONNECTION);
     tokio::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             // Retries transient accept errors (out of file descriptors…) itself.
-            (tcp, _) = axum::serve::Listener::accept(&mut listener) => tcp,
+            accepted = axum::serve::Listener::accept(&mut listener) => accepted,
             _ = &mut shutdown => break,
         };
         // Stream frames and answers are small writes: without TCP_NODELAY, Nagle's algorithm
@@ -36,7 +39,12 @@ pub async fn serve(mut listener: TcpListener, app: Router, shutdown: impl Future
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(app.clone());
+        // The client's address, for limits per address (failed authentications).
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            req.extensions_mut().insert(ConnectInfo(peer));
+            app.clone().oneshot(req.map(axum::body::Body::new))
+        });
         let connection = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
         tokio::spawn(async move {
             if let Err(e) = connection.await {

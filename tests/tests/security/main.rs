@@ -1,6 +1,7 @@
 //! Roles, tokens and limits over real HTTP.
 //! One test binary per area; a module per concern.
 
+mod guessing;
 mod limits;
 mod recipients;
 mod revocation;
