@@ -69,9 +69,18 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     }
 }
 
+/// One JSON value and nothing after it but whitespace (`{"a":1} xyz` is refused).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(field_error)
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(field_error)?;
+    de.end().map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_JSON,
+            format!("the body is not valid JSON: {e}"),
+        )
+    })?;
+    Ok(value)
 }
 
 /// A batch body (`{"<list>": [{…}, …]}`) holding 1 to `max` items, each a JSON object (serde
@@ -159,6 +168,25 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
                 "If-Match must be a version number such as 3 or \"3\"",
             )
         })
+    }
+}
+
+/// The `{id}` of a task route, in the stored spelling (`TEST-2` is `TEST-002`).
+pub struct TaskId(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for TaskId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::not_found("no such route"))?;
+        let id = params
+            .iter()
+            .find(|(k, _)| *k == "id")
+            .map(|(_, v)| v)
+            .ok_or_else(|| ApiError::not_found("no such route"))?;
+        Ok(TaskId(crate::validate::canonical_task_id(id)))
     }
 }
 

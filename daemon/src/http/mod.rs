@@ -50,6 +50,16 @@ pub struct AppState {
     pub shutdown: CancellationToken,
 }
 
+/// The span every request is logged in: method and path, never the query string (a client may
+/// put a token there).
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    tracing::debug_span!(
+        "request",
+        method = %request.method(),
+        path = %request.uri().path(),
+    )
+}
+
 /// The whole API as a router, so tests can drive it in process with `oneshot`.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.server.max_body_bytes;
@@ -69,6 +79,6 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
 }

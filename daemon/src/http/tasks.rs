@@ -2,11 +2,11 @@
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
+use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch, TaskId};
 use super::openapi_types::*;
 use super::AppState;
 use crate::store::TaskFilter;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -74,6 +74,12 @@ pub async fn create(
             ))
         }
     };
+    let mut tasks = tasks;
+    // One spelling everywhere: an explicit `TEST-1` is stored, and found, as `TEST-001`.
+    for t in &mut tasks {
+        t.id = t.id.as_deref().map(crate::validate::canonical_task_id);
+        crate::validate::canonical_task_ids(&mut t.blocked_by);
+    }
     let created = state.store.create_tasks(&caller, tasks).await?;
     if batch {
         Ok((StatusCode::CREATED, Json(created)).into_response())
@@ -162,7 +168,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadTasks>,
-    Path((_, id)): Path<(String, String)>,
+    TaskId(id): TaskId,
 ) -> ApiResult<Response> {
     Ok(task_response(
         StatusCode::OK,
@@ -197,10 +203,12 @@ pub async fn get(
 pub async fn update(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,
-    Path((_, id)): Path<(String, String)>,
+    TaskId(id): TaskId,
     IfMatch(if_match): IfMatch,
-    ApiJson(patch): ApiJson<TaskPatch>,
+    ApiJson(mut patch): ApiJson<TaskPatch>,
 ) -> ApiResult<Response> {
+    crate::validate::canonical_task_ids(&mut patch.add_blocked_by);
+    crate::validate::canonical_task_ids(&mut patch.remove_blocked_by);
     Ok(task_response(
         StatusCode::OK,
         state

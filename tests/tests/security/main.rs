@@ -6,3 +6,4 @@ mod limits;
 mod recipients;
 mod revocation;
 mod roles;
+mod strict_input;
