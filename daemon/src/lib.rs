@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod files;
 pub mod http;
 pub mod hub;
 pub mod identity;
@@ -61,10 +62,13 @@ pub struct Built {
 /// Prepares the data directory, the admin token and the store.
 pub fn build(settings: Settings) -> Result<Built, DaemonError> {
     let dir = settings.server.data_dir.clone();
-    std::fs::create_dir_all(&dir).map_err(|source| DaemonError::DataDir {
-        path: dir.clone(),
-        source,
-    })?;
+    let data_dir_error = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| DaemonError::DataDir { path, source }
+    };
+    files::private_dir(&dir).map_err(data_dir_error(&dir))?;
+    let database = settings.database_path();
+    files::private_database(&database).map_err(data_dir_error(&database))?;
     let (admin_token, admin_token_source) =
         identity::admin_token(&settings.server.admin_token, &dir)
             .map_err(DaemonError::AdminToken)?;
@@ -82,6 +86,7 @@ pub fn build(settings: Settings) -> Result<Built, DaemonError> {
         },
         hub.clone(),
     )?);
+    files::private_side_files(&database).map_err(data_dir_error(&database))?;
     let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
     let failed_auth = Arc::new(http::limits::FailedAuth::new(&settings.limits));
     let streams = Arc::new(http::limits::StreamSlots::new(
