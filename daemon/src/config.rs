@@ -34,6 +34,11 @@ pub struct ServerSettings {
     /// Empty: read from (or generate into) `<data_dir>/admin-token`.
     pub admin_token: String,
     pub max_body_bytes: usize,
+    /// Time a connection has to send a complete request head, counted from when it waits for
+    /// one, so an idle keep-alive connection is closed after it too.
+    pub head_timeout_ms: u64,
+    /// Open connections at most; one more is answered 503 and closed.
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -132,6 +137,8 @@ impl Default for ServerSettings {
             data_dir: PathBuf::from("./huddle-data"),
             admin_token: String::new(),
             max_body_bytes: 1024 * 1024,
+            head_timeout_ms: 30_000,
+            max_connections: 4_096,
         }
     }
 }

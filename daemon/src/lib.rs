@@ -145,7 +145,7 @@ pub async fn serve(
     let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
     let cancel = state.shutdown.clone();
     let app = http::app(state.clone());
-    http::serve::serve(listener, app, async move {
+    http::serve::serve(listener, app, &state.settings.server, async move {
         shutdown.await;
         tracing::info!("shutting down: finishing in-flight requests");
         cancel.cancel();

@@ -80,5 +80,6 @@ pub fn app(state: AppState) -> Router {
         })
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(axum::middleware::from_fn(serve::limit_head))
         .with_state(state)
 }

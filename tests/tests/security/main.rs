@@ -1,6 +1,7 @@
 //! Roles, tokens and limits over real HTTP.
 //! One test binary per area; a module per concern.
 
+mod connections;
 mod files;
 mod guessing;
 mod limits;
