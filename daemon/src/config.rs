@@ -105,6 +105,9 @@ pub struct LimitSettings {
     pub max_json_depth: usize,
     /// Blockers per task.
     pub max_blocked_by: usize,
+    /// `blockedBy` edges one request may add in all (a batch create, or a patch): bounds the
+    /// work a single request puts on the one writer every team shares.
+    pub max_blocked_by_per_request: usize,
     /// Serialised size of a message's `data`, in bytes.
     pub max_message_bytes: usize,
 }
@@ -125,6 +128,7 @@ impl Default for LimitSettings {
             max_summary_chars: 2_000,
             max_json_depth: 32,
             max_blocked_by: 100,
+            max_blocked_by_per_request: 5_000,
             max_message_bytes: 64 * 1024,
         }
     }

@@ -75,6 +75,8 @@ pub async fn create(
         }
     };
     let mut tasks = tasks;
+    let edges = tasks.iter().map(|t| t.blocked_by.len()).sum();
+    crate::validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
     // One spelling everywhere: an explicit `TEST-1` is stored, and found, as `TEST-001`.
     for t in &mut tasks {
         t.id = t.id.as_deref().map(crate::validate::canonical_task_id);
@@ -207,6 +209,8 @@ pub async fn update(
     IfMatch(if_match): IfMatch,
     ApiJson(mut patch): ApiJson<TaskPatch>,
 ) -> ApiResult<Response> {
+    let limits = &state.settings.limits;
+    crate::validate::blocked_by_edges("addBlockedBy", patch.add_blocked_by.len(), limits)?;
     crate::validate::canonical_task_ids(&mut patch.add_blocked_by);
     crate::validate::canonical_task_ids(&mut patch.remove_blocked_by);
     Ok(task_response(

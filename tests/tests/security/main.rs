@@ -2,6 +2,7 @@
 //! One test binary per area; a module per concern.
 
 mod connections;
+mod dependency_edges;
 mod files;
 mod guessing;
 mod limits;
