@@ -10,9 +10,11 @@ pub mod claim;
 pub mod client;
 pub mod daemon;
 pub mod deps;
+pub mod deps_worst;
 pub mod memory;
 pub mod slow;
 pub mod stats;
+pub mod stress;
 pub mod wake;
 
 use clap::{Parser, ValueEnum};
@@ -29,6 +31,11 @@ pub enum Scenario {
     Memory,
     /// Post latency with and without SSE subscribers that never read.
     Slow,
+    /// The heaviest dependency requests the limits allow, and another team's writes meanwhile.
+    DepsWorst,
+    /// Random tokens, `?to=` streams and a flood of unfinished connections: the daemon's RSS
+    /// and whether a well-behaved client is still served.
+    Stress,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -102,7 +109,11 @@ pub struct Sizes {
 
 /// Runs one scenario against a fresh daemon.
 pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, String> {
-    let daemon = BenchDaemon::start(args.sync.as_str(), &[])?;
+    let env = match scenario {
+        Scenario::Stress => stress::ENV,
+        _ => &[],
+    };
+    let daemon = BenchDaemon::start(args.sync.as_str(), env)?;
     let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
     let cpu_before = daemon.cpu_seconds();
     let mut figures = match scenario {
@@ -112,6 +123,8 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
         Scenario::Memory => memory::run(&admin, &args.sizes, &daemon).await,
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
+        Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
+        Scenario::Stress => stress::run(&admin, &args.sizes, &daemon).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
     figures.peak_rss_bytes = daemon.peak_rss();
@@ -144,6 +157,8 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             Scenario::Bus,
             Scenario::Memory,
             Scenario::Slow,
+            Scenario::DepsWorst,
+            Scenario::Stress,
         ],
         Scenario::Compare => vec![Scenario::Claim],
         one => vec![one],
