@@ -51,7 +51,11 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
     let mut lat = Latencies::default();
     // Both tokens in use before the attacks: an address that keeps failing is refused before
     // any lookup, so a token's first use waits out the flood like any unknown token.
+    // The admin token waits too, so the recipients are added now.
     assert!(served(&agent).await && served(&coord).await);
+    for i in 0..RECIPIENTS {
+        add_agent(admin, "stress", &format!("r{i}"), "observer").await;
+    }
     let mut notes = vec![("RSS at start".to_string(), mib(daemon.rss()))];
     let started = Instant::now();
 
@@ -112,7 +116,6 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
     let mut open = Vec::new();
     for i in 0..RECIPIENTS {
         let name = format!("r{i}");
-        add_agent(admin, "stress", &name, "observer").await;
         let res = http
             .get(format!(
                 "{}/v1/teams/stress/messages/stream?to={name}",
