@@ -90,23 +90,6 @@ pub fn task_id(field: &str, value: &str) -> Result<(String, i64), StoreError> {
     Ok((prefix, digits.parse().map_err(|_| bad())?))
 }
 
-/// The stored spelling of a task id: `TEST-2`, `TEST-02` and `TEST-002` all name `TEST-002`
-/// (ids are unique on prefix and number). What is not a task id is returned unchanged, so it
-/// is then simply not found.
-pub fn canonical_task_id(value: &str) -> String {
-    match task_id("id", value) {
-        Ok((prefix, number)) => format!("{prefix}-{number:03}"),
-        Err(_) => value.to_string(),
-    }
-}
-
-/// [`canonical_task_id`] for every id of a list.
-pub fn canonical_task_ids(ids: &mut [String]) {
-    for id in ids {
-        *id = canonical_task_id(id);
-    }
-}
-
 /// The `blockedBy` edges a request adds in all, against `[limits] max_blocked_by_per_request`.
 /// Checked before the request reaches a store, so no backend's writer sees a larger one.
 pub fn blocked_by_edges(
@@ -201,15 +184,6 @@ mod tests {
         ] {
             assert!(task_id("id", bad).is_err(), "{bad} should be refused");
         }
-    }
-
-    #[test]
-    fn task_ids_have_one_spelling() {
-        for id in ["TEST-2", "TEST-02", "TEST-002", "TEST-0002"] {
-            assert_eq!(canonical_task_id(id), "TEST-002");
-        }
-        assert_eq!(canonical_task_id("TEST-1234"), "TEST-1234");
-        assert_eq!(canonical_task_id("nonsense"), "nonsense");
     }
 
     #[test]

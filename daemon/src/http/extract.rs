@@ -171,25 +171,6 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
     }
 }
 
-/// The `{id}` of a task route, in the stored spelling (`TEST-2` is `TEST-002`).
-pub struct TaskId(pub String);
-
-impl<S: Send + Sync> FromRequestParts<S> for TaskId {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let params = RawPathParams::from_request_parts(parts, state)
-            .await
-            .map_err(|_| ApiError::not_found("no such route"))?;
-        let id = params
-            .iter()
-            .find(|(k, _)| *k == "id")
-            .map(|(_, v)| v)
-            .ok_or_else(|| ApiError::not_found("no such route"))?;
-        Ok(TaskId(crate::validate::canonical_task_id(id)))
-    }
-}
-
 /// The `{team}` of the path, if the route has one.
 pub fn path_team(params: &RawPathParams) -> Option<&str> {
     params.iter().find(|(k, _)| *k == "team").map(|(_, v)| v)

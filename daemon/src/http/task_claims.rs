@@ -2,12 +2,12 @@
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_batch, ApiJson, Body, TaskId};
+use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
 use super::{AppState, AuthEpoch, Revocation};
 use crate::validate;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use huddle_wire::limits::{MAX_CLAIM_BATCH, MAX_CLAIM_PREFIXES};
@@ -158,7 +158,7 @@ pub async fn claim(
 pub async fn heartbeat(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
-    TaskId(id): TaskId,
+    Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<Heartbeat>,
 ) -> ApiResult<Response> {
     let lease_ms = lease(&state, req.lease_ms)?;
@@ -186,7 +186,7 @@ pub async fn heartbeat(
 pub async fn complete(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
-    TaskId(id): TaskId,
+    Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<CompleteTask>,
 ) -> ApiResult<Response> {
     if let Some(result) = &req.result {
@@ -226,11 +226,7 @@ pub async fn complete_many(
             validate::depth(&field, result, state.settings.limits.max_json_depth)?;
         }
     }
-    let items = req
-        .tasks
-        .into_iter()
-        .map(|t| (validate::canonical_task_id(&t.id), t.result))
-        .collect();
+    let items = req.tasks.into_iter().map(|t| (t.id, t.result)).collect();
     let tasks = state.store.complete_tasks(&caller, items).await?;
     Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())
 }
@@ -253,7 +249,7 @@ pub async fn complete_many(
 pub async fn fail(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
-    TaskId(id): TaskId,
+    Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<FailTask>,
 ) -> ApiResult<Response> {
     validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
@@ -281,7 +277,7 @@ pub async fn fail(
 pub async fn release(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
-    TaskId(id): TaskId,
+    Path((_, id)): Path<(String, String)>,
     ApiJson(_): ApiJson<serde_json::Map<String, serde_json::Value>>,
 ) -> ApiResult<Response> {
     Ok(task_response(

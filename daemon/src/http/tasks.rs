@@ -2,11 +2,11 @@
 
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
-use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch, TaskId};
+use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
 use super::openapi_types::*;
 use super::AppState;
 use crate::store::TaskFilter;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -74,14 +74,8 @@ pub async fn create(
             ))
         }
     };
-    let mut tasks = tasks;
     let edges = tasks.iter().map(|t| t.blocked_by.len()).sum();
     crate::validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
-    // One spelling everywhere: an explicit `TEST-1` is stored, and found, as `TEST-001`.
-    for t in &mut tasks {
-        t.id = t.id.as_deref().map(crate::validate::canonical_task_id);
-        crate::validate::canonical_task_ids(&mut t.blocked_by);
-    }
     let created = state.store.create_tasks(&caller, tasks).await?;
     if batch {
         Ok((StatusCode::CREATED, Json(created)).into_response())
@@ -170,7 +164,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadTasks>,
-    TaskId(id): TaskId,
+    Path((_, id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     Ok(task_response(
         StatusCode::OK,
@@ -205,14 +199,12 @@ pub async fn get(
 pub async fn update(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,
-    TaskId(id): TaskId,
+    Path((_, id)): Path<(String, String)>,
     IfMatch(if_match): IfMatch,
-    ApiJson(mut patch): ApiJson<TaskPatch>,
+    ApiJson(patch): ApiJson<TaskPatch>,
 ) -> ApiResult<Response> {
     let limits = &state.settings.limits;
     crate::validate::blocked_by_edges("addBlockedBy", patch.add_blocked_by.len(), limits)?;
-    crate::validate::canonical_task_ids(&mut patch.add_blocked_by);
-    crate::validate::canonical_task_ids(&mut patch.remove_blocked_by);
     Ok(task_response(
         StatusCode::OK,
         state

@@ -12,7 +12,7 @@ use std::time::Instant;
 fn graph(n: usize) -> Vec<Value> {
     let mut tasks = Vec::with_capacity(n);
     for g in 0..n / 10 {
-        let id = |k: usize| format!("TEST-{:03}", g * 10 + k);
+        let id = |k: usize| format!("TEST-{}", g * 10 + k);
         for k in 1..=10 {
             let blocked_by: Vec<String> = match k {
                 2..=5 => vec![id(k - 1)],

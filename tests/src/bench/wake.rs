@@ -36,7 +36,7 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     let mut lat = Latencies::default();
     let started = Instant::now();
     for i in 0..sizes.wakes {
-        let id = format!("TEST-{i:03}");
+        let id = format!("TEST-{i}");
         coord
             .post_ok(
                 "/v1/teams/wake/tasks",

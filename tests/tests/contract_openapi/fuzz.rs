@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const ADMIN: &str = "contract-admin-token";
+const ADMIN: &str = "contract-admin-token-0123456789abcdef";
 
 /// At least this many requests over both runs.
 const MIN_REQUESTS: usize = 2_000;
