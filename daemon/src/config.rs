@@ -2,7 +2,8 @@
 //!
 //! Every key `section.key` can be set by `HUDDLE_SECTION_KEY` (for example
 //! `HUDDLE_TASKS_DEFAULT_LEASE_MS`); the `[server]` keys also by `HUDDLE_KEY` alone
-//! (`HUDDLE_LISTEN`, `HUDDLE_DATA_DIR`, `HUDDLE_ADMIN_TOKEN`).
+//! (`HUDDLE_LISTEN`, `HUDDLE_DATA_DIR`, `HUDDLE_ADMIN_TOKEN`). So `HUDDLE_METRICS_LISTEN` and
+//! `HUDDLE_LOG_FORMAT` set `[metrics] listen` and `[log] format`.
 
 use crate::store::sqlite::Synchronous;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,8 @@ pub struct Settings {
     pub memory: MemorySettings,
     pub streams: StreamSettings,
     pub limits: LimitSettings,
+    pub metrics: MetricsSettings,
+    pub log: LogSettings,
     /// The code-developer model, read by workers (`huddle worker --config`), not the daemon;
     /// accepted here so one file can configure both.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
@@ -44,6 +47,14 @@ pub struct ServerSettings {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StorageSettings {
+    /// `sqlite` (the default: one file in the data directory, one daemon) or `postgres`
+    /// (several daemons sharing one database, `database_url`).
+    pub backend: crate::store::Backend,
+    /// `postgres://user:password@host:port/database`; also `HUDDLE_DATABASE_URL`, which
+    /// selects the postgres backend by itself.
+    pub database_url: String,
+    /// PostgreSQL connections per daemon (besides its one LISTEN connection).
+    pub pool_size: u32,
     pub synchronous: Synchronous,
     pub read_connections: usize,
     pub max_batch: usize,
@@ -72,6 +83,31 @@ pub struct MemorySettings {
 pub struct StreamSettings {
     pub keepalive_secs: u64,
     pub buffer: usize,
+}
+
+/// `[metrics]`: where Prometheus scrapes `/metrics`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Empty: `/metrics` on the API's address, for the admin token. An address: `/metrics`
+    /// there, without a token (keep it private), and not on the API's address.
+    pub listen: String,
+}
+
+/// `[log]`: how `huddled` writes its log (to stderr; `HUDDLE_LOG` filters it).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    pub format: LogFormat,
+}
+
+/// `text` for people, `json` for log pipelines: one object per line, each request's id in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 /// `[limits]`: how fast and how much clients may send. The one definition: the HTTP layer and
@@ -150,6 +186,9 @@ impl Default for ServerSettings {
 impl Default for StorageSettings {
     fn default() -> Self {
         StorageSettings {
+            backend: crate::store::Backend::Sqlite,
+            database_url: String::new(),
+            pool_size: 16,
             synchronous: Synchronous::Full,
             read_connections: 4,
             max_batch: 512,
@@ -233,9 +272,15 @@ impl Settings {
             merge(&mut value, from_file);
         }
         apply_env(&mut value, &env)?;
-        value
+        let mut settings: Settings = value
             .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Env(e.to_string()))
+            .map_err(|e: toml::de::Error| ConfigError::Env(e.to_string()))?;
+        // The conventional variable of hosted databases: a URL means PostgreSQL.
+        if let Some(url) = env("HUDDLE_DATABASE_URL").filter(|u| !u.trim().is_empty()) {
+            settings.storage.database_url = url;
+            settings.storage.backend = crate::store::Backend::Postgres;
+        }
+        Ok(settings)
     }
 
     pub fn database_path(&self) -> PathBuf {
@@ -321,6 +366,17 @@ mod tests {
         assert_eq!(s.tasks.max_wait_ms, 1234);
         assert_eq!(s.storage.synchronous, Synchronous::Normal);
         assert_eq!(s.memory.max_bytes, 1024 * 1024);
+        assert_eq!(s.storage.backend, crate::store::Backend::Sqlite);
+    }
+
+    #[test]
+    fn a_database_url_selects_postgres() {
+        let s = Settings::load(None, |k| {
+            (k == "HUDDLE_DATABASE_URL").then(|| "postgres://h@db/huddle".to_string())
+        })
+        .unwrap();
+        assert_eq!(s.storage.backend, crate::store::Backend::Postgres);
+        assert_eq!(s.storage.database_url, "postgres://h@db/huddle");
     }
 
     #[test]

@@ -45,6 +45,9 @@ struct TeamChannels {
 
 pub struct Hub {
     buffer: usize,
+    /// `(team_id, agent)` whose token was revoked or rotated on another replica (reported by
+    /// the PostgreSQL listener); the daemon's forgetter turns them into cache revocations.
+    revocations: broadcast::Sender<(i64, String)>,
     teams: Mutex<HashMap<i64, Arc<TeamChannels>>>,
 }
 
@@ -53,6 +56,7 @@ impl Hub {
     pub fn new(buffer: usize) -> Self {
         Hub {
             buffer: buffer.max(16),
+            revocations: broadcast::channel(1024).0,
             teams: Mutex::new(HashMap::new()),
         }
     }
@@ -130,6 +134,16 @@ impl Hub {
             .unwrap_or_else(|p| p.into_inner())
             .len();
         n
+    }
+
+    /// Reports a revocation made elsewhere; see [`Hub::subscribe_revocations`]. (Local
+    /// revocations go straight to the token cache, which ends streams and long polls itself.)
+    pub fn revoke(&self, team_id: i64, agent: &str) {
+        let _ = self.revocations.send((team_id, agent.to_string()));
+    }
+
+    pub fn subscribe_revocations(&self) -> broadcast::Receiver<(i64, String)> {
+        self.revocations.subscribe()
     }
 
     /// Changes whenever a task of the team may have become claimable.

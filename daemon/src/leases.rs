@@ -23,6 +23,7 @@ pub async fn sweep(store: Arc<dyn Store>, every_ms: u64, shutdown: CancellationT
                     failing = false;
                 }
                 if n > 0 {
+                    crate::metrics::leases_expired(n);
                     tracing::info!(expired = n, "returned expired leases");
                 }
             }

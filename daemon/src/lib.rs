@@ -3,12 +3,14 @@
 //! A tour of the layout:
 //! - [`config`]: settings from defaults, `config/huddle.toml`, `HUDDLE_…` variables and flags.
 //! - [`identity`]: bearer tokens (random, shown once, stored hashed) and the admin token.
-//! - [`store`]: the `Store` trait — every durable operation — and its SQLite backend with a
-//!   single group-commit writer and a read pool.
+//! - [`store`]: the `Store` trait — every durable operation — its rules shared by every
+//!   backend, the SQLite backend (a single group-commit writer and a read pool) and the
+//!   PostgreSQL one (several replicas on one database, LISTEN/NOTIFY between them).
 //! - [`hub`]: in-process fan-out after commit: SSE streams, long-polling claims and inboxes.
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
 //! - [`validate`]: input rules shared by every backend.
+//! - [`metrics`]: what `/metrics` reports, measured where it happens.
 //!
 //! [`run`] is the testable entry point: give it settings, a bound listener and a shutdown
 //! future; it serves until the future completes, then drains and closes the database. It is
@@ -23,6 +25,7 @@ pub mod http;
 pub mod hub;
 pub mod identity;
 pub mod leases;
+pub mod metrics;
 pub mod store;
 pub mod validate;
 
@@ -31,7 +34,6 @@ use http::AppState;
 use hub::Hub;
 use std::future::Future;
 use std::sync::Arc;
-use store::sqlite::{SqliteOptions, SqliteStore};
 use store::Store;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -49,51 +51,50 @@ pub enum DaemonError {
     Store(#[from] store::StoreError),
     #[error("serving: {0}")]
     Serve(std::io::Error),
+    #[error("cannot listen on {addr} for /metrics: {source}")]
+    MetricsListen {
+        addr: String,
+        source: std::io::Error,
+    },
 }
 
 /// A daemon's state, built but not yet serving: the router for in-process tests, and the
 /// pieces `run` needs to shut down cleanly.
 pub struct Built {
     pub state: AppState,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<dyn Store>,
     pub admin_token_source: identity::AdminTokenSource,
 }
 
 /// Prepares the data directory, the admin token and the store.
-pub fn build(settings: Settings) -> Result<Built, DaemonError> {
+pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
     let dir = settings.server.data_dir.clone();
     let data_dir_error = |path: &std::path::Path| {
         let path = path.to_path_buf();
         move |source| DaemonError::DataDir { path, source }
     };
     files::private_dir(&dir).map_err(data_dir_error(&dir))?;
-    let database = settings.database_path();
-    files::private_database(&database).map_err(data_dir_error(&database))?;
+    // The SQLite files, when the store is SQLite (PostgreSQL keeps nothing here).
+    let database =
+        (settings.storage.backend == store::Backend::Sqlite).then(|| settings.database_path());
+    if let Some(database) = &database {
+        files::private_database(database).map_err(data_dir_error(database))?;
+    }
     let (admin_token, admin_token_source) =
         identity::admin_token(&settings.server.admin_token, &dir)
             .map_err(DaemonError::AdminToken)?;
     let hub = Arc::new(Hub::new(settings.streams.buffer));
-    let store = Arc::new(SqliteStore::open(
-        SqliteOptions {
-            path: settings.database_path(),
-            synchronous: settings.storage.synchronous,
-            read_connections: settings.storage.read_connections,
-            max_batch: settings.storage.max_batch,
-            default_max_attempts: settings.tasks.default_max_attempts,
-            memory_max_bytes: settings.memory.max_bytes,
-            memory_history_limit: settings.memory.history_limit,
-            limits: settings.limits.clone(),
-        },
-        hub.clone(),
-    )?);
-    files::private_side_files(&database).map_err(data_dir_error(&database))?;
+    let store = store::open(&settings, hub.clone()).await?;
+    if let Some(database) = &database {
+        files::private_side_files(database).map_err(data_dir_error(database))?;
+    }
     let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
     let failed_auth = Arc::new(http::limits::FailedAuth::new(&settings.limits));
     let streams = Arc::new(http::limits::StreamSlots::new(
         settings.limits.max_streams_per_token,
     ));
     let state = AppState {
-        store: store.clone() as Arc<dyn Store>,
+        store: store.clone(),
         hub,
         settings: Arc::new(settings),
         admin_token: admin_token.into(),
@@ -116,7 +117,7 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), DaemonError> {
-    serve(build(settings)?, listener, shutdown).await
+    serve(build(settings).await?, listener, shutdown).await
 }
 
 /// Serves a [`build`] daemon on `listener` until `shutdown` completes; then stops accepting,
@@ -133,10 +134,36 @@ pub async fn serve(
         identity::AdminTokenSource::File(path) => format!("in {}", path.display()),
     };
     tracing::info!(
-        "huddled listening on http://{addr} · data in {} (synchronous={:?}) · admin token {token_at} · dashboard at http://{addr}/",
-        built.store.path().display(),
-        state.settings.storage.synchronous,
+        "huddled listening on http://{addr} · data in {} · admin token {token_at} · dashboard at http://{addr}/",
+        built.store.describe(),
     );
+    crate::metrics::handle();
+    let upkeep = tokio::spawn(crate::metrics::upkeep(state.shutdown.clone()));
+    let metrics_server = match state.settings.metrics.listen.as_str() {
+        "" => None,
+        addr => {
+            let listener =
+                TcpListener::bind(addr)
+                    .await
+                    .map_err(|source| DaemonError::MetricsListen {
+                        addr: addr.to_string(),
+                        source,
+                    })?;
+            let at = listener.local_addr().map_err(DaemonError::Serve)?;
+            tracing::info!("metrics at http://{at}/metrics (no token)");
+            let app = http::scrape::separate(state.clone());
+            let stop = state.shutdown.clone();
+            Some(tokio::spawn(async move {
+                let served = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await;
+                if let Err(e) = served {
+                    tracing::warn!(error = %e, "the metrics listener stopped");
+                }
+            }))
+        }
+    };
+    let forgetter = tokio::spawn(forget_revoked_tokens(state.clone()));
     let sweeper = tokio::spawn(leases::sweep(
         state.store.clone(),
         state.settings.tasks.lease_sweep_ms,
@@ -153,6 +180,11 @@ pub async fn serve(
     .await;
     state.shutdown.cancel();
     let _ = sweeper.await;
+    let _ = upkeep.await;
+    if let Some(server) = metrics_server {
+        let _ = server.await;
+    }
+    let _ = forgetter.await;
     let _ = shrinker.await;
     built.store.close().await;
     tracing::info!("database closed");
@@ -167,6 +199,24 @@ async fn forget_idle_rates(state: AppState) {
         tokio::select! {
             _ = every.tick() => state.rate.shrink(),
             _ = state.shutdown.cancelled() => return,
+        }
+    }
+}
+
+/// Keeps the token cache true to revocations made anywhere: on this daemon, or on another
+/// replica of the same PostgreSQL database (its listener reports them through the hub). A
+/// missed notice clears the whole cache rather than keep a revoked token.
+async fn forget_revoked_tokens(state: AppState) {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut revoked = state.hub.subscribe_revocations();
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            r = revoked.recv() => match r {
+                Ok((team_id, agent)) => state.auth.forget_agent(team_id, &agent),
+                Err(RecvError::Lagged(_)) => state.auth.clear(),
+                Err(RecvError::Closed) => return,
+            },
         }
     }
 }

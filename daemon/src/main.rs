@@ -1,7 +1,7 @@
 //! `huddled`: parse flags, load settings, log, and serve until SIGINT/SIGTERM.
 
 use clap::Parser;
-use huddle_daemon::config::Settings;
+use huddle_daemon::config::{LogFormat, Settings};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,14 +29,6 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("HUDDLE_LOG")
-                .unwrap_or_else(|_| "info,tower_http=warn".into()),
-        )
-        .init();
     let flags = Flags::parse();
     let mut settings = match Settings::load(flags.config.as_deref(), |k| std::env::var(k).ok()) {
         Ok(s) => s,
@@ -45,6 +37,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    init_logging(settings.log.format);
     if let Some(listen) = flags.listen {
         settings.server.listen = listen;
     }
@@ -64,6 +57,27 @@ async fn main() -> ExitCode {
             eprintln!("huddled: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Logs to stderr, filtered by `HUDDLE_LOG`: text for people, or one JSON object per line
+/// with the current span (a request's id, method and path) flattened in.
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HUDDLE_LOG")
+        .unwrap_or_else(|_| "info,tower_http=warn".into());
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
     }
 }
 

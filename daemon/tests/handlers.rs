@@ -10,12 +10,12 @@ use tower::ServiceExt;
 
 const ADMIN: &str = "admin-secret-0123456789abcdef-0123";
 
-fn app() -> (Router, tempfile::TempDir) {
+async fn app() -> (Router, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut settings = Settings::default();
     settings.server.data_dir = dir.path().to_path_buf();
     settings.server.admin_token = ADMIN.into();
-    let built = huddle_daemon::build(settings).unwrap();
+    let built = huddle_daemon::build(settings).await.unwrap();
     (huddle_daemon::http::app(built.state), dir)
 }
 
@@ -44,7 +44,7 @@ async fn call(
 
 #[tokio::test]
 async fn health_and_readiness_need_no_token() {
-    let (app, _dir) = app();
+    let (app, _dir) = app().await;
     assert_eq!(
         call(&app, "GET", "/healthz", None, None).await,
         (StatusCode::OK, json!({"status": "ok"}))
@@ -57,7 +57,7 @@ async fn health_and_readiness_need_no_token() {
 
 #[tokio::test]
 async fn missing_and_wrong_tokens_get_401_in_the_error_shape() {
-    let (app, _dir) = app();
+    let (app, _dir) = app().await;
     let (status, body) = call(&app, "POST", "/v1/teams", None, Some(json!({"name": "qa"}))).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(body["error"]["code"], "unauthorized");
@@ -74,7 +74,7 @@ async fn missing_and_wrong_tokens_get_401_in_the_error_shape() {
 
 #[tokio::test]
 async fn the_admin_creates_a_team_and_an_agent_whose_token_works_once_shown() {
-    let (app, _dir) = app();
+    let (app, _dir) = app().await;
     let (status, team) = call(
         &app,
         "POST",
@@ -116,7 +116,7 @@ async fn the_admin_creates_a_team_and_an_agent_whose_token_works_once_shown() {
 
 #[tokio::test]
 async fn unknown_routes_and_methods_answer_in_the_error_shape() {
-    let (app, _dir) = app();
+    let (app, _dir) = app().await;
     let (status, body) = call(&app, "GET", "/v2/whatever", None, None).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
@@ -131,7 +131,7 @@ async fn unknown_routes_and_methods_answer_in_the_error_shape() {
 
 #[tokio::test]
 async fn oversized_bodies_get_413_before_parsing() {
-    let (app, _dir) = app();
+    let (app, _dir) = app().await;
     let big = json!({ "name": "x".repeat(2 * 1024 * 1024) });
     let (status, body) = call(&app, "POST", "/v1/teams", Some(ADMIN), Some(big)).await;
     assert_eq!(

@@ -6,8 +6,10 @@ pub mod cli;
 pub mod clients;
 pub mod http;
 pub mod llm;
+pub mod pg;
 pub mod process;
 pub mod proxy;
+pub mod python;
 pub mod sse;
 pub mod store;
 
@@ -31,6 +33,8 @@ pub struct TestDaemon {
     pub data_dir: PathBuf,
     /// The daemon's state, for tests that look inside (the hub's channels, the caches).
     pub state: huddle_daemon::http::AppState,
+    /// What it was started with (a restart starts with the same).
+    pub settings: Settings,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
     /// Keeps the temporary directory alive as long as the daemon (when we made it).
@@ -54,9 +58,17 @@ impl TestDaemon {
     }
 
     /// A daemon on a fresh directory with settings adjusted by `tweak`.
+    /// With `HUDDLE_TEST_BACKEND=postgres` the daemon stores in a fresh PostgreSQL database
+    /// instead of SQLite, so the same HTTP tests cover both backends (`./scripts/test` runs the
+    /// API tests both ways).
     pub async fn start_with(tweak: impl FnOnce(&mut Settings)) -> TestDaemon {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut settings = test_settings(dir.path());
+        if std::env::var("HUDDLE_TEST_BACKEND").as_deref() == Ok("postgres") {
+            settings.storage.backend = huddle_daemon::store::Backend::Postgres;
+            settings.storage.database_url = pg::fresh_database().await;
+            settings.storage.pool_size = 4;
+        }
         tweak(&mut settings);
         let mut d = Self::start_on(settings).await;
         d._dir = Some(dir);
@@ -88,7 +100,8 @@ impl TestDaemon {
         show_logs_when_asked();
         let addr = listener.local_addr().expect("local addr");
         let data_dir = settings.server.data_dir.clone();
-        let built = huddle_daemon::build(settings)?;
+        let kept = settings.clone();
+        let built = huddle_daemon::build(settings).await?;
         let state = built.state.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -103,6 +116,7 @@ impl TestDaemon {
             url: format!("http://{addr}"),
             data_dir,
             state,
+            settings: kept,
             stop: Some(stop),
             task: Some(task),
             _dir: None,
@@ -126,7 +140,7 @@ impl TestDaemon {
     /// that were connected can reconnect.
     pub async fn restart(mut self) -> TestDaemon {
         self.stop().await;
-        let settings = test_settings(&self.data_dir);
+        let settings = self.settings.clone();
         let listener = bind_again(self.addr).await;
         let mut d = Self::serve(settings, listener)
             .await

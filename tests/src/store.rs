@@ -1,12 +1,27 @@
 //! Shared setup for the store contract tests: one fresh store per backend, teams, agents.
 use huddle_daemon::hub::Hub;
+use huddle_daemon::store::postgres::{PostgresOptions, PostgresStore};
 use huddle_daemon::store::sqlite::{SqliteOptions, SqliteStore, Synchronous};
 use huddle_daemon::store::{Caller, Store};
 use huddle_sdk::wire::{NewTask, Role};
 use std::sync::Arc;
 
-/// One fresh store per backend; the temp dir lives as long as the store.
-pub fn backends() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
+/// What keeps a backend's data alive for the test: a temporary directory (SQLite) or nothing
+/// (each PostgreSQL store has its own fresh database on the test server).
+pub type Keep = Option<tempfile::TempDir>;
+
+/// One fresh store per backend: SQLite in a temporary directory, PostgreSQL in a fresh
+/// database. Every store contract test runs on both.
+pub async fn backends() -> Vec<(Arc<dyn Store>, Keep)> {
+    vec![sqlite().await, postgres().await]
+}
+
+pub async fn sqlite() -> (Arc<dyn Store>, Keep) {
+    sqlite_with(Arc::new(Hub::new(64))).await
+}
+
+/// A SQLite store publishing to `hub`.
+pub async fn sqlite_with(hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(
         SqliteOptions {
@@ -19,10 +34,33 @@ pub fn backends() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
             memory_history_limit: 3,
             limits: huddle_daemon::config::LimitSettings::default(),
         },
-        Arc::new(Hub::new(64)),
+        hub,
     )
     .unwrap();
-    vec![(Arc::new(store) as Arc<dyn Store>, dir)]
+    (Arc::new(store), Some(dir))
+}
+
+/// A PostgreSQL store on a fresh database, with the same options as [`sqlite`].
+pub async fn postgres() -> (Arc<dyn Store>, Keep) {
+    postgres_on(&crate::pg::fresh_database().await, Arc::new(Hub::new(64))).await
+}
+
+/// A PostgreSQL store (a replica) on an existing database, feeding `hub`.
+pub async fn postgres_on(url: &str, hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
+    let store = PostgresStore::open(
+        PostgresOptions {
+            url: url.to_string(),
+            pool_size: 4,
+            default_max_attempts: 2,
+            memory_max_bytes: 4096,
+            memory_history_limit: 3,
+            limits: huddle_daemon::config::LimitSettings::default(),
+        },
+        hub,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("opening PostgreSQL at {url}: {e}"));
+    (Arc::new(store), None)
 }
 
 pub async fn agent(store: &dyn Store, team_id: i64, team: &str, name: &str, role: Role) -> Caller {

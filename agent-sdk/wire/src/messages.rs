@@ -11,6 +11,7 @@ pub const BROADCAST: &str = "*";
 /// `POST /v1/teams/{team}/messages`. The sender is the caller's identity, never the body.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PostMessage {
     /// An agent name, a role, or `*`.
@@ -41,6 +42,7 @@ pub struct PostMessages {
 /// One message of a batched post: [`PostMessage`] plus its own optional idempotency key.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BatchMessage {
     /// An agent name, a role, or `*`.
@@ -119,6 +121,7 @@ pub struct MessageList {
 /// `POST /v1/teams/{team}/inbox/ack`: everything up to and including `seq` has been handled.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InboxAck {
     #[cfg_attr(feature = "openapi", schema(minimum = 0))]

@@ -4,6 +4,7 @@ use std::fmt;
 /// Where a task is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Pending,
@@ -46,6 +47,7 @@ impl fmt::Display for TaskStatus {
 /// One task to create: give `id` (`TEST-007`) or only `prefix` (`TEST`) to get the next number.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTask {
     #[cfg_attr(
@@ -83,6 +85,7 @@ pub struct NewTask {
 /// `POST /v1/teams/{team}/tasks` takes one task or an array (created all or none).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum NewTasks {
     Many(Vec<NewTask>),
@@ -135,6 +138,7 @@ pub struct TaskList {
 /// `PATCH /v1/teams/{team}/tasks/{id}`; absent fields are left alone, `metadata` is merged.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskPatch {
     #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
@@ -148,6 +152,7 @@ pub struct TaskPatch {
     pub status: Option<TaskStatus>,
     /// `Some(None)` (JSON `null`) clears the owner.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "schemars", schemars(with = "Option<String>"))]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -170,6 +175,7 @@ pub struct TaskPatch {
 /// `POST /v1/teams/{team}/tasks/claim`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClaimRequest {
     /// Id prefixes to take (`TEST`, `TEST-`); the role's defaults when absent.
@@ -208,6 +214,7 @@ pub struct Heartbeat {
 /// `POST …/tasks/{id}/complete`
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompleteTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,6 +242,7 @@ pub struct CompleteItem {
 /// `POST …/tasks/{id}/fail`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FailTask {
     #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]

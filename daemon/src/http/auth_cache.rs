@@ -32,6 +32,8 @@ struct Inner {
     /// `(team_id, agent)` → the epoch of its latest revocation. One entry per agent ever
     /// revoked, so it is bounded by the agents in the database.
     revoked: HashMap<(i64, String), u64>,
+    /// The epoch of the latest [`AuthCache::clear`]: everyone counts as revoked then.
+    everyone_at: u64,
 }
 
 /// The revocation epoch at which a request's identity was established, kept in the request's
@@ -47,6 +49,7 @@ impl AuthCache {
                 entries: HashMap::new(),
                 epoch: 0,
                 revoked: HashMap::new(),
+                everyone_at: 0,
             }),
             epoch_changed: watch::channel(0).0,
             capacity: capacity.max(1),
@@ -89,12 +92,42 @@ impl AuthCache {
     /// A token of `agent` was revoked or rotated (the store has committed): drops it from the
     /// cache and ends whatever the agent started before now.
     pub fn revoke(&self, token_hash: &str, team_id: i64, agent: &str) {
+        self.bump(|inner, epoch| {
+            inner.entries.remove(token_hash);
+            inner
+                .entries
+                .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
+            inner.revoked.insert((team_id, agent.to_string()), epoch);
+        });
+    }
+
+    /// Like [`Self::revoke`] without the token: a revocation made by another replica (the
+    /// store's listener reports those through the hub).
+    pub fn forget_agent(&self, team_id: i64, agent: &str) {
+        self.bump(|inner, epoch| {
+            inner
+                .entries
+                .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
+            inner.revoked.insert((team_id, agent.to_string()), epoch);
+        });
+    }
+
+    /// Revocations may have been missed: drops everything and ends every long poll and stream
+    /// (their clients reconnect and authenticate again).
+    pub fn clear(&self) {
+        self.bump(|inner, epoch| {
+            inner.entries.clear();
+            inner.everyone_at = epoch;
+        });
+    }
+
+    /// Applies `change` under the lock with the next epoch, then announces the epoch.
+    fn bump(&self, change: impl FnOnce(&mut Inner, u64)) {
         let epoch = {
             let mut inner = self.write();
-            inner.entries.remove(token_hash);
             inner.epoch += 1;
             let epoch = inner.epoch;
-            inner.revoked.insert((team_id, agent.to_string()), epoch);
+            change(&mut inner, epoch);
             epoch
         };
         self.epoch_changed.send_replace(epoch);
@@ -104,10 +137,11 @@ impl AuthCache {
     pub fn revoked_since(&self, team_id: i64, agent: &str, since: AuthEpoch) -> bool {
         let inner = self.read();
         inner.epoch > since.0
-            && inner
-                .revoked
-                .get(&(team_id, agent.to_string()))
-                .is_some_and(|at| *at > since.0)
+            && (inner.everyone_at > since.0
+                || inner
+                    .revoked
+                    .get(&(team_id, agent.to_string()))
+                    .is_some_and(|at| *at > since.0))
     }
 
     /// A watch on the epoch, for [`Revocation`].

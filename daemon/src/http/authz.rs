@@ -132,6 +132,16 @@ pub fn refuse(role: Option<Role>, action: Action) -> ApiError {
     })
 }
 
+/// Whether an agent's role may perform `action`: `Ok`, or the 403 [`refuse`] gives. Used by
+/// [`Can`] and by the MCP tools, so both surfaces answer alike.
+pub fn permit(caller: &Caller, action: Action) -> Result<(), ApiError> {
+    if allowed(Some(caller.role), action) {
+        Ok(())
+    } else {
+        Err(refuse(Some(caller.role), action))
+    }
+}
+
 /// Type-level names for actions, so a handler's signature says what it needs.
 pub trait ActionName {
     const ACTION: Action;
@@ -191,10 +201,10 @@ impl<A: ActionName + Send> FromRequestParts<AppState> for Can<A> {
             Principal::Agent(caller) if caller.team != team => {
                 Err(ApiError::not_found(format!("team {team} not found")))
             }
-            Principal::Agent(caller) if allowed(Some(caller.role), A::ACTION) => {
+            Principal::Agent(caller) => {
+                permit(&caller, A::ACTION)?;
                 Ok(Can(caller, PhantomData))
             }
-            Principal::Agent(caller) => Err(refuse(Some(caller.role), A::ACTION)),
         }
     }
 }

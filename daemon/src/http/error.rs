@@ -118,6 +118,7 @@ impl From<StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        crate::metrics::error_answered(self.code);
         let (status, retry_after) = (self.status, self.retry_after);
         let body = ErrorBody {
             error: ErrorInfo {

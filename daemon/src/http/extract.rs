@@ -108,6 +108,12 @@ pub fn parse_batch<T: DeserializeOwned>(
     serde_path_to_error::deserialize(raw).map_err(field_error)
 }
 
+/// A JSON value as `T`, refused like a body: wrong types and unknown fields name the field
+/// (the MCP tools' arguments).
+pub fn parse_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(field_error)
+}
+
 /// A deserialisation error as the API's 400: syntax errors as `invalid_json`, the rest as
 /// `invalid_field` naming the path.
 fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {

@@ -96,6 +96,7 @@ impl StreamSlots {
             .with_retry_after(1));
         }
         *count += 1;
+        crate::metrics::stream_opened(1.0);
         Ok(StreamSlot {
             key,
             open: self.open.clone(),
@@ -105,6 +106,7 @@ impl StreamSlots {
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
+        crate::metrics::stream_opened(-1.0);
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(count) = open.get_mut(&self.key) {
             *count -= 1;

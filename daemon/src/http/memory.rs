@@ -6,6 +6,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
 use super::openapi_types::*;
 use super::AppState;
+use crate::store::Caller;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -64,12 +65,16 @@ pub async fn get_pointer(
     Path((_, pointer)): Path<(String, String)>,
 ) -> ApiResult<Json<serde_json::Value>> {
     let memory = state.store.get_memory(caller.team_id).await?;
+    memory_value(&memory, &pointer).map(Json)
+}
+
+/// The value at a JSON Pointer (with or without its leading `/`) in the shared memory.
+pub fn memory_value(memory: &Memory, pointer: &str) -> ApiResult<serde_json::Value> {
     let pointer = format!("/{}", pointer.trim_start_matches('/'));
     memory
         .doc
         .pointer(&pointer)
         .cloned()
-        .map(Json)
         .ok_or_else(|| ApiError::not_found(format!("nothing at {pointer} in the shared memory")))
 }
 
@@ -117,15 +122,27 @@ pub async fn patch(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.trim_start().starts_with("application/json-patch+json"));
-    let memory = if json_patch {
+    Ok(memory_response(
+        patch_memory(&state, &caller, patch, json_patch, if_match).await?,
+    ))
+}
+
+/// Applies a merge patch, or a JSON Patch when `json_patch` (HTTP and MCP).
+pub async fn patch_memory(
+    state: &AppState,
+    caller: &Caller,
+    patch: serde_json::Value,
+    json_patch: bool,
+    if_match: Option<i64>,
+) -> ApiResult<Memory> {
+    Ok(if json_patch {
         state
             .store
-            .json_patch_memory(&caller, patch, if_match)
+            .json_patch_memory(caller, patch, if_match)
             .await?
     } else {
-        state.store.patch_memory(&caller, patch, if_match).await?
-    };
-    Ok(memory_response(memory))
+        state.store.patch_memory(caller, patch, if_match).await?
+    })
 }
 
 /// Replaces the whole document (coordinators only).

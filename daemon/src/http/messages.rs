@@ -5,7 +5,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, ApiQuery, Body};
 use super::openapi_types::*;
 use super::{AppState, AuthEpoch, Revocation};
-use crate::store::MessageFilter;
+use crate::store::{Caller, MessageFilter};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -48,22 +48,12 @@ pub async fn post(
     headers: HeaderMap,
     ApiJson(body): ApiJson<PostMessage>,
 ) -> ApiResult<Response> {
-    let key = match headers.get(IDEMPOTENCY_KEY) {
-        None => None,
-        Some(v) => {
-            let key = v.to_str().ok().map(str::trim).filter(|k| valid_key(k));
-            Some(
-                key.ok_or_else(|| {
-                    ApiError::bad_request(
-                        "Idempotency-Key",
-                        "Idempotency-Key must be 1–255 visible ASCII characters",
-                    )
-                })?
-                .to_string(),
-            )
-        }
-    };
+    let key = headers
+        .get(IDEMPOTENCY_KEY)
+        .map(|v| v.to_str().unwrap_or_default());
+    let key = idempotency_key("Idempotency-Key", key)?;
     let posted = state.store.post_message(&caller, body, key).await?;
+    crate::metrics::messages_posted(usize::from(!posted.replayed));
     let mut response = (StatusCode::CREATED, Json(posted.message)).into_response();
     if posted.replayed {
         response
@@ -71,6 +61,19 @@ pub async fn post(
             .insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
     Ok(response)
+}
+
+/// An optional idempotency key, checked (HTTP header and MCP `msg_post`); `field` names it in
+/// the error.
+pub fn idempotency_key(field: &str, key: Option<&str>) -> ApiResult<Option<String>> {
+    match key.map(str::trim) {
+        None => Ok(None),
+        Some(k) if valid_key(k) => Ok(Some(k.to_string())),
+        Some(_) => Err(ApiError::bad_request(
+            field,
+            format!("{field} must be 1–255 visible ASCII characters"),
+        )),
+    }
 }
 
 /// An idempotency key: 1–255 visible ASCII characters.
@@ -116,27 +119,30 @@ pub async fn post_many(
         items.push(item.into_parts());
     }
     let posted = state.store.post_messages(&caller, items).await?;
-    let replayed = (0..posted.len()).filter(|&i| posted[i].replayed).collect();
+    let replayed: Vec<usize> = (0..posted.len()).filter(|&i| posted[i].replayed).collect();
+    crate::metrics::messages_posted(posted.len() - replayed.len());
     let messages = posted.into_iter().map(|p| p.message).collect();
     let answer = PostedMessages { messages, replayed };
     Ok((StatusCode::CREATED, Json(answer)).into_response())
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
+/// The filters of a message list: the query string of `GET /messages` and the MCP `msg_list`
+/// input.
+#[derive(Debug, Default, Deserialize, IntoParams, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only messages past this `seq` (the `next` of the previous page).
-    after: Option<i64>,
+    pub after: Option<i64>,
     /// Only messages from this agent.
-    from: Option<String>,
+    pub from: Option<String>,
     /// Only messages to this agent, role or `*`.
-    to: Option<String>,
+    pub to: Option<String>,
     /// Only messages of this type.
     #[serde(rename = "type")]
-    kind: Option<String>,
+    pub kind: Option<String>,
     /// Page size (100 by default).
-    limit: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 /// A page size: 100 by default, at most `limits.max_page_size`.
@@ -169,7 +175,16 @@ pub async fn list(
     Can(caller, _): Can<act::ReadMessages>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<MessageList>> {
-    let limit = page_size(&state, q.limit)?;
+    list_messages(&state, &caller, q).await.map(Json)
+}
+
+/// A page of the caller's team's messages (HTTP and MCP).
+pub async fn list_messages(
+    state: &AppState,
+    caller: &Caller,
+    q: ListQuery,
+) -> ApiResult<MessageList> {
+    let limit = page_size(state, q.limit)?;
     let filter = MessageFilter {
         after: q.after.unwrap_or(0).max(0),
         from: q.from.filter(|s| !s.is_empty()),
@@ -181,17 +196,18 @@ pub async fn list(
     let next = (messages.len() == limit)
         .then(|| messages.last().map(|m| m.seq))
         .flatten();
-    Ok(Json(MessageList { messages, next }))
+    Ok(MessageList { messages, next })
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
+/// How to read the inbox: the query string of `GET /inbox` and the MCP `inbox_read` input.
+#[derive(Debug, Default, Deserialize, IntoParams, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct InboxQuery {
     /// Wait up to this long for a first message (long poll); 0 by default.
-    wait_ms: Option<u64>,
+    pub wait_ms: Option<u64>,
     /// Page size (100 by default).
-    limit: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 /// Unacknowledged messages for the caller; waits up to `waitMs` for the first one. Reading does
@@ -214,7 +230,17 @@ pub async fn inbox(
     epoch: AuthEpoch,
     ApiQuery(q): ApiQuery<InboxQuery>,
 ) -> ApiResult<Json<MessageList>> {
-    let limit = page_size(&state, q.limit)?;
+    read_inbox(&state, &caller, epoch, q).await.map(Json)
+}
+
+/// The caller's unacknowledged messages, waiting up to `waitMs` for a first one (HTTP and MCP).
+pub async fn read_inbox(
+    state: &AppState,
+    caller: &Caller,
+    epoch: AuthEpoch,
+    q: InboxQuery,
+) -> ApiResult<MessageList> {
+    let limit = page_size(state, q.limit)?;
     let wait_ms = q.wait_ms.unwrap_or(0);
     let max_wait = state.settings.tasks.max_wait_ms;
     if wait_ms > max_wait {
@@ -225,16 +251,16 @@ pub async fn inbox(
     }
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut posted = state.hub.watch_messages(caller.team_id);
-    let mut revocation = Revocation::new(&state.auth, &caller, epoch);
+    let mut revocation = Revocation::new(&state.auth, caller, epoch);
     loop {
         if revocation.is_revoked(&state.auth) {
             return Err(ApiError::revoked_while_waiting());
         }
         posted.borrow_and_update();
-        let messages = state.store.inbox(&caller, limit).await?;
+        let messages = state.store.inbox(caller, limit).await?;
         if !messages.is_empty() {
             let next = messages.last().map(|m| m.seq);
-            return Ok(Json(MessageList { messages, next }));
+            return Ok(MessageList { messages, next });
         }
         tokio::select! {
             r = posted.changed() => if r.is_err() { break },
@@ -243,10 +269,10 @@ pub async fn inbox(
             _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
         }
     }
-    Ok(Json(MessageList {
+    Ok(MessageList {
         messages: Vec::new(),
         next: None,
-    }))
+    })
 }
 
 /// Marks everything up to and including `seq` as handled; the cursor never moves back.

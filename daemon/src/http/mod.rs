@@ -9,11 +9,13 @@ pub mod extract;
 mod health;
 pub mod identity;
 pub mod limits;
+mod mcp;
 mod memory;
 mod messages;
 pub mod openapi;
 mod openapi_types;
 pub mod routes;
+pub mod scrape;
 pub mod serve;
 mod streams;
 mod task_claims;
@@ -30,6 +32,8 @@ use error::ApiError;
 use huddle_wire::codes;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
 
 /// Everything a handler needs, cheap to clone.
 #[derive(Clone)]
@@ -50,20 +54,16 @@ pub struct AppState {
     pub shutdown: CancellationToken,
 }
 
-/// The span every request is logged in: method and path, never the query string (a client may
-/// put a token there).
-fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
-    tracing::debug_span!(
-        "request",
-        method = %request.method(),
-        path = %request.uri().path(),
-    )
-}
-
 /// The whole API as a router, so tests can drive it in process with `oneshot`.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.server.max_body_bytes;
     let (api, _) = routes::api().split_for_parts();
+    let mut api = api
+        // Agents' native interface: the same operations as MCP tools (`mcp/`).
+        .merge(mcp::router(&state));
+    if state.settings.metrics.listen.is_empty() {
+        api = api.route("/metrics", axum::routing::get(scrape::for_admin));
+    }
     api
         // The dashboard is for people, not part of the API or its document.
         .route("/", axum::routing::get(dashboard::index))
@@ -79,7 +79,30 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span))
+        // Per route, so the matched template (not the raw path) labels the request.
+        .layer(axum::middleware::from_fn(crate::metrics::track))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        // Outermost: every request has an `x-request-id` (the client's, or a new UUID) before
+        // its span opens, and the answer carries it back.
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        // Outside the request id too: an oversized head is refused before anything else.
         .layer(axum::middleware::from_fn(serve::limit_head))
         .with_state(state)
+}
+
+/// A request's span: its id (from `x-request-id`), method and path, on every line logged
+/// while it is answered.
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    tracing::info_span!(
+        "request",
+        request_id = %id,
+        method = %request.method(),
+        path = %request.uri().path(),
+    )
 }

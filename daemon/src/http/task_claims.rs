@@ -6,6 +6,7 @@ use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
 use super::{AppState, AuthEpoch, Revocation};
+use crate::store::Caller;
 use crate::validate;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -66,6 +67,23 @@ pub async fn claim(
     epoch: AuthEpoch,
     ApiJson(req): ApiJson<ClaimRequest>,
 ) -> ApiResult<Response> {
+    let batch = req.max.is_some();
+    let mut tasks = claim_tasks(&state, &caller, epoch, req).await?;
+    Ok(match tasks.is_empty() {
+        true => StatusCode::NO_CONTENT.into_response(),
+        false if batch => (StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response(),
+        false => task_response(StatusCode::OK, tasks.remove(0)),
+    })
+}
+
+/// Claims up to `max` (1 by default) ready tasks, waiting up to `waitMs` for one; empty when
+/// nothing became ready in time (HTTP and MCP).
+pub async fn claim_tasks(
+    state: &AppState,
+    caller: &Caller,
+    epoch: AuthEpoch,
+    req: ClaimRequest,
+) -> ApiResult<Vec<Task>> {
     let prefixes = match req.prefixes {
         Some(p) if !p.is_empty() => p,
         _ => caller
@@ -94,7 +112,7 @@ pub async fn claim(
         .iter()
         .map(|p| validate::prefix("prefixes", p))
         .collect::<Result<Vec<_>, _>>()?;
-    let lease_ms = lease(&state, req.lease_ms)?;
+    let lease_ms = lease(state, req.lease_ms)?;
     let wait_ms = req.wait_ms.unwrap_or(0);
     let max_wait = state.settings.tasks.max_wait_ms;
     if wait_ms > max_wait {
@@ -115,22 +133,26 @@ pub async fn claim(
     };
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut changed = state.hub.watch_tasks(caller.team_id);
-    let mut revocation = Revocation::new(&state.auth, &caller, epoch);
+    let mut revocation = Revocation::new(&state.auth, caller, epoch);
+    let mut first = true;
     loop {
         if revocation.is_revoked(&state.auth) {
             return Err(ApiError::revoked_while_waiting());
         }
         changed.borrow_and_update();
-        let mut tasks = state
-            .store
-            .claim_tasks(&caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
-            .await?;
-        if !tasks.is_empty() {
-            return Ok(match max {
-                Some(_) => (StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response(),
-                None => task_response(StatusCode::OK, tasks.remove(0)),
-            });
+        // The first attempt always claims (and marks the caller as seen). After a wake, a read
+        // says whether anything is claimable: one new task wakes every idle waiter of the
+        // team, and those that would find nothing cost a read, not a write transaction.
+        if first || state.store.any_ready(caller, &prefixes).await? {
+            let tasks = state
+                .store
+                .claim_tasks(caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
+                .await?;
+            if !tasks.is_empty() {
+                return Ok(tasks);
+            }
         }
+        first = false;
         tokio::select! {
             r = changed.changed() => if r.is_err() { break },
             _ = tokio::time::sleep_until(deadline) => break,
@@ -138,7 +160,7 @@ pub async fn claim(
             _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
         }
     }
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(Vec::new())
 }
 
 /// Extends the caller's lease on a task it holds.
@@ -252,11 +274,21 @@ pub async fn fail(
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<FailTask>,
 ) -> ApiResult<Response> {
-    validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
     Ok(task_response(
         StatusCode::OK,
-        state.store.fail_task(&caller, &id, req.reason).await?,
+        fail_task(&state, &caller, &id, req).await?,
     ))
+}
+
+/// Fails a held task with a reason (HTTP and MCP).
+pub async fn fail_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: FailTask,
+) -> ApiResult<Task> {
+    validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
+    Ok(state.store.fail_task(caller, id, req.reason).await?)
 }
 
 /// Gives a held task back without counting an attempt.

@@ -5,7 +5,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
 use super::openapi_types::*;
 use super::AppState;
-use crate::store::TaskFilter;
+use crate::store::{Caller, TaskFilter};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -88,26 +88,27 @@ pub async fn create(
     }
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
+/// The filters of a task list: the query string of `GET /tasks` and the MCP `task_list` input.
+#[derive(Debug, Default, Deserialize, IntoParams, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only tasks in this status (`pending`, `in_progress`, `completed`, `failed`, `cancelled`;
     /// empty for any).
     #[param(pattern = "^(pending|in_progress|completed|failed|cancelled)?$")]
-    status: Option<String>,
+    pub status: Option<String>,
     /// Only tasks with this owner (an agent name or a role).
-    owner: Option<String>,
+    pub owner: Option<String>,
     /// Only tasks whose id has this prefix (`TEST`; empty for any).
     #[param(pattern = "^([A-Z][A-Z0-9_]{0,31}-?)?$")]
-    prefix: Option<String>,
+    pub prefix: Option<String>,
     /// Only pending tasks whose blockers are all completed.
-    ready: Option<bool>,
+    pub ready: Option<bool>,
     /// Page size (100 by default).
-    limit: Option<usize>,
+    pub limit: Option<usize>,
     /// The `next` of the previous page (a task id; empty for the first page).
     #[param(pattern = "^([A-Z][A-Z0-9_]{0,31}-[0-9]{1,9})?$")]
-    after: Option<String>,
+    pub after: Option<String>,
 }
 
 /// A page of tasks in id order; `next` is the `after` of the following page.
@@ -127,13 +128,18 @@ pub async fn list(
     Can(caller, _): Can<act::ReadTasks>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<TaskList>> {
+    list_tasks(&state, &caller, q).await.map(Json)
+}
+
+/// A page of the caller's team's tasks (HTTP and MCP).
+pub async fn list_tasks(state: &AppState, caller: &Caller, q: ListQuery) -> ApiResult<TaskList> {
     let status = match q.status.as_deref() {
         None | Some("") => None,
         Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
             ApiError::bad_request("status", format!("unknown status {s:?}; use pending, in_progress, completed, failed or cancelled"))
         })?),
     };
-    let limit = super::messages::page_size(&state, q.limit)?;
+    let limit = super::messages::page_size(state, q.limit)?;
     let filter = TaskFilter {
         status,
         owner: q.owner.filter(|o| !o.is_empty()),
@@ -143,10 +149,10 @@ pub async fn list(
         after: q.after.filter(|a| !a.is_empty()),
     };
     let page = state.store.list_tasks(caller.team_id, filter).await?;
-    Ok(Json(TaskList {
+    Ok(TaskList {
         tasks: page.items,
         next: page.next,
-    }))
+    })
 }
 
 #[utoipa::path(

@@ -6,15 +6,19 @@
 //! SSE subscribers and long-polling claimers in process.
 
 mod error;
+mod open;
+pub mod postgres;
+pub mod rules;
 pub mod sqlite;
 mod types;
 
 pub use error::StoreError;
+pub use open::{open, Backend};
 pub use types::*;
 
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
 };
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -67,6 +71,9 @@ pub trait Store: Send + Sync + 'static {
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>>;
+    /// Whether a claim by `caller` with `prefixes` would find a task now (a read: waiting
+    /// claimers woken by a change check this before taking a write transaction).
+    async fn any_ready(&self, caller: &Caller, prefixes: &[String]) -> StoreResult<bool>;
     /// Claims the next ready task, if any.
     async fn claim_task(
         &self,
@@ -98,6 +105,9 @@ pub trait Store: Send + Sync + 'static {
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task>;
     /// Returns expired leases to `pending` (or `failed` past `maxAttempts`); how many moved.
     async fn expire_leases(&self) -> StoreResult<usize>;
+    /// How many tasks each team has in each status it has (for `/metrics`, at every scrape:
+    /// one grouped query, never a walk over the tasks).
+    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>>;
 
     // --- message bus ---
     /// Stores a message once per `(caller, idempotency_key)`; `replayed` when it already was.
@@ -152,4 +162,7 @@ pub trait Store: Send + Sync + 'static {
     async fn ping(&self) -> StoreResult<()>;
     /// Flushes and closes; later calls fail with `Unavailable`.
     async fn close(&self);
+    /// Where the data lives, for the start-up line (a file path, or a database URL without
+    /// its password).
+    fn describe(&self) -> String;
 }

@@ -2,9 +2,9 @@
 //! with as many clients as huddle's workers, against a server the harness starts on a temporary
 //! directory and port (and stops afterwards).
 
+use super::pg_server::{as_pg, check, PgServer};
 use super::stats::{Figures, Latencies};
 use super::Sizes;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -15,97 +15,10 @@ update jobs set status = 'done' where id = :job;
 commit;
 ";
 
-/// Finds the newest installed server's `bin/` directory.
-fn pg_bin() -> Result<PathBuf, String> {
-    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|_| missing())?
-        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-        .filter(|p| p.join("postgres").exists() && p.join("pgbench").exists())
-        .collect();
-    versions.sort();
-    versions.pop().ok_or_else(missing)
-}
-
-fn missing() -> String {
-    "PostgreSQL server and pgbench are not installed: run scripts/install-bench-deps (apt-get install postgresql postgresql-contrib)".into()
-}
-
-/// Runs `program` as the `postgres` user when we are root (initdb refuses root).
-fn as_pg(bin: &Path, program: &str) -> Command {
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0"))
-        .unwrap_or(false);
-    if is_root {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(bin.join(program));
-        c
-    } else {
-        Command::new(bin.join(program))
-    }
-}
-
-fn check(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{what} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-struct Server {
-    bin: PathBuf,
-    data: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = as_pg(&self.bin, "pg_ctl")
-            .arg("-D")
-            .arg(&self.data)
-            .args(["-m", "immediate", "stop"])
-            .output();
-    }
-}
-
 pub async fn run(sizes: &Sizes) -> Result<Figures, String> {
-    let bin = pg_bin()?;
-    let dir = tempfile::Builder::new()
-        .prefix("huddle-pg-")
-        .tempdir_in("/tmp")
-        .map_err(|e| e.to_string())?;
-    let _ = Command::new("chown")
-        .args(["-R", "postgres:postgres"])
-        .arg(dir.path())
-        .status();
-    let data = dir.path().join("data");
-    check(
-        as_pg(&bin, "initdb")
-            .args(["-A", "trust", "-U", "bench", "-D"])
-            .arg(&data),
-        "initdb",
-    )?;
-    let port = free_port()?;
+    let server = PgServer::start("bench")?;
+    let (bin, dir, port) = (server.bin.clone(), &server.dir, server.port);
     let sock = dir.path().to_string_lossy().to_string();
-    let opts = format!("-p {port} -k {sock} -c listen_addresses='' -c max_connections=200 -c synchronous_commit=on");
-    check(
-        as_pg(&bin, "pg_ctl")
-            .arg("-D")
-            .arg(&data)
-            .args(["-o", &opts, "-w", "-l"])
-            .arg(dir.path().join("log"))
-            .arg("start"),
-        "pg_ctl start",
-    )?;
-    let server = Server {
-        bin: bin.clone(),
-        data,
-    };
     let psql = |sql: &str| {
         check(
             as_pg(&bin, "psql").args([
@@ -183,9 +96,4 @@ pub async fn run(sizes: &Sizes) -> Result<Figures, String> {
 fn parse_after(text: &str, key: &str) -> Option<f64> {
     let rest = &text[text.find(key)? + key.len()..];
     rest.split_whitespace().next()?.parse().ok()
-}
-
-fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }

@@ -6,7 +6,9 @@ use super::Sizes;
 use serde_json::json;
 use std::time::Instant;
 
-pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
+/// Workers are spread over `replicas` (daemon URLs sharing one database); one replica is the
+/// single-daemon case.
+pub async fn run(admin: &BenchClient, sizes: &Sizes, replicas: &[String]) -> Figures {
     let coord = setup_team(admin, "claim").await;
     let tasks = (1..=sizes.tasks)
         .map(|i| json!({"id": format!("TEST-{i}"), "subject": "bench"}))
@@ -14,7 +16,8 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     create_tasks(&coord, "claim", tasks).await;
     let mut workers = Vec::new();
     for w in 0..sizes.workers {
-        workers.push(add_agent(admin, "claim", &format!("w{w}"), "tester").await);
+        let worker = add_agent(admin, "claim", &format!("w{w}"), "tester").await;
+        workers.push(worker.on(&replicas[w % replicas.len().max(1)]));
     }
     let batch = sizes.claim_batch.clamp(1, 100);
     let request = if batch > 1 {
@@ -83,6 +86,11 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     }
     let elapsed = started.elapsed();
     assert_eq!(total, sizes.tasks, "every task completed exactly once");
-    Figures::new("claim", "tasks", total, elapsed, &mut lat)
+    let name = if replicas.len() > 1 {
+        format!("claim ({} replicas)", replicas.len())
+    } else {
+        "claim".to_string()
+    };
+    Figures::new(&name, "tasks", total, elapsed, &mut lat)
         .note("latency", "claim start → task completed")
 }

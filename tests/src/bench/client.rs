@@ -24,6 +24,15 @@ impl BenchClient {
         }
     }
 
+    /// The same token against another daemon (a replica).
+    pub fn on(&self, base: &str) -> BenchClient {
+        BenchClient {
+            http: self.http.clone(),
+            base: base.to_string(),
+            auth: self.auth.clone(),
+        }
+    }
+
     pub fn with_token(&self, token: &str) -> BenchClient {
         BenchClient {
             http: self.http.clone(),

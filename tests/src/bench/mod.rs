@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
 pub mod memory;
+pub mod pg_server;
 pub mod slow;
 pub mod stats;
 pub mod stress;
@@ -76,6 +77,60 @@ pub struct Args {
     /// A markdown table (for BENCHMARKS.md) on stdout.
     #[arg(long)]
     pub markdown: bool,
+    /// Where huddled stores: `sqlite` (a file per daemon) or `postgres` (a server the harness
+    /// starts, shared by `--replicas` daemons).
+    #[arg(long, value_enum, default_value = "sqlite")]
+    pub backend: BenchBackend,
+    /// Daemons sharing one PostgreSQL database (`--backend postgres`); `claim` spreads its
+    /// workers over them.
+    #[arg(long, default_value_t = 1)]
+    pub replicas: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchBackend {
+    Sqlite,
+    Postgres,
+}
+
+/// The daemons a scenario runs against, and the PostgreSQL server behind them if any.
+struct Deployment {
+    daemons: Vec<BenchDaemon>,
+    _server: Option<pg_server::PgServer>,
+}
+
+impl Deployment {
+    /// `extra_env`: settings the scenario needs (`stress`: a small connection cap).
+    fn start(args: &Args, extra_env: &[(&str, &str)]) -> Result<Deployment, String> {
+        match args.backend {
+            BenchBackend::Sqlite => {
+                if args.replicas != 1 {
+                    return Err("--replicas needs --backend postgres (SQLite is one daemon)".into());
+                }
+                Ok(Deployment {
+                    daemons: vec![BenchDaemon::start(args.sync.as_str(), extra_env)?],
+                    _server: None,
+                })
+            }
+            BenchBackend::Postgres => {
+                let server = pg_server::PgServer::start("huddle")?;
+                let mut daemons = Vec::new();
+                for _ in 0..args.replicas.max(1) {
+                    let mut env = vec![("HUDDLE_DATABASE_URL", server.url.as_str())];
+                    env.extend_from_slice(extra_env);
+                    daemons.push(BenchDaemon::start(args.sync.as_str(), &env)?);
+                }
+                Ok(Deployment {
+                    daemons,
+                    _server: Some(server),
+                })
+            }
+        }
+    }
+
+    fn cpu_seconds(&self) -> f64 {
+        self.daemons.iter().map(|d| d.cpu_seconds()).sum()
+    }
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -113,30 +168,39 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Stress => stress::ENV,
         _ => &[],
     };
-    let daemon = BenchDaemon::start(args.sync.as_str(), env)?;
+    let deployment = Deployment::start(args, env)?;
+    let daemon = &deployment.daemons[0];
     let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
-    let cpu_before = daemon.cpu_seconds();
+    let cpu_before = deployment.cpu_seconds();
+    let replicas: Vec<String> = deployment.daemons.iter().map(|d| d.url.clone()).collect();
     let mut figures = match scenario {
-        Scenario::Claim => claim::run(&admin, &args.sizes).await,
+        Scenario::Claim => claim::run(&admin, &args.sizes, &replicas).await,
         Scenario::Deps => deps::run(&admin, &args.sizes).await,
         Scenario::Wake => wake::run(&admin, &args.sizes).await,
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
-        Scenario::Memory => memory::run(&admin, &args.sizes, &daemon).await,
+        Scenario::Memory => memory::run(&admin, &args.sizes, daemon).await,
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
-        Scenario::Stress => stress::run(&admin, &args.sizes, &daemon).await,
+        Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
-    figures.peak_rss_bytes = daemon.peak_rss();
+    figures.peak_rss_bytes = deployment
+        .daemons
+        .iter()
+        .map(|d| d.peak_rss())
+        .max()
+        .unwrap_or(0);
     // CPU per operation holds steady when other processes compete for the cores, unlike
     // throughput; it covers setup too, so it is an upper bound.
     let ops = figures.throughput_per_s * figures.elapsed_s;
     if ops > 0.0 {
-        let cpu_us = (daemon.cpu_seconds() - cpu_before) * 1e6 / ops;
+        let cpu_us = (deployment.cpu_seconds() - cpu_before) * 1e6 / ops;
         let per = format!("daemon CPU per {}", figures.unit.trim_end_matches('s'));
         figures = figures.note(&per, format!("{cpu_us:.0} µs"));
     }
     figures.settings = serde_json::json!({
+        "backend": format!("{:?}", args.backend).to_lowercase(),
+        "replicas": replicas.len(),
         "synchronous": args.sync.as_str(),
         "tasks": args.sizes.tasks,
         "workers": args.sizes.workers,
@@ -166,7 +230,12 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
     let mut all = Vec::new();
     for scenario in scenarios {
         if !args.json && !args.markdown {
-            eprintln!("running {scenario:?} (sync={})…", args.sync.as_str());
+            eprintln!(
+                "running {scenario:?} (backend={:?}, replicas={}, sync={})…",
+                args.backend,
+                args.replicas,
+                args.sync.as_str()
+            );
         }
         let figures = run_scenario(scenario, &args).await?;
         emit(&args, &figures);

@@ -5,7 +5,7 @@
 use axum::body::Body;
 use axum::http::Request;
 use http_body_util::BodyExt;
-use huddle_daemon::store::{Caller, Store};
+use huddle_daemon::store::Caller;
 use huddle_sdk::wire::{PostMessage, Role};
 use tower::ServiceExt;
 
@@ -14,7 +14,7 @@ async fn a_stuck_subscriber_lags_then_catches_up_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let mut settings = huddle_tests::test_settings(dir.path());
     settings.streams.buffer = 16;
-    let built = huddle_daemon::build(settings).unwrap();
+    let built = huddle_daemon::build(settings).await.unwrap();
     let store = built.state.store.clone();
     store.create_team("qa").await.unwrap();
     let team_id = store.team_id("qa").await.unwrap();

@@ -4,7 +4,6 @@
 use axum::body::Body;
 use axum::http::Request;
 use http_body_util::BodyExt;
-use huddle_daemon::store::Store;
 use huddle_tests::{Api, TestDaemon};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -106,7 +105,7 @@ async fn call(app: &axum::Router, method: &str, path: &str, token: &str, body: V
 async fn a_stalled_stream_ends_after_revocation_whatever_happened_meanwhile() {
     let dir = tempfile::tempdir().unwrap();
     let settings = huddle_tests::test_settings(dir.path());
-    let built = huddle_daemon::build(settings).unwrap();
+    let built = huddle_daemon::build(settings).await.unwrap();
     let app = huddle_daemon::http::app(built.state.clone());
     let admin = huddle_tests::ADMIN;
     for team in ["qa", "other"] {

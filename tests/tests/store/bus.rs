@@ -8,7 +8,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn posts_are_idempotent_and_inboxes_keep_a_cursor() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, tester, executor) = team(&*store, "qa").await;
         let post = |to: &str| PostMessage {
             to: to.into(),
@@ -89,7 +89,7 @@ async fn posts_are_idempotent_and_inboxes_keep_a_cursor() {
 
 #[tokio::test]
 async fn memory_merges_replaces_checks_versions_caps_size_and_keeps_bounded_history() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;
         let m = store
             .patch_memory(
@@ -141,7 +141,7 @@ async fn memory_merges_replaces_checks_versions_caps_size_and_keeps_bounded_hist
 
 #[tokio::test]
 async fn every_change_appends_an_event_in_sequence() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;
         store
             .create_tasks(&coord, vec![task("TEST-001", &[])])
@@ -179,7 +179,7 @@ async fn every_change_appends_an_event_in_sequence() {
 
 #[tokio::test]
 async fn teams_are_isolated() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (a, _, _) = team(&*store, "alpha").await;
         let (b, _, _) = team(&*store, "beta").await;
         store

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 #[tokio::test]
 async fn tokens_resolve_to_their_agent_and_team() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, _, _) = team(&*store, "qa").await;
         let found = store.authenticate("hash-qa-coordinator").await.unwrap();
         assert_eq!(found, Some(coord));
@@ -36,7 +36,7 @@ async fn tokens_resolve_to_their_agent_and_team() {
 
 #[tokio::test]
 async fn prefixes_number_tasks_and_batches_are_all_or_none() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, _, _) = team(&*store, "qa").await;
         let auto = |p: &str| NewTask {
             prefix: Some(p.into()),
@@ -92,7 +92,7 @@ async fn prefixes_number_tasks_and_batches_are_all_or_none() {
 
 #[tokio::test]
 async fn claims_are_exclusive_under_concurrency() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, _, _) = team(&*store, "qa").await;
         let tasks: Vec<NewTask> = (1..=200)
             .map(|i| task(&format!("TEST-{i:03}"), &[]))
@@ -127,7 +127,7 @@ async fn claims_are_exclusive_under_concurrency() {
 
 #[tokio::test]
 async fn completing_a_blocker_readies_its_dependents_in_the_same_step() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;
         store
             .create_tasks(
@@ -182,7 +182,7 @@ async fn completing_a_blocker_readies_its_dependents_in_the_same_step() {
 
 #[tokio::test]
 async fn a_blocker_that_closes_a_cycle_is_refused_and_named() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, _, _) = team(&*store, "qa").await;
         store
             .create_tasks(
@@ -223,7 +223,7 @@ async fn a_blocker_that_closes_a_cycle_is_refused_and_named() {
 
 #[tokio::test]
 async fn stale_versions_are_refused() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, _, _) = team(&*store, "qa").await;
         let t = store
             .create_tasks(&coord, vec![task("TEST-001", &[])])
@@ -250,7 +250,7 @@ async fn stale_versions_are_refused() {
 
 #[tokio::test]
 async fn only_the_holder_or_a_coordinator_acts_on_a_claim() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;
         let other = agent(&*store, coord.team_id, "qa", "tester-2", Role::Tester).await;
         store
@@ -301,7 +301,7 @@ async fn only_the_holder_or_a_coordinator_acts_on_a_claim() {
 
 #[tokio::test]
 async fn expired_leases_return_tasks_and_fail_them_past_max_attempts() {
-    for (store, _dir) in backends() {
+    for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;
         store
             .create_tasks(&coord, vec![task("TEST-001", &[])])
@@ -330,5 +330,44 @@ async fn expired_leases_return_tasks_and_fail_them_past_max_attempts() {
         }
         let t = store.get_task(coord.team_id, "TEST-001").await.unwrap();
         assert!(t.failure_reason.unwrap().contains("2 of 2 attempts"));
+    }
+}
+
+#[tokio::test]
+async fn any_ready_answers_what_a_claim_would_find() {
+    for (store, _dir) in backends().await {
+        let (coord, tester, executor) = team(&*store, "qa").await;
+        assert!(!store.any_ready(&tester, &prefixes("TEST")).await.unwrap());
+        store
+            .create_tasks(
+                &coord,
+                vec![task("TEST-001", &[]), task("TEST-002", &["TEST-001"])],
+            )
+            .await
+            .unwrap();
+        assert!(store.any_ready(&tester, &prefixes("TEST")).await.unwrap());
+        assert!(!store.any_ready(&tester, &prefixes("QARUN")).await.unwrap());
+        // Owned by someone else: not for this caller.
+        store
+            .update_task(
+                &coord,
+                "TEST-001",
+                TaskPatch {
+                    owner: Some(Some("executor".into())),
+                    ..Default::default()
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        assert!(!store.any_ready(&tester, &prefixes("TEST")).await.unwrap());
+        assert!(store.any_ready(&executor, &prefixes("TEST")).await.unwrap());
+        // Claimed, the only ready task is gone; TEST-002 stays blocked.
+        store
+            .claim_task(&executor, prefixes("TEST"), 60_000)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(!store.any_ready(&executor, &prefixes("TEST")).await.unwrap());
     }
 }

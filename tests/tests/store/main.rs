@@ -3,3 +3,5 @@
 
 mod bus;
 mod contract;
+mod counts;
+mod published;

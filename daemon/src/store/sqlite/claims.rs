@@ -1,12 +1,11 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
-use super::super::{Caller, StoreError, StoreResult};
-use super::rows::{fmt_time, touch_agent};
+use super::super::{rules, Caller, StoreError, StoreResult};
+use super::rows::touch_agent;
 use super::task_state::{TaskState, STATE_COLUMNS};
 use super::writer::WriteCtx;
-use huddle_wire::codes;
-use huddle_wire::{Role, Task, TaskStatus};
-use rusqlite::params;
+use huddle_wire::{Task, TaskStatus};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
 /// is empty, the caller's name or the caller's role. Atomic because the single writer runs it.
@@ -51,6 +50,31 @@ pub fn claim(
         claimed.push(task.save(ctx, "task.claimed")?);
     }
     Ok(claimed)
+}
+
+/// Whether [`claim`] would find a task now; a read on a reader connection.
+pub fn any_ready(conn: &Connection, caller: &Caller, prefixes: &[String]) -> StoreResult<bool> {
+    let prefixes_json =
+        serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
+    Ok(conn
+        .prepare_cached(
+            "select 1 from tasks indexed by tasks_ready
+             where team_id = ?1 and status = 'pending' and unmet_blockers = 0
+               and prefix in (select value from json_each(?2))
+               and (owner is null or owner = ?3 or owner = ?4)
+             limit 1",
+        )?
+        .query_row(
+            params![
+                caller.team_id,
+                prefixes_json,
+                caller.agent,
+                caller.role.as_str()
+            ],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
 }
 
 /// Only the holder may extend its lease.
@@ -125,49 +149,29 @@ pub fn expire_leases(ctx: &mut WriteCtx<'_>) -> StoreResult<usize> {
     for (team_id, id) in &expired {
         let mut task = TaskState::load(ctx, *team_id, id)?;
         let holder = task.claimed_by.clone().unwrap_or_default();
-        let expired_at = task.lease_expires_at.map(fmt_time).unwrap_or_default();
-        task.attempts += 1;
+        let (status, attempts, reason) = rules::lease_expiry(
+            &holder,
+            task.lease_expires_at,
+            task.attempts,
+            task.max_attempts,
+        );
         task.clear_claim();
-        if task.attempts >= task.max_attempts {
-            task.status = TaskStatus::Failed;
-            task.failure_reason = Some(format!(
-                "lease held by {holder} expired at {expired_at}; {} of {} attempts used",
-                task.attempts, task.max_attempts
-            ));
-        } else {
-            task.status = TaskStatus::Pending;
+        task.status = status;
+        task.attempts = attempts;
+        if reason.is_some() {
+            task.failure_reason = reason;
         }
         task.save(ctx, "task.expired")?;
     }
     Ok(expired.len())
 }
 
-/// The holder may act on its claimed task; a coordinator may act on any open task when
-/// `coordinator_may` is set (complete, fail) or on a claimed one (release).
 fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> StoreResult<()> {
-    if task.is_closed() {
-        return Err(StoreError::Conflict {
-            code: codes::TASK_CLOSED,
-            message: format!("task {} is already {}", task.id, task.status),
-            details: serde_json::json!({ "status": task.status }),
-        });
-    }
-    let holds = task.status == TaskStatus::InProgress
-        && task.claimed_by.as_deref() == Some(caller.agent.as_str());
-    let coordinator = caller.role == Role::Coordinator
-        && (coordinator_may || task.status == TaskStatus::InProgress);
-    if holds || coordinator {
-        return Ok(());
-    }
-    let message = match &task.claimed_by {
-        Some(holder) if task.status == TaskStatus::InProgress => {
-            format!("task {} is held by {holder}, not {}", task.id, caller.agent)
-        }
-        _ => format!("task {} is not claimed by {}", task.id, caller.agent),
-    };
-    Err(StoreError::Conflict {
-        code: codes::NOT_HOLDER,
-        message,
-        details: serde_json::json!({ "claimedBy": task.claimed_by, "status": task.status }),
-    })
+    rules::ensure_holder(
+        &task.id,
+        task.status,
+        task.claimed_by.as_deref(),
+        caller,
+        coordinator_may,
+    )
 }

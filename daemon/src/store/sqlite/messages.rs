@@ -1,12 +1,11 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
-use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
+use super::super::{rules, Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::rows::{append_event_json, fmt_time, message_from_row, touch_agent, MESSAGE_COLUMNS};
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::{Publish, StreamItem};
-use crate::validate;
-use huddle_wire::{Message, PostMessage, Role, BROADCAST};
+use huddle_wire::{Message, PostMessage};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::Arc;
 
@@ -18,25 +17,7 @@ pub fn post(
     limits: &Limits,
 ) -> StoreResult<Posted> {
     let team_id = caller.team_id;
-    validate::message_type(&post.kind)?;
-    validate::text("summary", &post.summary, limits.max_summary_chars)?;
-    validate::object("data", &post.data)?;
-    validate::depth("data", &post.data, limits.max_json_depth)?;
-    // Serialised once: measured here, stored below.
-    let data_text = if post.data.is_null() {
-        "{}".to_string()
-    } else {
-        post.data.to_string()
-    };
-    let size = data_text.len();
-    if size > limits.max_message_bytes {
-        return Err(StoreError::TooLarge {
-            message: format!(
-                "message `data` is {size} bytes; the limit is {}",
-                limits.max_message_bytes
-            ),
-        });
-    }
+    let data_text = rules::validate_post(&post, limits)?;
     check_recipient(ctx.conn, team_id, &post.to)?;
     // A retry is checked like a first post: a malformed request is refused, key or no key.
     if let Some(key) = &key {
@@ -121,34 +102,15 @@ pub fn post_many(
 ) -> StoreResult<Vec<Posted>> {
     let mut posted = Vec::with_capacity(items.len());
     for (i, (message, key)) in items.into_iter().enumerate() {
-        posted.push(post(ctx, caller, message, key, limits).map_err(|e| at_item(i, e))?);
+        posted.push(post(ctx, caller, message, key, limits).map_err(|e| rules::at_message(i, e))?);
     }
     Ok(posted)
-}
-
-/// Points an item's error at `messages[i]`.
-fn at_item(i: usize, e: StoreError) -> StoreError {
-    match e {
-        StoreError::Invalid {
-            field,
-            message,
-            details,
-        } => StoreError::Invalid {
-            field: format!("messages[{i}].{field}"),
-            message: format!("messages[{i}]: {message}"),
-            details,
-        },
-        StoreError::TooLarge { message } => StoreError::TooLarge {
-            message: format!("messages[{i}]: {message}"),
-        },
-        other => other,
-    }
 }
 
 /// `to` must reach someone: an agent of the team, a role, or `*`. Otherwise the error lists who
 /// can be reached, because a message to nobody is silently lost work.
 fn check_recipient(conn: &Connection, team_id: i64, to: &str) -> StoreResult<()> {
-    if to == BROADCAST || Role::ALL.iter().any(|r| r.as_str() == to) {
+    if rules::is_group_recipient(to) {
         return Ok(());
     }
     let exists = conn
@@ -160,21 +122,10 @@ fn check_recipient(conn: &Connection, team_id: i64, to: &str) -> StoreResult<()>
         return Ok(());
     }
     let known = super::agents::list_agents(conn, team_id)?;
-    let mut recipients: Vec<String> = known.into_iter().map(|a| a.name).collect();
-    for role in Role::ALL {
-        if !recipients.iter().any(|r| r == role.as_str()) {
-            recipients.push(role.as_str().to_string());
-        }
-    }
-    recipients.push(BROADCAST.to_string());
-    Err(StoreError::Invalid {
-        field: "to".into(),
-        message: format!(
-            "unknown recipient {to:?}; send to an agent, a role or `*`: {}",
-            recipients.join(", ")
-        ),
-        details: serde_json::json!({ "knownRecipients": recipients }),
-    })
+    Err(rules::unknown_recipient(
+        to,
+        known.into_iter().map(|a| a.name).collect(),
+    ))
 }
 
 fn get(conn: &Connection, team_id: i64, seq: i64) -> StoreResult<Message> {
@@ -226,12 +177,7 @@ pub fn inbox(conn: &Connection, caller: &Caller, limit: usize) -> StoreResult<Ve
 /// Moves the cursor forward to `seq` (never back); returns the cursor.
 pub fn ack(ctx: &mut WriteCtx<'_>, caller: &Caller, seq: i64) -> StoreResult<i64> {
     let last = ctx.last_msg_seq(caller.team_id)?;
-    if seq < 0 || seq > last {
-        return Err(StoreError::invalid(
-            "seq",
-            format!("`seq` must be between 0 and the last message seq ({last}), got {seq}"),
-        ));
-    }
+    rules::check_ack(seq, last)?;
     Ok(ctx
         .conn
         .prepare_cached(

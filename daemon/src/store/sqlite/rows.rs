@@ -1,22 +1,13 @@
 //! Row ↔ wire mapping and the small helpers every area shares (time format, event append).
 
-use super::super::{StoreError, StoreResult};
+use super::super::{rules, StoreError, StoreResult};
 use super::writer::WriteCtx;
 use crate::hub::{Publish, StreamItem};
 use huddle_wire::{Event, Message, Task, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::sync::Arc;
 
-/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-21T08:00:00.000Z`.
-pub fn fmt_time(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-pub fn parse_json(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
-}
+pub use super::super::rules::{fmt_time, parse_json};
 
 pub const TASK_COLUMNS: &str =
     "id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
@@ -81,16 +72,9 @@ pub fn load_edges(conn: &Connection, team_id: i64, task: &mut Task) -> StoreResu
             task.blocks.push(id);
         }
     }
-    sort_ids(&mut task.blocked_by);
-    sort_ids(&mut task.blocks);
+    rules::sort_ids(&mut task.blocked_by);
+    rules::sort_ids(&mut task.blocks);
     Ok(())
-}
-
-fn sort_ids(ids: &mut [String]) {
-    ids.sort_by_cached_key(|id| match id.rsplit_once('-') {
-        Some((prefix, n)) => (prefix.to_string(), n.parse::<i64>().unwrap_or(i64::MAX)),
-        None => (id.clone(), 0),
-    });
 }
 
 pub fn find_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<Task>> {
@@ -160,11 +144,7 @@ pub fn append_event_json(
             "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![team_id, seq, kind, data, ctx.now_ms])?;
-    let kind_json = serde_json::to_string(kind).map_err(|e| StoreError::Internal(e.to_string()))?;
-    let json = format!(
-        r#"{{"seq":{seq},"type":{kind_json},"data":{data},"createdAt":"{}"}}"#,
-        fmt_time(ctx.now_ms)
-    );
+    let json = rules::event_json(seq, kind, &data, ctx.now_ms)?;
     ctx.publish(
         team_id,
         Publish::Event(Arc::new(StreamItem {

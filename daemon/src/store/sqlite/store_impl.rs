@@ -1,9 +1,9 @@
 //! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
 
+use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::super::{
     Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreResult, TaskFilter,
 };
-use super::memory::MemoryLimits;
 use super::{agents, claims, events, memory, messages, tasks, SqliteStore};
 use async_trait::async_trait;
 use huddle_wire::{
@@ -126,6 +126,13 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn any_ready(&self, caller: &Caller, prefixes: &[String]) -> StoreResult<bool> {
+        let (caller, prefixes) = (caller.clone(), prefixes.to_vec());
+        self.readers
+            .read(move |conn| claims::any_ready(conn, &caller, &prefixes))
+            .await
+    }
+
     async fn claim_tasks(
         &self,
         caller: &Caller,
@@ -190,6 +197,10 @@ impl Store for SqliteStore {
 
     async fn expire_leases(&self) -> StoreResult<usize> {
         self.writer()?.write(claims::expire_leases).await
+    }
+
+    async fn task_counts(&self) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {
+        self.readers.read(tasks::counts).await
     }
 
     #[tracing::instrument(skip(self, post))]
@@ -258,7 +269,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, "merge", patch, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::Merge,
+                    patch,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -271,7 +291,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, "json-patch", ops, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::JsonPatch,
+                    ops,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -284,7 +313,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| memory::change(ctx, &caller, "replace", doc, if_match, limits))
+            .write(move |ctx| {
+                memory::change(
+                    ctx,
+                    &caller,
+                    MemoryChangeKind::Replace,
+                    doc,
+                    if_match,
+                    limits,
+                )
+            })
             .await
     }
 
@@ -310,5 +348,13 @@ impl Store for SqliteStore {
 
     async fn close(&self) {
         self.shut_down().await;
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} (synchronous={:?})",
+            self.options.path.display(),
+            self.options.synchronous
+        )
     }
 }

@@ -94,14 +94,6 @@ impl TaskState {
         })
     }
 
-    /// Is the task finished for good (until a coordinator reopens it)?
-    pub fn is_closed(&self) -> bool {
-        matches!(
-            self.status,
-            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-        )
-    }
-
     /// Drops the live claim (holder and lease); attempts are history and stay.
     pub fn clear_claim(&mut self) {
         self.claimed_by = None;

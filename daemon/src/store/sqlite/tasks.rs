@@ -1,6 +1,6 @@
 //! Creating, editing and listing tasks.
 
-use super::super::{Caller, Page, StoreError, StoreResult, TaskFilter};
+use super::super::{rules, Caller, Page, StoreResult, TaskFilter};
 use super::deps;
 use super::rows::{append_event, load_edges, load_task, task_from_row, TASK_COLUMNS};
 use super::task_state::TaskState;
@@ -8,8 +8,6 @@ use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::Publish;
 use crate::validate;
-use huddle_wire::codes;
-use huddle_wire::limits::MAX_ATTEMPTS_CEILING;
 use huddle_wire::{NewTask, Task, TaskPatch, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
@@ -23,42 +21,20 @@ pub fn create(
     default_max_attempts: i64,
     limits: &Limits,
 ) -> StoreResult<Vec<Task>> {
-    if tasks.is_empty() {
-        return Err(StoreError::invalid("tasks", "the batch is empty"));
-    }
-    if tasks.len() > limits.max_batch {
-        return Err(StoreError::invalid(
-            "tasks",
-            format!(
-                "a batch holds at most {} tasks, got {}",
-                limits.max_batch,
-                tasks.len()
-            ),
-        ));
-    }
+    rules::check_task_batch(tasks.len(), limits)?;
     let team_id = caller.team_id;
     let mut ids = Vec::with_capacity(tasks.len());
     let mut seen = HashSet::new();
     for (i, t) in tasks.iter().enumerate() {
-        let at = |field: &str| {
-            if tasks.len() == 1 {
-                field.to_string()
-            } else {
-                format!("[{i}].{field}")
-            }
-        };
-        validate_new(t, &at, limits)?;
+        let at = |field: &str| rules::batch_field(tasks.len(), i, field);
+        rules::validate_new_task(t, &at, limits)?;
         let (prefix, number) = assign_id(ctx.conn, team_id, t, &at)?;
         let id = format!("{prefix}-{number:03}");
         let id = t.id.clone().unwrap_or(id);
         if !seen.insert((prefix.clone(), number))
             || number_taken(ctx.conn, team_id, &prefix, number)?
         {
-            return Err(StoreError::Conflict {
-                code: codes::DUPLICATE_ID,
-                message: format!("task {id} already exists"),
-                details: serde_json::json!({ "id": id }),
-            });
+            return Err(rules::duplicate_task(&id));
         }
         let metadata = t.metadata.clone().unwrap_or_else(|| serde_json::json!({}));
         ctx.conn
@@ -89,11 +65,7 @@ pub fn create(
         ids.push(id);
     }
     for (i, (t, id)) in tasks.iter().zip(&ids).enumerate() {
-        let field = if tasks.len() == 1 {
-            "blockedBy".to_string()
-        } else {
-            format!("[{i}].blockedBy")
-        };
+        let field = rules::batch_field(tasks.len(), i, "blockedBy");
         for blocker in &t.blocked_by {
             deps::add_blocker(ctx.conn, team_id, id, blocker, &field)?;
         }
@@ -108,42 +80,6 @@ pub fn create(
     Ok(created)
 }
 
-fn validate_new(t: &NewTask, at: &dyn Fn(&str) -> String, limits: &Limits) -> StoreResult<()> {
-    validate::text(&at("subject"), &t.subject, limits.max_subject_chars)?;
-    if let Some(d) = &t.description {
-        validate::optional_text(&at("description"), d, limits.max_text_chars)?;
-    }
-    if let Some(a) = &t.active_form {
-        validate::optional_text(&at("activeForm"), a, limits.max_subject_chars)?;
-    }
-    if let Some(owner) = t.owner.as_deref().filter(|o| !o.is_empty()) {
-        validate::name(&at("owner"), owner)?;
-    }
-    if let Some(m) = &t.metadata {
-        validate::object(&at("metadata"), m)?;
-        validate::depth(&at("metadata"), m, limits.max_json_depth)?;
-    }
-    if t.blocked_by.len() > limits.max_blocked_by {
-        return Err(StoreError::invalid(
-            &at("blockedBy"),
-            format!(
-                "a task may have at most {} blockers, got {}",
-                limits.max_blocked_by,
-                t.blocked_by.len()
-            ),
-        ));
-    }
-    if let Some(max) = t.max_attempts {
-        if !(1..=MAX_ATTEMPTS_CEILING).contains(&max) {
-            return Err(StoreError::invalid(
-                &at("maxAttempts"),
-                format!("`maxAttempts` must be between 1 and {MAX_ATTEMPTS_CEILING}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The prefix and number of a new task: from its explicit id, or the next free number.
 fn assign_id(
     conn: &Connection,
@@ -151,21 +87,9 @@ fn assign_id(
     t: &NewTask,
     at: &dyn Fn(&str) -> String,
 ) -> StoreResult<(String, i64)> {
-    match (&t.id, &t.prefix) {
-        (Some(id), prefix) => {
-            let (p, n) = validate::task_id(&at("id"), id)?;
-            if let Some(prefix) = prefix {
-                if validate::prefix(&at("prefix"), prefix)? != p {
-                    return Err(StoreError::invalid(
-                        &at("prefix"),
-                        format!("id {id} does not start with prefix {prefix}"),
-                    ));
-                }
-            }
-            Ok((p, n))
-        }
-        (None, Some(prefix)) => {
-            let p = validate::prefix(&at("prefix"), prefix)?;
+    match rules::id_request(t, at)? {
+        rules::IdRequest::Explicit(p, n) => Ok((p, n)),
+        rules::IdRequest::Next(p) => {
             let next: Option<i64> = conn
                 .prepare_cached(
                     "select next_number from task_counters where team_id = ?1 and prefix = ?2",
@@ -174,10 +98,6 @@ fn assign_id(
                 .optional()?;
             Ok((p, next.unwrap_or(1)))
         }
-        (None, None) => Err(StoreError::invalid(
-            &at("id"),
-            "give the task an `id` (TEST-001) or a `prefix` (TEST)",
-        )),
     }
 }
 
@@ -201,48 +121,21 @@ pub fn update(
 ) -> StoreResult<Task> {
     let team_id = caller.team_id;
     let mut task = TaskState::load(ctx, team_id, id)?;
-    if let Some(expected) = if_match {
-        if expected != task.version {
-            return Err(StoreError::StaleVersion {
-                expected,
-                current: task.version,
-            });
-        }
-    }
-    if let Some(s) = patch.subject {
-        validate::text("subject", &s, limits.max_subject_chars)?;
-        task.subject = s;
-    }
-    if let Some(d) = patch.description {
-        validate::optional_text("description", &d, limits.max_text_chars)?;
-        task.description = d;
-    }
-    if let Some(a) = patch.active_form {
-        validate::optional_text("activeForm", &a, limits.max_subject_chars)?;
-        task.active_form = Some(a);
-    }
-    if let Some(owner) = patch.owner {
-        let owner = owner.filter(|o| !o.is_empty());
-        if let Some(o) = &owner {
-            validate::name("owner", o)?;
-        }
-        task.owner = owner;
-    }
-    if let Some(m) = patch.metadata {
-        validate::object("metadata", &m)?;
-        validate::depth("metadata", &m, limits.max_json_depth)?;
-        let mut merged = super::rows::parse_json(&task.metadata);
-        json_patch::merge(&mut merged, &m);
-        task.metadata = merged.to_string();
-    }
+    rules::check_version(if_match, task.version)?;
+    let mut patch = patch;
+    rules::apply_patch_fields(
+        rules::EditableTask {
+            subject: &mut task.subject,
+            description: &mut task.description,
+            active_form: &mut task.active_form,
+            owner: &mut task.owner,
+            metadata: &mut task.metadata,
+        },
+        &mut patch,
+        limits,
+    )?;
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(ctx.conn, team_id, id, blocker)?;
-    }
-    if patch.add_blocked_by.len() > limits.max_blocked_by {
-        return Err(StoreError::invalid(
-            "addBlockedBy",
-            format!("a task may have at most {} blockers", limits.max_blocked_by),
-        ));
     }
     for blocker in &patch.add_blocked_by {
         deps::add_blocker(ctx.conn, team_id, id, blocker, "addBlockedBy")?;
@@ -252,28 +145,14 @@ pub fn update(
             .conn
             .prepare_cached("select count(*) from task_deps where team_id = ?1 and task_id = ?2")?
             .query_row(params![team_id, id], |r| r.get(0))?;
-        if count as usize > limits.max_blocked_by {
-            return Err(StoreError::invalid(
-                "addBlockedBy",
-                format!(
-                    "a task may have at most {} blockers; this would make {count}",
-                    limits.max_blocked_by
-                ),
-            ));
-        }
+        rules::check_blocker_count(count as usize, limits)?;
     }
     // After the edges, so a patch that drops a blocker and completes the task is judged on the
     // edges it leaves.
     if let Some(status) = patch.status {
         if status != task.status {
             check_transition(ctx, team_id, id, status, patch.force)?;
-            if matches!(
-                status,
-                TaskStatus::Pending
-                    | TaskStatus::Completed
-                    | TaskStatus::Failed
-                    | TaskStatus::Cancelled
-            ) {
+            if rules::status_clears_claim(status) {
                 task.clear_claim();
             }
             if status != TaskStatus::Failed {
@@ -299,17 +178,8 @@ fn check_transition(
     status: TaskStatus,
     force: bool,
 ) -> StoreResult<()> {
-    if status == TaskStatus::InProgress {
-        return Err(StoreError::conflict(
-            codes::INVALID_TRANSITION,
-            format!(
-                "{id} cannot be set in_progress by hand: a task becomes in_progress when a worker \
-                 claims it (POST …/tasks/claim), which gives it a holder and a lease"
-            ),
-        ));
-    }
     if status != TaskStatus::Completed || force {
-        return Ok(());
+        return rules::check_hand_transition(id, status, force, &[]);
     }
     let waiting: Vec<String> = ctx
         .conn
@@ -321,17 +191,7 @@ fn check_transition(
         )?
         .query_map(params![team_id, id], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    if waiting.is_empty() {
-        return Ok(());
-    }
-    Err(StoreError::Conflict {
-        code: codes::BLOCKED,
-        message: format!(
-            "{id} is blocked by {} that is not completed; complete it first, or send \"force\": true",
-            waiting.join(", ")
-        ),
-        details: serde_json::json!({ "blockedBy": waiting }),
-    })
+    rules::check_hand_transition(id, status, force, &waiting)
 }
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
@@ -384,4 +244,17 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
         load_edges(conn, team_id, task)?;
     }
     Ok(Page { items, next })
+}
+
+/// Tasks per team and status, in one grouped read (for `/metrics`).
+pub fn counts(conn: &Connection) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {
+    let mut stmt = conn.prepare_cached(
+        "select teams.name, tasks.status, count(*) from tasks
+         join teams on teams.id = tasks.team_id group by teams.name, tasks.status",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let status = super::rows::status_at(r, 1)?;
+        Ok((r.get(0)?, status, r.get::<_, i64>(2)? as u64))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }

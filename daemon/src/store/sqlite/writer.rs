@@ -251,10 +251,12 @@ fn run_batch(
         }
         finishers.push(finish);
     }
+    let commit_started = std::time::Instant::now();
     let committed = ctx
         .flush_seqs()
         .and_then(|_| conn.execute_batch("commit"))
         .map_err(super::map_sqlite_error);
+    crate::metrics::writer_batch(finishers.len(), commit_started.elapsed());
     if committed.is_err() {
         let _ = conn.execute_batch("rollback");
     }

@@ -1,0 +1,143 @@
+//! The MCP tools' arguments: schemas from the wire types (and the HTTP handlers' query structs),
+//! parsed with the API's body rules.
+
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::parse_value;
+use huddle_wire::{NewTask, NewTasks, TaskPatch};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+/// A tool's arguments, kept as JSON until the tool parses them (`tools::run`), so bad ones are
+/// refused like a bad API body (a tool error `invalid_field` naming the field) rather than as a
+/// protocol error; the schema is `A`'s.
+pub struct Args<A>(Value, PhantomData<A>);
+
+impl<A> Args<A> {
+    /// The arguments as sent; absent ones as `{}`, like an empty body.
+    pub fn into_value(self) -> Value {
+        if self.0.is_null() {
+            json!({})
+        } else {
+            self.0
+        }
+    }
+}
+
+impl<'de, A> Deserialize<'de> for Args<A> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d).map(|v| Args(v, PhantomData))
+    }
+}
+
+impl<A: JsonSchema> JsonSchema for Args<A> {
+    fn schema_name() -> Cow<'static, str> {
+        A::schema_name()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        A::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        A::json_schema(generator)
+    }
+}
+
+/// `task_create`: one task or a list (created all or none).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateArgs {
+    /// A task object, or an array of them; `blockedBy` names tasks of the team or of the same
+    /// list.
+    // Read as JSON and parsed by [`new_tasks`] as the shape it is, so an error names the
+    // field (an untagged enum's error names none).
+    #[schemars(with = "NewTasks")]
+    pub tasks: Value,
+}
+
+/// `tasks` as the shape it has: one task object, or an array of them (each an object: serde
+/// would also read a task from an array, field by field).
+pub fn new_tasks(tasks: Value) -> ApiResult<Vec<NewTask>> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Many {
+        tasks: Vec<NewTask>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct One {
+        tasks: NewTask,
+    }
+    match tasks.as_array() {
+        Some(list) => {
+            if let Some(i) = list.iter().position(|t| !t.is_object()) {
+                let field = format!("tasks[{i}]");
+                let message = format!("{field}: each task must be a JSON object");
+                return Err(ApiError::bad_request(&field, message));
+            }
+            Ok(parse_value::<Many>(json!({ "tasks": tasks }))?.tasks)
+        }
+        None => Ok(vec![parse_value::<One>(json!({ "tasks": tasks }))?.tasks]),
+    }
+}
+
+/// A task by id.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskId {
+    /// The task's id, e.g. `TEST-007`.
+    pub id: String,
+}
+
+/// `task_update`: absent fields stay, `metadata` is merged, `owner: null` clears the owner.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UpdateArgs {
+    pub id: String,
+    pub patch: TaskPatch,
+    /// Refuse (`stale_version`) unless the task is at this version.
+    #[serde(default)]
+    pub if_match: Option<i64>,
+}
+
+/// `task_complete`: a held task, with an optional result.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteArgs {
+    pub id: String,
+    #[serde(default)]
+    pub result: Option<Value>,
+}
+
+/// `task_fail`: a held task and why; it is retried while attempts remain.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailArgs {
+    pub id: String,
+    pub reason: String,
+}
+
+/// `memory_get`: the whole document, or the value at a JSON Pointer.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryGetArgs {
+    /// A JSON Pointer such as `/test_strategy/framework`; absent for the whole document.
+    #[serde(default)]
+    pub pointer: Option<String>,
+}
+
+/// `memory_patch`: an RFC 7396 merge patch, or an RFC 6902 JSON Patch with `jsonPatch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MemoryPatchArgs {
+    /// A merge patch (objects merge, `null` deletes), or with `jsonPatch` a list of operations.
+    pub patch: Value,
+    #[serde(default)]
+    pub json_patch: bool,
+    /// Refuse (`stale_version`) unless the document is at this version.
+    #[serde(default)]
+    pub if_match: Option<i64>,
+}

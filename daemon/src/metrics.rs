@@ -1,0 +1,184 @@
+//! Prometheus metrics: the `metrics` facade at each measuring point (one line, no plumbing
+//! through the store) and its Prometheus exporter rendering the text format at `/metrics`.
+//!
+//! What is measured, and where:
+//! - `huddle_http_requests_total{method,route,status}` and
+//!   `huddle_http_request_duration_seconds{method,route}` — [`track`], a layer on the router;
+//!   `route` is the matched route template (`/v1/teams/{team}/tasks`), never the raw path, and
+//!   `unmatched` for anything no route took, so label values stay few;
+//! - `huddle_http_errors_total{code}` — every API error answered, by its code (rate-limited,
+//!   refused, …), counted where errors become responses (and for MCP tool errors);
+//! - `huddle_writer_batch_size`, `huddle_writer_commit_seconds` — the SQLite writer, per batch;
+//! - `huddle_tasks{team,status}` — read from the store at scrape time;
+//! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`.
+//!
+//! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
+//! counters. If a program embedding the daemon installed a recorder of its own first, ours is
+//! not installed and `/metrics` shows only the scrape-time gauges' absence — nothing breaks.
+
+use crate::http::AppState;
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+const SECONDS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+const BATCH: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+
+/// The process's exporter, installed on first use.
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS)
+            .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_batch_size".into()), &BATCH))
+            .expect("bucket lists are not empty")
+            .build_recorder();
+        let handle = recorder.handle();
+        if metrics::set_global_recorder(recorder).is_err() {
+            tracing::warn!("another metrics recorder is installed; /metrics will be sparse");
+        }
+        describe();
+        handle
+    })
+}
+
+fn describe() {
+    describe_counter!("huddle_http_requests_total", "HTTP requests answered");
+    describe_histogram!(
+        "huddle_http_request_duration_seconds",
+        metrics::Unit::Seconds,
+        "time to answer (for streams: to start answering)"
+    );
+    describe_counter!("huddle_http_errors_total", "API errors answered, by code");
+    describe_histogram!(
+        "huddle_writer_batch_size",
+        "write jobs committed per transaction"
+    );
+    describe_histogram!(
+        "huddle_writer_commit_seconds",
+        metrics::Unit::Seconds,
+        "time to commit one batch"
+    );
+    describe_gauge!("huddle_tasks", "tasks per team and status");
+    describe_counter!(
+        "huddle_leases_expired_total",
+        "expired leases returned by the sweeper"
+    );
+    describe_counter!("huddle_messages_posted_total", "messages stored");
+    describe_gauge!("huddle_open_streams", "SSE streams open now");
+}
+
+/// Drains histogram samples into their buckets now and then, so memory stays bounded when
+/// nobody scrapes.
+pub async fn upkeep(shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = tick.tick() => handle().run_upkeep(),
+            _ = shutdown.cancelled() => return,
+        }
+    }
+}
+
+/// The text exposition, with the task gauges read from the store first.
+pub async fn render(state: &AppState) -> String {
+    let teams = state.store.list_teams().await;
+    let counts = state.store.task_counts().await;
+    match (teams, counts) {
+        (Ok(teams), Ok(counts)) => {
+            for team in teams {
+                for status in huddle_wire::TaskStatus::ALL {
+                    let n = counts
+                        .iter()
+                        .find(|(t, s, _)| *t == team.name && *s == status)
+                        .map_or(0, |c| c.2);
+                    let labels = [("team", team.name.clone()), ("status", status.to_string())];
+                    gauge!("huddle_tasks", &labels).set(n as f64);
+                }
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => tracing::warn!(error = %e, "task counts for /metrics"),
+    }
+    handle().render()
+}
+
+/// Counts and times every request by method, route template and status.
+pub async fn track(request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| route_label(p.as_str()))
+        .unwrap_or_else(|| "unmatched".to_string());
+    let method = method_label(request.method());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    let labels = [("method", method), ("route", route)];
+    histogram!("huddle_http_request_duration_seconds", &labels).record(started.elapsed());
+    let [method, route] = labels;
+    counter!(
+        "huddle_http_requests_total",
+        &[method, route, ("status", status)]
+    )
+    .increment(1);
+    response
+}
+
+/// A nested service's template ends in axum's private tail parameter; the mount point is the
+/// route.
+fn route_label(template: &str) -> String {
+    match template.find("/{*__private__axum") {
+        Some(at) => template[..at].to_string(),
+        None => template.to_string(),
+    }
+}
+
+/// The standard methods by name, anything else as `other` (a client chooses the method).
+fn method_label(method: &axum::http::Method) -> String {
+    use axum::http::Method;
+    let known = [
+        Method::GET,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::HEAD,
+        Method::OPTIONS,
+    ];
+    if known.contains(method) {
+        method.as_str().to_string()
+    } else {
+        "other".to_string()
+    }
+}
+
+/// An API error answered.
+pub fn error_answered(code: &'static str) {
+    counter!("huddle_http_errors_total", "code" => code).increment(1);
+}
+
+/// A write batch committed (or not): its size and the commit's duration.
+pub fn writer_batch(jobs: usize, commit: Duration) {
+    histogram!("huddle_writer_batch_size").record(jobs as f64);
+    histogram!("huddle_writer_commit_seconds").record(commit);
+}
+
+pub fn leases_expired(n: usize) {
+    counter!("huddle_leases_expired_total").increment(n as u64);
+}
+
+pub fn messages_posted(n: usize) {
+    counter!("huddle_messages_posted_total").increment(n as u64);
+}
+
+/// A stream opened (`1`) or closed (`-1`).
+pub fn stream_opened(delta: f64) {
+    gauge!("huddle_open_streams").increment(delta);
+}

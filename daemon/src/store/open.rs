@@ -1,0 +1,64 @@
+//! Opens the configured backend behind the one `Store` trait.
+
+use super::postgres::{PostgresOptions, PostgresStore};
+use super::sqlite::{SqliteOptions, SqliteStore};
+use super::{Store, StoreError, StoreResult};
+use crate::config::Settings;
+use crate::hub::Hub;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Which database holds the teams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// One file in the data directory; one daemon.
+    Sqlite,
+    /// A PostgreSQL database shared by any number of daemons.
+    Postgres,
+}
+
+/// Opens (creating or migrating) the store `settings` name. Committed changes reach `hub`:
+/// straight from the SQLite writer, or through LISTEN/NOTIFY from every PostgreSQL replica.
+pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Store>> {
+    match settings.storage.backend {
+        Backend::Sqlite => {
+            let options = SqliteOptions {
+                path: settings.database_path(),
+                synchronous: settings.storage.synchronous,
+                read_connections: settings.storage.read_connections,
+                max_batch: settings.storage.max_batch,
+                default_max_attempts: settings.tasks.default_max_attempts,
+                memory_max_bytes: settings.memory.max_bytes,
+                memory_history_limit: settings.memory.history_limit,
+                limits: settings.limits.clone(),
+            };
+            // Opening runs migrations and starts the writer thread: blocking work.
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(options, hub))
+                .await
+                .map_err(|e| StoreError::Internal(e.to_string()))??;
+            Ok(Arc::new(store))
+        }
+        Backend::Postgres => {
+            if settings.storage.database_url.trim().is_empty() {
+                return Err(StoreError::Unavailable(
+                    "[storage] backend = \"postgres\" needs a database_url (or HUDDLE_DATABASE_URL)"
+                        .into(),
+                ));
+            }
+            let store = PostgresStore::open(
+                PostgresOptions {
+                    url: settings.storage.database_url.clone(),
+                    pool_size: settings.storage.pool_size.max(2),
+                    default_max_attempts: settings.tasks.default_max_attempts,
+                    memory_max_bytes: settings.memory.max_bytes,
+                    memory_history_limit: settings.memory.history_limit,
+                    limits: settings.limits.clone(),
+                },
+                hub,
+            )
+            .await?;
+            Ok(Arc::new(store))
+        }
+    }
+}

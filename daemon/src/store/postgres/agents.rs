@@ -1,0 +1,170 @@
+//! Teams, agents and token lookup.
+
+use super::super::rules::fmt_time;
+use super::super::{Caller, StoreError, StoreResult};
+use super::rows::append_event;
+use super::tx::Tx;
+use crate::validate;
+use huddle_wire::codes;
+use huddle_wire::{Agent, Role, Team};
+use sqlx::{PgPool, Row};
+
+pub async fn create_team(tx: &mut Tx, name: &str) -> StoreResult<Team> {
+    validate::name("name", name)?;
+    let now = tx.now_ms;
+    let inserted = sqlx::query(
+        "insert into teams (name, created_at) values ($1, $2) on conflict (name) do nothing",
+    )
+    .bind(name)
+    .bind(now)
+    .execute(tx.conn())
+    .await?
+    .rows_affected();
+    if inserted == 0 {
+        return Err(StoreError::conflict(
+            codes::DUPLICATE_TEAM,
+            format!("team {name} already exists"),
+        ));
+    }
+    Ok(Team {
+        name: name.to_string(),
+        created_at: fmt_time(now),
+    })
+}
+
+pub async fn list_teams(pool: &PgPool) -> StoreResult<Vec<Team>> {
+    let rows: Vec<(String, i64)> =
+        sqlx::query_as("select name, created_at from teams order by name")
+            .fetch_all(pool)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, at)| Team {
+            name,
+            created_at: fmt_time(at),
+        })
+        .collect())
+}
+
+pub async fn team_id(pool: &PgPool, name: &str) -> StoreResult<i64> {
+    sqlx::query_scalar("select id from teams where name = $1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| StoreError::not_found(format!("team {name}")))
+}
+
+pub async fn create_agent(
+    tx: &mut Tx,
+    team_id: i64,
+    name: &str,
+    role: Role,
+    token_hash: &str,
+) -> StoreResult<Agent> {
+    validate::name("name", name)?;
+    tx.lock_team(team_id).await?;
+    let now = tx.now_ms;
+    let inserted = sqlx::query(
+        "insert into agents (team_id, name, role, token_hash, created_at) values ($1, $2, $3, $4, $5)
+         on conflict (team_id, name) do nothing",
+    )
+    .bind(team_id)
+    .bind(name)
+    .bind(role.as_str())
+    .bind(token_hash)
+    .bind(now)
+    .execute(tx.conn())
+    .await?
+    .rows_affected();
+    if inserted == 0 {
+        return Err(StoreError::conflict(
+            codes::DUPLICATE_AGENT,
+            format!("agent {name} already exists in this team"),
+        ));
+    }
+    let agent = Agent {
+        name: name.to_string(),
+        role,
+        last_seen_at: None,
+    };
+    append_event(tx, team_id, "agent.created", &agent).await?;
+    Ok(agent)
+}
+
+pub async fn authenticate(pool: &PgPool, token_hash: &str) -> StoreResult<Option<Caller>> {
+    let row = sqlx::query(
+        "select t.id, t.name as team, a.name as agent, a.role from agents a join teams t on t.id = a.team_id
+         where a.token_hash = $1 and a.revoked_at is null",
+    )
+    .bind(token_hash)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let role: String = row.try_get("role")?;
+    Ok(Some(Caller {
+        team_id: row.try_get("id")?,
+        team: row.try_get("team")?,
+        agent: row.try_get("agent")?,
+        role: role.parse().unwrap_or(Role::Observer),
+    }))
+}
+
+pub async fn list_agents(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreResult<Vec<Agent>> {
+    let rows: Vec<(String, String, Option<i64>)> = sqlx::query_as(
+        "select name, role, last_seen_at from agents where team_id = $1 order by name",
+    )
+    .bind(team_id)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, role, seen)| Agent {
+            name,
+            role: role.parse().unwrap_or(Role::Observer),
+            last_seen_at: seen.map(fmt_time),
+        })
+        .collect())
+}
+
+/// Sets a new token hash, or revokes (a random, never-issued hash and `revoked_at`).
+pub async fn set_token(
+    tx: &mut Tx,
+    team_id: i64,
+    name: &str,
+    token_hash: Option<&str>,
+) -> StoreResult<(Agent, String)> {
+    tx.lock_team(team_id).await?;
+    let (old_hash, role): (String, String) =
+        sqlx::query_as("select token_hash, role from agents where team_id = $1 and name = $2")
+            .bind(team_id)
+            .bind(name)
+            .fetch_optional(tx.conn())
+            .await?
+            .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
+    let (new_hash, revoked_at, event) = match token_hash {
+        Some(h) => (h.to_string(), None, "agent.rotated"),
+        None => (
+            format!("revoked:{}", uuid::Uuid::new_v4()),
+            Some(tx.now_ms),
+            "agent.revoked",
+        ),
+    };
+    sqlx::query(
+        "update agents set token_hash = $3, revoked_at = $4 where team_id = $1 and name = $2",
+    )
+    .bind(team_id)
+    .bind(name)
+    .bind(new_hash)
+    .bind(revoked_at)
+    .execute(tx.conn())
+    .await?;
+    let agent = Agent {
+        name: name.to_string(),
+        role: role.parse().unwrap_or(Role::Observer),
+        last_seen_at: None,
+    };
+    append_event(tx, team_id, event, &agent).await?;
+    Ok((agent, old_hash))
+}

@@ -1,0 +1,207 @@
+//! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
+
+use super::super::rules;
+use super::super::{Caller, StoreError, StoreResult};
+use super::rows::{load_task, touch_agent};
+use super::task_state::{save_all, TaskState, STATE_COLUMNS};
+use super::tx::Tx;
+use huddle_wire::{Task, TaskStatus};
+use sqlx::PgPool;
+use std::collections::HashMap;
+
+/// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
+/// is empty, the caller's name or the caller's role.
+pub async fn claim(
+    tx: &mut Tx,
+    caller: &Caller,
+    prefixes: &[String],
+    lease_ms: u64,
+    max: usize,
+) -> StoreResult<Vec<Task>> {
+    let team_id = caller.team_id;
+    tx.lock_team(team_id).await?;
+    let rows = sqlx::query(&format!(
+        "select {STATE_COLUMNS} from tasks
+         where team_id = $1 and status = 'pending' and unmet_blockers = 0
+           and prefix = any($2)
+           and (owner is null or owner = $3 or owner = $4)
+         order by created_at, number
+         limit $5
+         for update skip locked"
+    ))
+    .bind(team_id)
+    .bind(prefixes)
+    .bind(&caller.agent)
+    .bind(caller.role.as_str())
+    .bind(max.max(1) as i64)
+    .fetch_all(tx.conn())
+    .await?;
+    let ready = rows
+        .iter()
+        .map(|r| TaskState::from_row(team_id, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    touch_agent(tx, team_id, &caller.agent).await?;
+    let lease = tx.now_ms + lease_ms as i64;
+    let mut ready = ready;
+    for task in &mut ready {
+        task.status = TaskStatus::InProgress;
+        task.claimed_by = Some(caller.agent.clone());
+        task.lease_expires_at = Some(lease);
+    }
+    save_all(tx, ready, "task.claimed").await
+}
+
+/// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.
+pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
+    tx.lock_team(caller.team_id).await?;
+    let task = TaskState::load(tx, caller.team_id, id).await?;
+    ensure_holder(&task, caller, false)?;
+    touch_agent(tx, caller.team_id, &caller.agent).await?;
+    let now = tx.now_ms;
+    sqlx::query(
+        "update tasks set lease_expires_at = $3, version = version + 1, updated_at = $4
+         where team_id = $1 and id = $2",
+    )
+    .bind(caller.team_id)
+    .bind(id)
+    .bind(now + lease_ms as i64)
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    load_task(tx.conn(), caller.team_id, id).await
+}
+
+pub async fn complete(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: &str,
+    result: Option<serde_json::Value>,
+) -> StoreResult<Task> {
+    tx.lock_team(caller.team_id).await?;
+    let mut task = TaskState::load(tx, caller.team_id, id).await?;
+    ensure_holder(&task, caller, true)?;
+    task.status = TaskStatus::Completed;
+    task.result = result.map(|r| r.to_string());
+    task.lease_expires_at = None;
+    touch_agent(tx, caller.team_id, &caller.agent).await?;
+    task.save(tx, "task.completed").await
+}
+
+/// Completes every listed task or none, in a handful of statements whatever their number.
+pub async fn complete_many(
+    tx: &mut Tx,
+    caller: &Caller,
+    items: Vec<(String, Option<serde_json::Value>)>,
+) -> StoreResult<Vec<Task>> {
+    let team_id = caller.team_id;
+    tx.lock_team(team_id).await?;
+    let ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
+    let rows = sqlx::query(&format!(
+        "select {STATE_COLUMNS} from tasks where team_id = $1 and id = any($2)"
+    ))
+    .bind(team_id)
+    .bind(&ids)
+    .fetch_all(tx.conn())
+    .await?;
+    let mut found: HashMap<String, TaskState> = HashMap::with_capacity(rows.len());
+    for row in &rows {
+        let state = TaskState::from_row(team_id, row)?;
+        found.insert(state.id.clone(), state);
+    }
+    let mut done = Vec::with_capacity(items.len());
+    for (id, result) in items {
+        let Some(mut task) = found.remove(&id) else {
+            // Unknown, or listed twice (then it is already completed by this request).
+            if done.iter().any(|t: &TaskState| t.id == id) {
+                rules::ensure_holder(&id, TaskStatus::Completed, None, caller, true)?;
+            }
+            return Err(StoreError::not_found(format!("task {id}")));
+        };
+        ensure_holder(&task, caller, true)?;
+        task.status = TaskStatus::Completed;
+        task.result = result.map(|r| r.to_string());
+        task.lease_expires_at = None;
+        done.push(task);
+    }
+    touch_agent(tx, team_id, &caller.agent).await?;
+    save_all(tx, done, "task.completed").await
+}
+
+pub async fn fail(tx: &mut Tx, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
+    tx.lock_team(caller.team_id).await?;
+    let mut task = TaskState::load(tx, caller.team_id, id).await?;
+    ensure_holder(&task, caller, true)?;
+    task.status = TaskStatus::Failed;
+    task.failure_reason = Some(reason);
+    task.lease_expires_at = None;
+    touch_agent(tx, caller.team_id, &caller.agent).await?;
+    task.save(tx, "task.failed").await
+}
+
+/// Gives the task back to the queue without counting an attempt.
+pub async fn release(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<Task> {
+    tx.lock_team(caller.team_id).await?;
+    let mut task = TaskState::load(tx, caller.team_id, id).await?;
+    ensure_holder(&task, caller, false)?;
+    task.status = TaskStatus::Pending;
+    task.clear_claim();
+    task.save(tx, "task.released").await
+}
+
+/// The teams that have expired leases now, for [`expire_team_leases`].
+pub async fn teams_with_expired_leases(pool: &PgPool, now_ms: i64) -> StoreResult<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "select distinct team_id from tasks where status = 'in_progress' and lease_expires_at <= $1",
+    )
+    .bind(now_ms)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Returns one team's expired leases to `pending` (or `failed` past `maxAttempts`). Replicas
+/// sweeping at once queue on the team lock; the second finds nothing left to expire.
+pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize> {
+    tx.lock_team(team_id).await?;
+    let rows = sqlx::query(&format!(
+        "select {STATE_COLUMNS} from tasks
+         where team_id = $1 and status = 'in_progress' and lease_expires_at <= $2
+         order by lease_expires_at limit 10000"
+    ))
+    .bind(team_id)
+    .bind(tx.now_ms)
+    .fetch_all(tx.conn())
+    .await?;
+    let expired = rows
+        .iter()
+        .map(|r| TaskState::from_row(team_id, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let count = expired.len();
+    let mut expired = expired;
+    for task in &mut expired {
+        let holder = task.claimed_by.clone().unwrap_or_default();
+        let (status, attempts, reason) = rules::lease_expiry(
+            &holder,
+            task.lease_expires_at,
+            task.attempts,
+            task.max_attempts,
+        );
+        task.clear_claim();
+        task.status = status;
+        task.attempts = attempts;
+        if reason.is_some() {
+            task.failure_reason = reason;
+        }
+    }
+    save_all(tx, expired, "task.expired").await?;
+    Ok(count)
+}
+
+fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> StoreResult<()> {
+    rules::ensure_holder(
+        &task.id,
+        task.status,
+        task.claimed_by.as_deref(),
+        caller,
+        coordinator_may,
+    )
+}

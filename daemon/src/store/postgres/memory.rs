@@ -1,0 +1,95 @@
+//! Shared memory: one JSON document per team with a bounded history of changes.
+
+use super::super::rules::{self, fmt_time, parse_json, MemoryChangeKind, MemoryLimits};
+use super::super::{Caller, MemoryChange, StoreResult};
+use super::rows::append_event;
+use super::tx::Tx;
+use huddle_wire::Memory;
+
+pub async fn get(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreResult<Memory> {
+    let (version, doc): (i64, String) =
+        sqlx::query_as("select memory_version, memory_doc from teams where id = $1")
+            .bind(team_id)
+            .fetch_one(conn)
+            .await?;
+    Ok(Memory {
+        version,
+        doc: parse_json(&doc),
+    })
+}
+
+/// Applies a change under the team lock: the version check and the write are one step on
+/// every replica.
+pub async fn change(
+    tx: &mut Tx,
+    caller: &Caller,
+    kind: MemoryChangeKind,
+    patch: serde_json::Value,
+    if_match: Option<i64>,
+    limits: MemoryLimits,
+) -> StoreResult<Memory> {
+    let team_id = caller.team_id;
+    tx.lock_team(team_id).await?;
+    let current = get(tx.conn(), team_id).await?;
+    rules::check_version(if_match, current.version)?;
+    let (doc, text) = rules::changed_memory(current.doc, kind, &patch, limits)?;
+    let version = current.version + 1;
+    let now = tx.now_ms;
+    sqlx::query("update teams set memory_doc = $2, memory_version = $3 where id = $1")
+        .bind(team_id)
+        .bind(text)
+        .bind(version)
+        .execute(tx.conn())
+        .await?;
+    sqlx::query(
+        "insert into memory_history (team_id, version, agent, kind, patch, created_at)
+         values ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(team_id)
+    .bind(version)
+    .bind(&caller.agent)
+    .bind(kind.as_str())
+    .bind(patch.to_string())
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    sqlx::query("delete from memory_history where team_id = $1 and version <= $2")
+        .bind(team_id)
+        .bind(version - limits.history as i64)
+        .execute(tx.conn())
+        .await?;
+    let change = MemoryChange {
+        version,
+        agent: caller.agent.clone(),
+        kind: kind.as_str().to_string(),
+        patch,
+        created_at: fmt_time(now),
+    };
+    append_event(tx, team_id, "memory.updated", &change).await?;
+    Ok(Memory { version, doc })
+}
+
+pub async fn history(
+    conn: impl sqlx::PgExecutor<'_>,
+    team_id: i64,
+    limit: usize,
+) -> StoreResult<Vec<MemoryChange>> {
+    let rows: Vec<(i64, String, String, String, i64)> = sqlx::query_as(
+        "select version, agent, kind, patch, created_at from memory_history
+         where team_id = $1 order by version desc limit $2",
+    )
+    .bind(team_id)
+    .bind(limit as i64)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(version, agent, kind, patch, at)| MemoryChange {
+            version,
+            agent,
+            kind,
+            patch: parse_json(&patch),
+            created_at: fmt_time(at),
+        })
+        .collect())
+}

@@ -1,0 +1,219 @@
+//! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
+
+use super::super::rules::{self, fmt_time};
+use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
+use super::agents::list_agents;
+use super::rows::{append_event_json, message_from_row, touch_agent, MESSAGE_COLUMNS};
+use super::tx::Tx;
+use crate::config::LimitSettings as Limits;
+use huddle_wire::{Message, PostMessage};
+use sqlx::{PgConnection, PgPool};
+
+pub async fn post(
+    tx: &mut Tx,
+    caller: &Caller,
+    post: PostMessage,
+    key: Option<String>,
+    limits: &Limits,
+) -> StoreResult<Posted> {
+    let team_id = caller.team_id;
+    let data_text = rules::validate_post(&post, limits)?;
+    tx.lock_team(team_id).await?;
+    check_recipient(tx, team_id, &post.to).await?;
+    // A retry is checked like a first post; under the team lock no other replica can be
+    // storing the same key at once.
+    if let Some(key) = &key {
+        let seq: Option<i64> = sqlx::query_scalar(
+            "select seq from idempotency_keys where team_id = $1 and agent = $2 and key = $3",
+        )
+        .bind(team_id)
+        .bind(&caller.agent)
+        .bind(key)
+        .fetch_optional(tx.conn())
+        .await?;
+        if let Some(seq) = seq {
+            return Ok(Posted {
+                message: get(tx.conn(), team_id, seq).await?,
+                replayed: true,
+            });
+        }
+    }
+    let data = if post.data.is_null() {
+        serde_json::json!({})
+    } else {
+        post.data
+    };
+    let seq = tx.next_msg_seq(team_id);
+    let now = tx.now_ms;
+    let message = Message {
+        seq,
+        id: uuid::Uuid::new_v4().to_string(),
+        from: caller.agent.clone(),
+        to: post.to,
+        kind: post.kind,
+        summary: post.summary,
+        data,
+        created_at: fmt_time(now),
+    };
+    sqlx::query(&format!(
+        "insert into messages (team_id, {MESSAGE_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    ))
+    .bind(team_id)
+    .bind(seq)
+    .bind(&message.id)
+    .bind(&message.from)
+    .bind(&message.to)
+    .bind(&message.kind)
+    .bind(&message.summary)
+    .bind(data_text)
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    if let Some(key) = &key {
+        sqlx::query(
+            "insert into idempotency_keys (team_id, agent, key, seq) values ($1, $2, $3, $4)",
+        )
+        .bind(team_id)
+        .bind(&caller.agent)
+        .bind(key)
+        .bind(seq)
+        .execute(tx.conn())
+        .await?;
+    }
+    touch_agent(tx, team_id, &caller.agent).await?;
+    let json = serde_json::to_string(&message).map_err(|e| StoreError::Internal(e.to_string()))?;
+    append_event_json(tx, team_id, "message.posted", json).await?;
+    Ok(Posted {
+        message,
+        replayed: false,
+    })
+}
+
+/// Posts each item in order in one transaction: a refused item refuses the batch, named.
+pub async fn post_many(
+    tx: &mut Tx,
+    caller: &Caller,
+    items: Vec<(PostMessage, Option<String>)>,
+    limits: &Limits,
+) -> StoreResult<Vec<Posted>> {
+    let mut posted = Vec::with_capacity(items.len());
+    for (i, (message, key)) in items.into_iter().enumerate() {
+        posted.push(
+            post(tx, caller, message, key, limits)
+                .await
+                .map_err(|e| rules::at_message(i, e))?,
+        );
+    }
+    Ok(posted)
+}
+
+async fn check_recipient(tx: &mut Tx, team_id: i64, to: &str) -> StoreResult<()> {
+    if rules::is_group_recipient(to) {
+        return Ok(());
+    }
+    let exists: Option<i32> =
+        sqlx::query_scalar("select 1 from agents where team_id = $1 and name = $2")
+            .bind(team_id)
+            .bind(to)
+            .fetch_optional(tx.conn())
+            .await?;
+    if exists.is_some() {
+        return Ok(());
+    }
+    let known = list_agents(tx.conn(), team_id).await?;
+    Err(rules::unknown_recipient(
+        to,
+        known.into_iter().map(|a| a.name).collect(),
+    ))
+}
+
+async fn get(conn: &mut PgConnection, team_id: i64, seq: i64) -> StoreResult<Message> {
+    let row = sqlx::query(&format!(
+        "select {MESSAGE_COLUMNS} from messages where team_id = $1 and seq = $2"
+    ))
+    .bind(team_id)
+    .bind(seq)
+    .fetch_optional(conn)
+    .await?
+    .ok_or_else(|| StoreError::not_found(format!("message {seq}")))?;
+    Ok(message_from_row(&row)?)
+}
+
+pub async fn list(pool: &PgPool, team_id: i64, f: &MessageFilter) -> StoreResult<Vec<Message>> {
+    let rows = sqlx::query(&format!(
+        "select {MESSAGE_COLUMNS} from messages
+         where team_id = $1 and seq > $2
+           and ($3::text is null or sender = $3) and ($4::text is null or recipient = $4)
+           and ($5::text is null or type = $5)
+         order by seq limit $6"
+    ))
+    .bind(team_id)
+    .bind(f.after)
+    .bind(&f.from)
+    .bind(&f.to)
+    .bind(&f.kind)
+    .bind(f.limit as i64)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(message_from_row)
+        .collect::<Result<_, _>>()?)
+}
+
+/// Messages to the caller by name, by role or to `*`, past its cursor; its own posts excluded.
+pub async fn inbox(pool: &PgPool, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+    let rows = sqlx::query(&format!(
+        "select {MESSAGE_COLUMNS} from messages
+         where team_id = $1
+           and seq > (select inbox_cursor from agents where team_id = $1 and name = $2)
+           and recipient in ($2, $3, '*') and sender != $2
+         order by seq limit $4"
+    ))
+    .bind(caller.team_id)
+    .bind(&caller.agent)
+    .bind(caller.role.as_str())
+    .bind(limit as i64)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(message_from_row)
+        .collect::<Result<_, _>>()?)
+}
+
+/// Moves the cursor forward to `seq` (never back); returns the cursor.
+pub async fn ack(tx: &mut Tx, caller: &Caller, seq: i64) -> StoreResult<i64> {
+    tx.lock_team(caller.team_id).await?;
+    rules::check_ack(seq, tx.last_msg_seq(caller.team_id))?;
+    Ok(sqlx::query_scalar(
+        "update agents set inbox_cursor = greatest(inbox_cursor, $3)
+         where team_id = $1 and name = $2 returning inbox_cursor",
+    )
+    .bind(caller.team_id)
+    .bind(&caller.agent)
+    .bind(seq)
+    .fetch_one(tx.conn())
+    .await?)
+}
+
+/// Messages of a team in `(after, upto]`, for the listener.
+pub async fn range(
+    pool: &PgPool,
+    team_id: i64,
+    after: i64,
+    upto: i64,
+) -> StoreResult<Vec<Message>> {
+    let rows = sqlx::query(&format!(
+        "select {MESSAGE_COLUMNS} from messages where team_id = $1 and seq > $2 and seq <= $3 order by seq"
+    ))
+    .bind(team_id)
+    .bind(after)
+    .bind(upto)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(message_from_row)
+        .collect::<Result<_, _>>()?)
+}

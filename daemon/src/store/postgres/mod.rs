@@ -1,0 +1,127 @@
+//! PostgreSQL backend on sqlx: several `huddled` replicas share one database.
+//!
+//! Every write is one transaction on a pooled connection. A write to a team first locks the
+//! team's row (which holds its message and event sequences), so a team's writes are serialised
+//! across replicas: sequences are gapless and commit in sequence order. Claims pick rows with
+//! `FOR UPDATE SKIP LOCKED`. Before committing, a transaction announces what it added with
+//! `pg_notify` (team, message and event ranges, "tasks changed"); every replica's
+//! [`listener`] reads those rows after the commit and feeds its in-process hub, so streams,
+//! long-polling claims and inboxes on any replica see every replica's writes, in order.
+
+mod agents;
+mod claims;
+mod deps;
+mod listener;
+mod memory;
+mod messages;
+mod rows;
+mod store_impl;
+mod task_state;
+mod tasks;
+mod tx;
+
+use super::{StoreError, StoreResult};
+use crate::config::LimitSettings;
+use crate::hub::Hub;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::PgPool;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The NOTIFY channel every replica listens on.
+pub const CHANNEL: &str = "huddle_changes";
+
+/// How to reach the database and the limits the store applies.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    pub url: String,
+    pub pool_size: u32,
+    pub default_max_attempts: i64,
+    pub memory_max_bytes: usize,
+    pub memory_history_limit: usize,
+    pub limits: LimitSettings,
+}
+
+pub struct PostgresStore {
+    pool: PgPool,
+    options: PostgresOptions,
+    /// Ends the listener task on close.
+    stop: CancellationToken,
+    listener: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl PostgresStore {
+    /// Connects, applies `migrations/postgres/` (once, whichever replica comes first: sqlx
+    /// takes an advisory lock), and starts this replica's listener.
+    pub async fn open(options: PostgresOptions, hub: Arc<Hub>) -> StoreResult<Self> {
+        let connect = PgConnectOptions::from_str(&options.url).map_err(|e| {
+            StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
+        })?;
+        let pool = PgPoolOptions::new()
+            .max_connections(options.pool_size)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(connect)
+            .await
+            .map_err(|e| {
+                StoreError::Unavailable(format!("connecting to {}: {e}", redact(&options.url)))
+            })?;
+        sqlx::migrate!("../migrations/postgres")
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("migrating the database: {e}")))?;
+        let stop = CancellationToken::new();
+        let task = listener::start(&pool, hub, stop.clone()).await?;
+        Ok(PostgresStore {
+            pool,
+            options,
+            stop,
+            listener: tokio::sync::Mutex::new(Some(task)),
+        })
+    }
+}
+
+/// The URL without its password, for logs and errors.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        Ok(u) => u.to_string(),
+        Err(_) => "(unparsable URL)".into(),
+    }
+}
+
+/// Connection trouble, a full disk, a server shutting down or a read-only standby mean the
+/// store cannot serve (503); anything else is a bug (500, logged).
+pub(crate) fn map_pg_error(e: sqlx::Error) -> StoreError {
+    match &e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::Tls(_) => StoreError::Unavailable(e.to_string()),
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            // 08 connection, 53 insufficient resources (disk full), 57P shutdown, 25006 read-only.
+            if code.starts_with("08")
+                || code.starts_with("53")
+                || code.starts_with("57P")
+                || code == "25006"
+            {
+                StoreError::Unavailable(e.to_string())
+            } else {
+                StoreError::Internal(e.to_string())
+            }
+        }
+        _ => StoreError::Internal(e.to_string()),
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        map_pg_error(e)
+    }
+}

@@ -1,0 +1,351 @@
+//! `Store` for PostgreSQL: each write is one transaction ([`Tx`]), reads go to the pool.
+
+use super::super::rules::{MemoryChangeKind, MemoryLimits};
+use super::super::{
+    Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreError, StoreResult, TaskFilter,
+};
+use super::rows::{event_from_row, load_task};
+use super::tx::Tx;
+use super::{agents, claims, memory, messages, tasks, PostgresStore};
+use async_trait::async_trait;
+use huddle_wire::{
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
+};
+
+impl PostgresStore {
+    fn page(&self, limit: usize) -> usize {
+        limit.clamp(1, self.options.limits.max_page_size.max(1))
+    }
+
+    fn memory_limits(&self) -> MemoryLimits {
+        MemoryLimits {
+            max_depth: self.options.limits.max_json_depth,
+            max_bytes: self.options.memory_max_bytes,
+            history: self.options.memory_history_limit.max(1),
+        }
+    }
+
+    async fn begin(&self) -> StoreResult<Tx> {
+        if self.pool.is_closed() {
+            return Err(StoreError::Unavailable("the store is closed".into()));
+        }
+        Tx::begin(&self.pool).await
+    }
+
+    async fn memory_change(
+        &self,
+        caller: &Caller,
+        kind: MemoryChangeKind,
+        patch: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory> {
+        let mut tx = self.begin().await?;
+        let memory =
+            memory::change(&mut tx, caller, kind, patch, if_match, self.memory_limits()).await?;
+        tx.commit().await?;
+        Ok(memory)
+    }
+}
+
+/// Runs `$body` (an expression using `tx`) in a fresh transaction and commits it.
+macro_rules! in_tx {
+    ($self:ident, |$tx:ident| $body:expr) => {{
+        let mut $tx = $self.begin().await?;
+        let out = $body;
+        $tx.commit().await?;
+        Ok(out)
+    }};
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn create_team(&self, name: &str) -> StoreResult<Team> {
+        in_tx!(self, |tx| agents::create_team(&mut tx, name).await?)
+    }
+
+    async fn list_teams(&self) -> StoreResult<Vec<Team>> {
+        agents::list_teams(&self.pool).await
+    }
+
+    async fn team_id(&self, name: &str) -> StoreResult<i64> {
+        agents::team_id(&self.pool, name).await
+    }
+
+    async fn create_agent(
+        &self,
+        team_id: i64,
+        name: &str,
+        role: Role,
+        token_hash: &str,
+    ) -> StoreResult<Agent> {
+        in_tx!(self, |tx| agents::create_agent(
+            &mut tx, team_id, name, role, token_hash
+        )
+        .await?)
+    }
+
+    async fn authenticate(&self, token_hash: &str) -> StoreResult<Option<Caller>> {
+        agents::authenticate(&self.pool, token_hash).await
+    }
+
+    async fn set_agent_token(
+        &self,
+        team_id: i64,
+        name: &str,
+        token_hash: Option<&str>,
+    ) -> StoreResult<(Agent, String)> {
+        in_tx!(self, |tx| agents::set_token(
+            &mut tx, team_id, name, token_hash
+        )
+        .await?)
+    }
+
+    async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
+        agents::list_agents(&self.pool, team_id).await
+    }
+
+    async fn create_tasks(&self, caller: &Caller, new: Vec<NewTask>) -> StoreResult<Vec<Task>> {
+        let limits = &self.options.limits;
+        let default_max = self.options.default_max_attempts;
+        in_tx!(self, |tx| tasks::create(
+            &mut tx,
+            caller,
+            new,
+            default_max,
+            limits
+        )
+        .await?)
+    }
+
+    async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
+        filter.limit = self.page(filter.limit);
+        tasks::list(&self.pool, team_id, &filter).await
+    }
+
+    async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task> {
+        let mut conn = self.pool.acquire().await?;
+        load_task(&mut conn, team_id, id).await
+    }
+
+    async fn update_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        patch: TaskPatch,
+        if_match: Option<i64>,
+    ) -> StoreResult<Task> {
+        let limits = &self.options.limits;
+        in_tx!(self, |tx| tasks::update(
+            &mut tx, caller, id, patch, if_match, limits
+        )
+        .await?)
+    }
+
+    async fn any_ready(&self, caller: &Caller, prefixes: &[String]) -> StoreResult<bool> {
+        let found: Option<i32> = sqlx::query_scalar(
+            "select 1 from tasks
+             where team_id = $1 and status = 'pending' and unmet_blockers = 0
+               and prefix = any($2) and (owner is null or owner = $3 or owner = $4)
+             limit 1",
+        )
+        .bind(caller.team_id)
+        .bind(prefixes)
+        .bind(&caller.agent)
+        .bind(caller.role.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(found.is_some())
+    }
+
+    async fn claim_tasks(
+        &self,
+        caller: &Caller,
+        prefixes: Vec<String>,
+        lease_ms: u64,
+        max: usize,
+    ) -> StoreResult<Vec<Task>> {
+        in_tx!(self, |tx| claims::claim(
+            &mut tx, caller, &prefixes, lease_ms, max
+        )
+        .await?)
+    }
+
+    async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
+        in_tx!(self, |tx| claims::heartbeat(&mut tx, caller, id, lease_ms)
+            .await?)
+    }
+
+    async fn complete_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        result: Option<serde_json::Value>,
+    ) -> StoreResult<Task> {
+        in_tx!(self, |tx| claims::complete(&mut tx, caller, id, result)
+            .await?)
+    }
+
+    async fn complete_tasks(
+        &self,
+        caller: &Caller,
+        items: Vec<(String, Option<serde_json::Value>)>,
+    ) -> StoreResult<Vec<Task>> {
+        in_tx!(self, |tx| claims::complete_many(&mut tx, caller, items)
+            .await?)
+    }
+
+    async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
+        in_tx!(self, |tx| claims::fail(&mut tx, caller, id, reason).await?)
+    }
+
+    async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task> {
+        in_tx!(self, |tx| claims::release(&mut tx, caller, id).await?)
+    }
+
+    async fn expire_leases(&self) -> StoreResult<usize> {
+        let now = chrono::Utc::now().timestamp_millis();
+        let mut moved = 0;
+        // One transaction per team: a team's lock is held only for its own leases.
+        for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
+            let count: StoreResult<usize> =
+                in_tx!(self, |tx| claims::expire_team_leases(&mut tx, team_id)
+                    .await?);
+            moved += count?;
+        }
+        Ok(moved)
+    }
+
+    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "select teams.name, tasks.status, count(*) from tasks
+             join teams on teams.id = tasks.team_id group by teams.name, tasks.status",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(team, status, n)| match TaskStatus::parse(&status) {
+                Some(s) => Ok((team, s, n as u64)),
+                None => Err(StoreError::Internal(format!(
+                    "unknown task status {status:?} in the database"
+                ))),
+            })
+            .collect()
+    }
+
+    async fn post_message(
+        &self,
+        caller: &Caller,
+        post: PostMessage,
+        idempotency_key: Option<String>,
+    ) -> StoreResult<Posted> {
+        let limits = &self.options.limits;
+        in_tx!(self, |tx| messages::post(
+            &mut tx,
+            caller,
+            post,
+            idempotency_key,
+            limits
+        )
+        .await?)
+    }
+
+    async fn post_messages(
+        &self,
+        caller: &Caller,
+        items: Vec<(PostMessage, Option<String>)>,
+    ) -> StoreResult<Vec<Posted>> {
+        let limits = &self.options.limits;
+        in_tx!(self, |tx| messages::post_many(
+            &mut tx, caller, items, limits
+        )
+        .await?)
+    }
+
+    async fn list_messages(
+        &self,
+        team_id: i64,
+        mut filter: MessageFilter,
+    ) -> StoreResult<Vec<Message>> {
+        filter.limit = self.page(filter.limit);
+        messages::list(&self.pool, team_id, &filter).await
+    }
+
+    async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+        messages::inbox(&self.pool, caller, self.page(limit)).await
+    }
+
+    async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64> {
+        in_tx!(self, |tx| messages::ack(&mut tx, caller, seq).await?)
+    }
+
+    async fn get_memory(&self, team_id: i64) -> StoreResult<Memory> {
+        memory::get(&self.pool, team_id).await
+    }
+
+    async fn patch_memory(
+        &self,
+        caller: &Caller,
+        patch: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory> {
+        self.memory_change(caller, MemoryChangeKind::Merge, patch, if_match)
+            .await
+    }
+
+    async fn replace_memory(
+        &self,
+        caller: &Caller,
+        doc: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory> {
+        self.memory_change(caller, MemoryChangeKind::Replace, doc, if_match)
+            .await
+    }
+
+    async fn json_patch_memory(
+        &self,
+        caller: &Caller,
+        ops: serde_json::Value,
+        if_match: Option<i64>,
+    ) -> StoreResult<Memory> {
+        self.memory_change(caller, MemoryChangeKind::JsonPatch, ops, if_match)
+            .await
+    }
+
+    async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
+        memory::history(&self.pool, team_id, self.page(limit)).await
+    }
+
+    async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {
+        let rows = sqlx::query(
+            "select seq, type, data, created_at from events
+             where team_id = $1 and seq > $2 order by seq limit $3",
+        )
+        .bind(team_id)
+        .bind(after)
+        .bind(limit.clamp(1, 10_000) as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(event_from_row).collect::<Result<_, _>>()?)
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        if self.pool.is_closed() {
+            return Err(StoreError::Unavailable("the store is closed".into()));
+        }
+        sqlx::query("select 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn close(&self) {
+        self.stop.cancel();
+        if let Some(task) = self.listener.lock().await.take() {
+            let _ = task.await;
+        }
+        self.pool.close().await;
+    }
+
+    fn describe(&self) -> String {
+        format!("PostgreSQL {}", super::redact(&self.options.url))
+    }
+}

@@ -1,0 +1,226 @@
+//! The mutable state of one task, loaded for a change and saved back in one statement.
+
+use super::super::rules::{self, fmt_time, parse_json};
+use super::super::{StoreError, StoreResult};
+use super::deps;
+use super::rows::{append_events, status_of};
+use super::tx::Tx;
+use huddle_wire::{Task, TaskStatus};
+use sqlx::postgres::PgRow;
+use sqlx::Row;
+use std::collections::{HashMap, HashSet};
+
+/// The columns [`TaskState::from_row`] reads.
+pub const STATE_COLUMNS: &str = "id, subject, description, active_form, status, owner, claimed_by,
+    lease_expires_at, attempts, max_attempts, metadata, result, failure_reason, version, created_at";
+
+pub struct TaskState {
+    pub team_id: i64,
+    pub id: String,
+    pub subject: String,
+    pub description: String,
+    pub active_form: Option<String>,
+    pub status: TaskStatus,
+    pub owner: Option<String>,
+    pub claimed_by: Option<String>,
+    pub lease_expires_at: Option<i64>,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub metadata: String,
+    pub result: Option<String>,
+    pub failure_reason: Option<String>,
+    pub version: i64,
+    pub created_at: i64,
+    loaded_status: TaskStatus,
+}
+
+impl TaskState {
+    /// Loads a task of a team the transaction has locked.
+    pub async fn load(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<TaskState> {
+        let row = sqlx::query(&format!(
+            "select {STATE_COLUMNS} from tasks where team_id = $1 and id = $2"
+        ))
+        .bind(team_id)
+        .bind(id)
+        .fetch_optional(tx.conn())
+        .await?
+        .ok_or_else(|| StoreError::not_found(format!("task {id}")))?;
+        Ok(TaskState::from_row(team_id, &row)?)
+    }
+
+    pub fn from_row(team_id: i64, r: &PgRow) -> Result<TaskState, sqlx::Error> {
+        let status = status_of(r, "status")?;
+        Ok(TaskState {
+            team_id,
+            id: r.try_get("id")?,
+            subject: r.try_get("subject")?,
+            description: r.try_get("description")?,
+            active_form: r.try_get("active_form")?,
+            status,
+            owner: r.try_get("owner")?,
+            claimed_by: r.try_get("claimed_by")?,
+            lease_expires_at: r.try_get("lease_expires_at")?,
+            attempts: r.try_get("attempts")?,
+            max_attempts: r.try_get("max_attempts")?,
+            metadata: r.try_get("metadata")?,
+            result: r.try_get("result")?,
+            failure_reason: r.try_get("failure_reason")?,
+            version: r.try_get("version")?,
+            created_at: r.try_get("created_at")?,
+            loaded_status: status,
+        })
+    }
+
+    pub fn clear_claim(&mut self) {
+        self.claimed_by = None;
+        self.lease_expires_at = None;
+    }
+
+    /// Writes the state back; see [`save_all`].
+    pub async fn save(self, tx: &mut Tx, event: &str) -> StoreResult<Task> {
+        let mut saved = save_all(tx, vec![self], event).await?;
+        Ok(saved.remove(0))
+    }
+}
+
+/// Writes tasks of one team back with new versions in a handful of statements whatever their
+/// number: one update, one adjustment of dependents' unmet counters for the tasks that entered
+/// or left `completed`, one read of their edges, one insert of their `event`s. Returns the
+/// wire tasks in the given order.
+pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> StoreResult<Vec<Task>> {
+    let Some(team_id) = states.first().map(|s| s.team_id) else {
+        return Ok(Vec::new());
+    };
+    let now = tx.now_ms;
+    let mut states = states;
+    for s in &mut states {
+        if s.status != TaskStatus::InProgress {
+            s.lease_expires_at = None;
+        }
+        s.version += 1;
+    }
+    let col = |f: &dyn Fn(&TaskState) -> Option<String>| states.iter().map(f).collect::<Vec<_>>();
+    let ids: Vec<String> = states.iter().map(|s| s.id.clone()).collect();
+    sqlx::query(
+        "update tasks as t set subject = u.subject, description = u.description,
+                active_form = u.active_form, status = u.status, owner = u.owner,
+                claimed_by = u.claimed_by, lease_expires_at = u.lease, attempts = u.attempts,
+                metadata = u.metadata, result = u.result, failure_reason = u.failure_reason,
+                version = u.version, updated_at = $2
+         from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                     $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[],
+                     $14::text[], $15::bigint[])
+              as u(id, subject, description, active_form, status, owner, claimed_by, lease,
+                   attempts, metadata, result, failure_reason, version)
+         where t.team_id = $1 and t.id = u.id",
+    )
+    .bind(team_id)
+    .bind(now)
+    .bind(&ids)
+    .bind(col(&|s| Some(s.subject.clone())))
+    .bind(col(&|s| Some(s.description.clone())))
+    .bind(col(&|s| s.active_form.clone()))
+    .bind(col(&|s| Some(s.status.as_str().to_string())))
+    .bind(col(&|s| s.owner.clone()))
+    .bind(col(&|s| s.claimed_by.clone()))
+    .bind(
+        states
+            .iter()
+            .map(|s| s.lease_expires_at)
+            .collect::<Vec<_>>(),
+    )
+    .bind(states.iter().map(|s| s.attempts).collect::<Vec<_>>())
+    .bind(col(&|s| Some(s.metadata.clone())))
+    .bind(col(&|s| s.result.clone()))
+    .bind(col(&|s| s.failure_reason.clone()))
+    .bind(states.iter().map(|s| s.version).collect::<Vec<_>>())
+    .execute(tx.conn())
+    .await?;
+    // Dependents of tasks that entered (-1) or left (+1) `completed`.
+    let (moved, deltas): (Vec<String>, Vec<i64>) = states
+        .iter()
+        .filter_map(|s| {
+            let (was, is) = (
+                s.loaded_status == TaskStatus::Completed,
+                s.status == TaskStatus::Completed,
+            );
+            (was != is).then(|| (s.id.clone(), if is { -1 } else { 1 }))
+        })
+        .unzip();
+    if !moved.is_empty() {
+        deps::adjust_dependents_of(tx, team_id, &moved, &deltas).await?;
+    }
+    let edges = load_edges_of(tx, team_id, &ids).await?;
+    let mut tasks = Vec::with_capacity(states.len());
+    let mut wake = false;
+    for s in states {
+        let was_done = s.loaded_status == TaskStatus::Completed;
+        let is_done = s.status == TaskStatus::Completed;
+        wake |= s.status == TaskStatus::Pending || was_done != is_done;
+        let (blocked_by, blocks) = edges.get(&s.id).cloned().unwrap_or_default();
+        tasks.push(Task {
+            id: s.id,
+            subject: s.subject,
+            description: s.description,
+            active_form: s.active_form,
+            status: s.status,
+            owner: s.owner,
+            claimed_by: s.claimed_by,
+            lease_expires_at: s.lease_expires_at.map(fmt_time),
+            attempts: s.attempts,
+            max_attempts: s.max_attempts,
+            blocked_by,
+            blocks,
+            metadata: parse_json(&s.metadata),
+            result: s.result.as_deref().map(parse_json),
+            failure_reason: s.failure_reason,
+            version: s.version,
+            created_at: fmt_time(s.created_at),
+            updated_at: fmt_time(now),
+        });
+    }
+    let data = tasks
+        .iter()
+        .map(|t| serde_json::to_string(t).map_err(|e| StoreError::Internal(e.to_string())))
+        .collect::<StoreResult<Vec<_>>>()?;
+    append_events(tx, team_id, event, data).await?;
+    if wake {
+        tx.tasks_changed(team_id);
+    }
+    Ok(tasks)
+}
+
+/// `blockedBy` and `blocks` of several tasks in one query, each list in id order.
+async fn load_edges_of(
+    tx: &mut Tx,
+    team_id: i64,
+    ids: &[String],
+) -> StoreResult<HashMap<String, (Vec<String>, Vec<String>)>> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "select task_id, blocker_id from task_deps
+         where team_id = $1 and (task_id = any($2) or blocker_id = any($2))",
+    )
+    .bind(team_id)
+    .bind(ids)
+    .fetch_all(tx.conn())
+    .await?;
+    let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut edges: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();
+    for (task, blocker) in rows {
+        if wanted.contains(task.as_str()) {
+            edges
+                .entry(task.clone())
+                .or_default()
+                .0
+                .push(blocker.clone());
+        }
+        if wanted.contains(blocker.as_str()) {
+            edges.entry(blocker).or_default().1.push(task);
+        }
+    }
+    for (blocked_by, blocks) in edges.values_mut() {
+        rules::sort_ids(blocked_by);
+        rules::sort_ids(blocks);
+    }
+    Ok(edges)
+}

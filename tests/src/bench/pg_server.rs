@@ -1,0 +1,118 @@
+//! A PostgreSQL server from Debian's packages on a temporary directory and a free port (Unix
+//! socket in that directory, TCP on 127.0.0.1, trust authentication), stopped when dropped:
+//! for the pgbench baseline and for huddled's postgres backend in benchmarks.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Finds the newest installed server's `bin/` directory.
+fn pg_bin() -> Result<PathBuf, String> {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|_| missing())?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("postgres").exists() && p.join("pgbench").exists())
+        .collect();
+    versions.sort();
+    versions.pop().ok_or_else(missing)
+}
+
+fn missing() -> String {
+    "PostgreSQL server and pgbench are not installed: run scripts/install-bench-deps (apt-get install postgresql postgresql-contrib)".into()
+}
+
+/// Runs `program` as the `postgres` user when we are root (initdb refuses root).
+pub fn as_pg(bin: &Path, program: &str) -> Command {
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false);
+    if is_root {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin.join(program));
+        c
+    } else {
+        Command::new(bin.join(program))
+    }
+}
+
+pub fn check(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub struct PgServer {
+    pub bin: PathBuf,
+    data: PathBuf,
+    pub port: u16,
+    /// `postgres://USER@127.0.0.1:PORT/postgres`
+    pub url: String,
+    /// Holds the data directory and the socket; removed after the server stops.
+    pub dir: tempfile::TempDir,
+}
+
+impl PgServer {
+    /// initdb + pg_ctl start with durable commits (`synchronous_commit=on`, fsync on).
+    pub fn start(user: &str) -> Result<PgServer, String> {
+        let bin = pg_bin()?;
+        let dir = tempfile::Builder::new()
+            .prefix("huddle-pg-")
+            .tempdir_in("/tmp")
+            .map_err(|e| e.to_string())?;
+        let _ = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(dir.path())
+            .status();
+        let data = dir.path().join("data");
+        check(
+            as_pg(&bin, "initdb")
+                .args(["-A", "trust", "-U", user, "-D"])
+                .arg(&data),
+            "initdb",
+        )?;
+        let port = free_port()?;
+        let sock = dir.path().to_string_lossy().to_string();
+        let opts = format!(
+            "-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c max_connections=300 \
+             -c synchronous_commit=on -c shared_buffers=256MB"
+        );
+        check(
+            as_pg(&bin, "pg_ctl")
+                .arg("-D")
+                .arg(&data)
+                .args(["-o", &opts, "-w", "-l"])
+                .arg(dir.path().join("log"))
+                .arg("start"),
+            "pg_ctl start",
+        )?;
+        Ok(PgServer {
+            bin,
+            data,
+            port,
+            url: format!("postgres://{user}@127.0.0.1:{port}/postgres"),
+            dir,
+        })
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        let _ = as_pg(&self.bin, "pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "stop"])
+            .output();
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}

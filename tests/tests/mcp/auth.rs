@@ -1,0 +1,50 @@
+//! `/mcp` authenticates like the API, before any MCP is spoken: no token or an unknown one is
+//! 401 in the API's error shape; the admin token (which acts on no team) is 403.
+
+use huddle_tests::{TestDaemon, ADMIN};
+use serde_json::{json, Value};
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+
+async fn post(d: &TestDaemon, token: Option<&str>) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/mcp", d.url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn mcp_without_a_token_or_with_an_unknown_one_is_401() {
+    let d = TestDaemon::start().await;
+    for token in [None, Some("hud_not-a-token")] {
+        let (status, body) = post(&d, token).await;
+        assert_eq!(status, 401, "{token:?}: {body}");
+        assert_eq!(body["error"]["code"], "unauthorized", "{body}");
+    }
+}
+
+#[tokio::test]
+async fn mcp_with_the_admin_token_is_403_and_with_a_revoked_token_401() {
+    let d = TestDaemon::start().await;
+    d.team("qa").await;
+    let (status, body) = post(&d, Some(ADMIN)).await;
+    assert_eq!((status, &body["error"]["code"]), (403, &json!("forbidden")));
+
+    let agent = d.agent("qa", "ex1", "executor").await;
+    let (status, body) = post(&d, Some(&agent.token)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["serverInfo"]["name"], "huddled", "{body}");
+    d.admin()
+        .post("/v1/teams/qa/agents/ex1/revoke", json!({}))
+        .await
+        .expect_status(200);
+    let (status, _) = post(&d, Some(&agent.token)).await;
+    assert_eq!(status, 401);
+}

@@ -1,0 +1,133 @@
+"""A real MCP client (the official Python SDK) against huddled's /mcp, driven by
+tests/tests/mcp/tools.rs. It plays a coordinator, an executor and an observer of one team, checks
+what each tool answers, and prints one JSON report on stdout for the Rust side to check against the
+HTTP API. Any surprise raises: a traceback on stderr and a non-zero exit.
+
+Environment: HUDDLE_MCP_URL, and the agents' tokens in HUDDLE_COORDINATOR, HUDDLE_EXECUTOR,
+HUDDLE_OBSERVER.
+"""
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+URL = os.environ["HUDDLE_MCP_URL"]
+
+
+class Agent:
+    """One agent's MCP session, authenticated with its bearer token."""
+
+    def __init__(self, token):
+        self.token = token
+
+    async def open(self, stack):
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=httpx2.Timeout(60.0),
+        )
+        await stack.enter_async_context(http)
+        streams = await stack.enter_async_context(
+            streamable_http_client(URL, http_client=http)
+        )
+        self.session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+        self.init = await self.session.initialize()
+        return self
+
+    async def call(self, tool, args):
+        """A successful call's structured content; a tool error raises."""
+        result = await self.session.call_tool(tool, args)
+        if result.is_error:
+            raise AssertionError(f"{tool} failed: {result.content}")
+        return result.structured_content
+
+    async def refused(self, tool, args):
+        """A call that must come back as a tool error: its API error body."""
+        result = await self.session.call_tool(tool, args)
+        assert result.is_error, f"{tool} should have been refused: {result}"
+        text = result.content[0].text
+        error = result.structured_content["error"]
+        assert text.startswith(error["code"] + ":"), text
+        return error
+
+
+async def main():
+    report = {}
+    async with contextlib.AsyncExitStack() as stack:
+        coord = await Agent(os.environ["HUDDLE_COORDINATOR"]).open(stack)
+        executor = await Agent(os.environ["HUDDLE_EXECUTOR"]).open(stack)
+        observer = await Agent(os.environ["HUDDLE_OBSERVER"]).open(stack)
+        report["server"] = coord.init.server_info.name
+        tools = (await coord.session.list_tools()).tools
+        report["tools"] = sorted(t.name for t in tools)
+        schemas = {t.name: t.input_schema for t in tools}
+        report["create_schema"] = schemas["task_create"]
+
+        created = await coord.call(
+            "task_create",
+            {
+                "tasks": [
+                    {"id": "IMPL-1", "subject": "write the parser"},
+                    {"id": "IMPL-2", "subject": "use the parser", "blockedBy": ["IMPL-1"]},
+                ]
+            },
+        )
+        report["created"] = created["tasks"]
+        one = await coord.call("task_create", {"tasks": {"prefix": "DOC", "subject": "docs"}})
+        report["created_one"] = one["tasks"]
+
+        ready = await executor.call("task_list", {"ready": True, "prefix": "IMPL"})
+        report["ready_before"] = [t["id"] for t in ready["tasks"]]
+
+        claimed = await executor.call("task_claim", {"prefixes": ["IMPL"]})
+        report["claimed"] = [t["id"] for t in claimed["tasks"]]
+        done = await executor.call(
+            "task_complete", {"id": "IMPL-1", "result": {"passed": 3}}
+        )
+        report["completed"] = done
+        ready = await executor.call("task_list", {"ready": True, "prefix": "IMPL"})
+        report["ready_after"] = [t["id"] for t in ready["tasks"]]
+        report["got"] = await observer.call("task_get", {"id": "IMPL-2"})
+
+        posted = await executor.call(
+            "msg_post",
+            {
+                "to": "coordinator",
+                "type": "impl_progress",
+                "summary": "parser done",
+                "data": {"task": "IMPL-1"},
+            },
+        )
+        report["posted"] = posted["message"]
+        inbox = await coord.call("inbox_read", {"waitMs": 10000})
+        report["inbox"] = inbox["messages"]
+        report["acked"] = await coord.call("inbox_ack", {"seq": inbox["messages"][-1]["seq"]})
+        report["inbox_after_ack"] = (await coord.call("inbox_read", {}))["messages"]
+        listed = await observer.call("msg_list", {"type": "impl_progress"})
+        report["listed"] = listed["messages"]
+
+        await executor.call("memory_patch", {"patch": {"parser": {"lang": "rust"}}})
+        report["memory_value"] = await observer.call("memory_get", {"pointer": "/parser/lang"})
+        report["memory"] = await coord.call("memory_get", {})
+
+        report["observer_create"] = await observer.refused(
+            "task_create", {"tasks": {"prefix": "IMPL", "subject": "not mine to make"}}
+        )
+        report["complete_unheld"] = await executor.refused("task_complete", {"id": "IMPL-2"})
+        report["missing_task"] = await observer.refused("task_get", {"id": "IMPL-999"})
+        # Bad arguments are refused like a bad API body: a tool error naming the field.
+        report["typo"] = await coord.refused(
+            "task_create", {"tasks": [{"subject": "x", "blocked_by": ["IMPL-1"]}]}
+        )
+        report["typo_patch"] = await coord.refused(
+            "task_update", {"id": "IMPL-2", "patch": {"status": "done"}}
+        )
+    json.dump(report, sys.stdout)
+
+
+asyncio.run(main())

@@ -1,0 +1,6 @@
+//! `/mcp`: huddle's tools through a real MCP client (the official Python SDK, `client.py`)
+//! against a real daemon on port 0, checked against the HTTP API; and the endpoint's
+//! authentication at the HTTP level. One test binary per area; a module per concern.
+
+mod auth;
+mod tools;
