@@ -37,6 +37,11 @@ pub struct ServerSettings {
     /// Empty: read from (or generate into) `<data_dir>/admin-token`.
     pub admin_token: String,
     pub max_body_bytes: usize,
+    /// Time a connection has to send a complete request head, counted from when it waits for
+    /// one, so an idle keep-alive connection is closed after it too.
+    pub head_timeout_ms: u64,
+    /// Open connections at most; one more is answered 503 and closed.
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -115,6 +120,11 @@ pub struct LimitSettings {
     pub requests_per_minute: u64,
     /// Requests a token may make at once before the rate applies.
     pub burst: u64,
+    /// Failed authentications per minute per client address (a token bucket), and the burst.
+    pub failed_auth_per_minute: u64,
+    pub failed_auth_burst: u64,
+    /// Client addresses whose failed authentications are tracked one by one (a hard cap).
+    pub max_tracked_clients: usize,
     /// Open streams per agent.
     pub max_streams_per_token: usize,
     /// Items per page of a list.
@@ -131,6 +141,9 @@ pub struct LimitSettings {
     pub max_json_depth: usize,
     /// Blockers per task.
     pub max_blocked_by: usize,
+    /// `blockedBy` edges one request may add in all (a batch create, or a patch): bounds the
+    /// work a single request puts on the one writer every team shares.
+    pub max_blocked_by_per_request: usize,
     /// Serialised size of a message's `data`, in bytes.
     pub max_message_bytes: usize,
 }
@@ -140,6 +153,9 @@ impl Default for LimitSettings {
         LimitSettings {
             requests_per_minute: 120_000,
             burst: 2_000,
+            failed_auth_per_minute: 60,
+            failed_auth_burst: 100,
+            max_tracked_clients: 10_000,
             max_streams_per_token: 32,
             max_page_size: 1_000,
             max_batch: 1_000,
@@ -148,6 +164,7 @@ impl Default for LimitSettings {
             max_summary_chars: 2_000,
             max_json_depth: 32,
             max_blocked_by: 100,
+            max_blocked_by_per_request: 5_000,
             max_message_bytes: 64 * 1024,
         }
     }
@@ -160,6 +177,8 @@ impl Default for ServerSettings {
             data_dir: PathBuf::from("./huddle-data"),
             admin_token: String::new(),
             max_body_bytes: 1024 * 1024,
+            head_timeout_ms: 30_000,
+            max_connections: 4_096,
         }
     }
 }

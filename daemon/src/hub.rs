@@ -45,7 +45,8 @@ struct TeamChannels {
 
 pub struct Hub {
     buffer: usize,
-    /// `(team_id, agent)` whose token was revoked or rotated: their open streams end.
+    /// `(team_id, agent)` whose token was revoked or rotated on another replica (reported by
+    /// the PostgreSQL listener); the daemon's forgetter turns them into cache revocations.
     revocations: broadcast::Sender<(i64, String)>,
     teams: Mutex<HashMap<i64, Arc<TeamChannels>>>,
 }
@@ -55,7 +56,7 @@ impl Hub {
     pub fn new(buffer: usize) -> Self {
         Hub {
             buffer: buffer.max(16),
-            revocations: broadcast::channel(256).0,
+            revocations: broadcast::channel(1024).0,
             teams: Mutex::new(HashMap::new()),
         }
     }
@@ -106,21 +107,37 @@ impl Hub {
         self.team(team_id).messages.subscribe()
     }
 
-    /// Only the messages whose `to` is exactly `to`.
-    pub fn subscribe_messages_to(
-        &self,
-        team_id: i64,
-        to: &str,
-    ) -> broadcast::Receiver<Arc<StreamItem>> {
+    /// Only the messages whose `to` is exactly `to`. The recipient's channel is freed when its
+    /// last follower drops its [`ToFollower`].
+    pub fn subscribe_messages_to(&self, team_id: i64, to: &str) -> ToFollower {
         let team = self.team(team_id);
-        let mut by_to = team.messages_to.lock().unwrap_or_else(|p| p.into_inner());
-        by_to
-            .entry(to.to_string())
-            .or_insert_with(|| broadcast::channel(self.buffer).0)
-            .subscribe()
+        let rx = {
+            let mut by_to = team.messages_to.lock().unwrap_or_else(|p| p.into_inner());
+            by_to
+                .entry(to.to_string())
+                .or_insert_with(|| broadcast::channel(self.buffer).0)
+                .subscribe()
+        };
+        ToFollower {
+            rx: Some(rx),
+            team,
+            to: to.to_string(),
+        }
     }
 
-    /// Ends the agent's open streams (its token was revoked or rotated).
+    /// How many recipients have a channel of their own in the team (for tests of the cleanup).
+    pub fn recipient_channels(&self, team_id: i64) -> usize {
+        let team = self.team(team_id);
+        let n = team
+            .messages_to
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len();
+        n
+    }
+
+    /// Reports a revocation made elsewhere; see [`Hub::subscribe_revocations`]. (Local
+    /// revocations go straight to the token cache, which ends streams and long polls itself.)
     pub fn revoke(&self, team_id: i64, agent: &str) {
         let _ = self.revocations.send((team_id, agent.to_string()));
     }
@@ -137,5 +154,40 @@ impl Hub {
     /// Changes whenever a message is posted in the team.
     pub fn watch_messages(&self, team_id: i64) -> watch::Receiver<u64> {
         self.team(team_id).messages_posted.subscribe()
+    }
+}
+
+/// A follower of one recipient's messages. Dropping the last follower of a recipient frees its
+/// channel, so streams for many distinct `to` values cost nothing once they close.
+pub struct ToFollower {
+    rx: Option<broadcast::Receiver<Arc<StreamItem>>>,
+    team: Arc<TeamChannels>,
+    to: String,
+}
+
+impl ToFollower {
+    pub async fn recv(&mut self) -> Result<Arc<StreamItem>, broadcast::error::RecvError> {
+        match self.rx.as_mut() {
+            Some(rx) => rx.recv().await,
+            None => Err(broadcast::error::RecvError::Closed),
+        }
+    }
+}
+
+impl Drop for ToFollower {
+    fn drop(&mut self) {
+        let mut by_to = self
+            .team
+            .messages_to
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        // Under the lock, so no one subscribes between the drop and the count.
+        drop(self.rx.take());
+        if by_to
+            .get(&self.to)
+            .is_some_and(|tx| tx.receiver_count() == 0)
+        {
+            by_to.remove(&self.to);
+        }
     }
 }

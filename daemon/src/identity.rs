@@ -27,6 +27,9 @@ pub fn same_secret(a: &str, b: &str) -> bool {
         == 0
 }
 
+/// A configured admin token shorter than this is refused at start: it grants every team.
+pub const MIN_ADMIN_TOKEN_CHARS: usize = 32;
+
 /// Where the admin token came from, for the start-up log line.
 #[derive(Debug, Clone)]
 pub enum AdminTokenSource {
@@ -40,25 +43,72 @@ pub fn admin_token(
     configured: &str,
     data_dir: &Path,
 ) -> std::io::Result<(String, AdminTokenSource)> {
-    if !configured.trim().is_empty() {
-        return Ok((configured.trim().to_string(), AdminTokenSource::Configured));
+    let configured = configured.trim();
+    if !configured.is_empty() {
+        if configured.chars().count() < MIN_ADMIN_TOKEN_CHARS {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "the configured admin token (HUDDLE_ADMIN_TOKEN or [server] admin_token) is {} characters; use at least {MIN_ADMIN_TOKEN_CHARS} random ones (e.g. `openssl rand -hex 32`), or leave it empty to have one generated",
+                    configured.chars().count()
+                ),
+            ));
+        }
+        return Ok((configured.to_string(), AdminTokenSource::Configured));
     }
     let path = data_dir.join("admin-token");
-    match std::fs::read_to_string(&path) {
-        Ok(token) if !token.trim().is_empty() => {
-            return Ok((token.trim().to_string(), AdminTokenSource::File(path)))
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) => {
+            check_private(&path, &meta)?;
+            let token = std::fs::read_to_string(&path)?;
+            if !token.trim().is_empty() {
+                return Ok((token.trim().to_string(), AdminTokenSource::File(path)));
+            }
+            // An empty file (an interrupted first start): write a token into it.
+            std::fs::remove_file(&path)?;
         }
-        Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
     let token = new_token();
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    // `create_new`: never follow a symlink planted between the check and the write.
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&path)?;
+    #[cfg(unix)]
+    // The umask may have taken bits off the mode given at creation; set it exactly.
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
     writeln!(file, "{token}")?;
     file.sync_all()?;
     Ok((token, AdminTokenSource::File(path)))
+}
+
+/// The admin-token file must be a regular file only its owner can read: a symlink could point
+/// anywhere, and a token readable by others is everyone's admin token.
+fn check_private(path: &Path, meta: &std::fs::Metadata) -> std::io::Result<()> {
+    let refuse = |why: String| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{}: {why}", path.display()),
+        ))
+    };
+    if meta.file_type().is_symlink() {
+        return refuse("is a symlink; refusing to read the admin token through it (replace it with the file itself, mode 0600)".into());
+    }
+    if !meta.is_file() {
+        return refuse("is not a regular file".into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return refuse(format!(
+                "has mode {mode:04o}, readable or writable by group or others; run `chmod 600` on it (and consider rotating agent tokens)"
+            ));
+        }
+    }
+    Ok(())
 }

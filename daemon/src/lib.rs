@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod files;
 pub mod http;
 pub mod hub;
 pub mod identity;
@@ -68,16 +69,27 @@ pub struct Built {
 /// Prepares the data directory, the admin token and the store.
 pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
     let dir = settings.server.data_dir.clone();
-    std::fs::create_dir_all(&dir).map_err(|source| DaemonError::DataDir {
-        path: dir.clone(),
-        source,
-    })?;
+    let data_dir_error = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| DaemonError::DataDir { path, source }
+    };
+    files::private_dir(&dir).map_err(data_dir_error(&dir))?;
+    // The SQLite files, when the store is SQLite (PostgreSQL keeps nothing here).
+    let database =
+        (settings.storage.backend == store::Backend::Sqlite).then(|| settings.database_path());
+    if let Some(database) = &database {
+        files::private_database(database).map_err(data_dir_error(database))?;
+    }
     let (admin_token, admin_token_source) =
         identity::admin_token(&settings.server.admin_token, &dir)
             .map_err(DaemonError::AdminToken)?;
     let hub = Arc::new(Hub::new(settings.streams.buffer));
     let store = store::open(&settings, hub.clone()).await?;
+    if let Some(database) = &database {
+        files::private_side_files(database).map_err(data_dir_error(database))?;
+    }
     let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
+    let failed_auth = Arc::new(http::limits::FailedAuth::new(&settings.limits));
     let streams = Arc::new(http::limits::StreamSlots::new(
         settings.limits.max_streams_per_token,
     ));
@@ -88,6 +100,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
         admin_token: admin_token.into(),
         auth: Arc::new(http::AuthCache::new(100_000)),
         rate,
+        failed_auth,
         streams,
         shutdown: CancellationToken::new(),
     };
@@ -156,9 +169,10 @@ pub async fn serve(
         state.settings.tasks.lease_sweep_ms,
         state.shutdown.clone(),
     ));
+    let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
     let cancel = state.shutdown.clone();
     let app = http::app(state.clone());
-    http::serve::serve(listener, app, async move {
+    http::serve::serve(listener, app, &state.settings.server, async move {
         shutdown.await;
         tracing::info!("shutting down: finishing in-flight requests");
         cancel.cancel();
@@ -171,9 +185,22 @@ pub async fn serve(
         let _ = server.await;
     }
     let _ = forgetter.await;
+    let _ = shrinker.await;
     built.store.close().await;
     tracing::info!("database closed");
     Ok(())
+}
+
+/// Every minute, forgets the request-rate buckets of tokens that have been idle long enough to
+/// be full again (rotated and revoked tokens included), so the map tracks live tokens only.
+async fn forget_idle_rates(state: AppState) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            _ = every.tick() => state.rate.shrink(),
+            _ = state.shutdown.cancelled() => return,
+        }
+    }
 }
 
 /// Keeps the token cache true to revocations made anywhere: on this daemon, or on another

@@ -90,6 +90,24 @@ pub fn task_id(field: &str, value: &str) -> Result<(String, i64), StoreError> {
     Ok((prefix, digits.parse().map_err(|_| bad())?))
 }
 
+/// The `blockedBy` edges a request adds in all, against `[limits] max_blocked_by_per_request`.
+/// Checked before the request reaches a store, so no backend's writer sees a larger one.
+pub fn blocked_by_edges(
+    field: &str,
+    edges: usize,
+    limits: &crate::config::LimitSettings,
+) -> Result<(), StoreError> {
+    let max = limits.max_blocked_by_per_request;
+    if edges > max {
+        return Err(StoreError::TooLarge {
+            message: format!(
+                "`{field}` adds {edges} blockedBy edges in one request; the limit is {max} ([limits] max_blocked_by_per_request): split the request"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Message types: `[a-z][a-z0-9_]{0,63}`.
 pub fn message_type(value: &str) -> Result<(), StoreError> {
     let bytes = value.as_bytes();

@@ -8,7 +8,7 @@ use huddle_daemon::config::Settings;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-const ADMIN: &str = "admin-secret";
+const ADMIN: &str = "admin-secret-0123456789abcdef-0123";
 
 async fn app() -> (Router, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

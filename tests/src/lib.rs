@@ -24,13 +24,15 @@ use tokio::task::JoinHandle;
 pub use http::{Api, Reply};
 
 /// The admin token every test daemon uses.
-pub const ADMIN: &str = "test-admin-token";
+pub const ADMIN: &str = "test-admin-token-0123456789abcdef";
 
 /// A daemon running in this process on its own port and data directory.
 pub struct TestDaemon {
     pub addr: SocketAddr,
     pub url: String,
     pub data_dir: PathBuf,
+    /// The daemon's state, for tests that look inside (the hub's channels, the caches).
+    pub state: huddle_daemon::http::AppState,
     /// What it was started with (a restart starts with the same).
     pub settings: Settings,
     stop: Option<oneshot::Sender<()>>,
@@ -100,6 +102,7 @@ impl TestDaemon {
         let data_dir = settings.server.data_dir.clone();
         let kept = settings.clone();
         let built = huddle_daemon::build(settings).await?;
+        let state = built.state.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             huddle_daemon::serve(built, listener, async {
@@ -112,6 +115,7 @@ impl TestDaemon {
             addr,
             url: format!("http://{addr}"),
             data_dir,
+            state,
             settings: kept,
             stop: Some(stop),
             task: Some(task),

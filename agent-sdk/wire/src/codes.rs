@@ -46,3 +46,7 @@ pub const TOO_MANY_STREAMS: &str = "too_many_streams";
 pub const INTERNAL: &str = "internal";
 /// 503: the database cannot answer or take writes now (disk full, read-only).
 pub const STORE_UNAVAILABLE: &str = "store_unavailable";
+/// 431: the request head (request line and headers) is larger than the daemon accepts.
+pub const HEAD_TOO_LARGE: &str = "head_too_large";
+/// 503: the daemon has as many connections open as it accepts; retry after `Retry-After`.
+pub const TOO_MANY_CONNECTIONS: &str = "too_many_connections";

@@ -1,64 +1,230 @@
-//! Token → caller cache. Resolving a bearer token is on every request's path; a database read
-//! per request would cost a thread hop and a query, so resolved identities stay in memory.
-//! Agents are never renamed or moved between teams, so an entry can only go stale by the token
-//! being revoked, and revocation must call [`AuthCache::forget`].
+//! Token → caller cache, and the revocations that end what a token started.
+//!
+//! Resolving a bearer token is on every request's path; a database read per request would cost
+//! a thread hop and a query, so resolved identities stay in memory. Agents are never renamed or
+//! moved between teams, so an entry can only go stale by the token being revoked, and
+//! revocation must call [`AuthCache::revoke`] after its write has committed.
+//!
+//! A first use (cache miss) can overlap a revocation: the lookup reads the token as valid, the
+//! revocation commits and evicts, then the lookup inserts what it read. To rule that out every
+//! revocation bumps an epoch under the cache's lock, a lookup notes the epoch *before* reading
+//! the store, and inserts only if no revocation happened since. The same epochs let long polls
+//! and streams end when their agent is revoked after they authenticated, whatever their backlog:
+//! they check [`AuthCache::revoked_since`] when the epoch moves and before every item they send.
 
 use crate::store::Caller;
 use std::collections::HashMap;
 use std::sync::RwLock;
+use tokio::sync::watch;
 
 /// Bounded: past `capacity` entries the cache starts over rather than grow without limit.
 pub struct AuthCache {
-    entries: RwLock<HashMap<String, Caller>>,
+    inner: RwLock<Inner>,
+    /// Counts revocations; a watch never lags, so a stalled stream still sees the latest.
+    epoch_changed: watch::Sender<u64>,
     capacity: usize,
 }
+
+struct Inner {
+    entries: HashMap<String, Caller>,
+    /// Number of revocations so far.
+    epoch: u64,
+    /// `(team_id, agent)` → the epoch of its latest revocation. One entry per agent ever
+    /// revoked, so it is bounded by the agents in the database.
+    revoked: HashMap<(i64, String), u64>,
+    /// The epoch of the latest [`AuthCache::clear`]: everyone counts as revoked then.
+    everyone_at: u64,
+}
+
+/// The revocation epoch at which a request's identity was established, kept in the request's
+/// extensions by the identity extractor so long polls and streams can tell whether their agent
+/// was revoked after they were let in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthEpoch(pub u64);
 
 impl AuthCache {
     pub fn new(capacity: usize) -> Self {
         AuthCache {
-            entries: RwLock::new(HashMap::new()),
+            inner: RwLock::new(Inner {
+                entries: HashMap::new(),
+                epoch: 0,
+                revoked: HashMap::new(),
+                everyone_at: 0,
+            }),
+            epoch_changed: watch::channel(0).0,
             capacity: capacity.max(1),
         }
     }
 
-    pub fn get(&self, token_hash: &str) -> Option<Caller> {
-        self.entries
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(token_hash)
-            .cloned()
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn insert(&self, token_hash: String, caller: Caller) {
-        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= self.capacity {
-            entries.clear();
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The cached caller and the epoch at which it was known valid.
+    pub fn get(&self, token_hash: &str) -> Option<(Caller, AuthEpoch)> {
+        let inner = self.read();
+        let caller = inner.entries.get(token_hash)?.clone();
+        Some((caller, AuthEpoch(inner.epoch)))
+    }
+
+    /// The current epoch; read it before asking the store, and pass it to [`Self::insert`].
+    pub fn epoch(&self) -> AuthEpoch {
+        AuthEpoch(self.read().epoch)
+    }
+
+    /// Caches what the store said at `seen` unless a revocation happened since (then the
+    /// answer may be stale and the next request asks the store again).
+    pub fn insert(&self, token_hash: String, caller: Caller, seen: AuthEpoch) {
+        let mut inner = self.write();
+        if inner.epoch != seen.0 {
+            return;
         }
-        entries.insert(token_hash, caller);
+        if inner.entries.len() >= self.capacity {
+            inner.entries.clear();
+        }
+        inner.entries.insert(token_hash, caller);
     }
 
-    /// Drops every token of an agent: its token was revoked or rotated, possibly by another
-    /// replica (the store's listener reports those through the hub).
+    /// A token of `agent` was revoked or rotated (the store has committed): drops it from the
+    /// cache and ends whatever the agent started before now.
+    pub fn revoke(&self, token_hash: &str, team_id: i64, agent: &str) {
+        self.bump(|inner, epoch| {
+            inner.entries.remove(token_hash);
+            inner
+                .entries
+                .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
+            inner.revoked.insert((team_id, agent.to_string()), epoch);
+        });
+    }
+
+    /// Like [`Self::revoke`] without the token: a revocation made by another replica (the
+    /// store's listener reports those through the hub).
     pub fn forget_agent(&self, team_id: i64, agent: &str) {
-        self.entries
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
+        self.bump(|inner, epoch| {
+            inner
+                .entries
+                .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
+            inner.revoked.insert((team_id, agent.to_string()), epoch);
+        });
     }
 
-    /// Drops everything (revocations may have been missed).
+    /// Revocations may have been missed: drops everything and ends every long poll and stream
+    /// (their clients reconnect and authenticate again).
     pub fn clear(&self) {
-        self.entries
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.bump(|inner, epoch| {
+            inner.entries.clear();
+            inner.everyone_at = epoch;
+        });
     }
 
-    /// Drops a token (revoked or rotated) so the next request re-checks the store.
-    pub fn forget(&self, token_hash: &str) {
-        self.entries
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(token_hash);
+    /// Applies `change` under the lock with the next epoch, then announces the epoch.
+    fn bump(&self, change: impl FnOnce(&mut Inner, u64)) {
+        let epoch = {
+            let mut inner = self.write();
+            inner.epoch += 1;
+            let epoch = inner.epoch;
+            change(&mut inner, epoch);
+            epoch
+        };
+        self.epoch_changed.send_replace(epoch);
+    }
+
+    /// Whether `agent` was revoked after a request authenticated at `since`.
+    pub fn revoked_since(&self, team_id: i64, agent: &str, since: AuthEpoch) -> bool {
+        let inner = self.read();
+        inner.epoch > since.0
+            && (inner.everyone_at > since.0
+                || inner
+                    .revoked
+                    .get(&(team_id, agent.to_string()))
+                    .is_some_and(|at| *at > since.0))
+    }
+
+    /// A watch on the epoch, for [`Revocation`].
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.epoch_changed.subscribe()
+    }
+}
+
+/// One long poll's or stream's view of whether its agent has been revoked since it started.
+pub struct Revocation {
+    epochs: watch::Receiver<u64>,
+    team_id: i64,
+    agent: String,
+    since: AuthEpoch,
+    revoked: bool,
+}
+
+impl Revocation {
+    pub fn new(cache: &AuthCache, caller: &Caller, since: AuthEpoch) -> Self {
+        // Subscribed before the first check, so no revocation slips between the two.
+        let mut epochs = cache.watch();
+        epochs.mark_changed();
+        Revocation {
+            epochs,
+            team_id: caller.team_id,
+            agent: caller.agent.clone(),
+            since,
+            revoked: false,
+        }
+    }
+
+    /// Cheap unless some revocation happened since the last call (an atomic read).
+    pub fn is_revoked(&mut self, cache: &AuthCache) -> bool {
+        if !self.revoked && self.epochs.has_changed().unwrap_or(false) {
+            self.epochs.borrow_and_update();
+            self.revoked = cache.revoked_since(self.team_id, &self.agent, self.since);
+        }
+        self.revoked
+    }
+
+    /// Completes once the agent has been revoked; pending forever otherwise.
+    pub async fn revoked(&mut self, cache: &AuthCache) {
+        loop {
+            if self.is_revoked(cache) {
+                return;
+            }
+            if self.epochs.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            // `changed` marked the value seen; look at the map again.
+            self.epochs.mark_changed();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use huddle_wire::Role;
+
+    fn caller() -> Caller {
+        Caller {
+            team_id: 1,
+            team: "qa".into(),
+            agent: "tester".into(),
+            role: Role::Tester,
+        }
+    }
+
+    /// The interleaving that kept a revoked token alive: the store is read, the revocation
+    /// commits and evicts, then the stale answer is inserted.
+    #[test]
+    fn a_lookup_that_overlapped_a_revocation_is_not_cached() {
+        let cache = AuthCache::new(10);
+        let seen = cache.epoch();
+        cache.revoke("h", 1, "tester");
+        cache.insert("h".into(), caller(), seen);
+        assert!(cache.get("h").is_none());
+        assert!(cache.revoked_since(1, "tester", seen));
+        let now = cache.epoch();
+        cache.insert("h2".into(), caller(), now);
+        assert!(cache.get("h2").is_some());
+        assert!(!cache.revoked_since(1, "tester", now));
+        assert!(!cache.revoked_since(1, "other", seen));
     }
 }

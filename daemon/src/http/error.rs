@@ -50,6 +50,11 @@ impl ApiError {
         ApiError::new(StatusCode::UNAUTHORIZED, codes::UNAUTHORIZED, message)
     }
 
+    /// A long poll whose token was revoked or rotated while it waited.
+    pub fn revoked_while_waiting() -> Self {
+        ApiError::unauthorized("this token was revoked or rotated while the request waited")
+    }
+
     pub fn forbidden(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::FORBIDDEN, codes::FORBIDDEN, message)
     }

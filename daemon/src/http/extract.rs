@@ -69,9 +69,18 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     }
 }
 
+/// One JSON value and nothing after it but whitespace (`{"a":1} xyz` is refused).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(field_error)
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(field_error)?;
+    de.end().map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            codes::INVALID_JSON,
+            format!("the body is not valid JSON: {e}"),
+        )
+    })?;
+    Ok(value)
 }
 
 /// A batch body (`{"<list>": [{…}, …]}`) holding 1 to `max` items, each a JSON object (serde

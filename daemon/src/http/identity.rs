@@ -1,12 +1,13 @@
 //! Identity: the bearer token resolved to the admin or an agent, with a per-token rate limit.
 
 use super::error::ApiError;
-use super::AppState;
+use super::{AppState, AuthEpoch};
 use crate::identity::{hash_token, same_secret};
 use crate::store::Caller;
-use axum::extract::FromRequestParts;
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header;
 use axum::http::request::Parts;
+use std::net::SocketAddr;
 
 /// Who is calling: the admin, or an agent of some team.
 pub enum Principal {
@@ -21,10 +22,26 @@ impl FromRequestParts<AppState> for Principal {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <token>"))?;
+        // Known only when served over TCP (not for in-process `oneshot` tests).
+        let client = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        // A failure answers 401 and counts against the address, or 429 once it is used up.
+        let failed = |error: ApiError| {
+            if let Some(ip) = client {
+                if let Err(limited) = state.failed_auth.check(ip) {
+                    return limited;
+                }
+                state.failed_auth.failed(ip);
+            }
+            error
+        };
+        let header = parts.headers.get(header::AUTHORIZATION).ok_or_else(|| {
+            failed(ApiError::unauthorized(
+                "missing Authorization: Bearer <token>",
+            ))
+        })?;
         let token = header
             .to_str()
             .ok()
@@ -35,22 +52,48 @@ impl FromRequestParts<AppState> for Principal {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| {
-                ApiError::unauthorized("the Authorization header must be `Bearer <token>`")
+                failed(ApiError::unauthorized(
+                    "the Authorization header must be `Bearer <token>`",
+                ))
             })?;
         let hash = hash_token(token);
-        state.rate.check(&hash)?;
-        if same_secret(token, &state.admin_token) {
-            return Ok(Principal::Admin);
-        }
-        if let Some(caller) = state.auth.get(&hash) {
+        if let Some((caller, epoch)) = state.auth.get(&hash) {
+            state.rate.check(&hash)?;
+            parts.extensions.insert(epoch);
             return Ok(Principal::Agent(caller));
         }
+        // Not a known agent token: an address that keeps failing is refused before any lookup.
+        if let Some(ip) = client {
+            state.failed_auth.check(ip)?;
+        }
+        if same_secret(token, &state.admin_token) {
+            state.rate.check(&hash)?;
+            return Ok(Principal::Admin);
+        }
+        // Read before the store: a revocation after this makes the insert a no-op.
+        let epoch = state.auth.epoch();
         match state.store.authenticate(&hash).await? {
             Some(caller) => {
-                state.auth.insert(hash, caller.clone());
+                state.rate.check(&hash)?;
+                state.auth.insert(hash, caller.clone(), epoch);
+                parts.extensions.insert(epoch);
                 Ok(Principal::Agent(caller))
             }
-            None => Err(ApiError::unauthorized("unknown or revoked token")),
+            None => Err(failed(ApiError::unauthorized("unknown or revoked token"))),
         }
+    }
+}
+
+/// The epoch at which the request's agent was authenticated (see `auth_cache`). Put after the
+/// identity extractor ([`Principal`] or `Can`) in a handler's arguments.
+impl FromRequestParts<AppState> for AuthEpoch {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<AuthEpoch>()
+            .copied()
+            .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <token>"))
     }
 }

@@ -1,5 +1,5 @@
-//! Per-token limits that need state: a request rate (token bucket, 429 with `Retry-After`) and a
-//! count of open streams.
+//! Limits that need state: a request rate per token (token bucket, 429 with `Retry-After`), a
+//! count of open streams, and failed authentications per client address.
 
 use super::error::ApiError;
 use crate::config::LimitSettings;
@@ -8,8 +8,10 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use huddle_wire::codes;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 pub struct RequestRate {
     limiter: DefaultKeyedRateLimiter<String>,
@@ -44,6 +46,11 @@ impl RequestRate {
                 .with_retry_after(secs.max(1)))
             }
         }
+    }
+
+    /// Tokens with a bucket (for tests that the map tracks valid tokens only).
+    pub fn tracked(&self) -> usize {
+        self.limiter.len()
     }
 
     /// Forgets idle buckets so the map stays small.
@@ -107,5 +114,109 @@ impl Drop for StreamSlot {
                 open.remove(&self.key);
             }
         }
+    }
+}
+
+/// Failed authentications per client address: a token bucket per address, so guessing tokens
+/// (or flooding with junk ones) gets 429 instead of a database read per attempt. Requests with a
+/// cached, valid token never touch it. The map is bounded: at `max_clients` addresses, idle
+/// buckets (full again, so forgetting them loses nothing) are dropped, and if every bucket is
+/// busy, new addresses share one overflow bucket.
+pub struct FailedAuth {
+    per_sec: f64,
+    burst: f64,
+    max_clients: usize,
+    buckets: Mutex<FailedAuthBuckets>,
+}
+
+#[derive(Default)]
+struct FailedAuthBuckets {
+    by_addr: HashMap<IpAddr, Bucket>,
+    overflow: Option<Bucket>,
+}
+
+#[derive(Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    updated: Instant,
+}
+
+impl Bucket {
+    fn refill(&mut self, now: Instant, per_sec: f64, burst: f64) {
+        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * per_sec).min(burst);
+        self.updated = now;
+    }
+}
+
+impl FailedAuth {
+    pub fn new(limits: &LimitSettings) -> Self {
+        FailedAuth {
+            per_sec: limits.failed_auth_per_minute.max(1) as f64 / 60.0,
+            burst: limits.failed_auth_burst.max(1) as f64,
+            max_clients: limits.max_tracked_clients.max(1),
+            buckets: Mutex::default(),
+        }
+    }
+
+    /// 429 if `addr` has used up its failed attempts; called before a token is looked up.
+    pub fn check(&self, addr: IpAddr) -> Result<(), ApiError> {
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let FailedAuthBuckets { by_addr, overflow } = &mut *buckets;
+        let full = by_addr.len() >= self.max_clients;
+        let bucket = match by_addr.get_mut(&addr) {
+            Some(bucket) => bucket,
+            None if full => match overflow.as_mut() {
+                Some(bucket) => bucket,
+                None => return Ok(()),
+            },
+            None => return Ok(()),
+        };
+        bucket.refill(now, self.per_sec, self.burst);
+        if bucket.tokens >= 1.0 {
+            return Ok(());
+        }
+        let secs = ((1.0 - bucket.tokens) / self.per_sec).ceil().max(1.0) as u64;
+        Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            codes::RATE_LIMITED,
+            format!("too many failed authentications from this address; retry in {secs} s"),
+        )
+        .with_retry_after(secs))
+    }
+
+    /// Counts one failed authentication against `addr`.
+    pub fn failed(&self, addr: IpAddr) {
+        let now = Instant::now();
+        let (per_sec, burst) = (self.per_sec, self.burst);
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let FailedAuthBuckets { by_addr, overflow } = &mut *buckets;
+        if !by_addr.contains_key(&addr) && by_addr.len() >= self.max_clients {
+            by_addr.retain(|_, b| {
+                b.refill(now, per_sec, burst);
+                b.tokens < burst
+            });
+        }
+        let fresh = Bucket {
+            tokens: burst,
+            updated: now,
+        };
+        let bucket = if by_addr.contains_key(&addr) || by_addr.len() < self.max_clients {
+            by_addr.entry(addr).or_insert(fresh)
+        } else {
+            overflow.get_or_insert(fresh)
+        };
+        bucket.refill(now, per_sec, burst);
+        bucket.tokens = (bucket.tokens - 1.0).max(0.0);
+    }
+
+    /// Addresses with a bucket of their own (for tests of the bound).
+    pub fn tracked(&self) -> usize {
+        self.buckets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .by_addr
+            .len()
     }
 }

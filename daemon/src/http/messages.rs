@@ -4,7 +4,7 @@ use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, ApiQuery, Body};
 use super::openapi_types::*;
-use super::AppState;
+use super::{AppState, AuthEpoch, Revocation};
 use crate::store::{Caller, MessageFilter};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -227,15 +227,17 @@ pub struct InboxQuery {
 pub async fn inbox(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadInbox>,
+    epoch: AuthEpoch,
     ApiQuery(q): ApiQuery<InboxQuery>,
 ) -> ApiResult<Json<MessageList>> {
-    read_inbox(&state, &caller, q).await.map(Json)
+    read_inbox(&state, &caller, epoch, q).await.map(Json)
 }
 
 /// The caller's unacknowledged messages, waiting up to `waitMs` for a first one (HTTP and MCP).
 pub async fn read_inbox(
     state: &AppState,
     caller: &Caller,
+    epoch: AuthEpoch,
     q: InboxQuery,
 ) -> ApiResult<MessageList> {
     let limit = page_size(state, q.limit)?;
@@ -249,7 +251,11 @@ pub async fn read_inbox(
     }
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut posted = state.hub.watch_messages(caller.team_id);
+    let mut revocation = Revocation::new(&state.auth, caller, epoch);
     loop {
+        if revocation.is_revoked(&state.auth) {
+            return Err(ApiError::revoked_while_waiting());
+        }
         posted.borrow_and_update();
         let messages = state.store.inbox(caller, limit).await?;
         if !messages.is_empty() {
@@ -260,6 +266,7 @@ pub async fn read_inbox(
             r = posted.changed() => if r.is_err() { break },
             _ = tokio::time::sleep_until(deadline) => break,
             _ = state.shutdown.cancelled() => break,
+            _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
         }
     }
     Ok(MessageList {

@@ -25,7 +25,7 @@ mod teams;
 use crate::config::Settings;
 use crate::hub::Hub;
 use crate::store::Store;
-pub use auth_cache::AuthCache;
+pub use auth_cache::{AuthCache, AuthEpoch, Revocation};
 use axum::extract::DefaultBodyLimit;
 use axum::Router;
 use error::ApiError;
@@ -44,8 +44,10 @@ pub struct AppState {
     pub admin_token: Arc<str>,
     /// Resolved bearer tokens, so identity costs no database read per request.
     pub auth: Arc<AuthCache>,
-    /// Per-token request rate.
+    /// Per-token request rate (valid tokens only, so junk tokens cannot grow it).
     pub rate: Arc<limits::RequestRate>,
+    /// Failed authentications per client address.
+    pub failed_auth: Arc<limits::FailedAuth>,
     /// Open streams per agent.
     pub streams: Arc<limits::StreamSlots>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.
@@ -84,6 +86,8 @@ pub fn app(state: AppState) -> Router {
         // Outermost: every request has an `x-request-id` (the client's, or a new UUID) before
         // its span opens, and the answer carries it back.
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        // Outside the request id too: an oversized head is refused before anything else.
+        .layer(axum::middleware::from_fn(serve::limit_head))
         .with_state(state)
 }
 

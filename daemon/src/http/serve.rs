@@ -1,44 +1,84 @@
-//! The accept loop. It does what `axum::serve` does, plus two connection settings axum does not
-//! expose: `TCP_NODELAY`, and a bound on what hyper buffers per connection.
+//! The accept loop. It does what `axum::serve` does, plus connection settings axum does not
+//! expose: `TCP_NODELAY`, a bound on what hyper buffers per connection, a time limit for request
+//! heads (which also closes idle keep-alive connections), a cap on open connections, and the
+//! client's address in each request's extensions.
 //!
-//! The bound matters for streams: hyper keeps polling a response body until its write buffer
-//! holds `max_buf_size` bytes (about 400 KB by default), so every subscriber that stops reading
-//! would pin that much memory. With a small bound a stuck stream stops being polled early, its
-//! hub receiver falls behind the bounded channel, and it costs almost nothing until it reads
-//! again (then it catches up from the database).
+//! The buffer bound matters for streams: hyper keeps polling a response body until its write
+//! buffer holds `max_buf_size` bytes (about 400 KB by default), so every subscriber that stops
+//! reading would pin that much memory. With a small bound a stuck stream stops being polled
+//! early, its hub receiver falls behind the bounded channel, and it costs almost nothing until
+//! it reads again (then it catches up from the database).
 
+use super::error::ApiError;
+use crate::config::ServerSettings;
+use axum::extract::ConnectInfo;
+use axum::http::StatusCode;
 use axum::Router;
-use hyper_util::rt::TokioIo;
+use huddle_wire::{codes, ErrorBody, ErrorInfo};
+use hyper::body::Incoming;
+use hyper::Request;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use std::future::Future;
-use tokio::net::TcpListener;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
 
 /// Bytes hyper may buffer per connection, reading or writing (hyper's minimum is 8 KiB).
 /// Request heads must fit (larger ones get 431); bodies and answers pass through in pieces.
-const MAX_BUFFERED_PER_CONNECTION: usize = 32 * 1024;
+pub const MAX_HEAD_BYTES: usize = 32 * 1024;
+
+/// Header fields per request head (hyper's default); more get 431 like an oversized head.
+pub const MAX_HEADERS: usize = 100;
 
 /// Serves `app` until `shutdown` completes, then stops accepting, asks every connection to
 /// finish its current exchange, and returns once all have closed.
-pub async fn serve(mut listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
+pub async fn serve(
+    mut listener: TcpListener,
+    app: Router,
+    settings: &ServerSettings,
+    shutdown: impl Future<Output = ()>,
+) {
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.max_buf_size(MAX_BUFFERED_PER_CONNECTION);
+    http.max_buf_size(MAX_HEAD_BYTES)
+        .max_headers(MAX_HEADERS)
+        .timer(TokioTimer::new())
+        // Counted from when the connection waits for a request: a head that never completes
+        // and an idle keep-alive connection are both closed after it.
+        .header_read_timeout(Duration::from_millis(settings.head_timeout_ms.max(1)));
+    let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
     tokio::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             // Retries transient accept errors (out of file descriptors…) itself.
-            (tcp, _) = axum::serve::Listener::accept(&mut listener) => tcp,
+            accepted = axum::serve::Listener::accept(&mut listener) => accepted,
             _ = &mut shutdown => break,
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tokio::spawn(refuse_connection(tcp));
+            continue;
         };
         // Stream frames and answers are small writes: without TCP_NODELAY, Nagle's algorithm
         // holds one back until the previous is acknowledged (up to a delayed-ACK timeout).
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(app.clone());
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
+        // The client's address, for limits per address (failed authentications).
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            req.extensions_mut().insert(ConnectInfo(peer));
+            app.clone().oneshot(req.map(axum::body::Body::new))
+        });
+        let io = TokioIo::new(ApiShapedHeadErrors::new(tcp));
+        let connection = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
+            let _slot = slot;
             if let Err(e) = connection.await {
                 tracing::trace!(error = %e, "connection ended with an error");
             }
@@ -46,4 +86,181 @@ pub async fn serve(mut listener: TcpListener, app: Router, shutdown: impl Future
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// The head's size as sent (request line, `Name: value` lines, blank line), refused past
+/// [`MAX_HEAD_BYTES`]. hyper refuses heads only when they overflow its buffer, which a head
+/// arriving in one read can exceed; this makes the documented limit the real one.
+pub async fn limit_head(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let line = request.method().as_str().len() + request.uri().to_string().len() + 12;
+    let fields: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if line + fields + 2 > MAX_HEAD_BYTES {
+        use axum::response::IntoResponse;
+        return head_too_large_error().into_response();
+    }
+    next.run(request).await
+}
+
+fn head_too_large_error() -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        codes::HEAD_TOO_LARGE,
+        format!(
+            "the request head is larger than {} KiB or has more than {MAX_HEADERS} header fields",
+            MAX_HEAD_BYTES / 1024
+        ),
+    )
+}
+
+/// One connection too many: a 503 in the API's error shape, then close.
+async fn refuse_connection(mut tcp: TcpStream) {
+    let error = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        codes::TOO_MANY_CONNECTIONS,
+        "the daemon has as many connections open as it accepts; retry shortly",
+    )
+    .with_retry_after(1);
+    let bytes = raw_response(error);
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = tcp.write_all(&bytes).await;
+        let _ = tcp.shutdown().await;
+    })
+    .await;
+}
+
+/// An error as raw HTTP/1.1 bytes with `connection: close`, for answers written outside hyper.
+fn raw_response(error: ApiError) -> Vec<u8> {
+    let (status, retry_after) = (error.status, error.retry_after);
+    let body = serde_json::to_vec(&ErrorBody {
+        error: ErrorInfo {
+            code: error.code.to_string(),
+            message: error.message,
+            details: error.details,
+        },
+    })
+    .unwrap_or_default();
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
+        body.len()
+    );
+    if let Some(secs) = retry_after {
+        head.push_str(&format!("retry-after: {secs}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(&body);
+    bytes
+}
+
+/// hyper answers a request head it cannot take (too large, too many fields) itself, with an
+/// empty 431. This writer replaces that answer with the API's error shape, so every error a
+/// client sees has one form. It recognises hyper's answer by its status line and empty body;
+/// the API itself never answers 431.
+struct ApiShapedHeadErrors<T> {
+    inner: T,
+    /// Bytes still to write in place of what hyper wrote.
+    replacement: Option<(Vec<u8>, usize)>,
+}
+
+impl<T> ApiShapedHeadErrors<T> {
+    fn new(inner: T) -> Self {
+        ApiShapedHeadErrors {
+            inner,
+            replacement: None,
+        }
+    }
+}
+
+const HYPER_431: &[u8] = b"HTTP/1.1 431 ";
+
+fn head_too_large() -> Vec<u8> {
+    raw_response(head_too_large_error())
+}
+
+impl<T: AsyncWrite + Unpin> ApiShapedHeadErrors<T> {
+    /// Writes what is left of the replacement; ready once all of it is written.
+    fn poll_replacement(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        while let Some((bytes, written)) = &mut self.replacement {
+            if *written == bytes.len() {
+                break;
+            }
+            let n =
+                std::task::ready!(Pin::new(&mut self.inner).poll_write(cx, &bytes[*written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            *written += n;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for ApiShapedHeadErrors<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for ApiShapedHeadErrors<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.replacement.is_some() {
+            // After hyper's 431 it only closes; swallow anything else.
+            std::task::ready!(self.poll_replacement(cx))?;
+            return Poll::Ready(Ok(buf.len()));
+        }
+        if buf.starts_with(HYPER_431) {
+            self.replacement = Some((head_too_large(), 0));
+            std::task::ready!(self.poll_replacement(cx))?;
+            return Poll::Ready(Ok(buf.len()));
+        }
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let total = bufs.iter().map(|b| b.len()).sum();
+        let first = bufs.iter().find(|b| !b.is_empty());
+        if self.replacement.is_some() || first.is_some_and(|b| b.starts_with(HYPER_431)) {
+            if self.replacement.is_none() {
+                self.replacement = Some((head_too_large(), 0));
+            }
+            std::task::ready!(self.poll_replacement(cx))?;
+            return Poll::Ready(Ok(total));
+        }
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_replacement(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_replacement(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }

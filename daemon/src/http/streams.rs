@@ -12,7 +12,8 @@ use super::extract::ApiQuery;
 use super::limits::StreamSlot;
 use super::openapi_types::*;
 use super::AppState;
-use crate::hub::StreamItem;
+use super::{AuthEpoch, Revocation};
+use crate::hub::{StreamItem, ToFollower};
 use crate::store::Caller;
 use crate::store::{MessageFilter, StoreResult};
 use axum::body::{Body, Bytes};
@@ -118,12 +119,13 @@ fn cursor(headers: &HeaderMap, after: Option<i64>) -> ApiResult<i64> {
 pub async fn events(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadStreams>,
+    epoch: AuthEpoch,
     headers: HeaderMap,
     ApiQuery(q): ApiQuery<StreamQuery>,
 ) -> ApiResult<Response> {
     let start = cursor(&headers, q.after)?;
     let slot = state.streams.acquire(caller.team_id, &caller.agent)?;
-    let rx = state.hub.subscribe_events(caller.team_id);
+    let rx = Feed::All(state.hub.subscribe_events(caller.team_id));
     let filter = Filter {
         routed_by_to: false,
         from: None,
@@ -133,6 +135,7 @@ pub async fn events(
     Ok(sse(stream(
         state.clone(),
         caller,
+        epoch,
         slot,
         start,
         rx,
@@ -163,14 +166,18 @@ pub async fn events(
 pub async fn messages(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadStreams>,
+    epoch: AuthEpoch,
     headers: HeaderMap,
     ApiQuery(q): ApiQuery<StreamQuery>,
 ) -> ApiResult<Response> {
     let start = cursor(&headers, q.after)?;
+    if let Some(to) = q.to.as_deref().filter(|t| !t.is_empty()) {
+        known_recipient(&state, &caller, to).await?;
+    }
     let slot = state.streams.acquire(caller.team_id, &caller.agent)?;
     let rx = match q.to.as_deref() {
-        Some(to) if !to.is_empty() => state.hub.subscribe_messages_to(caller.team_id, to),
-        _ => state.hub.subscribe_messages(caller.team_id),
+        Some(to) if !to.is_empty() => Feed::To(state.hub.subscribe_messages_to(caller.team_id, to)),
+        _ => Feed::All(state.hub.subscribe_messages(caller.team_id)),
     };
     let filter = Filter {
         routed_by_to: q.to.as_deref().is_some_and(|t| !t.is_empty()),
@@ -181,12 +188,44 @@ pub async fn messages(
     Ok(sse(stream(
         state.clone(),
         caller,
+        epoch,
         slot,
         start,
         rx,
         filter,
         Source::Messages,
     )))
+}
+
+/// `?to=` must name an agent of the team, a role or `*`: each distinct recipient followed costs
+/// a channel while it is followed, so arbitrary values are refused rather than kept.
+async fn known_recipient(state: &AppState, caller: &Caller, to: &str) -> ApiResult<()> {
+    if to == "*" || to.parse::<huddle_wire::Role>().is_ok() {
+        return Ok(());
+    }
+    let agents = state.store.list_agents(caller.team_id).await?;
+    if agents.iter().any(|a| a.name == to) {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(
+        "to",
+        format!("`to` must be an agent of the team, a role or `*`, got {to:?}"),
+    ))
+}
+
+/// The live feed a stream follows: every item, or one recipient's messages.
+enum Feed {
+    All(broadcast::Receiver<Arc<StreamItem>>),
+    To(ToFollower),
+}
+
+impl Feed {
+    async fn recv(&mut self) -> Result<Arc<StreamItem>, RecvError> {
+        match self {
+            Feed::All(rx) => rx.recv().await,
+            Feed::To(rx) => rx.recv().await,
+        }
+    }
 }
 
 /// A `text/event-stream` response whose body is the stream's frames, written as they come.
@@ -278,17 +317,21 @@ const KEEPALIVE: &[u8] = b":\n\n";
 
 /// The stream body. It holds `slot` (the per-token stream count) for its lifetime and ends on
 /// shutdown or when the caller's token is revoked or rotated.
+#[allow(clippy::too_many_arguments)]
 fn stream(
     state: AppState,
     caller: Caller,
+    epoch: AuthEpoch,
     slot: StreamSlot,
     start: i64,
-    mut rx: broadcast::Receiver<Arc<StreamItem>>,
+    mut rx: Feed,
     filter: Filter,
     source: Source,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> {
     let team_id = caller.team_id;
-    let mut revoked = state.hub.subscribe_revocations();
+    // Checked before every frame, so a stream that stalled for any length of time still ends
+    // at its next item once its token is revoked.
+    let mut revocation = Revocation::new(&state.auth, &caller, epoch);
     let every = Duration::from_secs(state.settings.streams.keepalive_secs.max(1));
     async_stream::stream! {
         let _slot = slot;
@@ -309,6 +352,9 @@ fn stream(
                 };
                 let full = page.len() == PAGE;
                 for item in page {
+                    if revocation.is_revoked(&state.auth) {
+                        return;
+                    }
                     cursor = item.seq;
                     if filter.matches(&item) {
                         last_sent = Instant::now();
@@ -335,12 +381,11 @@ fn stream(
                         continue;
                     }
                     _ = state.shutdown.cancelled() => return,
-                    r = revoked.recv() => match r {
-                        Ok((team, agent)) if team == team_id && agent == caller.agent => return,
-                        Err(broadcast::error::RecvError::Closed) => return,
-                        _ => continue,
-                    },
+                    _ = revocation.revoked(&state.auth) => return,
                 };
+                if revocation.is_revoked(&state.auth) {
+                    return;
+                }
                 match received {
                     Ok(item) if item.seq <= cursor => continue,
                     // A recipient channel skips other recipients' sequence numbers by design;

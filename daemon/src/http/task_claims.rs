@@ -5,7 +5,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
-use super::AppState;
+use super::{AppState, AuthEpoch, Revocation};
 use crate::store::Caller;
 use crate::validate;
 use axum::extract::{Path, State};
@@ -64,10 +64,11 @@ fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
 pub async fn claim(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ClaimTasks>,
+    epoch: AuthEpoch,
     ApiJson(req): ApiJson<ClaimRequest>,
 ) -> ApiResult<Response> {
     let batch = req.max.is_some();
-    let mut tasks = claim_tasks(&state, &caller, req).await?;
+    let mut tasks = claim_tasks(&state, &caller, epoch, req).await?;
     Ok(match tasks.is_empty() {
         true => StatusCode::NO_CONTENT.into_response(),
         false if batch => (StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response(),
@@ -80,6 +81,7 @@ pub async fn claim(
 pub async fn claim_tasks(
     state: &AppState,
     caller: &Caller,
+    epoch: AuthEpoch,
     req: ClaimRequest,
 ) -> ApiResult<Vec<Task>> {
     let prefixes = match req.prefixes {
@@ -131,8 +133,12 @@ pub async fn claim_tasks(
     };
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut changed = state.hub.watch_tasks(caller.team_id);
+    let mut revocation = Revocation::new(&state.auth, caller, epoch);
     let mut first = true;
     loop {
+        if revocation.is_revoked(&state.auth) {
+            return Err(ApiError::revoked_while_waiting());
+        }
         changed.borrow_and_update();
         // The first attempt always claims (and marks the caller as seen). After a wake, a read
         // says whether anything is claimable: one new task wakes every idle waiter of the
@@ -151,6 +157,7 @@ pub async fn claim_tasks(
             r = changed.changed() => if r.is_err() { break },
             _ = tokio::time::sleep_until(deadline) => break,
             _ = state.shutdown.cancelled() => break,
+            _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
         }
     }
     Ok(Vec::new())
@@ -204,6 +211,9 @@ pub async fn complete(
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<CompleteTask>,
 ) -> ApiResult<Response> {
+    if let Some(result) = &req.result {
+        validate::depth("result", result, state.settings.limits.max_json_depth)?;
+    }
     Ok(task_response(
         StatusCode::OK,
         state.store.complete_task(&caller, &id, req.result).await?,
@@ -232,6 +242,12 @@ pub async fn complete_many(
     let max = state.settings.limits.max_batch;
     let req: CompleteTasks = parse_batch(&body, "tasks", max)?;
     tracing::Span::current().record("count", req.tasks.len());
+    for (i, t) in req.tasks.iter().enumerate() {
+        if let Some(result) = &t.result {
+            let field = format!("tasks[{i}].result");
+            validate::depth(&field, result, state.settings.limits.max_json_depth)?;
+        }
+    }
     let items = req.tasks.into_iter().map(|t| (t.id, t.result)).collect();
     let tasks = state.store.complete_tasks(&caller, items).await?;
     Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())

@@ -74,6 +74,8 @@ pub async fn create(
             ))
         }
     };
+    let edges = tasks.iter().map(|t| t.blocked_by.len()).sum();
+    crate::validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
     let created = state.store.create_tasks(&caller, tasks).await?;
     if batch {
         Ok((StatusCode::CREATED, Json(created)).into_response())
@@ -207,6 +209,8 @@ pub async fn update(
     IfMatch(if_match): IfMatch,
     ApiJson(patch): ApiJson<TaskPatch>,
 ) -> ApiResult<Response> {
+    let limits = &state.settings.limits;
+    crate::validate::blocked_by_edges("addBlockedBy", patch.add_blocked_by.len(), limits)?;
     Ok(task_response(
         StatusCode::OK,
         state

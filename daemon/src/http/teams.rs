@@ -8,7 +8,8 @@ use super::identity::Principal;
 use super::openapi_types::*;
 use super::AppState;
 use crate::identity::{hash_token, new_token};
-use axum::extract::{Path, RawPathParams, State};
+use axum::extract::{FromRequestParts, Path, RawPathParams, State};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Json;
 use huddle_wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Team, TeamList};
@@ -101,6 +102,27 @@ async fn team_for(
     Ok(team_id)
 }
 
+/// The path's team, which the caller may manage agents of. An extractor, so another team's
+/// token gets 404 before the body is read.
+pub struct ManagedTeam(i64);
+
+impl FromRequestParts<AppState> for ManagedTeam {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::not_found("no such route"))?;
+        let principal = Principal::from_request_parts(parts, state).await?;
+        team_for(state, &principal, &params, Action::ManageAgents)
+            .await
+            .map(ManagedTeam)
+    }
+}
+
 /// Adds an agent; the answer is the only time its token is shown.
 #[utoipa::path(
     post,
@@ -117,11 +139,9 @@ async fn team_for(
 #[tracing::instrument(skip_all)]
 pub async fn create_agent(
     State(state): State<AppState>,
-    params: RawPathParams,
-    principal: Principal,
+    ManagedTeam(team_id): ManagedTeam,
     ApiJson(body): ApiJson<CreateAgent>,
 ) -> ApiResult<(StatusCode, Json<CreatedAgent>)> {
-    let team_id = team_for(&state, &principal, &params, Action::ManageAgents).await?;
     let token = new_token();
     let agent = state
         .store
@@ -185,8 +205,7 @@ pub async fn revoke_agent(
 ) -> ApiResult<Json<Agent>> {
     let team_id = team_for(&state, &principal, &params, Action::ManageAgents).await?;
     let (agent, old_hash) = state.store.set_agent_token(team_id, &name, None).await?;
-    state.auth.forget(&old_hash);
-    state.hub.revoke(team_id, &name);
+    state.auth.revoke(&old_hash, team_id, &name);
     Ok(Json(agent))
 }
 
@@ -215,8 +234,7 @@ pub async fn rotate_agent(
         .store
         .set_agent_token(team_id, &name, Some(&hash_token(&token)))
         .await?;
-    state.auth.forget(&old_hash);
-    state.hub.revoke(team_id, &name);
+    state.auth.revoke(&old_hash, team_id, &name);
     Ok(Json(CreatedAgent {
         name: agent.name,
         role: agent.role,

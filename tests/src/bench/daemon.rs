@@ -2,7 +2,7 @@
 
 use crate::process::HuddledProcess;
 
-pub const ADMIN: &str = "bench-admin-token";
+pub const ADMIN: &str = "bench-admin-token-0123456789abcdef";
 
 pub struct BenchDaemon {
     process: HuddledProcess,

@@ -10,10 +10,12 @@ pub mod claim;
 pub mod client;
 pub mod daemon;
 pub mod deps;
+pub mod deps_worst;
 pub mod memory;
 pub mod pg_server;
 pub mod slow;
 pub mod stats;
+pub mod stress;
 pub mod wake;
 
 use clap::{Parser, ValueEnum};
@@ -30,6 +32,11 @@ pub enum Scenario {
     Memory,
     /// Post latency with and without SSE subscribers that never read.
     Slow,
+    /// The heaviest dependency requests the limits allow, and another team's writes meanwhile.
+    DepsWorst,
+    /// Random tokens, `?to=` streams and a flood of unfinished connections: the daemon's RSS
+    /// and whether a well-behaved client is still served.
+    Stress,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -93,14 +100,15 @@ struct Deployment {
 }
 
 impl Deployment {
-    fn start(args: &Args) -> Result<Deployment, String> {
+    /// `extra_env`: settings the scenario needs (`stress`: a small connection cap).
+    fn start(args: &Args, extra_env: &[(&str, &str)]) -> Result<Deployment, String> {
         match args.backend {
             BenchBackend::Sqlite => {
                 if args.replicas != 1 {
                     return Err("--replicas needs --backend postgres (SQLite is one daemon)".into());
                 }
                 Ok(Deployment {
-                    daemons: vec![BenchDaemon::start(args.sync.as_str(), &[])?],
+                    daemons: vec![BenchDaemon::start(args.sync.as_str(), extra_env)?],
                     _server: None,
                 })
             }
@@ -108,10 +116,9 @@ impl Deployment {
                 let server = pg_server::PgServer::start("huddle")?;
                 let mut daemons = Vec::new();
                 for _ in 0..args.replicas.max(1) {
-                    daemons.push(BenchDaemon::start(
-                        args.sync.as_str(),
-                        &[("HUDDLE_DATABASE_URL", server.url.as_str())],
-                    )?);
+                    let mut env = vec![("HUDDLE_DATABASE_URL", server.url.as_str())];
+                    env.extend_from_slice(extra_env);
+                    daemons.push(BenchDaemon::start(args.sync.as_str(), &env)?);
                 }
                 Ok(Deployment {
                     daemons,
@@ -157,7 +164,11 @@ pub struct Sizes {
 
 /// Runs one scenario against a fresh daemon.
 pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, String> {
-    let deployment = Deployment::start(args)?;
+    let env = match scenario {
+        Scenario::Stress => stress::ENV,
+        _ => &[],
+    };
+    let deployment = Deployment::start(args, env)?;
     let daemon = &deployment.daemons[0];
     let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
     let cpu_before = deployment.cpu_seconds();
@@ -169,6 +180,8 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
         Scenario::Memory => memory::run(&admin, &args.sizes, daemon).await,
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
+        Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
+        Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
     figures.peak_rss_bytes = deployment
@@ -208,6 +221,8 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             Scenario::Bus,
             Scenario::Memory,
             Scenario::Slow,
+            Scenario::DepsWorst,
+            Scenario::Stress,
         ],
         Scenario::Compare => vec![Scenario::Claim],
         one => vec![one],

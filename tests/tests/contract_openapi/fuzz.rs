@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const ADMIN: &str = "contract-admin-token";
+const ADMIN: &str = "contract-admin-token-0123456789abcdef";
 
 /// At least this many requests over both runs.
 const MIN_REQUESTS: usize = 2_000;
@@ -47,6 +47,7 @@ const ENV: &[(&str, &str)] = &[
     ("HUDDLE_TASKS_MAX_WAIT_MS", "50"),
     ("HUDDLE_LIMITS_REQUESTS_PER_MINUTE", "10000000"),
     ("HUDDLE_LIMITS_BURST", "1000000"),
+    ("HUDDLE_LIMITS_FAILED_AUTH_BURST", "1000000"),
     ("HUDDLE_LIMITS_MAX_STREAMS_PER_TOKEN", "10000"),
     ("HUDDLE_STREAMS_KEEPALIVE_SECS", "1"),
 ];

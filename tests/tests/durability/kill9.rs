@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const ADMIN: &str = "crash-admin";
+const ADMIN: &str = "crash-admin-token-0123456789abcdef";
 const ROUNDS: usize = 20;
 
 /// What the daemon acknowledged (answered 2xx), across all rounds.

@@ -1,5 +1,12 @@
 //! Roles, tokens and limits over real HTTP.
 //! One test binary per area; a module per concern.
 
+mod connections;
+mod dependency_edges;
+mod files;
+mod guessing;
 mod limits;
+mod recipients;
+mod revocation;
 mod roles;
+mod strict_input;

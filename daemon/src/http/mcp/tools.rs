@@ -139,12 +139,13 @@ impl Huddle {
         Extension(parts): Extension<Parts>,
         Parameters(args): Parameters<Args<ClaimRequest>>,
     ) -> ToolResult {
+        let epoch = auth_epoch(&self.state, &parts);
         run(
             &parts,
             Action::ClaimTasks,
             args,
             |caller, args| async move {
-                let tasks = task_claims::claim_tasks(&self.state, &caller, args).await?;
+                let tasks = task_claims::claim_tasks(&self.state, &caller, epoch, args).await?;
                 Ok(ClaimedTasks { tasks })
             },
         )
@@ -247,8 +248,9 @@ impl Huddle {
         Extension(parts): Extension<Parts>,
         Parameters(args): Parameters<Args<messages::InboxQuery>>,
     ) -> ToolResult {
+        let epoch = auth_epoch(&self.state, &parts);
         run(&parts, Action::ReadInbox, args, |caller, args| async move {
-            messages::read_inbox(&self.state, &caller, args).await
+            messages::read_inbox(&self.state, &caller, epoch, args).await
         })
         .await
     }
@@ -330,4 +332,14 @@ impl ServerHandler for Huddle {
                  message bus and shared JSON memory. You act as the agent of your token.",
             )
     }
+}
+
+/// The revocation epoch at which `authenticate` let the request in (so a long poll ends when
+/// the token is revoked meanwhile).
+fn auth_epoch(state: &AppState, parts: &Parts) -> crate::http::AuthEpoch {
+    parts
+        .extensions
+        .get::<crate::http::AuthEpoch>()
+        .copied()
+        .unwrap_or_else(|| state.auth.epoch())
 }

@@ -5,7 +5,7 @@ use super::super::{StoreError, StoreResult};
 use huddle_wire::codes;
 use huddle_wire::TaskStatus;
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 pub fn task_status(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<TaskStatus>> {
     let status: Option<String> = conn
@@ -102,38 +102,77 @@ pub fn adjust_dependents(
         .execute(params![team_id, task, delta])?)
 }
 
-/// Breadth-first along `blockedBy` edges from `from`; the path of ids ending at `to`, if any.
+/// The path of ids from `from` to `to` along `blockedBy` edges, if any. Searches from both ends
+/// at once (from `from` up its blockers, from `to` down its dependents), always widening the
+/// smaller frontier (in turns on a tie), each node visited once: adding a blocker to a task nothing depends on yet
+/// (every task of a new batch) costs one query however long the blocker's chain is.
 fn path_between(
     conn: &Connection,
     team_id: i64,
     from: &str,
     to: &str,
 ) -> StoreResult<Option<Vec<String>>> {
-    let mut stmt = conn
+    let mut blockers = conn
         .prepare_cached("select blocker_id from task_deps where team_id = ?1 and task_id = ?2")?;
-    let mut parent: HashMap<String, String> = HashMap::new();
-    let mut queue = VecDeque::from([from.to_string()]);
-    parent.insert(from.to_string(), String::new());
-    while let Some(node) = queue.pop_front() {
-        if node == to {
-            let mut path = vec![node.clone()];
-            let mut cur = node;
-            while let Some(p) = parent.get(&cur).filter(|p| !p.is_empty()) {
-                path.push(p.clone());
-                cur = p.clone();
-            }
-            path.reverse();
-            return Ok(Some(path));
+    let mut dependents = conn
+        .prepare_cached("select task_id from task_deps where team_id = ?1 and blocker_id = ?2")?;
+    // Node → the node it was reached from (toward `from`, or toward `to`).
+    let mut up: HashMap<String, String> = HashMap::from([(from.to_string(), String::new())]);
+    let mut down: HashMap<String, String> = HashMap::from([(to.to_string(), String::new())]);
+    let mut up_frontier = vec![from.to_string()];
+    let mut down_frontier = vec![to.to_string()];
+    // On a tie, take turns (starting downward: a new task has no dependents).
+    let mut widened_up = true;
+    let meeting = loop {
+        if let Some(m) = up_frontier.iter().find(|n| down.contains_key(*n)) {
+            break m.clone();
         }
-        let next: Vec<String> = stmt
-            .query_map(params![team_id, node], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        for n in next {
-            if !parent.contains_key(&n) {
-                parent.insert(n.clone(), node.clone());
-                queue.push_back(n);
+        if up_frontier.is_empty() || down_frontier.is_empty() {
+            return Ok(None);
+        }
+        let widen_up = match up_frontier.len().cmp(&down_frontier.len()) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => !widened_up,
+        };
+        widened_up = widen_up;
+        let (stmt, seen, frontier, other) = if widen_up {
+            (&mut blockers, &mut up, &mut up_frontier, &down)
+        } else {
+            (&mut dependents, &mut down, &mut down_frontier, &up)
+        };
+        let mut next = Vec::new();
+        let mut met = None;
+        for node in frontier.drain(..) {
+            let ids: Vec<String> = stmt
+                .query_map(params![team_id, node], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            for id in ids {
+                if !seen.contains_key(&id) {
+                    seen.insert(id.clone(), node.clone());
+                    if other.contains_key(&id) {
+                        met = Some(id.clone());
+                    }
+                    next.push(id);
+                }
             }
         }
+        *frontier = next;
+        if let Some(m) = met {
+            break m;
+        }
+    };
+    let mut path = vec![meeting.clone()];
+    let mut cur = meeting.clone();
+    while let Some(p) = up.get(&cur).filter(|p| !p.is_empty()) {
+        path.push(p.clone());
+        cur = p.clone();
     }
-    Ok(None)
+    path.reverse();
+    let mut cur = meeting;
+    while let Some(n) = down.get(&cur).filter(|n| !n.is_empty()) {
+        path.push(n.clone());
+        cur = n.clone();
+    }
+    Ok(Some(path))
 }
