@@ -43,11 +43,20 @@ struct TeamChannels {
     messages_posted: watch::Sender<u64>,
 }
 
+/// An agent's token revoked or rotated on another replica, as the database tells it: the
+/// agent, and the token hash it has now (after a rotation), which stays valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRevocation {
+    pub team_id: i64,
+    pub agent: String,
+    pub valid_token_hash: Option<String>,
+}
+
 pub struct Hub {
     buffer: usize,
     /// `(team_id, agent)` whose token was revoked or rotated on another replica (reported by
     /// the PostgreSQL listener); the daemon's forgetter turns them into cache revocations.
-    revocations: broadcast::Sender<(i64, String)>,
+    revocations: broadcast::Sender<RemoteRevocation>,
     teams: Mutex<HashMap<i64, Arc<TeamChannels>>>,
 }
 
@@ -138,11 +147,11 @@ impl Hub {
 
     /// Reports a revocation made elsewhere; see [`Hub::subscribe_revocations`]. (Local
     /// revocations go straight to the token cache, which ends streams and long polls itself.)
-    pub fn revoke(&self, team_id: i64, agent: &str) {
-        let _ = self.revocations.send((team_id, agent.to_string()));
+    pub fn revoke(&self, revocation: RemoteRevocation) {
+        let _ = self.revocations.send(revocation);
     }
 
-    pub fn subscribe_revocations(&self) -> broadcast::Receiver<(i64, String)> {
+    pub fn subscribe_revocations(&self) -> broadcast::Receiver<RemoteRevocation> {
         self.revocations.subscribe()
     }
 

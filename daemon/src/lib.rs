@@ -213,7 +213,7 @@ async fn forget_revoked_tokens(state: AppState) {
         tokio::select! {
             _ = state.shutdown.cancelled() => return,
             r = revoked.recv() => match r {
-                Ok((team_id, agent)) => state.auth.forget_agent(team_id, &agent),
+                Ok(r) => state.auth.forget_agent(r.team_id, &r.agent, r.valid_token_hash.as_deref()),
                 Err(RecvError::Lagged(_)) => state.auth.clear(),
                 Err(RecvError::Closed) => return,
             },

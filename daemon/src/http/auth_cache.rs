@@ -29,18 +29,44 @@ struct Inner {
     entries: HashMap<String, Caller>,
     /// Number of revocations so far.
     epoch: u64,
-    /// `(team_id, agent)` → the epoch of its latest revocation. One entry per agent ever
-    /// revoked, so it is bounded by the agents in the database.
-    revoked: HashMap<(i64, String), u64>,
+    /// `(team_id, agent)` → the epoch of its latest revocation and, for a revocation
+    /// reported by another replica, the agent's token that was still valid after it (a
+    /// rotation's new token: what it started is not ended by the notice of its own rotation).
+    /// One entry per agent ever revoked, so it is bounded by the agents in the database.
+    revoked: HashMap<(i64, String), (u64, Option<TokenId>)>,
     /// The epoch of the latest [`AuthCache::clear`]: everyone counts as revoked then.
     everyone_at: u64,
 }
 
-/// The revocation epoch at which a request's identity was established, kept in the request's
-/// extensions by the identity extractor so long polls and streams can tell whether their agent
-/// was revoked after they were let in.
+/// The revocation epoch at which a request's identity was established, and by which token,
+/// kept in the request's extensions by the identity extractor so long polls and streams can
+/// tell whether their token was revoked after they were let in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AuthEpoch(pub u64);
+pub struct AuthEpoch {
+    pub at: u64,
+    pub token: TokenId,
+}
+
+/// A token, named by the first 64 bits of its SHA-256 (the cache's key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TokenId(pub u64);
+
+impl TokenId {
+    pub fn of(token_hash: &str) -> TokenId {
+        let prefix = token_hash.get(..16).unwrap_or(token_hash);
+        TokenId(u64::from_str_radix(prefix, 16).unwrap_or(0))
+    }
+}
+
+impl AuthEpoch {
+    /// The same epoch, established by the token with this hash.
+    pub fn by(self, token_hash: &str) -> AuthEpoch {
+        AuthEpoch {
+            at: self.at,
+            token: TokenId::of(token_hash),
+        }
+    }
+}
 
 impl AuthCache {
     pub fn new(capacity: usize) -> Self {
@@ -68,19 +94,28 @@ impl AuthCache {
     pub fn get(&self, token_hash: &str) -> Option<(Caller, AuthEpoch)> {
         let inner = self.read();
         let caller = inner.entries.get(token_hash)?.clone();
-        Some((caller, AuthEpoch(inner.epoch)))
+        Some((
+            caller,
+            AuthEpoch {
+                at: inner.epoch,
+                token: TokenId::of(token_hash),
+            },
+        ))
     }
 
     /// The current epoch; read it before asking the store, and pass it to [`Self::insert`].
     pub fn epoch(&self) -> AuthEpoch {
-        AuthEpoch(self.read().epoch)
+        AuthEpoch {
+            at: self.read().epoch,
+            token: TokenId::default(),
+        }
     }
 
     /// Caches what the store said at `seen` unless a revocation happened since (then the
     /// answer may be stale and the next request asks the store again).
     pub fn insert(&self, token_hash: String, caller: Caller, seen: AuthEpoch) {
         let mut inner = self.write();
-        if inner.epoch != seen.0 {
+        if inner.epoch != seen.at {
             return;
         }
         if inner.entries.len() >= self.capacity {
@@ -97,18 +132,24 @@ impl AuthCache {
             inner
                 .entries
                 .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
-            inner.revoked.insert((team_id, agent.to_string()), epoch);
+            inner
+                .revoked
+                .insert((team_id, agent.to_string()), (epoch, None));
         });
     }
 
     /// Like [`Self::revoke`] without the token: a revocation made by another replica (the
-    /// store's listener reports those through the hub).
-    pub fn forget_agent(&self, team_id: i64, agent: &str) {
+    /// store's listener reports those through the hub, with the agent's token that is valid
+    /// now, if any). Every other token of the agent is dropped and what it started ends.
+    pub fn forget_agent(&self, team_id: i64, agent: &str, still_valid: Option<&str>) {
+        let valid = still_valid.map(TokenId::of);
         self.bump(|inner, epoch| {
+            inner.entries.retain(|hash, c| {
+                !(c.team_id == team_id && c.agent == agent) || Some(TokenId::of(hash)) == valid
+            });
             inner
-                .entries
-                .retain(|_, c| !(c.team_id == team_id && c.agent == agent));
-            inner.revoked.insert((team_id, agent.to_string()), epoch);
+                .revoked
+                .insert((team_id, agent.to_string()), (epoch, valid));
         });
     }
 
@@ -136,12 +177,12 @@ impl AuthCache {
     /// Whether `agent` was revoked after a request authenticated at `since`.
     pub fn revoked_since(&self, team_id: i64, agent: &str, since: AuthEpoch) -> bool {
         let inner = self.read();
-        inner.epoch > since.0
-            && (inner.everyone_at > since.0
+        inner.epoch > since.at
+            && (inner.everyone_at > since.at
                 || inner
                     .revoked
                     .get(&(team_id, agent.to_string()))
-                    .is_some_and(|at| *at > since.0))
+                    .is_some_and(|(at, valid)| *at > since.at && *valid != Some(since.token)))
     }
 
     /// A watch on the epoch, for [`Revocation`].
@@ -226,5 +267,27 @@ mod tests {
         assert!(cache.get("h2").is_some());
         assert!(!cache.revoked_since(1, "tester", now));
         assert!(!cache.revoked_since(1, "other", seen));
+    }
+
+    /// A rotation reported by another replica ends what the old token started, not what the
+    /// new one started (possibly before the notice arrived), and keeps the new one cached.
+    #[test]
+    fn a_remote_rotation_spares_the_new_token() {
+        let old = "aaaaaaaaaaaaaaaa11";
+        let new = "bbbbbbbbbbbbbbbb22";
+        let cache = AuthCache::new(10);
+        cache.insert(old.into(), caller(), cache.epoch());
+        let by_old = cache.get(old).unwrap().1;
+        cache.insert(new.into(), caller(), cache.epoch());
+        let by_new = cache.get(new).unwrap().1;
+        cache.forget_agent(1, "tester", Some(new));
+        assert!(cache.get(old).is_none());
+        assert!(cache.get(new).is_some());
+        assert!(cache.revoked_since(1, "tester", by_old));
+        assert!(!cache.revoked_since(1, "tester", by_new));
+        // A revocation (no token left) ends both.
+        cache.forget_agent(1, "tester", None);
+        assert!(cache.revoked_since(1, "tester", by_new));
+        assert!(cache.get(new).is_none());
     }
 }

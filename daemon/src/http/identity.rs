@@ -75,8 +75,8 @@ impl FromRequestParts<AppState> for Principal {
         match state.store.authenticate(&hash).await? {
             Some(caller) => {
                 state.rate.check(&hash)?;
+                parts.extensions.insert(epoch.by(&hash));
                 state.auth.insert(hash, caller.clone(), epoch);
-                parts.extensions.insert(epoch);
                 Ok(Principal::Agent(caller))
             }
             None => Err(failed(ApiError::unauthorized("unknown or revoked token"))),

@@ -11,7 +11,7 @@ use super::super::rules::event_json;
 use super::super::StoreResult;
 use super::tx::Announcement;
 use super::{messages, CHANNEL};
-use crate::hub::{Hub, Publish, StreamItem};
+use crate::hub::{Hub, Publish, RemoteRevocation, StreamItem};
 use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -116,7 +116,20 @@ async fn deliver(
             if kind == "agent.revoked" || kind == "agent.rotated" {
                 let agent: serde_json::Value = serde_json::from_str(&data).unwrap_or_default();
                 if let Some(name) = agent.get("name").and_then(|n| n.as_str()) {
-                    hub.revoke(team, name);
+                    // The token valid now (a rotation's new one) keeps what it started.
+                    let valid: Option<String> = sqlx::query_scalar(
+                        "select token_hash from agents
+                         where team_id = $1 and name = $2 and revoked_at is null",
+                    )
+                    .bind(team)
+                    .bind(name)
+                    .fetch_optional(pool)
+                    .await?;
+                    hub.revoke(RemoteRevocation {
+                        team_id: team,
+                        agent: name.to_string(),
+                        valid_token_hash: valid,
+                    });
                 }
             }
             now.event = seq;
