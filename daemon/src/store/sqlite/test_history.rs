@@ -93,9 +93,8 @@ pub fn runs(
     project: &str,
     with_outcomes: bool,
 ) -> StoreResult<Vec<StoredRun>> {
-    // One snapshot for runs and outcomes, so a concurrent prune cannot split them.
-    let snapshot = conn.unchecked_transaction()?;
-    let mut stmt = snapshot.prepare_cached(
+    // Readers run in one read transaction: runs and outcomes come from one snapshot.
+    let mut stmt = conn.prepare_cached(
         "select id, tree, agent, started_at, passed, failed, skipped, errors from test_runs
          where team_id = ?1 and project = ?2 order by id",
     )?;
@@ -125,7 +124,7 @@ pub fn runs(
             .enumerate()
             .map(|(i, r)| (r.summary.id, i))
             .collect();
-        let mut stmt = snapshot.prepare_cached(
+        let mut stmt = conn.prepare_cached(
             "select o.run_id, o.nodeid, o.outcome from test_outcomes o
              join test_runs r on r.id = o.run_id
              where r.team_id = ?1 and r.project = ?2",
@@ -139,7 +138,5 @@ pub fn runs(
             }
         }
     }
-    drop(stmt);
-    snapshot.commit()?;
     Ok(runs)
 }
