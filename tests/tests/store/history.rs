@@ -58,8 +58,14 @@ async fn a_run_is_counted_and_only_the_newest_runs_per_project_are_kept() {
 
         let runs = store.test_runs(tester.team_id, "calc", true).await.unwrap();
         let trees: Vec<&str> = runs.iter().map(|r| r.summary.tree.as_str()).collect();
-        assert_eq!(trees, ["t2", "t3", "t4", "t5"], "the oldest run was deleted");
-        assert!(runs.iter().all(|r| r.outcomes == [("a".to_string(), Passed)]));
+        assert_eq!(
+            trees,
+            ["t2", "t3", "t4", "t5"],
+            "the oldest run was deleted"
+        );
+        assert!(runs
+            .iter()
+            .all(|r| r.outcomes == [("a".to_string(), Passed)]));
         assert_eq!(
             store.test_projects(tester.team_id).await.unwrap(),
             ["other", "calc"],
@@ -119,7 +125,11 @@ async fn a_team_has_a_bounded_number_of_projects_and_bad_runs_name_the_field() {
         );
         // Nothing refused was stored.
         assert_eq!(
-            store.test_runs(tester.team_id, "p1", false).await.unwrap().len(),
+            store
+                .test_runs(tester.team_id, "p1", false)
+                .await
+                .unwrap()
+                .len(),
             2
         );
     }
@@ -131,11 +141,23 @@ async fn flaky_tests_passed_and_failed_on_one_tree_and_regressions_passed_before
         let (_, tester, executor) = team(&*store, "qa").await;
         let posts = [
             // On tree t1 `coin` passes twice and fails once: flaky. `steady` always passes.
-            ("t1", [("coin", Passed), ("steady", Passed), ("broke", Passed)]),
-            ("t1", [("coin", Failed), ("steady", Passed), ("broke", Passed)]),
-            ("t1", [("coin", Passed), ("steady", Passed), ("broke", Skipped)]),
+            (
+                "t1",
+                [("coin", Passed), ("steady", Passed), ("broke", Passed)],
+            ),
+            (
+                "t1",
+                [("coin", Failed), ("steady", Passed), ("broke", Passed)],
+            ),
+            (
+                "t1",
+                [("coin", Passed), ("steady", Passed), ("broke", Skipped)],
+            ),
             // A new tree: `broke` fails after its last (non-skipped) pass; `coin` fails too.
-            ("t2", [("coin", Error), ("steady", Passed), ("broke", Failed)]),
+            (
+                "t2",
+                [("coin", Error), ("steady", Passed), ("broke", Failed)],
+            ),
         ];
         for (i, (tree, outcomes)) in posts.iter().enumerate() {
             let who = if i % 2 == 0 { &tester } else { &executor };
