@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// How one test ended in one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TestOutcome {
     Passed,
@@ -45,6 +46,7 @@ impl TestOutcome {
 /// One test's outcome in a run: compact, the node id and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TestResultRecord {
     /// The runner's id of the test (`tests/test_x.py::test_y`).
@@ -55,6 +57,7 @@ pub struct TestResultRecord {
 /// `POST …/history/runs`: one run of a project's test suite.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTestRun {
     /// Which suite: a name the workers agree on (the project directory's name by default).

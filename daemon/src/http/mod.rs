@@ -21,7 +21,7 @@ mod streams;
 mod task_claims;
 mod tasks;
 mod teams;
-mod test_history;
+pub(crate) mod test_history;
 
 use crate::config::Settings;
 use crate::hub::Hub;

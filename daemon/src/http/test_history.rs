@@ -112,10 +112,19 @@ pub async fn history(
     Can(caller, _): Can<act::ReadTestHistory>,
     ApiQuery(q): ApiQuery<ProjectQuery>,
 ) -> ApiResult<Json<TestHistory>> {
-    let (project, mut projects) = project(&state, &caller, q.project).await?;
-    let runs = runs(&state, &caller, project.as_deref(), false).await?;
+    history_of(&state, &caller, q.project).await.map(Json)
+}
+
+/// `GET …/history`'s answer (also the MCP tool's).
+pub async fn history_of(
+    state: &AppState,
+    caller: &Caller,
+    asked: Option<String>,
+) -> ApiResult<TestHistory> {
+    let (project, mut projects) = project(state, caller, asked).await?;
+    let runs = runs(state, caller, project.as_deref(), false).await?;
     projects.sort();
-    Ok(Json(test_history::history(project, projects, runs)))
+    Ok(test_history::history(project, projects, runs))
 }
 
 /// Tests that passed and failed on the same tree in the kept runs, most flaky first.
@@ -135,9 +144,19 @@ pub async fn flaky(
     Can(caller, _): Can<act::ReadTestHistory>,
     ApiQuery(q): ApiQuery<FlakyQuery>,
 ) -> ApiResult<Json<FlakyTests>> {
-    let (project, _) = project(&state, &caller, q.project).await?;
-    let runs = runs(&state, &caller, project.as_deref(), true).await?;
-    Ok(Json(test_history::flaky(project, q.tree, &runs)))
+    flaky_of(&state, &caller, q.project, q.tree).await.map(Json)
+}
+
+/// `GET …/history/flaky`'s answer (also the MCP tool's).
+pub async fn flaky_of(
+    state: &AppState,
+    caller: &Caller,
+    asked: Option<String>,
+    tree: Option<String>,
+) -> ApiResult<FlakyTests> {
+    let (project, _) = project(state, caller, asked).await?;
+    let runs = runs(state, caller, project.as_deref(), true).await?;
+    Ok(test_history::flaky(project, tree, &runs))
 }
 
 /// Tests failing in the latest run that passed the last time they ran before it.
@@ -157,7 +176,16 @@ pub async fn regressions(
     Can(caller, _): Can<act::ReadTestHistory>,
     ApiQuery(q): ApiQuery<ProjectQuery>,
 ) -> ApiResult<Json<Regressions>> {
-    let (project, _) = project(&state, &caller, q.project).await?;
-    let runs = runs(&state, &caller, project.as_deref(), true).await?;
-    Ok(Json(test_history::regressions(project, &runs)))
+    regressions_of(&state, &caller, q.project).await.map(Json)
+}
+
+/// `GET …/history/regressions`' answer (also the MCP tool's).
+pub async fn regressions_of(
+    state: &AppState,
+    caller: &Caller,
+    asked: Option<String>,
+) -> ApiResult<Regressions> {
+    let (project, _) = project(state, caller, asked).await?;
+    let runs = runs(state, caller, project.as_deref(), true).await?;
+    Ok(test_history::regressions(project, &runs))
 }
