@@ -158,7 +158,6 @@ pub fn too_many_projects(max: usize) -> StoreError {
 }
 
 /// A summary from stored columns.
-#[allow(clippy::too_many_arguments)]
 pub fn summary(
     id: i64,
     project: String,
@@ -201,7 +200,9 @@ pub fn history(
 }
 
 /// Per test and tree: passes and failures.
-fn tallies(runs: &[StoredRun]) -> HashMap<(&str, &str), (u64, u64)> {
+fn tallies<'a>(
+    runs: impl IntoIterator<Item = &'a StoredRun>,
+) -> HashMap<(&'a str, &'a str), (u64, u64)> {
     let mut t: HashMap<(&str, &str), (u64, u64)> = HashMap::new();
     for run in runs {
         for (nodeid, outcome) in &run.outcomes {
@@ -220,13 +221,12 @@ fn tallies(runs: &[StoredRun]) -> HashMap<(&str, &str), (u64, u64)> {
 
 /// Tests that passed and failed on the same tree (only on `tree` when given), most flaky first.
 pub fn flaky(project: Option<String>, tree: Option<String>, runs: &[StoredRun]) -> FlakyTests {
-    let considered: Vec<StoredRun> = runs
+    let considered: Vec<&StoredRun> = runs
         .iter()
         .filter(|r| tree.as_ref().is_none_or(|t| &r.summary.tree == t))
-        .cloned()
         .collect();
     let mut per_test: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
-    for ((nodeid, _), (passes, failures)) in tallies(&considered) {
+    for ((nodeid, _), (passes, failures)) in tallies(considered.iter().copied()) {
         if passes > 0 && failures > 0 {
             let e = per_test.entry(nodeid).or_default();
             e.0 += passes;
