@@ -101,5 +101,7 @@ export function createApi(session, onUnauthorized) {
     agents: () => get('/agents').then((r) => r.agents),
     memory: () => get('/memory'),
     memoryHistory: () => get('/memory-history?limit=100').then((r) => r.changes),
+    /** The test history of the project posted to last: its runs, oldest first. */
+    testHistory: () => get('/history'),
   };
 }

@@ -56,10 +56,18 @@ function start(session) {
         .catch(ignoreUnauthorized);
     }, 100);
   };
+  let testHistoryTimer = null;
+  const refreshTestHistory = () => {
+    clearTimeout(testHistoryTimer);
+    testHistoryTimer = setTimeout(() => {
+      api.testHistory().then((h) => state.setTestHistory(h)).catch(ignoreUnauthorized);
+    }, 100);
+  };
   refreshAgents();
   refreshMemory();
+  refreshTestHistory();
   const agentsTimer = setInterval(refreshAgents, AGENTS_REFRESH_MS);
-  stops.push(() => clearInterval(agentsTimer), () => clearTimeout(memoryTimer));
+  stops.push(() => clearInterval(agentsTimer), () => clearTimeout(memoryTimer), () => clearTimeout(testHistoryTimer));
 
   const events = follow({
     path: teamPath(session.team, '/events'),
@@ -71,6 +79,7 @@ function start(session) {
       if (event.startsWith('task.')) state.putTask(change.data);
       else if (event.startsWith('agent.')) state.agentEvent(event, change.data);
       else if (event === 'memory.updated') refreshMemory();
+      else if (event === 'history.run') refreshTestHistory();
     },
   });
   const messages = follow({

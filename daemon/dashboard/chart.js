@@ -1,6 +1,8 @@
 // Pass rate across fix-cycle iterations, one small SVG chart per task: `impl_progress` messages
 // are the iterations, `test_result` the outcome of a run. A new run of the same task (iterations
 // starting over, after a retry) is drawn as its own line. The dashed line is the 95 % gate.
+// Above them, the team's test history: the pass rate of each full run the testers posted for
+// the project posted to last (`GET /history`), oldest first — the trend across tasks.
 
 import { clock, h, percent, replace, s } from './dom.js';
 
@@ -13,10 +15,13 @@ export function mountProgress(root, state) {
   let visible = false;
   const count = h('span', { class: 'counts' });
   const grid = h('div', { class: 'charts', id: 'charts' });
-  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Pass rate per task'), count), grid);
+  const trend = h('div', { class: 'charts', id: 'test-history' });
+  replace(root, trend, h('div', { class: 'toolbar' }, h('h2', {}, 'Pass rate per task'), count), grid);
 
   function draw() {
     if (!visible) return;
+    const history = state.testHistory;
+    replace(trend, history && history.runs.length ? historyCard(history) : null);
     const ids = [...state.progress.keys()].sort();
     count.textContent = ids.length ? `${ids.length} tasks reported progress` : '';
     replace(grid, ids.length === 0
@@ -52,6 +57,39 @@ function runs(points) {
   }
   if (run.length) out.push(run);
   return out;
+}
+
+/** The test history's runs as one line: x is the run's place in the kept runs. */
+function historyCard(history) {
+  const runs = history.runs;
+  const n = runs.length;
+  const x = (i) => M.left + (n === 1 ? 0.5 : i / (n - 1)) * (W - M.left - M.right);
+  const y = (rate) => M.top + (1 - rate / 100) * (H - M.top - M.bottom);
+  const grid = [0, 25, 50, 75, 100].map((r) => s('g', { class: 'gridline' },
+    s('line', { x1: M.left, x2: W - M.right, y1: y(r), y2: y(r) }),
+    s('text', { x: M.left - 6, y: y(r) + 4, class: 'tick', 'text-anchor': 'end', text: `${r}` })));
+  const d = runs.map((r, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(r.passRate).toFixed(1)}`).join(' ');
+  const latest = runs[n - 1];
+  const grade = latest.passRate >= GATE ? 'good' : latest.passRate >= 70 ? 'fair' : 'poor';
+  const change = history.passRateChange;
+  return h('article', { class: 'history-card', 'data-project': history.project },
+    h('header', {},
+      h('span', { class: 'task-id' }, 'Test history'),
+      h('span', { class: 'subject' }, history.project),
+      h('span', { class: `rate rate-${grade}` }, percent(latest.passRate))),
+    s('svg', {
+      class: 'chart', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
+      'aria-label': `test history of ${history.project}: pass rate over ${n} runs, latest ${percent(latest.passRate)}`,
+    },
+    grid,
+    s('line', { class: 'axis', x1: M.left, x2: W - M.right, y1: y(0), y2: y(0) }),
+    s('text', { class: 'axis-label', x: (M.left + W - M.right) / 2, y: H - 2, 'text-anchor': 'middle', text: 'full runs, oldest first' }),
+    s('g', { class: 'run' },
+      s('path', { class: 'series', d }),
+      runs.map((r, i) => s('circle', { class: 'point history-point', cx: x(i), cy: y(r.passRate), r: 3.5 },
+        s('title', { text: `run ${r.id}: ${percent(r.passRate)} (${r.passed} passed, ${r.failed + r.errors} failed) by ${r.agent} on ${r.tree.slice(0, 12)} at ${clock(r.startedAt)}` }))))),
+    h('footer', {}, `${n} run${n === 1 ? '' : 's'} kept`,
+      typeof change === 'number' ? ` · ${change >= 0 ? '+' : ''}${change.toFixed(1)} points since the first` : ''));
 }
 
 function chartCard(id, points, task) {

@@ -20,6 +20,8 @@ export function createState() {
     agents: new Map(),
     memory: null,
     history: [],
+    /** The test history (`GET /history`): `{project, projects, runs, passRateChange}` or null. */
+    testHistory: null,
     /** taskId → [{seq, iteration, passRate, kind, at, strategy, gate}] in message order. */
     progress: new Map(),
     /** stream name → 'connecting' | 'live' | 'retrying' */
@@ -88,6 +90,12 @@ export function createState() {
       state.memory = memory;
       state.history = history;
       state.changed('memory');
+    },
+
+    /** The test history belongs to the pass-rate view. */
+    setTestHistory(history) {
+      state.testHistory = history;
+      state.changed('progress');
     },
 
     setConnection(stream, status) {

@@ -16,6 +16,7 @@ pub struct Settings {
     pub storage: StorageSettings,
     pub tasks: TaskSettings,
     pub memory: MemorySettings,
+    pub history: HistorySettings,
     pub streams: StreamSettings,
     pub limits: LimitSettings,
     pub metrics: MetricsSettings,
@@ -76,6 +77,25 @@ pub struct TaskSettings {
 pub struct MemorySettings {
     pub max_bytes: usize,
     pub history_limit: usize,
+}
+
+/// `[history]`: the test history workers post (`/v1/teams/{team}/history`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistorySettings {
+    /// Runs kept per project; posting one more deletes the oldest in the same transaction.
+    pub runs_per_project: usize,
+    /// Projects per team; a run for one more project is refused (400).
+    pub max_projects: usize,
+}
+
+impl Default for HistorySettings {
+    fn default() -> Self {
+        HistorySettings {
+            runs_per_project: 50,
+            max_projects: 100,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -146,6 +166,10 @@ pub struct LimitSettings {
     pub max_blocked_by_per_request: usize,
     /// Serialised size of a message's `data`, in bytes.
     pub max_message_bytes: usize,
+    /// Test outcomes per posted test-history run.
+    pub max_test_outcomes: usize,
+    /// A test's node id in the test history, in characters.
+    pub max_nodeid_chars: usize,
 }
 
 impl Default for LimitSettings {
@@ -166,6 +190,8 @@ impl Default for LimitSettings {
             max_blocked_by: 100,
             max_blocked_by_per_request: 5_000,
             max_message_bytes: 64 * 1024,
+            max_test_outcomes: 10_000,
+            max_nodeid_chars: 1_000,
         }
     }
 }

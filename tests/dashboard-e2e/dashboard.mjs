@@ -184,6 +184,10 @@ async function main() {
   check((await chart.locator('circle.point').count()) === 4, 'four impl_progress iterations for TEST-001');
   check((await chart.locator('rect.result-point.gate-passed').count()) === 1, 'its test_result passed the gate');
   check((await page.locator('.chart-card').count()) === 4, 'a chart per task that reported progress, the live one included');
+  const trend = page.locator('.history-card[data-project="webapp"]');
+  await trend.waitFor({ timeout: PATIENCE });
+  check((await trend.locator('circle.history-point').count()) === 3, 'the test history: one point per kept run');
+  check((await trend.locator('footer').textContent()).includes('+75.0 points since the first'), 'the test history says how the pass rate moved');
   await shot('progress');
 
   // --- agents ----------------------------------------------------------------------------

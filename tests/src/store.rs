@@ -32,6 +32,10 @@ pub async fn sqlite_with(hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
             default_max_attempts: 2,
             memory_max_bytes: 4096,
             memory_history_limit: 3,
+            history: huddle_daemon::config::HistorySettings {
+                runs_per_project: 4,
+                max_projects: 3,
+            },
             limits: huddle_daemon::config::LimitSettings::default(),
         },
         hub,
@@ -54,6 +58,10 @@ pub async fn postgres_on(url: &str, hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
             default_max_attempts: 2,
             memory_max_bytes: 4096,
             memory_history_limit: 3,
+            history: huddle_daemon::config::HistorySettings {
+                runs_per_project: 4,
+                max_projects: 3,
+            },
             limits: huddle_daemon::config::LimitSettings::default(),
         },
         hub,

@@ -10,6 +10,7 @@ mod demo;
 mod demo_daemon;
 mod errors;
 mod events;
+mod history;
 mod memory;
 mod messages;
 mod output;
@@ -79,6 +80,8 @@ enum Command {
     /// The team's change stream: tasks, messages, memory and agents as they change.
     #[command(subcommand)]
     Events(events::EventsCmd),
+    /// The team's test history: runs and pass rates, `--flaky` tests, `--regressions`.
+    History(history::HistoryArgs),
     /// The team at a glance: tasks by status, who holds what, agents, latest messages.
     Status(status::StatusArgs),
     /// Claim and run tasks in a loop until SIGINT/SIGTERM.
@@ -154,6 +157,7 @@ async fn run(cli: Cli) -> CliResult {
         Command::Inbox(args) => messages::inbox(&ctx, args).await,
         Command::Memory(cmd) => memory::run(&ctx, cmd).await,
         Command::Events(cmd) => events::run(&ctx, cmd).await,
+        Command::History(args) => history::run(&ctx, args).await,
         Command::Status(args) => status::run(&ctx, args).await,
         Command::Worker(args) => worker::run(&ctx, args).await,
         Command::Test(_) => unreachable!("handled before a client is built"),

@@ -14,9 +14,11 @@ pub mod limits;
 mod memory;
 mod messages;
 mod tasks;
+mod test_history;
 
 pub use agents::*;
 pub use errors::*;
 pub use memory::*;
 pub use messages::*;
 pub use tasks::*;
+pub use test_history::*;

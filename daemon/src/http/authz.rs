@@ -39,10 +39,14 @@ pub enum Action {
     ReplaceMemory,
     /// `/events` and `/messages/stream`.
     ReadStreams,
+    /// Post a run's test outcomes to the test history.
+    PostTestRuns,
+    /// Runs, flaky tests and regressions of the test history.
+    ReadTestHistory,
 }
 
 impl Action {
-    pub const ALL: [Action; 17] = [
+    pub const ALL: [Action; 19] = [
         Action::CreateTeam,
         Action::ListTeams,
         Action::ManageAgents,
@@ -60,6 +64,8 @@ impl Action {
         Action::PatchMemory,
         Action::ReplaceMemory,
         Action::ReadStreams,
+        Action::PostTestRuns,
+        Action::ReadTestHistory,
     ];
 }
 
@@ -82,10 +88,19 @@ pub fn allowed(role: Option<Role>, action: Action) -> bool {
                 | ReadMemory
                 | PatchMemory
                 | ReadStreams
+                | PostTestRuns
+                | ReadTestHistory
         ),
         Some(Role::Observer) => matches!(
             action,
-            ListAgents | ReadTasks | ReadMessages | ReadInbox | AckInbox | ReadMemory | ReadStreams
+            ListAgents
+                | ReadTasks
+                | ReadMessages
+                | ReadInbox
+                | AckInbox
+                | ReadMemory
+                | ReadStreams
+                | ReadTestHistory
         ),
     }
 }
@@ -111,6 +126,8 @@ impl Action {
             Action::PatchMemory => "patch the shared memory",
             Action::ReplaceMemory => "replace the shared memory",
             Action::ReadStreams => "follow streams",
+            Action::PostTestRuns => "post test runs",
+            Action::ReadTestHistory => "read the test history",
         }
     }
 }
@@ -174,7 +191,9 @@ actions!(
     ReadMemory,
     PatchMemory,
     ReplaceMemory,
-    ReadStreams
+    ReadStreams,
+    PostTestRuns,
+    ReadTestHistory
 );
 
 /// An agent of the path's team whose role may perform `A`. Another team's token answers 404 as
@@ -244,6 +263,8 @@ mod tests {
             ReadMemory,
             PatchMemory,
             ReadStreams,
+            PostTestRuns,
+            ReadTestHistory,
         ];
         expect(Some(Role::Tester), &worker);
         expect(Some(Role::Executor), &worker);
@@ -257,6 +278,7 @@ mod tests {
                 AckInbox,
                 ReadMemory,
                 ReadStreams,
+                ReadTestHistory,
             ],
         );
     }

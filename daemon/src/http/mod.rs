@@ -21,6 +21,7 @@ mod streams;
 mod task_claims;
 mod tasks;
 mod teams;
+pub(crate) mod test_history;
 
 use crate::config::Settings;
 use crate::hub::Hub;

@@ -51,6 +51,7 @@ use utoipa::OpenApi;
         (name = "messages", description = "The message bus and inboxes"),
         (name = "memory", description = "The team's shared JSON document"),
         (name = "streams", description = "Server-Sent Events"),
+        (name = "history", description = "Test runs, flaky tests and regressions"),
         (name = "health", description = "Liveness, readiness and this document"),
     )
 )]

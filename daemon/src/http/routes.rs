@@ -3,7 +3,9 @@
 //! share a `routes!` call. The only route added by hand is the memory pointer's catch-all (see
 //! [`api`]).
 
-use super::{health, memory, messages, openapi, streams, task_claims, tasks, teams, AppState};
+use super::{
+    health, memory, messages, openapi, streams, task_claims, tasks, teams, test_history, AppState,
+};
 use axum::routing::get;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -33,6 +35,10 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(memory::get, memory::patch, memory::replace))
         .routes(routes!(memory::history))
         .routes(routes!(streams::events))
+        .routes(routes!(test_history::post_run))
+        .routes(routes!(test_history::history))
+        .routes(routes!(test_history::flaky))
+        .routes(routes!(test_history::regressions))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(openapi::openapi_json))

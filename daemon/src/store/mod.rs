@@ -10,6 +10,7 @@ mod open;
 pub mod postgres;
 pub mod rules;
 pub mod sqlite;
+pub mod test_history;
 mod types;
 
 pub use error::StoreError;
@@ -18,8 +19,10 @@ pub use types::*;
 
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
+    Agent, Event, Memory, Message, NewTask, NewTestRun, PostMessage, Role, Task, TaskPatch,
+    TaskStatus, Team, TestRunSummary,
 };
+use test_history::StoredRun;
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
@@ -153,6 +156,25 @@ pub trait Store: Send + Sync + 'static {
         if_match: Option<i64>,
     ) -> StoreResult<Memory>;
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>>;
+
+    // --- test history ---
+    /// Stores one run of a project's suite and deletes the project's runs past
+    /// `[history] runs_per_project`, in one transaction. A run for a new project when the team
+    /// has `[history] max_projects` already is refused.
+    async fn record_test_run(
+        &self,
+        caller: &Caller,
+        run: NewTestRun,
+    ) -> StoreResult<TestRunSummary>;
+    /// The team's projects with kept runs, the one posted to last first.
+    async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>>;
+    /// A project's kept runs, oldest first, with their outcomes when `with_outcomes`.
+    async fn test_runs(
+        &self,
+        team_id: i64,
+        project: &str,
+        with_outcomes: bool,
+    ) -> StoreResult<Vec<StoredRun>>;
 
     // --- events ---
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>>;

@@ -31,6 +31,7 @@ pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Sto
                 default_max_attempts: settings.tasks.default_max_attempts,
                 memory_max_bytes: settings.memory.max_bytes,
                 memory_history_limit: settings.memory.history_limit,
+                history: settings.history.clone(),
                 limits: settings.limits.clone(),
             };
             // Opening runs migrations and starts the writer thread: blocking work.
@@ -53,6 +54,7 @@ pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Sto
                     default_max_attempts: settings.tasks.default_max_attempts,
                     memory_max_bytes: settings.memory.max_bytes,
                     memory_history_limit: settings.memory.history_limit,
+                    history: settings.history.clone(),
                     limits: settings.limits.clone(),
                 },
                 hub,

@@ -2,6 +2,7 @@
 //! One test binary per area; a module per concern.
 
 mod claims;
+mod history;
 mod memory;
 mod messages;
 mod stream_lag;

@@ -18,6 +18,8 @@ pub fn snapshot(db: &std::path::Path) -> Vec<(String, i64)> {
         ("idempotency_keys", "select count(*) from idempotency_keys"),
         ("events", "select count(*) from events"),
         ("memory_history", "select count(*) from memory_history"),
+        ("test_runs", "select count(*) from test_runs"),
+        ("test_outcomes", "select count(*) from test_outcomes"),
     ];
     queries
         .iter()
@@ -65,11 +67,13 @@ pub fn case(
 /// nesting limit).
 mod bus;
 mod tasks;
+mod test_history;
 
 /// Every malformed request of the table (`huge` is past the body limit, `deep` past serde's
 /// nesting limit).
 pub fn cases(huge: &str, deep: &str) -> Vec<Case> {
     let mut all = tasks::cases();
     all.extend(bus::cases(huge, deep));
+    all.extend(test_history::cases());
     all
 }

@@ -6,6 +6,7 @@ mod admin;
 mod claims;
 mod demo;
 mod errors;
+mod history;
 mod memory;
 mod messages;
 mod tasks;

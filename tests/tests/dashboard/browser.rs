@@ -137,6 +137,24 @@ async fn seed(coord: &Api, tester: &Api) -> usize {
         .await
         .expect_status(200);
 
+    // The test history: three full runs of `webapp`, the pass rate climbing.
+    for (tree, failing) in [
+        ("a1b2c3d4e5f6a7b8", 3),
+        ("b2c3d4e5f6a7b8c9", 1),
+        ("c3d4e5f6a7b8c9d0", 0),
+    ] {
+        let outcomes: Vec<Value> = (0..4)
+            .map(|i| json!({"nodeid": format!("tests/test_app.py::test_{i}"), "outcome": if i < failing { "failed" } else { "passed" }}))
+            .collect();
+        tester
+            .post(
+                &tester.t("/history/runs"),
+                json!({"project": "webapp", "tree": tree, "outcomes": outcomes}),
+            )
+            .await
+            .expect_status(201);
+    }
+
     let mut n = 0;
     let progress = |task: &str, iteration: u32, max: u32, rate: f64, strategy: &str| json!({"taskId": task, "iteration": iteration, "maxIterations": max, "passRate": rate, "strategy": strategy});
     let data = progress("TEST-008", 1, 3, 90.0, "conservative");

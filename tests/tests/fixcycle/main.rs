@@ -4,6 +4,7 @@
 
 mod cli;
 mod guardrails;
+mod history;
 mod jest;
 mod limits;
 mod llm_client;

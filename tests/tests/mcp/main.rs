@@ -3,4 +3,5 @@
 //! authentication at the HTTP level. One test binary per area; a module per concern.
 
 mod auth;
+mod history;
 mod tools;

@@ -4,4 +4,5 @@
 mod bus;
 mod contract;
 mod counts;
+mod history;
 mod published;

@@ -54,6 +54,7 @@ mod retry;
 mod stream;
 mod tasks;
 mod teams;
+mod test_history;
 mod transport;
 
 pub use error::{ApiError, Error};

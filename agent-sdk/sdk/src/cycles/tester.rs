@@ -22,6 +22,9 @@ pub struct TesterCycle {
     previous: Option<(f64, BTreeSet<String>)>,
     flaky: BTreeSet<String>,
     rechecked: BTreeSet<String>,
+    /// Tests the team's test history saw pass and fail on the current tree: re-checked once
+    /// before a repair even when `recheck_flaky` is off.
+    known_flaky: BTreeSet<String>,
     /// Per targeted test: the signature it failed with and how many applied fixes left it so.
     stagnation: BTreeMap<String, (String, u32)>,
     /// Targets of the fix just applied, with their signatures before it.
@@ -48,6 +51,7 @@ impl TesterCycle {
             previous: None,
             flaky: BTreeSet::new(),
             rechecked: BTreeSet::new(),
+            known_flaky: BTreeSet::new(),
             stagnation: BTreeMap::new(),
             pending_targets: Vec::new(),
             dirty: true,
@@ -77,6 +81,12 @@ impl TesterCycle {
     /// Tests whose re-run passed.
     pub fn flaky(&self) -> &BTreeSet<String> {
         &self.flaky
+    }
+
+    /// The tests the team's test history knows to be flaky on the current tree. A failure
+    /// among them is re-run once before a fix is planned for it.
+    pub fn set_known_flaky(&mut self, tests: impl IntoIterator<Item = String>) {
+        self.known_flaky = tests.into_iter().collect();
     }
 
     /// The current iteration.
@@ -205,15 +215,17 @@ impl TesterCycle {
         if self.iteration >= self.limits.max_iterations {
             return self.conclude(StopReason::MaxIterations);
         }
-        if self.limits.recheck_flaky {
-            let unchecked: Vec<String> = failures
-                .iter()
-                .filter(|id| !self.rechecked.contains(*id) && !id.starts_with('['))
-                .cloned()
-                .collect();
-            if !unchecked.is_empty() {
-                return Step::Recheck(unchecked);
-            }
+        let unchecked: Vec<String> = failures
+            .iter()
+            .filter(|id| {
+                (self.limits.recheck_flaky || self.known_flaky.contains(*id))
+                    && !self.rechecked.contains(*id)
+                    && !id.starts_with('[')
+            })
+            .cloned()
+            .collect();
+        if !unchecked.is_empty() {
+            return Step::Recheck(unchecked);
         }
         self.decide_fix(failures)
     }

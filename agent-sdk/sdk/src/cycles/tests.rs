@@ -221,6 +221,31 @@ fn a_flaky_test_is_not_sent_for_repair() {
 }
 
 #[test]
+fn a_failure_known_flaky_from_the_history_is_rerun_even_with_rechecks_off() {
+    let mut c = TesterCycle::new(TesterLimits {
+        recheck_flaky: false,
+        ..TesterLimits::default()
+    });
+    c.start();
+    c.set_known_flaky(["coin".to_string()]);
+    let run = [
+        obs("coin", false, "x"),
+        obs("real", false, "y"),
+        obs("ok", true, ""),
+    ];
+    // Only the known-flaky failure is re-run; the other goes to a fix after it.
+    assert_eq!(
+        c.on_run(Scope::Full, &run),
+        Step::Recheck(vec!["coin".into()])
+    );
+    let Step::Fix(plan) = c.on_recheck(&[obs("coin", true, "")]) else {
+        panic!("a fix for the real failure")
+    };
+    assert_eq!(plan.targets, ["real"]);
+    assert!(c.flaky().contains("coin"));
+}
+
+#[test]
 fn a_drop_rolls_back_the_last_fix() {
     let mut c = TesterCycle::new(TesterLimits {
         recheck_flaky: false,

@@ -1,6 +1,7 @@
 //! The loop both roles share: ask the pure cycle for a step, carry it out (run, re-check,
 //! fix), feed the result back, post `impl_progress` per iteration, until it finishes.
 
+use super::history::RunHistory;
 use super::repair::Repairer;
 use super::report::{round, Reporter};
 use super::runs::Runs;
@@ -17,6 +18,8 @@ pub(crate) trait Cycle {
     fn on_recheck(&mut self, tests: &[Observed]) -> Step;
     fn on_fix(&mut self, outcome: FixOutcome) -> Step;
     fn max_iterations(&self) -> u32;
+    /// What the team's test history knows to be flaky on the current tree.
+    fn set_known_flaky(&mut self, _tests: Vec<String>) {}
 }
 
 impl Cycle for TesterCycle {
@@ -34,6 +37,9 @@ impl Cycle for TesterCycle {
     }
     fn max_iterations(&self) -> u32 {
         self.limits().max_iterations
+    }
+    fn set_known_flaky(&mut self, tests: Vec<String>) {
+        TesterCycle::set_known_flaky(self, tests)
     }
 }
 
@@ -63,7 +69,8 @@ pub(crate) enum Interrupted {
     Role(RoleError),
 }
 
-/// Drives `cycle` to its finish.
+/// Drives `cycle` to its finish. With a `history`, each full run is posted to the team's test
+/// history and the tests it knows to be flaky on that tree go to the cycle.
 pub(crate) async fn drive(
     cycle: &mut impl Cycle,
     runs: &mut Runs,
@@ -71,6 +78,7 @@ pub(crate) async fn drive(
     reporter: &Reporter,
     ctx: &TaskContext,
     task_text: &str,
+    mut history: Option<&mut RunHistory>,
 ) -> Result<Finish, Interrupted> {
     let max = cycle.max_iterations();
     let mut step = cycle.start();
@@ -81,6 +89,11 @@ pub(crate) async fn drive(
         step = match step {
             Step::Run(scope) => {
                 let (ran, tests) = runs.run(scope).await.map_err(Interrupted::Role)?;
+                if let (Scope::Full, Some(history), Some(report)) =
+                    (ran, history.as_deref_mut(), runs.last_full.as_ref())
+                {
+                    cycle.set_known_flaky(history.record(&runs.project, report).await);
+                }
                 cycle.on_run(ran, &tests)
             }
             Step::Recheck(ids) => {
@@ -92,6 +105,9 @@ pub(crate) async fn drive(
                     .filter(|t| t.verdict != crate::cycles::Verdict::Fail)
                 {
                     tracing::info!("{} passed on a re-run: flaky, not sent for repair", t.id);
+                }
+                if let Some(history) = history.as_deref() {
+                    history.report_reruns(reporter, &asked).await;
                 }
                 cycle.on_recheck(&asked)
             }

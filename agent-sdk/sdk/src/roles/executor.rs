@@ -119,6 +119,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &p.reporter,
         ctx,
         &p.task_text,
+        None,
     )
     .await
     {

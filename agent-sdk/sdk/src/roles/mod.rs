@@ -12,6 +12,7 @@
 
 mod drive;
 pub mod executor;
+pub mod history;
 mod repair;
 pub mod report;
 mod runs;

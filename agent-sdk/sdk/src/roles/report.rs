@@ -21,6 +21,11 @@ pub struct Reporter {
 }
 
 impl Reporter {
+    /// The task the messages are about.
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
     /// Messages about `task_id`, sent to `to` (an agent, a role or `*`).
     pub fn new(client: Client, task_id: &str, to: &str) -> Reporter {
         Reporter {

@@ -3,6 +3,7 @@
 //! cannot solve it.
 
 use super::drive::drive;
+use super::history::RunHistory;
 use super::repair::Repairer;
 use super::report::{round, stop_text, CycleSummary};
 use super::runs::Runs;
@@ -64,6 +65,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
     };
     let mut repairer = Repairer::new(settings.llm.clone(), settings.llm_missing.clone(), policy);
     let mut cycle = TesterCycle::new(limits.clone());
+    let mut history = RunHistory::new(ctx.client().clone(), &settings.project);
     let finish = match drive(
         &mut cycle,
         &mut runs,
@@ -71,6 +73,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &p.reporter,
         ctx,
         &p.task_text,
+        Some(&mut history),
     )
     .await
     {

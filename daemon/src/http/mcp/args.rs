@@ -141,3 +141,28 @@ pub struct MemoryPatchArgs {
     #[serde(default)]
     pub if_match: Option<i64>,
 }
+
+/// `history_get`: which answer of the test history.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryView {
+    /// The project's kept runs, oldest first, with their pass rates (the trend).
+    #[default]
+    Runs,
+    /// Tests that passed and failed on the same tree.
+    Flaky,
+    /// Tests failing in the latest run that passed the last time before.
+    Regressions,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HistoryArgs {
+    /// The project; the one posted to last when absent.
+    pub project: Option<String>,
+    /// `runs` (default), `flaky` or `regressions`.
+    #[serde(default)]
+    pub view: HistoryView,
+    /// With `flaky`: only runs on this tree count.
+    pub tree: Option<String>,
+}

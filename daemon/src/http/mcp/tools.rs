@@ -7,10 +7,12 @@ use super::{answer, caller};
 use crate::http::authz::{self, Action};
 use crate::http::error::ApiResult;
 use crate::http::extract::parse_value;
-use crate::http::{memory, messages, task_claims, tasks, AppState};
+use crate::http::{memory, messages, task_claims, tasks, test_history, AppState};
 use crate::store::Caller;
 use axum::http::request::Parts;
-use huddle_wire::{BatchMessage, ClaimRequest, ClaimedTasks, FailTask, InboxAck, InboxCursor};
+use huddle_wire::{
+    BatchMessage, ClaimRequest, ClaimedTasks, FailTask, InboxAck, InboxCursor, NewTestRun,
+};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
@@ -265,6 +267,59 @@ impl Huddle {
             let cursor = self.state.store.ack_inbox(&caller, args.seq).await?;
             Ok(InboxCursor { cursor })
         })
+        .await
+    }
+
+    #[tool(
+        description = "Post one run of a project's test suite to the test history: `project`, \
+        `tree` (a git tree or commit hash, or a content hash of the code), `outcomes` \
+        ([{nodeid, outcome: passed|failed|skipped|error}]). Answers the run, counted."
+    )]
+    async fn history_post(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<NewTestRun>>,
+    ) -> ToolResult {
+        run(
+            &parts,
+            Action::PostTestRuns,
+            args,
+            |caller, run| async move { Ok(self.state.store.record_test_run(&caller, run).await?) },
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Read the test history of a project (the one posted to last by \
+        default): `view` `runs` (pass rate per kept run, oldest first), `flaky` (tests that \
+        passed and failed on one tree; `tree` narrows it) or `regressions` (failing now, passed \
+        the last time before)."
+    )]
+    async fn history_get(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<HistoryArgs>>,
+    ) -> ToolResult {
+        run(
+            &parts,
+            Action::ReadTestHistory,
+            args,
+            |caller, args| async move {
+                let state = &self.state;
+                Ok(match args.view {
+                    HistoryView::Runs => serde_json::to_value(
+                        test_history::history_of(state, &caller, args.project).await?,
+                    ),
+                    HistoryView::Flaky => serde_json::to_value(
+                        test_history::flaky_of(state, &caller, args.project, args.tree).await?,
+                    ),
+                    HistoryView::Regressions => serde_json::to_value(
+                        test_history::regressions_of(state, &caller, args.project).await?,
+                    ),
+                }
+                .unwrap_or_default())
+            },
+        )
         .await
     }
 

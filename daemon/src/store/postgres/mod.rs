@@ -18,6 +18,7 @@ mod rows;
 mod store_impl;
 mod task_state;
 mod tasks;
+mod test_history;
 mod tx;
 
 use super::{StoreError, StoreResult};
@@ -41,6 +42,7 @@ pub struct PostgresOptions {
     pub default_max_attempts: i64,
     pub memory_max_bytes: usize,
     pub memory_history_limit: usize,
+    pub history: crate::config::HistorySettings,
     pub limits: LimitSettings,
 }
 

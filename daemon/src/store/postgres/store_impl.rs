@@ -1,12 +1,13 @@
 //! `Store` for PostgreSQL: each write is one transaction ([`Tx`]), reads go to the pool.
 
 use super::super::rules::{MemoryChangeKind, MemoryLimits};
+use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
     Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreError, StoreResult, TaskFilter,
 };
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
-use super::{agents, claims, memory, messages, tasks, PostgresStore};
+use super::{agents, claims, memory, messages, tasks, test_history, PostgresStore};
 use async_trait::async_trait;
 use huddle_wire::{
     Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
@@ -314,6 +315,32 @@ impl Store for PostgresStore {
 
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
         memory::history(&self.pool, team_id, self.page(limit)).await
+    }
+
+    #[tracing::instrument(skip(self, run), fields(project = %run.project))]
+    async fn record_test_run(
+        &self,
+        caller: &Caller,
+        run: huddle_wire::NewTestRun,
+    ) -> StoreResult<huddle_wire::TestRunSummary> {
+        let limits = HistoryLimits::new(&self.options.limits, &self.options.history);
+        in_tx!(self, |tx| test_history::record(
+            &mut tx, caller, run, &limits
+        )
+        .await?)
+    }
+
+    async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>> {
+        test_history::projects(&self.pool, team_id).await
+    }
+
+    async fn test_runs(
+        &self,
+        team_id: i64,
+        project: &str,
+        with_outcomes: bool,
+    ) -> StoreResult<Vec<StoredRun>> {
+        test_history::runs(&self.pool, team_id, project, with_outcomes).await
     }
 
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {

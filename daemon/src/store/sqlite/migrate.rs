@@ -12,6 +12,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         2,
         include_str!("../../../../migrations/sqlite/0002_revocation.sql"),
     ),
+    (
+        3,
+        include_str!("../../../../migrations/sqlite/0003_test_history.sql"),
+    ),
 ];
 
 pub fn apply(conn: &mut Connection) -> StoreResult<()> {

@@ -13,6 +13,7 @@ mod rows;
 mod store_impl;
 mod task_state;
 mod tasks;
+mod test_history;
 mod writer;
 
 use super::{StoreError, StoreResult};
@@ -42,6 +43,7 @@ pub struct SqliteOptions {
     pub default_max_attempts: i64,
     pub memory_max_bytes: usize,
     pub memory_history_limit: usize,
+    pub history: crate::config::HistorySettings,
     pub limits: crate::config::LimitSettings,
 }
 

@@ -1,10 +1,11 @@
 //! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
 
 use super::super::rules::{MemoryChangeKind, MemoryLimits};
+use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
     Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreResult, TaskFilter,
 };
-use super::{agents, claims, events, memory, messages, tasks, SqliteStore};
+use super::{agents, claims, events, memory, messages, tasks, test_history, SqliteStore};
 use async_trait::async_trait;
 use huddle_wire::{
     Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
@@ -15,6 +16,10 @@ impl SqliteStore {
     /// keeps every caller of the trait within it too).
     fn page(&self, limit: usize) -> usize {
         limit.clamp(1, self.options.limits.max_page_size.max(1))
+    }
+
+    fn history_limits(&self) -> HistoryLimits {
+        HistoryLimits::new(&self.options.limits, &self.options.history)
     }
 
     fn memory_limits(&self) -> MemoryLimits {
@@ -330,6 +335,37 @@ impl Store for SqliteStore {
         let limit = self.page(limit);
         self.readers
             .read(move |conn| memory::history(conn, team_id, limit))
+            .await
+    }
+
+    #[tracing::instrument(skip(self, run), fields(project = %run.project))]
+    async fn record_test_run(
+        &self,
+        caller: &Caller,
+        run: huddle_wire::NewTestRun,
+    ) -> StoreResult<huddle_wire::TestRunSummary> {
+        let caller = caller.clone();
+        let limits = self.history_limits();
+        self.writer()?
+            .write(move |ctx| test_history::record(ctx, &caller, run, &limits))
+            .await
+    }
+
+    async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>> {
+        self.readers
+            .read(move |conn| test_history::projects(conn, team_id))
+            .await
+    }
+
+    async fn test_runs(
+        &self,
+        team_id: i64,
+        project: &str,
+        with_outcomes: bool,
+    ) -> StoreResult<Vec<StoredRun>> {
+        let project = project.to_string();
+        self.readers
+            .read(move |conn| test_history::runs(conn, team_id, &project, with_outcomes))
             .await
     }
 

@@ -1,0 +1,200 @@
+//! The tester's link to the daemon's test history: after each full run it posts the run's
+//! outcomes for the project's current tree, then asks which tests passed and failed on that
+//! same tree before. Such a known-flaky failure is re-run once before any repair is asked for.
+//! The history is advice: when the daemon cannot answer, the cycle goes on without it.
+
+use super::report::Reporter;
+use crate::cycles::{Observed, Verdict};
+use crate::runners::{Outcome, Report};
+use crate::wire::{NewTestRun, TestOutcome, TestResultRecord};
+use crate::Client;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Directories that are not the code under test: VCS data, caches, dependencies, build output.
+const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "__pycache__",
+    "target",
+    "venv",
+    "dist",
+    "build",
+];
+
+/// Most files hashed; a larger tree hashes its first files in path order.
+const MAX_FILES: usize = 20_000;
+
+/// A content hash of the project's files (paths and bytes, in path order), skipping hidden
+/// directories and files, caches and dependencies: two runs on the same code get the same
+/// tree, whatever the VCS.
+pub fn tree_hash(project: &Path) -> std::io::Result<String> {
+    let mut files = Vec::new();
+    collect(project, project, &mut files)?;
+    files.sort();
+    files.truncate(MAX_FILES);
+    let mut hasher = Sha256::new();
+    for rel in &files {
+        let bytes = std::fs::read(project.join(rel))?;
+        hasher.update((rel.len() as u64).to_le_bytes());
+        hasher.update(rel.as_bytes());
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            if !SKIPPED_DIRS.contains(&name.as_str()) {
+                collect(root, &path, out)?;
+            }
+        } else if kind.is_file() {
+            if let Ok(rel) = path.strip_prefix(root) {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The project's name in the history: its directory's name.
+pub fn project_name(project: &Path) -> String {
+    project
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "project".into())
+}
+
+/// One task's use of the history.
+pub(crate) struct RunHistory {
+    client: Client,
+    project: String,
+    /// Known-flaky tests on the tree of the last full run: passes and failures there.
+    known: BTreeMap<String, (u64, u64)>,
+}
+
+impl RunHistory {
+    pub fn new(client: Client, project: &Path) -> RunHistory {
+        RunHistory {
+            client,
+            project: project_name(project),
+            known: BTreeMap::new(),
+        }
+    }
+
+    /// After a full run of `dir`: posts its outcomes and learns the tests known to be flaky on
+    /// this tree. Returns their ids.
+    pub async fn record(&mut self, dir: &Path, report: &Report) -> Vec<String> {
+        let tree = match tokio::task::spawn_blocking({
+            let dir = dir.to_path_buf();
+            move || tree_hash(&dir)
+        })
+        .await
+        {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => {
+                tracing::warn!("cannot hash the project for the test history: {e}");
+                return Vec::new();
+            }
+            Err(e) => {
+                tracing::warn!("hashing the project failed: {e}");
+                return Vec::new();
+            }
+        };
+        let run = NewTestRun {
+            project: self.project.clone(),
+            tree: tree.clone(),
+            started_at: None,
+            outcomes: report
+                .tests
+                .iter()
+                .filter(|t| !t.is_synthetic())
+                .map(|t| TestResultRecord {
+                    nodeid: t.nodeid.clone(),
+                    outcome: match t.outcome {
+                        Outcome::Passed => TestOutcome::Passed,
+                        Outcome::Failed => TestOutcome::Failed,
+                        Outcome::Skipped => TestOutcome::Skipped,
+                        Outcome::Error => TestOutcome::Error,
+                    },
+                })
+                .collect(),
+        };
+        if let Err(e) = self.client.post_test_run(&run).await {
+            tracing::warn!("cannot post the run to the test history: {e}");
+        }
+        self.known = match self
+            .client
+            .flaky_tests(Some(&self.project), Some(&tree))
+            .await
+        {
+            Ok(f) => f
+                .tests
+                .into_iter()
+                .map(|t| (t.nodeid, (t.passes, t.failures)))
+                .collect(),
+            Err(e) => {
+                tracing::warn!("cannot read flaky tests from the test history: {e}");
+                BTreeMap::new()
+            }
+        };
+        self.known.keys().cloned().collect()
+    }
+
+    /// Says on the bus what the re-run of each known-flaky test gave.
+    pub async fn report_reruns(&self, reporter: &Reporter, rerun: &[Observed]) {
+        let task_id = reporter.task_id();
+        for t in rerun {
+            let Some((passes, failures)) = self.known.get(&t.id) else {
+                continue;
+            };
+            let result = if t.verdict == Verdict::Fail {
+                "still fails"
+            } else {
+                "passed"
+            };
+            let summary = format!(
+                "{task_id}: {} is known flaky ({passes} passes, {failures} failures on this tree); re-ran: {result}",
+                t.id
+            );
+            let data = json!({
+                "taskId": task_id, "test": t.id, "knownFlaky": true,
+                "passes": passes, "failures": failures, "rerun": result,
+            });
+            reporter.post("impl_progress", summary, data).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tree_hash;
+
+    #[test]
+    fn the_tree_hash_follows_content_and_ignores_caches() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let first = tree_hash(dir.path()).unwrap();
+        std::fs::create_dir(dir.path().join("__pycache__")).unwrap();
+        std::fs::write(dir.path().join("__pycache__/a.pyc"), "junk").unwrap();
+        std::fs::write(dir.path().join(".counter"), "3").unwrap();
+        assert_eq!(tree_hash(dir.path()).unwrap(), first);
+        std::fs::write(dir.path().join("a.py"), "x = 2\n").unwrap();
+        assert_ne!(tree_hash(dir.path()).unwrap(), first);
+    }
+}

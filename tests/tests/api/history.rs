@@ -1,0 +1,124 @@
+//! The test history over real HTTP: workers post runs, anyone in the team reads the trend,
+//! flaky tests and regressions; observers may not post; bad runs answer 400 naming the field.
+
+use huddle_tests::TestDaemon;
+use serde_json::{json, Value};
+
+fn run(tree: &str, outcomes: &[(&str, &str)]) -> Value {
+    json!({
+        "project": "calc",
+        "tree": tree,
+        "outcomes": outcomes.iter().map(|(n, o)| json!({"nodeid": n, "outcome": o})).collect::<Vec<_>>(),
+    })
+}
+
+#[tokio::test]
+async fn runs_posted_by_workers_answer_the_trend_flaky_tests_and_regressions() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let t = d.agent("qa", "tester", "tester").await;
+    let x = d.agent("qa", "executor", "executor").await;
+    let o = d.agent("qa", "watcher", "observer").await;
+
+    let empty = o.get(&o.t("/history")).await.expect_status(200);
+    assert_eq!(empty.body["project"], Value::Null);
+    assert_eq!(empty.body["runs"], json!([]));
+
+    let first = t
+        .post(
+            &t.t("/history/runs"),
+            run("t1", &[("t.py::coin", "passed"), ("t.py::old", "passed")]),
+        )
+        .await
+        .expect_status(201);
+    assert_eq!(first.body["passRate"], 100.0);
+    assert_eq!(first.body["agent"], "tester");
+    x.post(
+        &x.t("/history/runs"),
+        run("t1", &[("t.py::coin", "failed"), ("t.py::old", "passed")]),
+    )
+    .await
+    .expect_status(201);
+    c.post(
+        &c.t("/history/runs"),
+        run("t2", &[("t.py::coin", "passed"), ("t.py::old", "failed")]),
+    )
+    .await
+    .expect_status(201);
+    o.post(&o.t("/history/runs"), run("t3", &[]))
+        .await
+        .expect_error(403, "forbidden");
+
+    let h = o.get(&o.t("/history")).await.expect_status(200);
+    assert_eq!(h.body["project"], "calc");
+    assert_eq!(h.body["projects"], json!(["calc"]));
+    let rates: Vec<f64> = h.body["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["passRate"].as_f64().unwrap())
+        .collect();
+    assert_eq!(rates, [100.0, 50.0, 50.0]);
+    assert_eq!(h.body["passRateChange"], -50.0);
+
+    let f = t
+        .get(&t.t("/history/flaky?project=calc&tree=t1"))
+        .await
+        .expect_status(200);
+    assert_eq!(f.body["tree"], "t1");
+    assert_eq!(f.body["tests"][0]["nodeid"], "t.py::coin");
+    assert_eq!(f.body["tests"][0]["passes"], 1);
+    assert_eq!(f.body["tests"][0]["failures"], 1);
+    assert_eq!(f.body["tests"].as_array().unwrap().len(), 1);
+
+    let r = t.get(&t.t("/history/regressions")).await.expect_status(200);
+    assert_eq!(r.body["tests"].as_array().unwrap().len(), 1, "{}", r.body);
+    assert_eq!(r.body["tests"][0]["nodeid"], "t.py::old");
+    assert_eq!(r.body["tests"][0]["lastPassingRun"]["tree"], "t1");
+    assert_eq!(r.body["tests"][0]["failingRun"]["tree"], "t2");
+
+    t.get(&t.t("/history?project=nope"))
+        .await
+        .expect_error(404, "not_found");
+}
+
+#[tokio::test]
+async fn bad_runs_answer_400_naming_the_field() {
+    let d = TestDaemon::start_with(|s| s.limits.max_test_outcomes = 2).await;
+    d.team("qa").await;
+    let t = d.agent("qa", "tester", "tester").await;
+    let cases = [
+        (run("", &[]), "tree"),
+        (
+            json!({"project": " ", "tree": "t", "outcomes": []}),
+            "project",
+        ),
+        (
+            run("t", &[("a", "passed"), ("b", "passed"), ("c", "passed")]),
+            "outcomes",
+        ),
+        (
+            run("t", &[("a", "passed"), ("a", "failed")]),
+            "outcomes[1].nodeid",
+        ),
+        (
+            json!({"project": "p", "tree": "t", "startedAt": "soon", "outcomes": []}),
+            "startedAt",
+        ),
+    ];
+    for (body, field) in cases {
+        let reply = t
+            .post(&t.t("/history/runs"), body)
+            .await
+            .expect_error(400, "invalid_field");
+        assert_eq!(
+            reply.body["error"]["details"]["field"], field,
+            "{}",
+            reply.body
+        );
+    }
+    let reply = t
+        .post(&t.t("/history/runs"), run("t", &[("a", "flaky")]))
+        .await;
+    assert_eq!(reply.status.as_u16(), 400, "{}", reply.body);
+}
