@@ -52,8 +52,16 @@ impl HuddledProcess {
                 _ => return Err("huddled exited before listening".into()),
             }
         };
-        // Keep draining the log so the daemon never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+        // Keep draining the log so the daemon never blocks on a full pipe; with
+        // HUDDLE_PROCESS_LOG=1 its lines are shown (the daemon logs warnings and errors).
+        let show = std::env::var("HUDDLE_PROCESS_LOG").as_deref() == Ok("1");
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if show {
+                    eprintln!("[huddled] {line}");
+                }
+            }
+        });
         let pid = child.id();
         Ok(HuddledProcess { child, url, pid })
     }

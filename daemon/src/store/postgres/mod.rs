@@ -25,6 +25,7 @@ use super::{StoreError, StoreResult};
 use crate::config::LimitSettings;
 use crate::hub::Hub;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::ConnectOptions;
 use sqlx::PgPool;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -58,12 +59,16 @@ impl PostgresStore {
     /// Connects, applies `migrations/postgres/` (once, whichever replica comes first: sqlx
     /// takes an advisory lock), and starts this replica's listener.
     pub async fn open(options: PostgresOptions, hub: Arc<Hub>) -> StoreResult<Self> {
-        let connect = PgConnectOptions::from_str(&options.url).map_err(|e| {
-            StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
-        })?;
+        let connect = PgConnectOptions::from_str(&options.url)
+            .map_err(|e| {
+                StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
+            })?
+            // A write waiting for its team's lock is normal under load, not a slow query.
+            .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10));
         let pool = PgPoolOptions::new()
             .max_connections(options.pool_size)
-            .acquire_timeout(Duration::from_secs(10))
+            // Writes of one team queue on its lock: a long queue is slow, not unavailable.
+            .acquire_timeout(Duration::from_secs(30))
             .connect_with(connect)
             .await
             .map_err(|e| {
