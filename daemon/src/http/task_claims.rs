@@ -134,25 +134,18 @@ pub async fn claim_tasks(
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let mut changed = state.hub.watch_tasks(caller.team_id);
     let mut revocation = Revocation::new(&state.auth, caller, epoch);
-    let mut first = true;
     loop {
         if revocation.is_revoked(&state.auth) {
             return Err(ApiError::revoked_while_waiting());
         }
         changed.borrow_and_update();
-        // The first attempt always claims (and marks the caller as seen). After a wake, a read
-        // says whether anything is claimable: one new task wakes every idle waiter of the
-        // team, and those that would find nothing cost a read, not a write transaction.
-        if first || state.store.any_ready(caller, &prefixes).await? {
-            let tasks = state
-                .store
-                .claim_tasks(caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
-                .await?;
-            if !tasks.is_empty() {
-                return Ok(tasks);
-            }
+        let tasks = state
+            .store
+            .claim_tasks(caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
+            .await?;
+        if !tasks.is_empty() {
+            return Ok(tasks);
         }
-        first = false;
         tokio::select! {
             r = changed.changed() => if r.is_err() { break },
             _ = tokio::time::sleep_until(deadline) => break,

@@ -74,9 +74,6 @@ pub trait Store: Send + Sync + 'static {
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>>;
-    /// Whether a claim by `caller` with `prefixes` would find a task now (a read: waiting
-    /// claimers woken by a change check this before taking a write transaction).
-    async fn any_ready(&self, caller: &Caller, prefixes: &[String]) -> StoreResult<bool>;
     /// Claims the next ready task, if any.
     async fn claim_task(
         &self,

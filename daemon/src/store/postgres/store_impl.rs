@@ -142,22 +142,6 @@ impl Store for PostgresStore {
         .await?)
     }
 
-    async fn any_ready(&self, caller: &Caller, prefixes: &[String]) -> StoreResult<bool> {
-        let found: Option<i32> = sqlx::query_scalar(
-            "select 1 from tasks
-             where team_id = $1 and status = 'pending' and unmet_blockers = 0
-               and prefix = any($2) and (owner is null or owner = $3 or owner = $4)
-             limit 1",
-        )
-        .bind(caller.team_id)
-        .bind(prefixes)
-        .bind(&caller.agent)
-        .bind(caller.role.as_str())
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(found.is_some())
-    }
-
     async fn claim_tasks(
         &self,
         caller: &Caller,

@@ -5,7 +5,7 @@ use super::rows::touch_agent;
 use super::task_state::{TaskState, STATE_COLUMNS};
 use super::writer::WriteCtx;
 use huddle_wire::{Task, TaskStatus};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::params;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
 /// is empty, the caller's name or the caller's role. Atomic because the single writer runs it.
@@ -50,31 +50,6 @@ pub fn claim(
         claimed.push(task.save(ctx, "task.claimed")?);
     }
     Ok(claimed)
-}
-
-/// Whether [`claim`] would find a task now; a read on a reader connection.
-pub fn any_ready(conn: &Connection, caller: &Caller, prefixes: &[String]) -> StoreResult<bool> {
-    let prefixes_json =
-        serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
-    Ok(conn
-        .prepare_cached(
-            "select 1 from tasks indexed by tasks_ready
-             where team_id = ?1 and status = 'pending' and unmet_blockers = 0
-               and prefix in (select value from json_each(?2))
-               and (owner is null or owner = ?3 or owner = ?4)
-             limit 1",
-        )?
-        .query_row(
-            params![
-                caller.team_id,
-                prefixes_json,
-                caller.agent,
-                caller.role.as_str()
-            ],
-            |_| Ok(()),
-        )
-        .optional()?
-        .is_some())
 }
 
 /// Only the holder may extend its lease.

@@ -131,13 +131,6 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn any_ready(&self, caller: &Caller, prefixes: &[String]) -> StoreResult<bool> {
-        let (caller, prefixes) = (caller.clone(), prefixes.to_vec());
-        self.readers
-            .read(move |conn| claims::any_ready(conn, &caller, &prefixes))
-            .await
-    }
-
     async fn claim_tasks(
         &self,
         caller: &Caller,
