@@ -161,7 +161,7 @@ fn generate_pytest_project(dir: &Path, tests: usize) -> usize {
             if t == per_file - 2 {
                 src.push_str("@pytest.mark.skip(reason='generated')\n");
             }
-            let want = if (f * per_file + t) % 50 == 0 {
+            let want = if (f * per_file + t).is_multiple_of(50) {
                 t
             } else {
                 t + 1
