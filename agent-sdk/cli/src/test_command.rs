@@ -60,7 +60,9 @@ pub struct TestArgs {
     /// Measure line coverage (istanbul, coverage.py, go -coverprofile).
     #[arg(long)]
     pub coverage: bool,
-    /// Use pytest-json-report / cargo-nextest: when installed (auto), never, or require them.
+    /// Reporter plugins. pytest: huddle's own reporter (auto), pytest's JUnit XML (never),
+    /// pytest-json-report (require). cargo: cargo-nextest when installed (auto), never, or
+    /// required.
     #[arg(long, value_enum, default_value = "auto")]
     pub plugins: PluginPolicy,
     /// Where run directories go (default: PROJECT/.huddle/runs).

@@ -5,8 +5,9 @@
 //! `cargo bench -p huddle-sdk --bench runner_parse` — `HUDDLE_BENCH_TESTS=N` changes the size.
 
 use huddle_runners::adapters::jest::parse_jest_json;
-use huddle_runners::adapters::pytest_parse::parse_pytest_junit;
+use huddle_runners::adapters::pytest_parse::{parse_huddle_pytest, parse_pytest_junit};
 use huddle_runners::junit::parse_junit;
+use huddle_runners::{Framework, Report, Summary};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -70,6 +71,24 @@ fn jest_json(n: usize) -> String {
     serde_json::json!({"numTotalTests": n, "testResults": suites}).to_string()
 }
 
+/// What huddle's pytest reporter writes: one row per test, text only on failures.
+fn huddle_pytest_json(n: usize) -> String {
+    let tests: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let module = i / 100;
+            let id = format!("tests/test_m{module}.py::TestK::test_{i}[a-{i}]");
+            if i % 10 == 0 {
+                serde_json::json!([id, "failed", 0.001, i % 500, format!("def test_{i}():\n>       assert x == 0\nE       assert {i} == 0\n\ntests/test_m{module}.py:3: AssertionError")])
+            } else if i % 20 == 1 {
+                serde_json::json!([id, "skipped", 0.001, i % 500, null])
+            } else {
+                serde_json::json!([id, "passed", 0.001, i % 500, null])
+            }
+        })
+        .collect();
+    serde_json::json!({"tests": tests, "errors": []}).to_string()
+}
+
 fn time<T>(what: &str, bytes: usize, f: impl Fn() -> T) -> Duration {
     // Best of three: the figure is the parser's cost, not the machine's other load.
     let best = (0..3)
@@ -105,6 +124,39 @@ fn main() {
         "JUnit XML → report entries (pytest node ids)",
         xml.len(),
         || parse_pytest_junit(&xml, root),
+    );
+    let huddle = huddle_pytest_json(n);
+    let entries = parse_huddle_pytest(huddle.as_bytes()).expect("valid reporter JSON");
+    assert_eq!(entries.len(), n, "every row parsed");
+    time(
+        "huddle pytest reporter JSON → report entries",
+        huddle.len(),
+        || parse_huddle_pytest(huddle.as_bytes()),
+    );
+    // What every run does after parsing: scrub the entries, write report.json and junit.xml.
+    let runs = std::env::temp_dir().join(format!("huddle-bench-finish-{}", std::process::id()));
+    let report = Report {
+        created: 0.0,
+        duration: 0.0,
+        exitcode: 1,
+        root: "/p".into(),
+        framework: Framework::Pytest,
+        summary: Summary::of(&entries),
+        tests: entries,
+        timed_out: false,
+        command: vec!["python3".into(), "-m".into(), "pytest".into()],
+        coverage: None,
+    };
+    time(
+        "finish: scrub + report.json + junit.xml",
+        huddle.len(),
+        || {
+            let dir = runs.join("run");
+            std::fs::create_dir_all(&dir).expect("run dir");
+            let mut r = report.clone();
+            huddle_runners::rundir::finish(&dir, &mut r).expect("finished");
+            let _ = std::fs::remove_dir_all(&runs);
+        },
     );
     let json = jest_json(n);
     let tests = parse_jest_json(json.as_bytes(), root)

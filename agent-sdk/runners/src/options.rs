@@ -19,17 +19,19 @@ pub enum Selection {
     Tests(Vec<String>),
 }
 
-/// Whether to use a runner's optional plugin (pytest-json-report for pytest, cargo-nextest
-/// for cargo) instead of the built-in machine-readable output (JUnit XML, libtest lines).
+/// Which reporter a runner runs with. pytest: `Auto` is huddle's own reporter plugin (shipped
+/// in the crate, nothing to install; the cheapest on large suites), `Never` pytest's JUnit
+/// XML, `Require` pytest-json-report (failing, naming it, when it is missing). cargo: `Auto`
+/// uses cargo-nextest when installed, `Never` libtest's lines, `Require` nextest or an error.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum PluginPolicy {
-    /// Use the plugin when it is installed.
+    /// pytest: huddle's own reporter; cargo: cargo-nextest when it is installed.
     #[default]
     Auto,
-    /// Never use it.
+    /// pytest: its JUnit XML; cargo: libtest's output.
     Never,
-    /// Use it, and fail naming the plugin when it is missing.
+    /// pytest-json-report or cargo-nextest, failing, naming it, when it is missing.
     Require,
 }
 

@@ -74,7 +74,7 @@ pub fn missing(tool: &str, project: &Path) -> RunnerError {
                      project's virtualenv, if it has one)"
             .to_string(),
         "pytest-json-report" => "the pytest-json-report plugin is not installed: `pip install \
-                                 pytest-json-report`, or let huddle use JUnit XML"
+                                 pytest-json-report`, or let huddle use its own reporter (`--plugins auto`)"
             .to_string(),
         "coverage" => "coverage.py is not installed: `pip install coverage`".to_string(),
         "go" => {

@@ -1,10 +1,13 @@
-//! pytest: JUnit XML (`--junitxml`, xunit1 so files and lines are kept) works with no plugin;
-//! pytest-json-report is used when installed (or required). Collection errors do not stop
-//! the run (`--continue-on-collection-errors`) and each becomes an error entry.
+//! pytest: by default through huddle's own reporter plugin (`huddle_pytest_report.py`,
+//! written into the run directory and loaded with `-p`), which costs a run far less than
+//! pytest's JUnit XML or pytest-json-report (BENCHMARKS.md, "large suite"). JUnit XML
+//! (`--junitxml`, xunit1 so files and lines are kept) with `PluginPolicy::Never`;
+//! pytest-json-report with `PluginPolicy::Require`. Collection errors do not stop the run
+//! (`--continue-on-collection-errors`) and each becomes an error entry.
 
-use super::pytest_parse::{parse_json_report, parse_pytest_junit};
+use super::pytest_parse::{parse_huddle_pytest, parse_json_report, parse_pytest_junit};
 use super::python_probe::find_python;
-use super::{read_output, Collected, Ctx, Prepared};
+use super::{read_output, unreadable_report, Collected, Ctx, Prepared};
 use crate::coverage;
 use crate::error::RunnerError;
 use crate::options::{Listing, PluginPolicy, Selection};
@@ -32,10 +35,10 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         .parent()
         .map(|runs| runs.join(".python-probe.json"));
     let python = find_python(ctx, cache).await?;
-    let use_plugin = match ctx.opts.plugins {
-        PluginPolicy::Never => false,
-        PluginPolicy::Auto => python.json_report,
-        PluginPolicy::Require if python.json_report => true,
+    let reporter = match ctx.opts.plugins {
+        PluginPolicy::Never => Reporter::Junit,
+        PluginPolicy::Auto => Reporter::Huddle,
+        PluginPolicy::Require if python.json_report => Reporter::JsonReport,
         PluginPolicy::Require => return Err(tools::missing("pytest-json-report", ctx.project)),
     };
     let mut inv = ctx.invocation(&python.executable);
@@ -49,22 +52,33 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     inv.arg("-m")
         .arg("pytest")
         .arg("--continue-on-collection-errors");
-    let report = if use_plugin {
-        let path = ctx.out("pytest-report.json");
-        inv.arg("--json-report")
-            .arg(format!("--json-report-file={}", path.display()));
-        path
-    } else {
-        let path = ctx.out("pytest-junit.xml");
-        inv.arg(format!("--junitxml={}", path.display()))
-            .arg("-o")
-            .arg("junit_family=xunit1");
-        path
-    };
+    let report = ctx.out(reporter.file());
+    match reporter {
+        Reporter::Huddle => {
+            let module = ctx.out(&format!("{HUDDLE_MODULE}.py"));
+            std::fs::write(&module, HUDDLE_PLUGIN)
+                .map_err(|e| RunnerError::io(format!("writing {}", module.display()), e))?;
+            let path = prepend_pythonpath(&inv.env, ctx.run_dir)
+                .map_err(|e| RunnerError::io("setting PYTHONPATH", std::io::Error::other(e)))?;
+            inv.env.push(("PYTHONPATH".into(), path));
+            inv.env
+                .push(("HUDDLE_PYTEST_REPORT".into(), report.clone().into()));
+            inv.arg("-p").arg(HUDDLE_MODULE);
+        }
+        Reporter::JsonReport => {
+            inv.arg("--json-report")
+                .arg(format!("--json-report-file={}", report.display()));
+        }
+        Reporter::Junit => {
+            inv.arg(format!("--junitxml={}", report.display()))
+                .arg("-o")
+                .arg("junit_family=xunit1");
+        }
+    }
     add_selection(ctx, &mut inv.args);
     let mut prepared = Prepared::new(inv);
     prepared.report_file = Some(report);
-    prepared.plugin = use_plugin;
+    prepared.plugin = reporter != Reporter::Junit;
     prepared.python = Some(python.executable);
     Ok(prepared)
 }
@@ -75,8 +89,33 @@ pub(crate) async fn collect(
     captured: &Captured,
 ) -> Result<Collected, RunnerError> {
     let mut collected = Collected::default();
-    if let Some(bytes) = prepared.report_file.as_deref().and_then(read_output) {
-        collected.tests = if prepared.plugin {
+    let report = prepared.report_file.as_deref();
+    let reporter = Reporter::of(report);
+    if reporter == Reporter::Huddle {
+        // huddle's reporter writes its file at the end of every session pytest starts, even
+        // one that collects nothing: no file means the plugin did not load or pytest stopped
+        // early, never "0 tests".
+        let path = report.expect("the reporter's file is set");
+        collected.tests = match read_output(path) {
+            Some(bytes) => parse_huddle_pytest(&bytes).unwrap_or_else(|e| {
+                vec![unreadable_report(
+                    "pytest",
+                    path,
+                    &format!("huddle's reporter file does not parse ({e})"),
+                    captured,
+                )]
+            }),
+            None if captured.timed_out => Vec::new(),
+            None => vec![unreadable_report(
+                "pytest",
+                path,
+                "huddle's reporter plugin (`-p huddle_pytest_report`) wrote no report; \
+                 `--plugins never` runs through pytest's JUnit XML instead",
+                captured,
+            )],
+        };
+    } else if let Some(bytes) = report.and_then(read_output) {
+        collected.tests = if reporter == Reporter::JsonReport {
             parse_json_report(&bytes)
                 .map_err(|e| RunnerError::io("reading pytest-json-report's report", e.into()))?
         } else {
@@ -97,6 +136,60 @@ pub(crate) async fn collect(
         }
     }
     Ok(collected)
+}
+
+/// Which of pytest's machine-readable outputs a run reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reporter {
+    /// huddle's own plugin (the default).
+    Huddle,
+    /// pytest-json-report (`PluginPolicy::Require`).
+    JsonReport,
+    /// pytest's JUnit XML (`PluginPolicy::Never`).
+    Junit,
+}
+
+const HUDDLE_MODULE: &str = "huddle_pytest_report";
+const HUDDLE_PLUGIN: &str = include_str!("python/huddle_pytest_report.py");
+const HUDDLE_FILE: &str = "pytest-huddle.json";
+const JSON_REPORT_FILE: &str = "pytest-report.json";
+const JUNIT_FILE: &str = "pytest-junit.xml";
+
+impl Reporter {
+    fn file(self) -> &'static str {
+        match self {
+            Reporter::Huddle => HUDDLE_FILE,
+            Reporter::JsonReport => JSON_REPORT_FILE,
+            Reporter::Junit => JUNIT_FILE,
+        }
+    }
+
+    /// The reporter a prepared run chose, by the file it expects.
+    fn of(report: Option<&std::path::Path>) -> Self {
+        match report.and_then(|p| p.file_name()).and_then(|n| n.to_str()) {
+            Some(HUDDLE_FILE) => Reporter::Huddle,
+            Some(JSON_REPORT_FILE) => Reporter::JsonReport,
+            _ => Reporter::Junit,
+        }
+    }
+}
+
+/// `PYTHONPATH` with `dir` first, then the run's own value (or huddle's environment's).
+fn prepend_pythonpath(
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    dir: &std::path::Path,
+) -> Result<std::ffi::OsString, std::env::JoinPathsError> {
+    let current = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PYTHONPATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PYTHONPATH"));
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(current) = current.filter(|c| !c.is_empty()) {
+        paths.extend(std::env::split_paths(&current));
+    }
+    std::env::join_paths(paths)
 }
 
 /// Lists through pytest's own collection hooks, not its printed list: `--collect-only -q`

@@ -149,3 +149,50 @@ pub fn parse_json_report(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::Er
     }
     Ok(tests)
 }
+
+/// nodeid, outcome, duration, 0-based line, failure text.
+type HuddleRow = (String, String, f64, Option<u32>, Option<String>);
+
+/// huddle's own reporter file (`huddle_pytest_report.py`): compact rows, one per test, and
+/// one per failed collector.
+#[derive(Deserialize)]
+struct HuddleReport {
+    tests: Vec<HuddleRow>,
+    #[serde(default)]
+    errors: Vec<(String, Option<String>)>,
+}
+
+/// Parses the file huddle's pytest reporter writes. Its outcomes are already the report's
+/// (xfailed → skipped, xpassed → passed, a failing setup or teardown → error); failed
+/// collectors are error entries named by their node id (a file), as pytest prints them.
+pub fn parse_huddle_pytest(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::Error> {
+    let report: HuddleReport = serde_json::from_slice(bytes)?;
+    let mut tests = Vec::with_capacity(report.tests.len() + report.errors.len());
+    for (nodeid, longrepr) in report.errors {
+        let mut t = TestResult::new(nodeid.clone(), Outcome::Error);
+        t.file = Some(nodeid.split("::").next().unwrap_or(&nodeid).to_string());
+        t.longrepr = longrepr;
+        tests.push(t);
+    }
+    for (nodeid, outcome, duration, lineno, longrepr) in report.tests {
+        let outcome = match outcome.as_str() {
+            "passed" => Outcome::Passed,
+            "failed" => Outcome::Failed,
+            "error" => Outcome::Error,
+            _ => Outcome::Skipped,
+        };
+        tests.push(TestResult {
+            file: Some(nodeid.split("::").next().unwrap_or(&nodeid).to_string()),
+            nodeid,
+            outcome,
+            duration,
+            lineno: lineno.map(|l| l + 1),
+            longrepr: if outcome.is_failure() {
+                Some(longrepr.unwrap_or_default())
+            } else {
+                None
+            },
+        });
+    }
+    Ok(tests)
+}

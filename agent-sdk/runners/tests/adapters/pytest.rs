@@ -1,5 +1,6 @@
-//! pytest through the runner layer: real pytest on tests/fixtures/pytest, via JUnit XML (no
-//! plugin) and via pytest-json-report, with every count and per-test outcome checked.
+//! pytest through the runner layer: real pytest on tests/fixtures/pytest, via huddle's own
+//! reporter plugin (the default), JUnit XML (no plugin) and pytest-json-report, with every
+//! count and per-test outcome checked.
 
 use crate::common::*;
 use huddle_runners::run::{failed_selection, FailedSelection};
@@ -31,7 +32,7 @@ const EXPECTED: &[(&str, Outcome)] = &[
     ("tests/test_strings.py::test_whisper", Outcome::Passed),
 ];
 
-async fn run_with(plugins: PluginPolicy) {
+async fn run_with(plugins: PluginPolicy, runner_file: &str) {
     require_pytest();
     let project = fixture("pytest");
     let opts = RunOptions { plugins, ..opts() };
@@ -60,7 +61,13 @@ async fn run_with(plugins: PluginPolicy) {
         .unwrap();
     assert_eq!(adds.file.as_deref(), Some("tests/test_calc.py"));
     assert_eq!(adds.lineno, Some(16), "1-based line of `def test_adds`");
-    for file in ["report.json", "junit.xml", "stdout.txt", "stderr.txt"] {
+    for file in [
+        "report.json",
+        "junit.xml",
+        "stdout.txt",
+        "stderr.txt",
+        runner_file,
+    ] {
         assert!(
             outcome.run_dir.join(file).is_file(),
             "{file} in the run directory"
@@ -69,13 +76,83 @@ async fn run_with(plugins: PluginPolicy) {
 }
 
 #[tokio::test]
+async fn pytest_by_default_reads_huddles_reporter() {
+    run_with(PluginPolicy::Auto, "pytest-huddle.json").await;
+}
+
+#[tokio::test]
 async fn pytest_without_plugins_reads_junit_xml() {
-    run_with(PluginPolicy::Never).await;
+    run_with(PluginPolicy::Never, "pytest-junit.xml").await;
 }
 
 #[tokio::test]
 async fn pytest_with_pytest_json_report_gives_the_same_report() {
-    run_with(PluginPolicy::Require).await;
+    run_with(PluginPolicy::Require, "pytest-report.json").await;
+}
+
+/// A project whose own conftest unregisters huddle's reporter: pytest runs and exits 0, but
+/// no report is written — the run is an error naming the reporter, never "0 tests, passed".
+#[tokio::test]
+async fn pytest_reporter_that_does_not_report_is_an_error() {
+    require_pytest();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("pytest.ini"), "[pytest]\n").unwrap();
+    std::fs::write(
+        project.path().join("conftest.py"),
+        "def pytest_configure(config):\n    \
+         config.pluginmanager.unregister(name=\"huddle_pytest_report\")\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("test_one.py"),
+        "def test_one():\n    assert True\n",
+    )
+    .unwrap();
+    let run = run_tests(project.path(), Framework::Pytest, &opts())
+        .await
+        .expect("pytest runs");
+    let report = &run.report;
+    assert_eq!(counts(report), (0, 0, 1, 0, 1), "{:#?}", report.tests);
+    let why = longrepr(report, "[runner]");
+    assert!(why.contains("huddle's reporter plugin"), "{why}");
+    assert!(why.contains("--plugins never"), "{why}");
+    // The JUnit path still reads the same project.
+    let opts = RunOptions {
+        plugins: PluginPolicy::Never,
+        ..opts()
+    };
+    let junit = run_tests(project.path(), Framework::Pytest, &opts)
+        .await
+        .expect("pytest runs")
+        .report;
+    assert_eq!(counts(&junit), (1, 0, 0, 0, 1), "{:#?}", junit.tests);
+}
+
+/// A conftest that cannot be imported stops pytest before its session (exit 4): no report,
+/// and the run says why with pytest's own output.
+#[tokio::test]
+async fn pytest_stopped_before_its_session_is_an_error() {
+    require_pytest();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("pytest.ini"), "[pytest]\n").unwrap();
+    std::fs::write(
+        project.path().join("conftest.py"),
+        "import does_not_exist_42\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.path().join("test_one.py"),
+        "def test_one():\n    assert True\n",
+    )
+    .unwrap();
+    let report = run_tests(project.path(), Framework::Pytest, &opts())
+        .await
+        .expect("pytest runs")
+        .report;
+    assert_eq!(counts(&report), (0, 0, 1, 0, 1), "{:#?}", report.tests);
+    let why = longrepr(&report, "[runner]");
+    assert!(why.contains("exited with code 4"), "{why}");
+    assert!(why.contains("does_not_exist_42"), "{why}");
 }
 
 #[tokio::test]
@@ -198,7 +275,11 @@ async fn pytest_lists_ids_with_spaces_under_verbose_addopts() {
     // 4 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed": the xfailed test is skipped,
     // the xpassed one passed, the strict xpass is one of the failures; deselected tests are
     // in no report. Both of pytest's machine-readable outputs agree.
-    for plugins in [PluginPolicy::Never, PluginPolicy::Require] {
+    for plugins in [
+        PluginPolicy::Auto,
+        PluginPolicy::Never,
+        PluginPolicy::Require,
+    ] {
         let opts = RunOptions { plugins, ..opts() };
         let report = run_tests(project.path(), Framework::Pytest, &opts)
             .await

@@ -123,7 +123,7 @@ async fn leaky_pytest_run(plugins: PluginPolicy, runner_file: &str) {
 
 #[tokio::test]
 async fn pytest_default_reporter_run_keeps_no_secret() {
-    leaky_pytest_run(PluginPolicy::Auto, "pytest-report.json").await;
+    leaky_pytest_run(PluginPolicy::Auto, "pytest-huddle.json").await;
 }
 
 #[tokio::test]
