@@ -1,13 +1,21 @@
 //! The store's rules, shared by every backend: what a valid task, message or memory change is,
 //! who may act on a claim, what a lease expiry does, and the errors that say so. Backends only
 //! load and save rows; a rule changed here changes for SQLite and PostgreSQL at once.
+//! Tasks and claims are here; the bus's rules are in [`messages`], shared memory's in
+//! [`memory`] (both re-exported).
+
+mod memory;
+mod messages;
+
+pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
+pub use messages::{at_message, check_ack, is_group_recipient, unknown_recipient, validate_post};
 
 use super::{Caller, StoreError, StoreResult};
 use crate::config::LimitSettings as Limits;
 use crate::validate;
 use huddle_wire::codes;
 use huddle_wire::limits::MAX_ATTEMPTS_CEILING;
-use huddle_wire::{NewTask, PostMessage, Role, TaskPatch, TaskStatus, BROADCAST};
+use huddle_wire::{NewTask, Role, TaskPatch, TaskStatus};
 use serde_json::Value;
 
 /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-21T08:00:00.000Z`.
@@ -324,112 +332,6 @@ pub fn dependency_cycle(task: &str, blocker: &str, path: Vec<String>) -> StoreEr
         details: serde_json::json!({ "cycle": names }),
     }
 }
-
-/// Checks a post and returns its `data` as the JSON text to store.
-pub fn validate_post(post: &PostMessage, limits: &Limits) -> StoreResult<String> {
-    validate::message_type(&post.kind)?;
-    validate::text("summary", &post.summary, limits.max_summary_chars)?;
-    validate::object("data", &post.data)?;
-    validate::depth("data", &post.data, limits.max_json_depth)?;
-    let data_text = if post.data.is_null() {
-        "{}".to_string()
-    } else {
-        post.data.to_string()
-    };
-    let size = data_text.len();
-    if size > limits.max_message_bytes {
-        return Err(StoreError::TooLarge {
-            message: format!(
-                "message `data` is {size} bytes; the limit is {}",
-                limits.max_message_bytes
-            ),
-        });
-    }
-    Ok(data_text)
-}
-
-/// `to` is `*` or a role: no lookup needed.
-pub fn is_group_recipient(to: &str) -> bool {
-    to == BROADCAST || Role::ALL.iter().any(|r| r.as_str() == to)
-}
-
-/// A message to nobody is silently lost work: the error lists who can be reached.
-pub fn unknown_recipient(to: &str, agents: Vec<String>) -> StoreError {
-    let mut recipients = agents;
-    for role in Role::ALL {
-        if !recipients.iter().any(|r| r == role.as_str()) {
-            recipients.push(role.as_str().to_string());
-        }
-    }
-    recipients.push(BROADCAST.to_string());
-    StoreError::Invalid {
-        field: "to".into(),
-        message: format!(
-            "unknown recipient {to:?}; send to an agent, a role or `*`: {}",
-            recipients.join(", ")
-        ),
-        details: serde_json::json!({ "knownRecipients": recipients }),
-    }
-}
-
-/// Points a batch item's error at `messages[i]`.
-pub fn at_message(i: usize, e: StoreError) -> StoreError {
-    match e {
-        StoreError::Invalid {
-            field,
-            message,
-            details,
-        } => StoreError::Invalid {
-            field: format!("messages[{i}].{field}"),
-            message: format!("messages[{i}]: {message}"),
-            details,
-        },
-        StoreError::TooLarge { message } => StoreError::TooLarge {
-            message: format!("messages[{i}]: {message}"),
-        },
-        other => other,
-    }
-}
-
-/// An inbox acknowledgement must name a message that exists.
-pub fn check_ack(seq: i64, last: i64) -> StoreResult<()> {
-    if seq < 0 || seq > last {
-        return Err(StoreError::invalid(
-            "seq",
-            format!("`seq` must be between 0 and the last message seq ({last}), got {seq}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Limits for a shared-memory change: nesting, size, and how many history entries to keep.
-#[derive(Debug, Clone, Copy)]
-pub struct MemoryLimits {
-    pub max_depth: usize,
-    pub max_bytes: usize,
-    pub history: usize,
-}
-
-/// How the shared memory changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryChangeKind {
-    /// RFC 7396 merge patch.
-    Merge,
-    /// RFC 6902 JSON Patch, all operations or none.
-    JsonPatch,
-    Replace,
-}
-
-impl MemoryChangeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemoryChangeKind::Merge => "merge",
-            MemoryChangeKind::JsonPatch => "json-patch",
-            MemoryChangeKind::Replace => "replace",
-        }
-    }
-}
-
 /// Checks `if_match` against the current version.
 pub fn check_version(if_match: Option<i64>, current: i64) -> StoreResult<()> {
     match if_match {
@@ -437,84 +339,6 @@ pub fn check_version(if_match: Option<i64>, current: i64) -> StoreResult<()> {
             Err(StoreError::StaleVersion { expected, current })
         }
         _ => Ok(()),
-    }
-}
-
-/// The shared memory after a change, checked, with its JSON text: it must stay an object
-/// within the depth and size limits.
-pub fn changed_memory(
-    current: Value,
-    kind: MemoryChangeKind,
-    patch: &Value,
-    limits: MemoryLimits,
-) -> StoreResult<(Value, String)> {
-    let doc = match kind {
-        MemoryChangeKind::Merge => {
-            let mut doc = current;
-            json_patch::merge(&mut doc, patch);
-            doc
-        }
-        MemoryChangeKind::JsonPatch => apply_ops(current, patch)?,
-        MemoryChangeKind::Replace => patch.clone(),
-    };
-    if !doc.is_object() {
-        return Err(StoreError::invalid(
-            "doc",
-            "the shared memory document must stay a JSON object",
-        ));
-    }
-    validate::depth("doc", &doc, limits.max_depth)?;
-    let text = doc.to_string();
-    if text.len() > limits.max_bytes {
-        return Err(StoreError::TooLarge {
-            message: format!(
-                "the shared memory document would be {} bytes; the limit is {}",
-                text.len(),
-                limits.max_bytes
-            ),
-        });
-    }
-    Ok((doc, text))
-}
-
-/// Applies RFC 6902 operations to `doc`, all or none; an error names the operation, its path
-/// and what is wrong there in words ("/arr is a string, not an object or array").
-fn apply_ops(mut doc: Value, ops: &Value) -> StoreResult<Value> {
-    let parsed: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(|e| {
-        StoreError::invalid(
-            "patch",
-            format!("a JSON Patch is a list of {{\"op\", \"path\", \"value\"?, \"from\"?}} operations: {e}"),
-        )
-    })?;
-    let before = doc.clone();
-    json_patch::patch(&mut doc, &parsed).map_err(|e| {
-        let why = explain(&before, &e.path.to_string());
-        StoreError::invalid(
-            "patch",
-            format!("operation {} at {}: {}{why}", e.operation, e.path, e.kind),
-        )
-    })?;
-    Ok(doc)
-}
-
-/// What is at a failed path's parent, when that explains the failure.
-fn explain(doc: &Value, path: &str) -> String {
-    let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
-    match doc.pointer(parent) {
-        None => format!(
-            " ({} does not exist)",
-            if parent.is_empty() { "/" } else { parent }
-        ),
-        Some(v) if !v.is_object() && !v.is_array() => {
-            let kind = match v {
-                Value::String(_) => "a string",
-                Value::Number(_) => "a number",
-                Value::Bool(_) => "a boolean",
-                _ => "null",
-            };
-            format!(" ({parent} is {kind}, not an object or array)")
-        }
-        Some(_) => String::new(),
     }
 }
 
