@@ -33,8 +33,8 @@ fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
     Ok(lease)
 }
 
-/// 200 with the task, or 204 when nothing became ready within `waitMs`. Waiting is woken by
-/// the hub after any task change in the team, never by polling the database.
+/// 200 with the task, or 204 when nothing became ready within `waitMs`. A waiting claimer is
+/// woken by the hub when a task it could take becomes ready, never by polling the database.
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/tasks/claim",
@@ -132,28 +132,34 @@ pub async fn claim_tasks(
         }
     };
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
-    let mut changed = state.hub.watch_tasks(caller.team_id);
+    let waiters = state.hub.claim_waiters(caller.team_id);
     let mut revocation = Revocation::new(&state.auth, caller, epoch);
     loop {
         if revocation.is_revoked(&state.auth) {
             return Err(ApiError::revoked_while_waiting());
         }
-        changed.borrow_and_update();
+        // In the queue before looking, so a task made ready meanwhile still wakes this claimer.
+        let ticket =
+            (wait_ms > 0).then(|| waiters.register(&caller.agent, caller.role.as_str(), &prefixes));
         let tasks = state
             .store
             .claim_tasks(caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
             .await?;
-        if !tasks.is_empty() {
+        // Returning drops the ticket, which hands on any wake that arrived during the look.
+        let Some(ticket) = ticket.filter(|_| tasks.is_empty()) else {
             return Ok(tasks);
-        }
-        tokio::select! {
-            r = changed.changed() => if r.is_err() { break },
-            _ = tokio::time::sleep_until(deadline) => break,
-            _ = state.shutdown.cancelled() => break,
+        };
+        let woken = tokio::select! {
+            _ = ticket.woken() => true,
+            _ = tokio::time::sleep_until(deadline) => false,
+            _ = state.shutdown.cancelled() => false,
             _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
+        };
+        if !woken {
+            return Ok(Vec::new());
         }
+        ticket.take_wake(); // used by the look that follows
     }
-    Ok(Vec::new())
 }
 
 /// Extends the caller's lease on a task it holds.

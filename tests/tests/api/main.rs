@@ -1,6 +1,7 @@
 //! The HTTP API against a real `huddled` on port 0: tasks, claims, messages, memory, streams.
 //! One test binary per area; a module per concern.
 
+mod claim_wakes;
 mod claims;
 mod history;
 mod memory;

@@ -2,6 +2,7 @@
 //! counter that keeps the claim a single indexed query.
 
 use super::super::{StoreError, StoreResult};
+use crate::hub::ReadyTask;
 use huddle_wire::codes;
 use huddle_wire::TaskStatus;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -87,19 +88,46 @@ fn adjust_unmet(conn: &Connection, team_id: i64, task: &str, delta: i64) -> Stor
 }
 
 /// Keeps dependents' counters right when `task` enters (`delta = -1`) or leaves (`+1`) the
-/// completed state. Runs in the same transaction as the status change.
+/// completed state, and returns the dependents this left ready to claim. Runs in the same
+/// transaction as the status change.
 pub fn adjust_dependents(
     conn: &Connection,
     team_id: i64,
     task: &str,
     delta: i64,
-) -> StoreResult<usize> {
+) -> StoreResult<Vec<ReadyTask>> {
+    let mut ready = Vec::new();
+    let mut stmt = conn.prepare_cached(
+        "update tasks set unmet_blockers = unmet_blockers + ?3
+         where team_id = ?1 and id in (select task_id from task_deps where team_id = ?1 and blocker_id = ?2)
+         returning prefix, owner, status = 'pending' and unmet_blockers = 0",
+    )?;
+    let mut rows = stmt.query(params![team_id, task, delta])?;
+    while let Some(r) = rows.next()? {
+        if r.get::<_, bool>(2)? {
+            ready.push(ReadyTask {
+                prefix: r.get(0)?,
+                owner: r.get(1)?,
+            });
+        }
+    }
+    Ok(ready)
+}
+
+/// The task as a claimer would see it if it is ready to claim now (pending, no unmet blocker).
+pub fn ready_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<ReadyTask>> {
     Ok(conn
         .prepare_cached(
-            "update tasks set unmet_blockers = unmet_blockers + ?3
-             where team_id = ?1 and id in (select task_id from task_deps where team_id = ?1 and blocker_id = ?2)",
+            "select prefix, owner from tasks
+             where team_id = ?1 and id = ?2 and status = 'pending' and unmet_blockers = 0",
         )?
-        .execute(params![team_id, task, delta])?)
+        .query_row(params![team_id, id], |r| {
+            Ok(ReadyTask {
+                prefix: r.get(0)?,
+                owner: r.get(1)?,
+            })
+        })
+        .optional()?)
 }
 
 /// The path of ids from `from` to `to` along `blockedBy` edges, if any. Searches from both ends

@@ -74,9 +74,11 @@ pub fn create(
     for id in &ids {
         let task = load_task(ctx.conn, team_id, id)?;
         append_event(ctx, team_id, "task.created", &task)?;
+        if let Some(ready) = deps::ready_task(ctx.conn, team_id, id)? {
+            ctx.publish(team_id, Publish::TaskReady(ready));
+        }
         created.push(task);
     }
-    ctx.publish(team_id, Publish::TasksChanged);
     Ok(created)
 }
 
@@ -161,12 +163,8 @@ pub fn update(
             task.status = status;
         }
     }
-    let edges_changed = !patch.add_blocked_by.is_empty() || !patch.remove_blocked_by.is_empty();
-    let task = task.save(ctx, "task.updated")?;
-    if edges_changed {
-        ctx.publish(team_id, Publish::TasksChanged);
-    }
-    Ok(task)
+    // Saving wakes a claimer if the task is left ready, whatever the patch changed.
+    task.save(ctx, "task.updated")
 }
 
 /// A status set by hand must not strand a task: `in_progress` comes only from a claim (which

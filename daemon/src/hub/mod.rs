@@ -5,7 +5,12 @@
 //! serialised to JSON once) and two watch counters that wake long-polling claimers and inbox
 //! readers. A subscriber that falls behind the bounded buffer is told it lagged and catches up
 //! from the database by its cursor, so a stuck client never slows a writer or anyone else.
+//! Long-polling claimers wait in a queue of their own ([`claim_waiters`]), woken one per task
+//! that becomes ready.
 
+mod claim_waiters;
+
+pub use claim_waiters::{ClaimWaiters, ReadyTask, WaitTicket};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
@@ -28,7 +33,9 @@ pub struct StreamItem {
 pub enum Publish {
     Event(Arc<StreamItem>),
     Message(Arc<StreamItem>),
-    /// Some task may have become claimable.
+    /// This task has just become claimable: wakes one waiting claimer that could take it.
+    TaskReady(ReadyTask),
+    /// Some tasks may have become claimable, which ones unknown: wakes every waiting claimer.
     TasksChanged,
 }
 
@@ -39,6 +46,7 @@ struct TeamChannels {
     /// its recipient's followers, so many agents each watching their own messages cost one
     /// delivery per message rather than one per subscriber.
     messages_to: Mutex<HashMap<String, broadcast::Sender<Arc<StreamItem>>>>,
+    claim_waiters: Arc<ClaimWaiters>,
     tasks_changed: watch::Sender<u64>,
     messages_posted: watch::Sender<u64>,
 }
@@ -79,6 +87,7 @@ impl Hub {
                     events: broadcast::channel(self.buffer).0,
                     messages: broadcast::channel(self.buffer).0,
                     messages_to: Mutex::new(HashMap::new()),
+                    claim_waiters: Arc::default(),
                     tasks_changed: watch::channel(0).0,
                     messages_posted: watch::channel(0).0,
                 })
@@ -103,7 +112,14 @@ impl Hub {
                     let _ = team.messages.send(m);
                     team.messages_posted.send_modify(|n| *n += 1);
                 }
-                Publish::TasksChanged => team.tasks_changed.send_modify(|n| *n += 1),
+                Publish::TaskReady(task) => {
+                    team.claim_waiters.wake_one(&task);
+                    team.tasks_changed.send_modify(|n| *n += 1);
+                }
+                Publish::TasksChanged => {
+                    team.claim_waiters.wake_all();
+                    team.tasks_changed.send_modify(|n| *n += 1);
+                }
             }
         }
     }
@@ -153,6 +169,11 @@ impl Hub {
 
     pub fn subscribe_revocations(&self) -> broadcast::Receiver<RemoteRevocation> {
         self.revocations.subscribe()
+    }
+
+    /// The team's waiting claimers.
+    pub fn claim_waiters(&self, team_id: i64) -> Arc<ClaimWaiters> {
+        self.team(team_id).claim_waiters.clone()
     }
 
     /// Changes whenever a task of the team may have become claimable.
