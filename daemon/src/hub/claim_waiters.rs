@@ -48,7 +48,7 @@ enum Wake {
 
 impl Slot {
     fn could_take(&self, task: &ReadyTask) -> bool {
-        self.prefixes.iter().any(|p| *p == task.prefix)
+        self.prefixes.contains(&task.prefix)
             && task
                 .owner
                 .as_deref()
