@@ -96,6 +96,28 @@ impl BenchClient {
         );
     }
 
+    /// PATCHes shared memory with an RFC 7396 merge patch and insists on 200.
+    pub async fn patch_memory(&self, team: &str, patch: &Value) {
+        let path = format!("/v1/teams/{team}/memory");
+        let res = self
+            .http
+            .patch(format!("{}{path}", self.base))
+            .header("authorization", &self.auth)
+            .header("content-type", "application/merge-patch+json")
+            .body(serde_json::to_vec(patch).expect("encode"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("PATCH {path}: {e}"));
+        let status = res.status().as_u16();
+        let bytes = res.bytes().await.unwrap_or_default();
+        assert_eq!(
+            status,
+            200,
+            "PATCH {path} answered {status}: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+
     pub fn raw(&self) -> (&reqwest::Client, &str) {
         (&self.http, &self.auth)
     }

@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
 pub mod memory;
+pub mod mixed;
 pub mod pg_server;
 pub mod slow;
 pub mod stats;
@@ -37,6 +38,9 @@ pub enum Scenario {
     /// Random tokens, `?to=` streams and a flood of unfinished connections: the daemon's RSS
     /// and whether a well-behaved client is still served.
     Stress,
+    /// A team's whole load at once: workers claiming, subscribers, posts and memory patches;
+    /// each stream's p99.
+    Mixed,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -166,6 +170,7 @@ pub struct Sizes {
 pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, String> {
     let env = match scenario {
         Scenario::Stress => stress::ENV,
+        Scenario::Mixed => mixed::ENV,
         _ => &[],
     };
     let deployment = Deployment::start(args, env)?;
@@ -179,6 +184,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Wake => wake::run(&admin, &args.sizes).await,
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
         Scenario::Memory => memory::run(&admin, &args.sizes, daemon).await,
+        Scenario::Mixed => mixed::run(&admin, &args.sizes).await,
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
         Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
@@ -220,6 +226,7 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             Scenario::Wake,
             Scenario::Bus,
             Scenario::Memory,
+            Scenario::Mixed,
             Scenario::Slow,
             Scenario::DepsWorst,
             Scenario::Stress,
