@@ -4,7 +4,7 @@ use super::super::{StoreError, StoreResult};
 use super::deps;
 use super::rows::{append_event, fmt_time, load_edges, parse_json};
 use super::writer::WriteCtx;
-use crate::hub::{Publish, ReadyTask};
+use crate::hub::Publish;
 use huddle_wire::{Task, TaskStatus};
 use rusqlite::{params, OptionalExtension};
 
@@ -107,36 +107,30 @@ impl TaskState {
             self.lease_expires_at = None;
         }
         self.version += 1;
-        // The prefix and the blocker count come back so a task left ready can wake a claimer.
-        let (prefix, unmet_blockers): (String, i64) = ctx
-            .conn
+        ctx.conn
             .prepare_cached(
                 "update tasks set subject = ?3, description = ?4, active_form = ?5, status = ?6, owner = ?7,
                         claimed_by = ?8, lease_expires_at = ?9, attempts = ?10, metadata = ?11, result = ?12,
                         failure_reason = ?13, version = ?14, updated_at = ?15
-                 where team_id = ?1 and id = ?2
-                 returning prefix, unmet_blockers",
+                 where team_id = ?1 and id = ?2",
             )?
-            .query_row(
-                params![
-                    self.team_id,
-                    self.id,
-                    self.subject,
-                    self.description,
-                    self.active_form,
-                    self.status.as_str(),
-                    self.owner,
-                    self.claimed_by,
-                    self.lease_expires_at,
-                    self.attempts,
-                    self.metadata,
-                    self.result,
-                    self.failure_reason,
-                    self.version,
-                    ctx.now_ms
-                ],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
+            .execute(params![
+                self.team_id,
+                self.id,
+                self.subject,
+                self.description,
+                self.active_form,
+                self.status.as_str(),
+                self.owner,
+                self.claimed_by,
+                self.lease_expires_at,
+                self.attempts,
+                self.metadata,
+                self.result,
+                self.failure_reason,
+                self.version,
+                ctx.now_ms
+            ])?;
         let was_done = self.loaded_status == TaskStatus::Completed;
         let is_done = self.status == TaskStatus::Completed;
         // The wire task carries `blocks`, the dependents: with none, no counter to adjust.
@@ -153,12 +147,11 @@ impl TaskState {
             }
         }
         append_event(ctx, self.team_id, event, &task)?;
-        if self.status == TaskStatus::Pending && unmet_blockers == 0 {
-            let ready = ReadyTask {
-                prefix,
-                owner: self.owner.clone(),
-            };
-            ctx.publish(self.team_id, Publish::TaskReady(ready));
+        // Only a task saved as pending can be left ready; claims and completions skip the read.
+        if self.status == TaskStatus::Pending {
+            if let Some(ready) = deps::ready_task(ctx.conn, self.team_id, &self.id)? {
+                ctx.publish(self.team_id, Publish::TaskReady(ready));
+            }
         }
         Ok(task)
     }
