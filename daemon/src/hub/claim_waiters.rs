@@ -111,12 +111,13 @@ impl ClaimWaiters {
         }
     }
 
-    /// How many claimers are waiting (for tests and metrics).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         lock(&self.waiting).by_ticket.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

@@ -1,0 +1,78 @@
+//! Settings: defaults, the file, and the environment over it.
+
+use super::*;
+
+#[test]
+fn environment_overrides_file_and_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huddle.toml");
+    std::fs::write(
+        &file,
+        "[tasks]\ndefault_lease_ms = 5000\n[storage]\nsynchronous = \"normal\"\n",
+    )
+    .unwrap();
+    let env = |k: &str| match k {
+        "HUDDLE_LISTEN" => Some("0.0.0.0:9000".to_string()),
+        "HUDDLE_TASKS_MAX_WAIT_MS" => Some("1234".to_string()),
+        _ => None,
+    };
+    let s = Settings::load(Some(&file), env).unwrap();
+    assert_eq!(s.server.listen, "0.0.0.0:9000");
+    assert_eq!(s.tasks.default_lease_ms, 5000);
+    assert_eq!(s.tasks.max_wait_ms, 1234);
+    assert_eq!(s.storage.synchronous, Synchronous::Normal);
+    assert_eq!(s.memory.max_bytes, 1024 * 1024);
+    assert_eq!(s.storage.backend, crate::store::Backend::Sqlite);
+}
+
+#[test]
+fn a_database_url_selects_postgres() {
+    let s = Settings::load(None, |k| {
+        (k == "HUDDLE_DATABASE_URL").then(|| "postgres://h@db/huddle".to_string())
+    })
+    .unwrap();
+    assert_eq!(s.storage.backend, crate::store::Backend::Postgres);
+    assert_eq!(s.storage.database_url, "postgres://h@db/huddle");
+}
+
+#[test]
+fn unknown_keys_and_bad_values_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huddle.toml");
+    std::fs::write(&file, "[tasks]\nlease = 5\n").unwrap();
+    let err = Settings::load(Some(&file), |_| None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("lease"), "{err}");
+    let err = Settings::load(None, |k| {
+        (k == "HUDDLE_TASKS_MAX_WAIT_MS").then(|| "soon".into())
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("HUDDLE_TASKS_MAX_WAIT_MS"),
+        "{err}"
+    );
+}
+
+#[test]
+fn worker_sections_are_accepted_and_left_to_workers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huddle.toml");
+    std::fs::write(
+        &file,
+        "[llm]\nmodel = \"m\"\n[cycles.tester]\nmaxIterations = 3\n",
+    )
+    .unwrap();
+    let s = Settings::load(Some(&file), |_| None).unwrap();
+    assert_eq!(s.llm["model"].as_str(), Some("m"));
+}
+
+#[test]
+fn the_shipped_config_file_is_the_defaults() {
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../config/huddle.toml");
+    let s = Settings::load(Some(Path::new(shipped)), |_| None).unwrap();
+    assert_eq!(
+        toml::Value::try_from(&s).unwrap(),
+        toml::Value::try_from(Settings::default()).unwrap()
+    );
+}
