@@ -19,7 +19,10 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
         handles.push(tokio::spawn(async move {
             loop {
                 let (status, task) = api
-                    .post("/v1/teams/wake/tasks/claim", &json!({"waitMs": 30000}))
+                    .post(
+                        "/v1/teams/wake/tasks/claim",
+                        &json!({"waitMs": 30000, "leaseMs": 3_600_000}),
+                    )
                     .await
                     .expect("claim");
                 if status == 204 {

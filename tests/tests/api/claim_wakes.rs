@@ -161,3 +161,26 @@ async fn a_task_wakes_a_claimer_that_may_take_it_not_simply_the_oldest() {
     create(&c, json!({"id": "TEST-002", "subject": "anyone's"})).await;
     assert_eq!(woken_with(oldest).await, "TEST-002");
 }
+
+#[tokio::test]
+async fn a_large_batch_of_new_tasks_wakes_every_waiting_claimer() {
+    // 100 tasks in one request: past what one PostgreSQL announcement names, so replicas are
+    // told only that tasks changed; on SQLite each task wakes a claimer of its own.
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let mut waiting = Vec::new();
+    for i in 0..4 {
+        waiting.push(park(&d, &c, &format!("w{i}"), "tester").await);
+    }
+    let batch: Vec<_> = (1..=100)
+        .map(|i| json!({"id": format!("TEST-{i:03}"), "subject": "batch"}))
+        .collect();
+    create(&c, json!(batch)).await;
+    let mut got = Vec::new();
+    for w in waiting {
+        got.push(woken_with(w).await);
+    }
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), 4, "four distinct tasks: {got:?}");
+}

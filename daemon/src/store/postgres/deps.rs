@@ -4,6 +4,7 @@
 use super::super::rules;
 use super::super::StoreResult;
 use super::tx::Tx;
+use crate::hub::ReadyTask;
 use huddle_wire::TaskStatus;
 use std::collections::{HashMap, HashSet};
 
@@ -84,28 +85,49 @@ async fn adjust_unmet(tx: &mut Tx, team_id: i64, task: &str, delta: i64) -> Stor
 }
 
 /// Keeps dependents' counters right when tasks enter (`-1`) or leave (`+1`) `completed`:
-/// one statement for all of them.
+/// one statement for all of them. Returns the dependents this left ready to claim.
 pub async fn adjust_dependents_of(
     tx: &mut Tx,
     team_id: i64,
     tasks: &[String],
     deltas: &[i64],
-) -> StoreResult<()> {
-    sqlx::query(
+) -> StoreResult<Vec<ReadyTask>> {
+    let rows: Vec<(String, Option<String>, bool)> = sqlx::query_as(
         "update tasks as t set unmet_blockers = t.unmet_blockers + s.total
          from (select d.task_id, sum(c.delta) as total
                from task_deps d join unnest($2::text[], $3::bigint[]) as c(id, delta)
                  on d.blocker_id = c.id
                where d.team_id = $1
                group by d.task_id) as s
-         where t.team_id = $1 and t.id = s.task_id",
+         where t.team_id = $1 and t.id = s.task_id
+         returning t.prefix, t.owner, t.status = 'pending' and t.unmet_blockers = 0",
     )
     .bind(team_id)
     .bind(tasks)
     .bind(deltas)
-    .execute(tx.conn())
+    .fetch_all(tx.conn())
     .await?;
-    Ok(())
+    Ok(rows
+        .into_iter()
+        .filter(|(_, _, ready)| *ready)
+        .map(|(prefix, owner, _)| ReadyTask { prefix, owner })
+        .collect())
+}
+
+/// Those of `ids` that are ready to claim now (pending, no unmet blocker).
+pub async fn ready_among(tx: &mut Tx, team_id: i64, ids: &[String]) -> StoreResult<Vec<ReadyTask>> {
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+        "select prefix, owner from tasks
+         where team_id = $1 and id = any($2) and status = 'pending' and unmet_blockers = 0",
+    )
+    .bind(team_id)
+    .bind(ids)
+    .fetch_all(tx.conn())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(prefix, owner)| ReadyTask { prefix, owner })
+        .collect())
 }
 
 /// The path of ids from `from` along `blockedBy` edges to `to`, if there is one. Breadth-first,

@@ -145,6 +145,7 @@ async fn deliver(
     if a.tasks_changed {
         publish.push(Publish::TasksChanged);
     }
+    publish.extend(a.ready.into_iter().map(Publish::TaskReady));
     delivered.insert(team, now);
     hub.publish(team, publish);
     Ok(())
@@ -172,6 +173,7 @@ async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Deliver
             msgs: (msg + 1, msg),
             events: (event + 1, event),
             tasks_changed: true,
+            ready: Vec::new(),
         };
         if let Err(e) = deliver(pool, hub, delivered, a).await {
             tracing::warn!(error = %e, team_id, "catching up a team failed");

@@ -147,16 +147,23 @@ pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> Store
             (was != is).then(|| (s.id.clone(), if is { -1 } else { 1 }))
         })
         .unzip();
-    if !moved.is_empty() {
-        deps::adjust_dependents_of(tx, team_id, &moved, &deltas).await?;
+    let mut ready = if moved.is_empty() {
+        Vec::new()
+    } else {
+        deps::adjust_dependents_of(tx, team_id, &moved, &deltas).await?
+    };
+    // Only a task saved as pending can be left ready; claims and completions skip the read.
+    let pending: Vec<String> = states
+        .iter()
+        .filter(|s| s.status == TaskStatus::Pending)
+        .map(|s| s.id.clone())
+        .collect();
+    if !pending.is_empty() {
+        ready.extend(deps::ready_among(tx, team_id, &pending).await?);
     }
     let edges = load_edges_of(tx.conn(), team_id, &ids).await?;
     let mut tasks = Vec::with_capacity(states.len());
-    let mut wake = false;
     for s in states {
-        let was_done = s.loaded_status == TaskStatus::Completed;
-        let is_done = s.status == TaskStatus::Completed;
-        wake |= s.status == TaskStatus::Pending || was_done != is_done;
         let (blocked_by, blocks) = edges.get(&s.id).cloned().unwrap_or_default();
         tasks.push(Task {
             id: s.id,
@@ -184,8 +191,8 @@ pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> Store
         .map(|t| serde_json::to_string(t).map_err(|e| StoreError::Internal(e.to_string())))
         .collect::<StoreResult<Vec<_>>>()?;
     append_events(tx, team_id, event, data).await?;
-    if wake {
-        tx.tasks_changed(team_id);
+    for task in ready {
+        tx.task_ready(team_id, task);
     }
     Ok(tasks)
 }

@@ -100,7 +100,9 @@ pub async fn create(
         append_event(tx, team_id, "task.created", &task).await?;
         created.push(task);
     }
-    tx.tasks_changed(team_id);
+    for ready in deps::ready_among(tx, team_id, &ids).await? {
+        tx.task_ready(team_id, ready);
+    }
     Ok(created)
 }
 
@@ -170,12 +172,8 @@ pub async fn update(
             task.status = status;
         }
     }
-    let edges_changed = !patch.add_blocked_by.is_empty() || !patch.remove_blocked_by.is_empty();
-    let task = task.save(tx, "task.updated").await?;
-    if edges_changed {
-        tx.tasks_changed(team_id);
-    }
-    Ok(task)
+    // Saving announces the task if it is left ready, whatever the patch changed.
+    task.save(tx, "task.updated").await
 }
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.

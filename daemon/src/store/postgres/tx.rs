@@ -3,18 +3,24 @@
 
 use super::super::StoreResult;
 use super::CHANNEL;
+use crate::hub::ReadyTask;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
 
+/// Ready tasks one announcement names at most; past that it says only "tasks changed" (every
+/// replica wakes all its claimers), which keeps the payload well under PostgreSQL's 8,000 bytes.
+const MAX_READY_ANNOUNCED: usize = 40;
+
 /// A team's sequences, read under the team's row lock and written back before the commit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct TeamSeqs {
     msg: i64,
     event: i64,
     /// The values when locked: the announced ranges start after them.
     msg_start: i64,
     event_start: i64,
-    tasks_changed: bool,
+    /// Tasks this transaction left ready to claim.
+    ready: Vec<ReadyTask>,
 }
 
 pub struct Tx {
@@ -55,7 +61,7 @@ impl Tx {
                 event,
                 msg_start: msg,
                 event_start: event,
-                tasks_changed: false,
+                ready: Vec::new(),
             },
         );
         Ok(())
@@ -84,9 +90,10 @@ impl Tx {
         self.seqs(team_id).msg
     }
 
-    /// Some task of the team may have become claimable: wake claimers on every replica.
-    pub fn tasks_changed(&mut self, team_id: i64) {
-        self.seqs(team_id).tasks_changed = true;
+    /// This task is left ready to claim: on commit, every replica wakes one claimer that could
+    /// take it.
+    pub fn task_ready(&mut self, team_id: i64, task: ReadyTask) {
+        self.seqs(team_id).ready.push(task);
     }
 
     /// Writes the sequences back, announces each team's new rows, and commits. The
@@ -94,14 +101,20 @@ impl Tx {
     pub async fn commit(mut self) -> StoreResult<()> {
         for (team_id, s) in &self.teams {
             let changed = s.msg != s.msg_start || s.event != s.event_start;
-            if !changed && !s.tasks_changed {
+            if !changed && s.ready.is_empty() {
                 continue;
             }
+            let overflow = s.ready.len() > MAX_READY_ANNOUNCED;
             let payload = Announcement {
                 team_id: *team_id,
                 msgs: (s.msg_start + 1, s.msg),
                 events: (s.event_start + 1, s.event),
-                tasks_changed: s.tasks_changed,
+                tasks_changed: overflow,
+                ready: if overflow {
+                    Vec::new()
+                } else {
+                    s.ready.clone()
+                },
             }
             .encode();
             // The sequences and the announcement in one round trip.
@@ -126,18 +139,22 @@ impl Tx {
 }
 
 /// What one committed transaction added to a team: message and event sequence ranges
-/// (`first > last` when none) and whether tasks may have become claimable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// (`first > last` when none), the tasks it left ready, or, when there were too many to name
+/// (or after a lost connection), only that tasks may have become claimable.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Announcement {
     pub team_id: i64,
     pub msgs: (i64, i64),
     pub events: (i64, i64),
     pub tasks_changed: bool,
+    pub ready: Vec<ReadyTask>,
 }
 
 impl Announcement {
+    /// `team mf ml ef el tc`, then one line per ready task: `PREFIX owner` (`-` for none).
+    /// Prefixes and names never hold spaces or newlines, nor can a name be `-`.
     pub fn encode(&self) -> String {
-        format!(
+        let mut out = format!(
             "{} {} {} {} {} {}",
             self.team_id,
             self.msgs.0,
@@ -145,20 +162,39 @@ impl Announcement {
             self.events.0,
             self.events.1,
             u8::from(self.tasks_changed)
-        )
+        );
+        for t in &self.ready {
+            out.push('\n');
+            out.push_str(&t.prefix);
+            out.push(' ');
+            out.push_str(t.owner.as_deref().unwrap_or("-"));
+        }
+        out
     }
 
     pub fn decode(payload: &str) -> Option<Announcement> {
-        let n: Vec<i64> = payload
+        let mut lines = payload.split('\n');
+        let n: Vec<i64> = lines
+            .next()?
             .split(' ')
             .map(|p| p.parse().ok())
             .collect::<Option<_>>()?;
+        let ready = lines
+            .map(|line| {
+                let (prefix, owner) = line.split_once(' ')?;
+                Some(ReadyTask {
+                    prefix: prefix.to_string(),
+                    owner: (owner != "-").then(|| owner.to_string()),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
         match n[..] {
             [team_id, mf, ml, ef, el, tc] => Some(Announcement {
                 team_id,
                 msgs: (mf, ml),
                 events: (ef, el),
                 tasks_changed: tc != 0,
+                ready,
             }),
             _ => None,
         }
@@ -168,6 +204,7 @@ impl Announcement {
 #[cfg(test)]
 mod tests {
     use super::Announcement;
+    use crate::hub::ReadyTask;
 
     #[test]
     fn announcements_round_trip_and_garbage_is_refused() {
@@ -176,8 +213,25 @@ mod tests {
             msgs: (3, 5),
             events: (10, 9),
             tasks_changed: true,
+            ready: Vec::new(),
         };
-        assert_eq!(Announcement::decode(&a.encode()), Some(a));
+        assert_eq!(Announcement::decode(&a.encode()), Some(a.clone()));
+        let b = Announcement {
+            tasks_changed: false,
+            ready: vec![
+                ReadyTask {
+                    prefix: "TEST".into(),
+                    owner: None,
+                },
+                ReadyTask {
+                    prefix: "QARUN".into(),
+                    owner: Some("exec-1".into()),
+                },
+            ],
+            ..a
+        };
+        assert_eq!(Announcement::decode(&b.encode()), Some(b));
+        assert_eq!(Announcement::decode("7 1 2 3 4 0\nTEST"), None);
         assert_eq!(Announcement::decode("7 1 2"), None);
         assert_eq!(Announcement::decode("x 1 2 3 4 0"), None);
     }
