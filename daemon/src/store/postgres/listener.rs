@@ -3,7 +3,10 @@
 //! them to the in-process hub, so streams and long polls here see every replica's writes.
 //!
 //! Notifications arrive in commit order, and a team's commits are in sequence order (the team
-//! lock), so per team the hub gets every item once, in order. If the LISTEN connection drops,
+//! lock), so per team the hub gets every item once, in order. Under load, every notification
+//! already waiting is taken at once and merged per team, so a burst of commits costs one read
+//! per team, not one per commit; the reads run on the listener's own connection, so a busy
+//! pool never holds up delivery. If the LISTEN connection drops,
 //! notifications sent meanwhile are lost: on reconnecting, every known team is read again from
 //! where it was, and every team's claimers are woken.
 
@@ -43,14 +46,24 @@ pub async fn start(
                 n = listener.try_recv() => n,
             };
             match next {
-                Ok(Some(n)) => match Announcement::decode(n.payload()) {
-                    Some(a) => {
-                        if let Err(e) = deliver(&pool, &hub, &mut delivered, a).await {
+                Ok(Some(first)) => {
+                    let mut waiting = vec![first];
+                    while let Some(more) = listener.next_buffered() {
+                        waiting.push(more);
+                    }
+                    let announced = waiting.iter().filter_map(|n| {
+                        let a = Announcement::decode(n.payload());
+                        if a.is_none() {
+                            tracing::warn!(payload = n.payload(), "unreadable change announcement");
+                        }
+                        a
+                    });
+                    for a in merge_per_team(announced) {
+                        if let Err(e) = deliver(&mut listener, &hub, &mut delivered, a).await {
                             tracing::warn!(error = %e, "reading announced changes failed");
                         }
                     }
-                    None => tracing::warn!(payload = n.payload(), "unreadable change announcement"),
-                },
+                }
                 // The connection dropped; the next `try_recv` reconnects. Catch up on what the
                 // lost notifications would have said.
                 Ok(None) => {
@@ -69,12 +82,34 @@ pub async fn start(
     }))
 }
 
-async fn deliver(
-    pool: &PgPool,
+/// One announcement per team covering all of `announced` for it, in the order teams first
+/// appear: ranges joined, ready tasks joined (past the announcement limit, "tasks changed").
+fn merge_per_team(announced: impl Iterator<Item = Announcement>) -> Vec<Announcement> {
+    let mut merged: Vec<Announcement> = Vec::new();
+    for a in announced {
+        match merged.iter_mut().find(|m| m.team_id == a.team_id) {
+            None => merged.push(a),
+            Some(m) => {
+                m.msgs = (m.msgs.0.min(a.msgs.0), m.msgs.1.max(a.msgs.1));
+                m.events = (m.events.0.min(a.events.0), m.events.1.max(a.events.1));
+                m.tasks_changed |= a.tasks_changed;
+                m.ready.extend(a.ready);
+            }
+        }
+    }
+    merged
+}
+
+/// Reads what `a` announced (and anything missed before it) through `db` and hands it to the hub.
+async fn deliver<D>(
+    db: &mut D,
     hub: &Hub,
     delivered: &mut HashMap<i64, Delivered>,
     a: Announcement,
-) -> StoreResult<()> {
+) -> StoreResult<()>
+where
+    for<'c> &'c mut D: sqlx::PgExecutor<'c>,
+{
     let team = a.team_id;
     let known = delivered.get(&team).copied();
     // From where this replica stopped (covering any missed announcement), or from the range's
@@ -87,7 +122,7 @@ async fn deliver(
         event: event_after,
     });
     if a.msgs.1 > msg_after {
-        for m in messages::range(pool, team, msg_after, a.msgs.1).await? {
+        for m in messages::range(&mut *db, team, msg_after, a.msgs.1).await? {
             let json = serde_json::to_string(&m)
                 .map_err(|e| super::super::StoreError::Internal(e.to_string()))?;
             now.msg = m.seq;
@@ -110,7 +145,7 @@ async fn deliver(
         .bind(team)
         .bind(event_after)
         .bind(a.events.1)
-        .fetch_all(pool)
+        .fetch_all(&mut *db)
         .await?;
         for (seq, kind, data, created_at) in rows {
             if kind == "agent.revoked" || kind == "agent.rotated" {
@@ -123,7 +158,7 @@ async fn deliver(
                     )
                     .bind(team)
                     .bind(name)
-                    .fetch_optional(pool)
+                    .fetch_optional(&mut *db)
                     .await?;
                     hub.revoke(RemoteRevocation {
                         team_id: team,
@@ -175,8 +210,52 @@ async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Deliver
             tasks_changed: true,
             ready: Vec::new(),
         };
-        if let Err(e) = deliver(pool, hub, delivered, a).await {
+        let delivered_now = match pool.acquire().await {
+            Ok(mut conn) => deliver(&mut *conn, hub, delivered, a).await,
+            Err(e) => Err(e.into()),
+        };
+        if let Err(e) = delivered_now {
             tracing::warn!(error = %e, team_id, "catching up a team failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{merge_per_team, Announcement};
+    use crate::hub::ReadyTask;
+
+    fn announced(team_id: i64, msgs: (i64, i64), ready: &[&str]) -> Announcement {
+        Announcement {
+            team_id,
+            msgs,
+            events: (1, 0),
+            tasks_changed: false,
+            ready: ready
+                .iter()
+                .map(|p| ReadyTask {
+                    prefix: p.to_string(),
+                    owner: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_burst_becomes_one_announcement_per_team_covering_every_range() {
+        let merged = merge_per_team(
+            [
+                announced(1, (4, 5), &["TEST"]),
+                announced(2, (1, 1), &[]),
+                announced(1, (6, 5), &["QARUN"]),
+                announced(1, (6, 9), &[]),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(merged.len(), 2);
+        assert_eq!((merged[0].team_id, merged[0].msgs), (1, (4, 9)));
+        let prefixes: Vec<_> = merged[0].ready.iter().map(|r| r.prefix.as_str()).collect();
+        assert_eq!(prefixes, ["TEST", "QARUN"]);
+        assert_eq!((merged[1].team_id, merged[1].msgs), (2, (1, 1)));
     }
 }

@@ -199,7 +199,7 @@ pub async fn ack(tx: &mut Tx, caller: &Caller, seq: i64) -> StoreResult<i64> {
 
 /// Messages of a team in `(after, upto]`, for the listener.
 pub async fn range(
-    pool: &PgPool,
+    db: impl sqlx::PgExecutor<'_>,
     team_id: i64,
     after: i64,
     upto: i64,
@@ -210,7 +210,7 @@ pub async fn range(
     .bind(team_id)
     .bind(after)
     .bind(upto)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?;
     Ok(rows
         .iter()
