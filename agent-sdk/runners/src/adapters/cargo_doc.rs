@@ -5,7 +5,8 @@
 //! of a failed doc test filters by its item path (`add`, `text::shout`), which may also
 //! re-run doc tests whose paths contain it. libtest's lines are read as for `cargo test`.
 
-use super::cargo::{build_errors, Workspace};
+use super::cargo::Workspace;
+use super::cargo_files::build_errors;
 use super::cargo_libtest::parse_libtest;
 use super::Ctx;
 use crate::error::RunnerError;

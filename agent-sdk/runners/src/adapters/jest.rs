@@ -5,16 +5,15 @@
 //! suite is loaded and each test reported as pending, with no hook or test body run.
 
 use super::cli_options::{opt, Arity::*, Opt, Use::*};
+pub use super::jest_json::parse_jest_json;
 use super::project_args::{self, RunnerArgs, RunnerSpec};
-use super::{exact_names_pattern, node_tool, read_output, relative, split_js_nodeid};
+use super::{exact_names_pattern, node_tool, read_output, split_js_nodeid};
 use super::{unreadable_report, Collected, Ctx, Prepared};
 use crate::coverage;
 use crate::error::RunnerError;
 use crate::options::{Listing, Selection};
 use crate::process::{Captured, Invocation};
-use crate::report::{Outcome, TestResult};
-use crate::scrub::strip_ansi;
-use serde::Deserialize;
+use crate::report::TestResult;
 use std::path::Path;
 
 /// Jest's options (jest 30's yargs table, plus jest 29's `--testPathPattern`) and what huddle
@@ -134,89 +133,6 @@ pub(crate) const SPEC: RunnerSpec = RunnerSpec {
 
 /// A test-name pattern no test matches (an empty negative lookahead).
 const MATCHES_NOTHING: &str = "(?!)";
-
-#[derive(Deserialize)]
-struct Output {
-    #[serde(rename = "testResults", default)]
-    suites: Vec<Suite>,
-}
-
-#[derive(Deserialize)]
-struct Suite {
-    name: String,
-    #[serde(default)]
-    status: String,
-    #[serde(default)]
-    message: String,
-    #[serde(rename = "assertionResults", default)]
-    assertions: Vec<Assertion>,
-}
-
-#[derive(Deserialize)]
-struct Assertion {
-    #[serde(rename = "ancestorTitles", default)]
-    ancestors: Vec<String>,
-    title: String,
-    status: String,
-    #[serde(default)]
-    duration: Option<f64>,
-    #[serde(rename = "failureMessages", default)]
-    failure_messages: Vec<String>,
-    #[serde(default)]
-    location: Option<Location>,
-}
-
-#[derive(Deserialize)]
-struct Location {
-    line: u32,
-}
-
-fn outcome(status: &str) -> Outcome {
-    match status {
-        "passed" => Outcome::Passed,
-        "failed" => Outcome::Failed,
-        // pending, skipped, todo, disabled
-        _ => Outcome::Skipped,
-    }
-}
-
-/// Parses jest's `--json` output (also vitest's json reporter). Node ids are
-/// `file::describe::…::title` with `file` relative to `root`; a suite that failed to load
-/// (or failed outside its tests) becomes an error entry named by its file.
-pub fn parse_jest_json(bytes: &[u8], root: &Path) -> Result<Vec<TestResult>, serde_json::Error> {
-    let output: Output = serde_json::from_slice(bytes)?;
-    let mut tests = Vec::new();
-    for suite in output.suites {
-        let file = relative(root, &suite.name);
-        let any_failed = suite.assertions.iter().any(|a| a.status == "failed");
-        for a in suite.assertions {
-            let mut nodeid = String::with_capacity(file.len() + a.title.len() + 16);
-            nodeid.push_str(&file);
-            for part in a.ancestors.iter().chain(std::iter::once(&a.title)) {
-                nodeid.push_str("::");
-                nodeid.push_str(part);
-            }
-            let outcome = outcome(&a.status);
-            let longrepr = (outcome == Outcome::Failed)
-                .then(|| strip_ansi(&a.failure_messages.join("\n")).into_owned());
-            tests.push(TestResult {
-                nodeid,
-                outcome,
-                duration: a.duration.unwrap_or(0.0) / 1000.0,
-                file: Some(file.clone()),
-                lineno: a.location.map(|l| l.line),
-                longrepr,
-            });
-        }
-        if suite.status == "failed" && !any_failed {
-            let mut t = TestResult::new(file.clone(), Outcome::Error);
-            t.file = Some(file);
-            t.longrepr = Some(strip_ansi(suite.message.trim()).into_owned());
-            tests.push(t);
-        }
-    }
-    Ok(tests)
-}
 
 pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let (mut inv, extra) = command(ctx)?;

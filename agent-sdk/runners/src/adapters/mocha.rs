@@ -8,6 +8,7 @@
 
 use super::cli_options::{opt, Arity::*, Opt, Use::*};
 use super::jest::files_and_names;
+pub use super::mocha_json::{json_on_stdout, parse_mocha_json};
 use super::project_args::{self, RunnerArgs, RunnerSpec};
 use super::{exact_names_pattern, node_tool, read_output, relative, unreadable_report};
 use super::{Collected, Ctx, Prepared};
@@ -20,8 +21,6 @@ use crate::process::{Captured, Invocation};
 use crate::report::{Outcome, TestResult};
 use crate::scrub::{strip_ansi, tail_lines};
 use crate::tools;
-use serde::Deserialize;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Mocha's options (mocha 8 to 11; each takes one value per use) and what huddle does with
@@ -95,101 +94,6 @@ pub(crate) const SPEC: RunnerSpec = RunnerSpec {
     other_commands: &["init"],
     refused: REFUSED,
 };
-
-#[derive(Deserialize)]
-struct Output {
-    #[serde(default)]
-    tests: Vec<Test>,
-    #[serde(default)]
-    passes: Vec<Test>,
-    #[serde(default)]
-    failures: Vec<Test>,
-    #[serde(default)]
-    pending: Vec<Test>,
-}
-
-#[derive(Deserialize)]
-struct Test {
-    title: String,
-    #[serde(rename = "fullTitle")]
-    full_title: String,
-    #[serde(default)]
-    file: Option<String>,
-    #[serde(default)]
-    duration: Option<f64>,
-    #[serde(default)]
-    err: Option<serde_json::Value>,
-}
-
-impl Test {
-    fn key(&self) -> (&str, &str) {
-        (self.file.as_deref().unwrap_or(""), &self.full_title)
-    }
-
-    fn result(&self, root: &Path, outcome: Outcome) -> TestResult {
-        let file = self.file.as_deref().map(|f| relative(root, f));
-        // fullTitle is the describe titles and the title joined by spaces.
-        let prefix = self
-            .full_title
-            .strip_suffix(self.title.as_str())
-            .map(str::trim_end)
-            .unwrap_or("");
-        let mut nodeid = file.clone().unwrap_or_default();
-        for part in [prefix, self.title.as_str()]
-            .into_iter()
-            .filter(|p| !p.is_empty())
-        {
-            nodeid.push_str("::");
-            nodeid.push_str(part);
-        }
-        let longrepr = outcome.is_failure().then(|| {
-            let err = self.err.as_ref();
-            let text = err
-                .and_then(|e| e.get("stack").or_else(|| e.get("message")))
-                .and_then(|v| v.as_str())
-                .unwrap_or("");
-            strip_ansi(text).into_owned()
-        });
-        TestResult {
-            nodeid,
-            outcome,
-            duration: self.duration.unwrap_or(0.0) / 1000.0,
-            file,
-            lineno: None,
-            longrepr,
-        }
-    }
-}
-
-/// Parses mocha's json reporter output. Outcomes come from the `passes`, `failures` and
-/// `pending` lists; a failure that is not a test (a `before all` hook) is an error.
-pub fn parse_mocha_json(bytes: &[u8], root: &Path) -> Result<Vec<TestResult>, serde_json::Error> {
-    let out: Output = serde_json::from_slice(bytes)?;
-    let failed: HashSet<(&str, &str)> = out.failures.iter().map(Test::key).collect();
-    let pending: HashSet<(&str, &str)> = out.pending.iter().map(Test::key).collect();
-    let passed: HashSet<(&str, &str)> = out.passes.iter().map(Test::key).collect();
-    let mut tests = Vec::new();
-    let known: HashSet<(&str, &str)> = out.tests.iter().map(Test::key).collect();
-    for t in &out.tests {
-        let key = t.key();
-        let outcome = if failed.contains(&key) {
-            Outcome::Failed
-        } else if pending.contains(&key) {
-            Outcome::Skipped
-        } else if passed.contains(&key) {
-            Outcome::Passed
-        } else {
-            // Listed but never finished: a hook failure stopped it.
-            Outcome::Skipped
-        };
-        let source = out.failures.iter().find(|f| f.key() == key).unwrap_or(t);
-        tests.push(source.result(root, outcome));
-    }
-    for f in out.failures.iter().filter(|f| !known.contains(&f.key())) {
-        tests.push(f.result(root, Outcome::Error));
-    }
-    Ok(tests)
-}
 
 pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let (mut inv, mocha_bin) = node_tool(ctx, "mocha")?;
@@ -273,19 +177,6 @@ fn add_selection(ctx: &Ctx<'_>, extra: &RunnerArgs, args: &mut Vec<std::ffi::OsS
 /// after anything the tests printed).
 fn json_output(file: &Path, captured: &Captured) -> Option<Vec<u8>> {
     read_output(file).or_else(|| json_on_stdout(&captured.stdout).map(<[u8]>::to_vec))
-}
-
-/// The json reporter's document at the end of stdout: the last `{` that starts a line and
-/// opens a `"stats"` object, up to the end of that JSON value.
-pub fn json_on_stdout(stdout: &[u8]) -> Option<&[u8]> {
-    const START: &[u8] = b"{\n  \"stats\": {";
-    let start = (0..stdout.len())
-        .rev()
-        .find(|&i| stdout[i..].starts_with(START) && (i == 0 || stdout[i - 1] == b'\n'))?;
-    let doc = &stdout[start..];
-    let mut values = serde_json::Deserializer::from_slice(doc).into_iter::<serde::de::IgnoredAny>();
-    values.next()?.ok()?;
-    Some(&doc[..values.byte_offset()])
 }
 
 pub(crate) fn collect(
@@ -408,20 +299,4 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
             }),
     }
     Ok(listing)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::json_on_stdout;
-
-    #[test]
-    fn the_report_on_stdout_is_found_after_what_the_tests_printed() {
-        let report = "{\n  \"stats\": {\n    \"tests\": 1\n  },\n  \"tests\": []\n}";
-        let stdout =
-            format!("a test printed this\n{{\n  \"stats\": {{ \"not\": \"it\" }}\n{report}\n");
-        assert_eq!(json_on_stdout(stdout.as_bytes()), Some(report.as_bytes()));
-        assert_eq!(json_on_stdout(report.as_bytes()), Some(report.as_bytes()));
-        assert_eq!(json_on_stdout(b"3 passing\n"), None);
-        assert_eq!(json_on_stdout(b"{\n  \"stats\": {\n    \"tests\": "), None);
-    }
 }

@@ -4,13 +4,16 @@
 
 pub mod cargo;
 pub mod cargo_doc;
+mod cargo_files;
 pub mod cargo_libtest;
 pub mod cargo_nextest;
 mod cli_options;
 pub mod go;
 pub mod go_events;
 pub mod jest;
+mod jest_json;
 pub mod mocha;
+mod mocha_json;
 mod project_args;
 pub mod pytest;
 pub mod pytest_parse;
