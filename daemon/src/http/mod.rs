@@ -17,6 +17,7 @@ mod openapi_types;
 pub mod routes;
 pub mod scrape;
 pub mod serve;
+mod sse_frames;
 mod streams;
 mod task_claims;
 mod tasks;

@@ -11,20 +11,19 @@ use super::error::{ApiError, ApiResult};
 use super::extract::ApiQuery;
 use super::limits::StreamSlot;
 use super::openapi_types::*;
+use super::sse_frames::{comment, frame, sse, KEEPALIVE};
 use super::AppState;
 use super::{AuthEpoch, Revocation};
 use crate::hub::{StreamItem, ToFollower};
 use crate::store::Caller;
 use crate::store::{MessageFilter, StoreResult};
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header;
 use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures::Stream;
 use serde::Deserialize;
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -81,6 +80,16 @@ impl Filter {
 enum Source {
     Events,
     Messages,
+}
+
+impl Source {
+    /// The SSE event name of an item: its type for events, `message` for messages.
+    fn event_name(self, item: &StreamItem) -> &str {
+        match self {
+            Source::Events => item.kind.as_str(),
+            Source::Messages => "message",
+        }
+    }
 }
 
 fn cursor(headers: &HeaderMap, after: Option<i64>) -> ApiResult<i64> {
@@ -228,21 +237,6 @@ impl Feed {
     }
 }
 
-/// A `text/event-stream` response whose body is the stream's frames, written as they come.
-fn sse<S>(s: S) -> Response
-where
-    S: Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
-{
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        Body::from_stream(s),
-    )
-        .into_response()
-}
-
 /// A page of stored items past `after`, in sequence order.
 async fn fetch(
     state: &AppState,
@@ -290,31 +284,6 @@ async fn fetch(
     })
 }
 
-/// One SSE frame: `id: <seq>`, `event: <name>`, `data: <json>`. Written by hand rather than
-/// through axum's `Sse`, which rescans the data for newlines and resets a keep-alive timer on
-/// every event; here the JSON is compact (no raw newlines) and names are `[a-z0-9_.]`.
-fn frame(item: &StreamItem, source: Source) -> Bytes {
-    let name = match source {
-        Source::Events => item.kind.as_str(),
-        Source::Messages => "message",
-    };
-    let mut text = String::with_capacity(item.json.len() + name.len() + 40);
-    let _ = write!(
-        text,
-        "id: {}\nevent: {name}\ndata: {}\n\n",
-        item.seq, item.json
-    );
-    Bytes::from(text)
-}
-
-/// An SSE comment frame (clients ignore it; proxies see traffic).
-fn comment(text: &str) -> Bytes {
-    Bytes::from(format!(": {text}\n\n"))
-}
-
-/// Sent after `keepalive_secs` without a frame, so proxies keep idle streams open.
-const KEEPALIVE: &[u8] = b":\n\n";
-
 /// The stream body. It holds `slot` (the per-token stream count) for its lifetime and ends on
 /// shutdown or when the caller's token is revoked or rotated.
 #[allow(clippy::too_many_arguments)]
@@ -358,7 +327,7 @@ fn stream(
                     cursor = item.seq;
                     if filter.matches(&item) {
                         last_sent = Instant::now();
-                        yield Ok(frame(&item, source));
+                        yield Ok(frame(&item, source.event_name(&item)));
                     }
                 }
                 if !full {
@@ -394,7 +363,7 @@ fn stream(
                         cursor = item.seq;
                         if filter.matches(&item) {
                             last_sent = Instant::now();
-                            yield Ok(frame(&item, source));
+                            yield Ok(frame(&item, source.event_name(&item)));
                         }
                     }
                     Ok(_) => break,
