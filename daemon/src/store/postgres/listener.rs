@@ -83,7 +83,7 @@ pub async fn start(
 }
 
 /// One announcement per team covering all of `announced` for it, in the order teams first
-/// appear: ranges joined, ready tasks joined (past the announcement limit, "tasks changed").
+/// appear: ranges joined, ready tasks and "tasks changed" kept from each.
 fn merge_per_team(announced: impl Iterator<Item = Announcement>) -> Vec<Announcement> {
     let mut merged: Vec<Announcement> = Vec::new();
     for a in announced {
