@@ -55,6 +55,7 @@ pub async fn postgres_on(url: &str, hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
         PostgresOptions {
             url: url.to_string(),
             pool_size: 4,
+            max_batch: 64,
             default_max_attempts: 2,
             memory_max_bytes: 4096,
             memory_history_limit: 3,

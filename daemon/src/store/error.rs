@@ -2,7 +2,7 @@ use serde_json::Value;
 
 /// Everything a store operation can refuse or fail with. The HTTP layer maps each variant to a
 /// status in one place (`http::error`); nothing here knows about HTTP.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The input is wrong; `field` names what, `message` says why.
     #[error("{message}")]

@@ -51,6 +51,7 @@ pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Sto
                 PostgresOptions {
                     url: settings.storage.database_url.clone(),
                     pool_size: settings.storage.pool_size.max(2),
+                    max_batch: settings.storage.max_batch,
                     default_max_attempts: settings.tasks.default_max_attempts,
                     memory_max_bytes: settings.memory.max_bytes,
                     memory_history_limit: settings.memory.history_limit,

@@ -1,6 +1,8 @@
 //! The store contract, pinned against the `Store` trait rather than one backend.
 //! One test binary per area; a module per concern.
 
+mod batch_edges;
+mod batched_writes;
 mod bus;
 mod contract;
 mod counts;

@@ -87,7 +87,7 @@ pub async fn create_agent(
         role,
         last_seen_at: None,
     };
-    append_event(tx, team_id, "agent.created", &agent).await?;
+    append_event(tx, team_id, "agent.created", &agent)?;
     Ok(agent)
 }
 
@@ -165,6 +165,6 @@ pub async fn set_token(
         role: role.parse().unwrap_or(Role::Observer),
         last_seen_at: None,
     };
-    append_event(tx, team_id, event, &agent).await?;
+    append_event(tx, team_id, event, &agent)?;
     Ok((agent, old_hash))
 }

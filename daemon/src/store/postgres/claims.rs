@@ -2,15 +2,19 @@
 
 use super::super::rules;
 use super::super::{Caller, StoreError, StoreResult};
-use super::rows::{load_task, touch_agent};
-use super::task_state::{save_all, TaskState, STATE_COLUMNS};
+use super::rows::append_event;
+use super::rows::load_task;
+use super::task_state::{
+    edges_from_row, save_all, save_all_with_edges, Edges, TaskState, EDGE_COLUMNS, STATE_COLUMNS,
+};
 use super::tx::Tx;
 use huddle_wire::{Task, TaskStatus};
-use sqlx::PgPool;
+use sqlx::{PgPool, Row};
 use std::collections::HashMap;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
-/// is empty, the caller's name or the caller's role.
+/// is empty, the caller's name or the caller's role: picked, updated and read back with their
+/// edges in one statement, since the team's other writers wait through every round trip.
 pub async fn claim(
     tx: &mut Tx,
     caller: &Caller,
@@ -20,35 +24,47 @@ pub async fn claim(
 ) -> StoreResult<Vec<Task>> {
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
+    tx.touch_agent(team_id, &caller.agent);
+    let now = tx.now_ms;
     let rows = sqlx::query(&format!(
-        "select {STATE_COLUMNS} from tasks
-         where team_id = $1 and status = 'pending' and unmet_blockers = 0
-           and prefix = any($2)
-           and (owner is null or owner = $3 or owner = $4)
-         order by created_at, number
-         limit $5
-         for update skip locked"
+        "with picked as (
+             select id as picked_id from tasks
+             where team_id = $1 and status = 'pending' and unmet_blockers = 0
+               and prefix = any($2)
+               and (owner is null or owner = $3 or owner = $4)
+             order by created_at, number
+             limit $5
+             for update skip locked
+         )
+         update tasks set status = 'in_progress', claimed_by = $3, lease_expires_at = $6,
+                version = version + 1, updated_at = $7
+         from picked where tasks.team_id = $1 and tasks.id = picked.picked_id
+         returning {STATE_COLUMNS}, number, {EDGE_COLUMNS}"
     ))
     .bind(team_id)
     .bind(prefixes)
     .bind(&caller.agent)
     .bind(caller.role.as_str())
     .bind(max.max(1) as i64)
+    .bind(now + lease_ms as i64)
+    .bind(now)
     .fetch_all(tx.conn())
     .await?;
-    let ready = rows
-        .iter()
-        .map(|r| TaskState::from_row(team_id, r))
-        .collect::<Result<Vec<_>, _>>()?;
-    touch_agent(tx, team_id, &caller.agent).await?;
-    let lease = tx.now_ms + lease_ms as i64;
-    let mut ready = ready;
-    for task in &mut ready {
-        task.status = TaskStatus::InProgress;
-        task.claimed_by = Some(caller.agent.clone());
-        task.lease_expires_at = Some(lease);
+    let mut claimed = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let number: i64 = row.try_get("number")?;
+        let edges = edges_from_row(row)?;
+        claimed.push((TaskState::from_row(team_id, row)?, number, edges));
     }
-    save_all(tx, ready, "task.claimed").await
+    // Oldest first, as picked: RETURNING keeps no order.
+    claimed.sort_by_key(|(state, number, _)| (state.created_at, *number));
+    let mut tasks = Vec::with_capacity(claimed.len());
+    for (state, _, edges) in claimed {
+        let task = state.into_task(edges, now);
+        append_event(tx, team_id, "task.claimed", &task)?;
+        tasks.push(task);
+    }
+    Ok(tasks)
 }
 
 /// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.
@@ -56,7 +72,7 @@ pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) ->
     tx.lock_team(caller.team_id).await?;
     let task = TaskState::load(tx, caller.team_id, id).await?;
     ensure_holder(&task, caller, false)?;
-    touch_agent(tx, caller.team_id, &caller.agent).await?;
+    tx.touch_agent(caller.team_id, &caller.agent);
     let now = tx.now_ms;
     sqlx::query(
         "update tasks set lease_expires_at = $3, version = version + 1, updated_at = $4
@@ -78,13 +94,14 @@ pub async fn complete(
     result: Option<serde_json::Value>,
 ) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
-    let mut task = TaskState::load(tx, caller.team_id, id).await?;
+    let (mut task, edges) = TaskState::load_with_edges(tx, caller.team_id, id).await?;
     ensure_holder(&task, caller, true)?;
     task.status = TaskStatus::Completed;
     task.result = result.map(|r| r.to_string());
     task.lease_expires_at = None;
-    touch_agent(tx, caller.team_id, &caller.agent).await?;
-    task.save(tx, "task.completed").await
+    tx.touch_agent(caller.team_id, &caller.agent);
+    let mut saved = save_all_with_edges(tx, vec![task], "task.completed", Some(edges)).await?;
+    Ok(saved.remove(0))
 }
 
 /// Completes every listed task or none, in a handful of statements whatever their number.
@@ -97,15 +114,17 @@ pub async fn complete_many(
     tx.lock_team(team_id).await?;
     let ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
     let rows = sqlx::query(&format!(
-        "select {STATE_COLUMNS} from tasks where team_id = $1 and id = any($2)"
+        "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = any($2)"
     ))
     .bind(team_id)
     .bind(&ids)
     .fetch_all(tx.conn())
     .await?;
     let mut found: HashMap<String, TaskState> = HashMap::with_capacity(rows.len());
+    let mut edges = Edges::with_capacity(rows.len());
     for row in &rows {
         let state = TaskState::from_row(team_id, row)?;
+        edges.insert(state.id.clone(), edges_from_row(row)?);
         found.insert(state.id.clone(), state);
     }
     let mut done = Vec::with_capacity(items.len());
@@ -123,8 +142,8 @@ pub async fn complete_many(
         task.lease_expires_at = None;
         done.push(task);
     }
-    touch_agent(tx, team_id, &caller.agent).await?;
-    save_all(tx, done, "task.completed").await
+    tx.touch_agent(team_id, &caller.agent);
+    save_all_with_edges(tx, done, "task.completed", Some(edges)).await
 }
 
 pub async fn fail(tx: &mut Tx, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
@@ -134,7 +153,7 @@ pub async fn fail(tx: &mut Tx, caller: &Caller, id: &str, reason: String) -> Sto
     task.status = TaskStatus::Failed;
     task.failure_reason = Some(reason);
     task.lease_expires_at = None;
-    touch_agent(tx, caller.team_id, &caller.agent).await?;
+    tx.touch_agent(caller.team_id, &caller.agent);
     task.save(tx, "task.failed").await
 }
 

@@ -65,7 +65,7 @@ pub async fn change(
         patch,
         created_at: fmt_time(now),
     };
-    append_event(tx, team_id, "memory.updated", &change).await?;
+    append_event(tx, team_id, "memory.updated", &change)?;
     Ok(Memory { version, doc })
 }
 

@@ -3,7 +3,7 @@
 use super::super::rules::{self, fmt_time};
 use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::agents::list_agents;
-use super::rows::{append_event_json, message_from_row, touch_agent, MESSAGE_COLUMNS};
+use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
 use huddle_wire::{Message, PostMessage};
@@ -80,9 +80,9 @@ pub async fn post(
         .execute(tx.conn())
         .await?;
     }
-    touch_agent(tx, team_id, &caller.agent).await?;
+    tx.touch_agent(team_id, &caller.agent);
     let json = serde_json::to_string(&message).map_err(|e| StoreError::Internal(e.to_string()))?;
-    append_event_json(tx, team_id, "message.posted", json).await?;
+    tx.append_event(team_id, "message.posted", json);
     Ok(Posted {
         message,
         replayed: false,

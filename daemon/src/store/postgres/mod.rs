@@ -9,6 +9,7 @@
 //! long-polling claims and inboxes on any replica see every replica's writes, in order.
 
 mod agents;
+mod batcher;
 mod claims;
 mod deps;
 mod listener;
@@ -16,6 +17,7 @@ mod memory;
 mod messages;
 mod rows;
 mod store_impl;
+mod task_create;
 mod task_state;
 mod tasks;
 mod test_history;
@@ -24,6 +26,7 @@ mod tx;
 use super::{StoreError, StoreResult};
 use crate::config::LimitSettings;
 use crate::hub::Hub;
+use batcher::Batcher;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::ConnectOptions;
 use sqlx::PgPool;
@@ -40,6 +43,8 @@ pub const CHANNEL: &str = "huddle_changes";
 pub struct PostgresOptions {
     pub url: String,
     pub pool_size: u32,
+    /// Most writes of one team run in one transaction (group commit, `batcher.rs`).
+    pub max_batch: usize,
     pub default_max_attempts: i64,
     pub memory_max_bytes: usize,
     pub memory_history_limit: usize,
@@ -49,6 +54,7 @@ pub struct PostgresOptions {
 
 pub struct PostgresStore {
     pool: PgPool,
+    batcher: Arc<Batcher>,
     options: PostgresOptions,
     /// Ends the listener task on close.
     stop: CancellationToken,
@@ -81,6 +87,7 @@ impl PostgresStore {
         let stop = CancellationToken::new();
         let task = listener::start(&pool, hub, stop.clone()).await?;
         Ok(PostgresStore {
+            batcher: Batcher::new(pool.clone(), options.max_batch),
             pool,
             options,
             stop,

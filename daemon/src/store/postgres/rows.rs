@@ -1,4 +1,4 @@
-//! Row ↔ wire mapping and the helpers every area shares (event append, last-seen).
+//! Row ↔ wire mapping and the helpers every area shares (event append).
 
 use super::super::rules::{self, fmt_time, parse_json};
 use super::super::{StoreError, StoreResult};
@@ -122,76 +122,15 @@ pub fn event_from_row(row: &PgRow) -> Result<Event, sqlx::Error> {
     })
 }
 
-/// Appends an event to the team's log (the team must be locked). The listeners stream it to
-/// subscribers once the transaction commits.
-pub async fn append_event(
+/// Appends an event to the team's log (the team must be locked); it is inserted on commit and
+/// the listeners stream it to subscribers once the transaction commits.
+pub fn append_event(
     tx: &mut Tx,
     team_id: i64,
     kind: &str,
     data: &impl serde::Serialize,
 ) -> StoreResult<()> {
     let data = serde_json::to_string(data).map_err(|e| StoreError::Internal(e.to_string()))?;
-    append_event_json(tx, team_id, kind, data).await
-}
-
-pub async fn append_event_json(
-    tx: &mut Tx,
-    team_id: i64,
-    kind: &str,
-    data: String,
-) -> StoreResult<()> {
-    let seq = tx.next_event_seq(team_id);
-    let now = tx.now_ms;
-    sqlx::query(
-        "insert into events (team_id, seq, type, data, created_at) values ($1, $2, $3, $4, $5)",
-    )
-    .bind(team_id)
-    .bind(seq)
-    .bind(kind)
-    .bind(data)
-    .bind(now)
-    .execute(tx.conn())
-    .await?;
-    Ok(())
-}
-
-/// Appends one event per `data` item, all of type `kind`, in one statement.
-pub async fn append_events(
-    tx: &mut Tx,
-    team_id: i64,
-    kind: &str,
-    data: Vec<String>,
-) -> StoreResult<()> {
-    if data.is_empty() {
-        return Ok(());
-    }
-    let seqs: Vec<i64> = data.iter().map(|_| tx.next_event_seq(team_id)).collect();
-    let now = tx.now_ms;
-    sqlx::query(
-        "insert into events (team_id, seq, type, data, created_at)
-         select $1, u.seq, $2, u.data, $3 from unnest($4::bigint[], $5::text[]) as u(seq, data)",
-    )
-    .bind(team_id)
-    .bind(kind)
-    .bind(now)
-    .bind(seqs)
-    .bind(data)
-    .execute(tx.conn())
-    .await?;
-    Ok(())
-}
-
-/// Marks the agent as seen; at most one row write per agent per second.
-pub async fn touch_agent(tx: &mut Tx, team_id: i64, agent: &str) -> StoreResult<()> {
-    let now = tx.now_ms;
-    sqlx::query(
-        "update agents set last_seen_at = $3
-         where team_id = $1 and name = $2 and (last_seen_at is null or last_seen_at < $3 - 1000)",
-    )
-    .bind(team_id)
-    .bind(agent)
-    .bind(now)
-    .execute(tx.conn())
-    .await?;
+    tx.append_event(team_id, kind, data);
     Ok(())
 }

@@ -7,11 +7,37 @@ use super::super::{
 };
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
-use super::{agents, claims, memory, messages, tasks, test_history, PostgresStore};
+use super::{agents, claims, memory, messages, task_create, tasks, test_history, PostgresStore};
 use async_trait::async_trait;
 use huddle_wire::{
     Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
 };
+
+/// Runs `$body` (an expression using `tx`) in a fresh transaction of its own and commits it.
+macro_rules! in_tx {
+    ($self:ident, |$tx:ident| $body:expr) => {{
+        let mut $tx = $self.begin().await?;
+        let out = $body;
+        $tx.commit().await?;
+        Ok(out)
+    }};
+}
+
+/// Runs `$body` (an expression using `tx: &mut Tx` and owned copies of `$var`s) in the next
+/// transaction of `$team`'s writes, which may hold several requests' writes (`batcher.rs`).
+/// The body may run twice, so it takes fresh copies each time.
+macro_rules! batched {
+    ($self:ident, $team:expr, [$($var:ident),*], |$tx:ident| $body:expr) => {{
+        $(let $var = $var.to_owned();)*
+        $self
+            .batcher
+            .write($team, move |$tx: &mut Tx| {
+                $(let $var = $var.clone();)*
+                Box::pin(async move { $body })
+            })
+            .await
+    }};
+}
 
 impl PostgresStore {
     fn page(&self, limit: usize) -> usize {
@@ -40,22 +66,11 @@ impl PostgresStore {
         patch: serde_json::Value,
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
-        let mut tx = self.begin().await?;
-        let memory =
-            memory::change(&mut tx, caller, kind, patch, if_match, self.memory_limits()).await?;
-        tx.commit().await?;
-        Ok(memory)
+        let limits = self.memory_limits();
+        batched!(self, caller.team_id, [caller, patch], |tx| {
+            memory::change(tx, &caller, kind, patch, if_match, limits).await
+        })
     }
-}
-
-/// Runs `$body` (an expression using `tx`) in a fresh transaction and commits it.
-macro_rules! in_tx {
-    ($self:ident, |$tx:ident| $body:expr) => {{
-        let mut $tx = $self.begin().await?;
-        let out = $body;
-        $tx.commit().await?;
-        Ok(out)
-    }};
 }
 
 #[async_trait]
@@ -108,14 +123,9 @@ impl Store for PostgresStore {
     async fn create_tasks(&self, caller: &Caller, new: Vec<NewTask>) -> StoreResult<Vec<Task>> {
         let limits = &self.options.limits;
         let default_max = self.options.default_max_attempts;
-        in_tx!(self, |tx| tasks::create(
-            &mut tx,
-            caller,
-            new,
-            default_max,
-            limits
-        )
-        .await?)
+        batched!(self, caller.team_id, [caller, new, limits], |tx| {
+            task_create::create(tx, &caller, new, default_max, &limits).await
+        })
     }
 
     async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
@@ -136,10 +146,9 @@ impl Store for PostgresStore {
         if_match: Option<i64>,
     ) -> StoreResult<Task> {
         let limits = &self.options.limits;
-        in_tx!(self, |tx| tasks::update(
-            &mut tx, caller, id, patch, if_match, limits
-        )
-        .await?)
+        batched!(self, caller.team_id, [caller, id, patch, limits], |tx| {
+            tasks::update(tx, &caller, &id, patch, if_match, &limits).await
+        })
     }
 
     async fn claim_tasks(
@@ -149,15 +158,15 @@ impl Store for PostgresStore {
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>> {
-        in_tx!(self, |tx| claims::claim(
-            &mut tx, caller, &prefixes, lease_ms, max
-        )
-        .await?)
+        batched!(self, caller.team_id, [caller, prefixes], |tx| {
+            claims::claim(tx, &caller, &prefixes, lease_ms, max).await
+        })
     }
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
-        in_tx!(self, |tx| claims::heartbeat(&mut tx, caller, id, lease_ms)
-            .await?)
+        batched!(self, caller.team_id, [caller, id], |tx| {
+            claims::heartbeat(tx, &caller, &id, lease_ms).await
+        })
     }
 
     async fn complete_task(
@@ -166,8 +175,9 @@ impl Store for PostgresStore {
         id: &str,
         result: Option<serde_json::Value>,
     ) -> StoreResult<Task> {
-        in_tx!(self, |tx| claims::complete(&mut tx, caller, id, result)
-            .await?)
+        batched!(self, caller.team_id, [caller, id, result], |tx| {
+            claims::complete(tx, &caller, &id, result).await
+        })
     }
 
     async fn complete_tasks(
@@ -175,16 +185,21 @@ impl Store for PostgresStore {
         caller: &Caller,
         items: Vec<(String, Option<serde_json::Value>)>,
     ) -> StoreResult<Vec<Task>> {
-        in_tx!(self, |tx| claims::complete_many(&mut tx, caller, items)
-            .await?)
+        batched!(self, caller.team_id, [caller, items], |tx| {
+            claims::complete_many(tx, &caller, items).await
+        })
     }
 
     async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
-        in_tx!(self, |tx| claims::fail(&mut tx, caller, id, reason).await?)
+        batched!(self, caller.team_id, [caller, id, reason], |tx| {
+            claims::fail(tx, &caller, &id, reason).await
+        })
     }
 
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task> {
-        in_tx!(self, |tx| claims::release(&mut tx, caller, id).await?)
+        batched!(self, caller.team_id, [caller, id], |tx| {
+            claims::release(tx, &caller, &id).await
+        })
     }
 
     async fn expire_leases(&self) -> StoreResult<usize> {
@@ -224,14 +239,12 @@ impl Store for PostgresStore {
         idempotency_key: Option<String>,
     ) -> StoreResult<Posted> {
         let limits = &self.options.limits;
-        in_tx!(self, |tx| messages::post(
-            &mut tx,
-            caller,
-            post,
-            idempotency_key,
-            limits
+        batched!(
+            self,
+            caller.team_id,
+            [caller, post, idempotency_key, limits],
+            |tx| messages::post(tx, &caller, post, idempotency_key, &limits).await
         )
-        .await?)
     }
 
     async fn post_messages(
@@ -240,10 +253,9 @@ impl Store for PostgresStore {
         items: Vec<(PostMessage, Option<String>)>,
     ) -> StoreResult<Vec<Posted>> {
         let limits = &self.options.limits;
-        in_tx!(self, |tx| messages::post_many(
-            &mut tx, caller, items, limits
-        )
-        .await?)
+        batched!(self, caller.team_id, [caller, items, limits], |tx| {
+            messages::post_many(tx, &caller, items, &limits).await
+        })
     }
 
     async fn list_messages(
@@ -260,7 +272,9 @@ impl Store for PostgresStore {
     }
 
     async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64> {
-        in_tx!(self, |tx| messages::ack(&mut tx, caller, seq).await?)
+        batched!(self, caller.team_id, [caller], |tx| {
+            messages::ack(tx, &caller, seq).await
+        })
     }
 
     async fn get_memory(&self, team_id: i64) -> StoreResult<Memory> {
@@ -308,10 +322,9 @@ impl Store for PostgresStore {
         run: huddle_wire::NewTestRun,
     ) -> StoreResult<huddle_wire::TestRunSummary> {
         let limits = HistoryLimits::new(&self.options.limits, &self.options.history);
-        in_tx!(self, |tx| test_history::record(
-            &mut tx, caller, run, &limits
-        )
-        .await?)
+        batched!(self, caller.team_id, [caller, run, limits], |tx| {
+            test_history::record(tx, &caller, run, &limits).await
+        })
     }
 
     async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>> {

@@ -3,7 +3,7 @@
 use super::super::rules::{self, fmt_time, parse_json};
 use super::super::{StoreError, StoreResult};
 use super::deps;
-use super::rows::{append_events, status_of};
+use super::rows::status_of;
 use super::tx::Tx;
 use huddle_wire::{Task, TaskStatus};
 use sqlx::postgres::PgRow;
@@ -13,6 +13,25 @@ use std::collections::{HashMap, HashSet};
 /// The columns [`TaskState::from_row`] reads.
 pub const STATE_COLUMNS: &str = "id, subject, description, active_form, status, owner, claimed_by,
     lease_expires_at, attempts, max_attempts, metadata, result, failure_reason, version, created_at";
+
+/// A row's `blockedBy` and `blocks` read with it (from `tasks`, unaliased), for
+/// [`edges_from_row`]: saves a round trip under the team's lock.
+pub const EDGE_COLUMNS: &str = "array(select blocker_id from task_deps d
+           where d.team_id = tasks.team_id and d.task_id = tasks.id) as blocked_by,
+     array(select task_id from task_deps d
+           where d.team_id = tasks.team_id and d.blocker_id = tasks.id) as blocks";
+
+/// `blockedBy` and `blocks` by task id, each in id order.
+pub type Edges = HashMap<String, (Vec<String>, Vec<String>)>;
+
+/// The [`EDGE_COLUMNS`] of a row, each list in id order.
+pub fn edges_from_row(r: &PgRow) -> Result<(Vec<String>, Vec<String>), sqlx::Error> {
+    let mut blocked_by: Vec<String> = r.try_get("blocked_by")?;
+    let mut blocks: Vec<String> = r.try_get("blocks")?;
+    rules::sort_ids(&mut blocked_by);
+    rules::sort_ids(&mut blocks);
+    Ok((blocked_by, blocks))
+}
 
 pub struct TaskState {
     pub team_id: i64,
@@ -48,6 +67,26 @@ impl TaskState {
         Ok(TaskState::from_row(team_id, &row)?)
     }
 
+    /// Loads a task of a team the transaction has locked, with its edges, for a change that
+    /// leaves the edges as they are.
+    pub async fn load_with_edges(
+        tx: &mut Tx,
+        team_id: i64,
+        id: &str,
+    ) -> StoreResult<(TaskState, Edges)> {
+        let row = sqlx::query(&format!(
+            "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = $2"
+        ))
+        .bind(team_id)
+        .bind(id)
+        .fetch_optional(tx.conn())
+        .await?
+        .ok_or_else(|| StoreError::not_found(format!("task {id}")))?;
+        let state = TaskState::from_row(team_id, &row)?;
+        let edges = Edges::from([(state.id.clone(), edges_from_row(&row)?)]);
+        Ok((state, edges))
+    }
+
     pub fn from_row(team_id: i64, r: &PgRow) -> Result<TaskState, sqlx::Error> {
         let status = status_of(r, "status")?;
         Ok(TaskState {
@@ -81,6 +120,31 @@ impl TaskState {
         let mut saved = save_all(tx, vec![self], event).await?;
         Ok(saved.remove(0))
     }
+
+    /// The wire task, with the edges given and `updated_at` = `now`.
+    pub fn into_task(self, edges: (Vec<String>, Vec<String>), now: i64) -> Task {
+        let (blocked_by, blocks) = edges;
+        Task {
+            id: self.id,
+            subject: self.subject,
+            description: self.description,
+            active_form: self.active_form,
+            status: self.status,
+            owner: self.owner,
+            claimed_by: self.claimed_by,
+            lease_expires_at: self.lease_expires_at.map(fmt_time),
+            attempts: self.attempts,
+            max_attempts: self.max_attempts,
+            blocked_by,
+            blocks,
+            metadata: parse_json(&self.metadata),
+            result: self.result.as_deref().map(parse_json),
+            failure_reason: self.failure_reason,
+            version: self.version,
+            created_at: fmt_time(self.created_at),
+            updated_at: fmt_time(now),
+        }
+    }
 }
 
 /// Writes tasks of one team back with new versions in a handful of statements whatever their
@@ -88,6 +152,16 @@ impl TaskState {
 /// or left `completed`, one read of their edges, one insert of their `event`s. Returns the
 /// wire tasks in the given order.
 pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> StoreResult<Vec<Task>> {
+    save_all_with_edges(tx, states, event, None).await
+}
+
+/// [`save_all`] for a change that leaves every task's edges as `edges` (read with the rows).
+pub async fn save_all_with_edges(
+    tx: &mut Tx,
+    states: Vec<TaskState>,
+    event: &str,
+    edges: Option<Edges>,
+) -> StoreResult<Vec<Task>> {
     let Some(team_id) = states.first().map(|s| s.team_id) else {
         return Ok(Vec::new());
     };
@@ -136,9 +210,20 @@ pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> Store
     .bind(states.iter().map(|s| s.version).collect::<Vec<_>>())
     .execute(tx.conn())
     .await?;
-    // Dependents of tasks that entered (-1) or left (+1) `completed`.
+    // Saving changes no edge, so they can be read before the counters are adjusted.
+    let mut edges = match edges {
+        Some(edges) => edges,
+        None => load_edges_of(tx.conn(), team_id, &ids).await?,
+    };
+    // Dependents of tasks that entered (-1) or left (+1) `completed`; a task that blocks
+    // nothing has none to adjust.
     let (moved, deltas): (Vec<String>, Vec<i64>) = states
         .iter()
+        .filter(|s| {
+            edges
+                .get(&s.id)
+                .is_some_and(|(_, blocks)| !blocks.is_empty())
+        })
         .filter_map(|s| {
             let (was, is) = (
                 s.loaded_status == TaskStatus::Completed,
@@ -161,36 +246,20 @@ pub async fn save_all(tx: &mut Tx, states: Vec<TaskState>, event: &str) -> Store
     if !pending.is_empty() {
         ready.extend(deps::ready_among(tx, team_id, &pending).await?);
     }
-    let edges = load_edges_of(tx.conn(), team_id, &ids).await?;
-    let mut tasks = Vec::with_capacity(states.len());
-    for s in states {
-        let (blocked_by, blocks) = edges.get(&s.id).cloned().unwrap_or_default();
-        tasks.push(Task {
-            id: s.id,
-            subject: s.subject,
-            description: s.description,
-            active_form: s.active_form,
-            status: s.status,
-            owner: s.owner,
-            claimed_by: s.claimed_by,
-            lease_expires_at: s.lease_expires_at.map(fmt_time),
-            attempts: s.attempts,
-            max_attempts: s.max_attempts,
-            blocked_by,
-            blocks,
-            metadata: parse_json(&s.metadata),
-            result: s.result.as_deref().map(parse_json),
-            failure_reason: s.failure_reason,
-            version: s.version,
-            created_at: fmt_time(s.created_at),
-            updated_at: fmt_time(now),
-        });
-    }
+    let tasks: Vec<Task> = states
+        .into_iter()
+        .map(|s| {
+            let task_edges = edges.remove(&s.id).unwrap_or_default();
+            s.into_task(task_edges, now)
+        })
+        .collect();
     let data = tasks
         .iter()
         .map(|t| serde_json::to_string(t).map_err(|e| StoreError::Internal(e.to_string())))
         .collect::<StoreResult<Vec<_>>>()?;
-    append_events(tx, team_id, event, data).await?;
+    for json in data {
+        tx.append_event(team_id, event, json);
+    }
     for task in ready {
         tx.task_ready(team_id, task);
     }
@@ -202,7 +271,7 @@ pub async fn load_edges_of(
     conn: &mut sqlx::PgConnection,
     team_id: i64,
     ids: &[String],
-) -> StoreResult<HashMap<String, (Vec<String>, Vec<String>)>> {
+) -> StoreResult<Edges> {
     let rows: Vec<(String, String)> = sqlx::query_as(
         "select task_id, blocker_id from task_deps
          where team_id = $1 and (task_id = any($2) or blocker_id = any($2))",
@@ -212,7 +281,7 @@ pub async fn load_edges_of(
     .fetch_all(conn)
     .await?;
     let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let mut edges: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();
+    let mut edges = Edges::new();
     for (task, blocker) in rows {
         if wanted.contains(task.as_str()) {
             edges

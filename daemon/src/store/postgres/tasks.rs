@@ -1,110 +1,15 @@
-//! Creating, editing and listing tasks.
+//! Editing and listing tasks (creating them is `task_create.rs`).
 
-use super::super::rules::{self, IdRequest};
+use super::super::rules;
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
-use super::rows::{append_event, load_task, task_from_row, TASK_COLUMNS};
+use super::rows::{task_from_row, TASK_COLUMNS};
 use super::task_state::{load_edges_of, TaskState};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
 use crate::validate;
-use huddle_wire::{NewTask, Task, TaskPatch, TaskStatus};
+use huddle_wire::{Task, TaskPatch, TaskStatus};
 use sqlx::PgPool;
-use std::collections::HashSet;
-
-/// Creates every task or none: ids first, then edges (a batch may refer to its own ids), then
-/// events.
-pub async fn create(
-    tx: &mut Tx,
-    caller: &Caller,
-    tasks: Vec<NewTask>,
-    default_max_attempts: i64,
-    limits: &Limits,
-) -> StoreResult<Vec<Task>> {
-    rules::check_task_batch(tasks.len(), limits)?;
-    let team_id = caller.team_id;
-    tx.lock_team(team_id).await?;
-    let mut ids = Vec::with_capacity(tasks.len());
-    let mut seen = HashSet::new();
-    for (i, t) in tasks.iter().enumerate() {
-        let at = |field: &str| rules::batch_field(tasks.len(), i, field);
-        rules::validate_new_task(t, &at, limits)?;
-        let (prefix, number) = match rules::id_request(t, &at)? {
-            IdRequest::Explicit(p, n) => (p, n),
-            IdRequest::Next(p) => {
-                let next: Option<i64> = sqlx::query_scalar(
-                    "select next_number from task_counters where team_id = $1 and prefix = $2",
-                )
-                .bind(team_id)
-                .bind(&p)
-                .fetch_optional(tx.conn())
-                .await?;
-                (p, next.unwrap_or(1))
-            }
-        };
-        let id =
-            t.id.clone()
-                .unwrap_or_else(|| format!("{prefix}-{number:03}"));
-        let taken: Option<i32> = sqlx::query_scalar(
-            "select 1 from tasks where team_id = $1 and prefix = $2 and number = $3",
-        )
-        .bind(team_id)
-        .bind(&prefix)
-        .bind(number)
-        .fetch_optional(tx.conn())
-        .await?;
-        if !seen.insert((prefix.clone(), number)) || taken.is_some() {
-            return Err(rules::duplicate_task(&id));
-        }
-        let metadata = t.metadata.clone().unwrap_or_else(|| serde_json::json!({}));
-        let now = tx.now_ms;
-        sqlx::query(
-            "insert into tasks (team_id, id, prefix, number, subject, description, active_form, status, owner,
-                                max_attempts, metadata, created_at, updated_at)
-             values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11)",
-        )
-        .bind(team_id)
-        .bind(&id)
-        .bind(&prefix)
-        .bind(number)
-        .bind(&t.subject)
-        .bind(t.description.clone().unwrap_or_default())
-        .bind(&t.active_form)
-        .bind(t.owner.clone().filter(|o| !o.is_empty()))
-        .bind(t.max_attempts.unwrap_or(default_max_attempts))
-        .bind(metadata.to_string())
-        .bind(now)
-        .execute(tx.conn())
-        .await?;
-        sqlx::query(
-            "insert into task_counters (team_id, prefix, next_number) values ($1, $2, $3 + 1)
-             on conflict (team_id, prefix) do update
-             set next_number = greatest(task_counters.next_number, excluded.next_number)",
-        )
-        .bind(team_id)
-        .bind(&prefix)
-        .bind(number)
-        .execute(tx.conn())
-        .await?;
-        ids.push(id);
-    }
-    for (i, (t, id)) in tasks.iter().zip(&ids).enumerate() {
-        let field = rules::batch_field(tasks.len(), i, "blockedBy");
-        for blocker in &t.blocked_by {
-            deps::add_blocker(tx, team_id, id, blocker, &field).await?;
-        }
-    }
-    let mut created = Vec::with_capacity(ids.len());
-    for id in &ids {
-        let task = load_task(tx.conn(), team_id, id).await?;
-        append_event(tx, team_id, "task.created", &task).await?;
-        created.push(task);
-    }
-    for ready in deps::ready_among(tx, team_id, &ids).await? {
-        tx.task_ready(team_id, ready);
-    }
-    Ok(created)
-}
 
 /// Applies a patch; `if_match` must equal the current version when given.
 pub async fn update(

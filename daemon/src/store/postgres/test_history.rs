@@ -83,7 +83,7 @@ pub async fn record(
     .execute(tx.conn())
     .await?;
     let stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
-    append_event(tx, team_id, "history.run", &stored).await?;
+    append_event(tx, team_id, "history.run", &stored)?;
     Ok(stored)
 }
 

@@ -1,5 +1,9 @@
-//! One write transaction: the team locks it holds, the sequences it hands out, and what it
-//! announces to every replica when it commits.
+//! One write transaction: the team locks it holds, the sequences it hands out, the event rows
+//! and agent touches it saves on commit, and what it announces to every replica when it commits.
+//!
+//! Every statement a transaction runs while holding a team's lock keeps that team's other
+//! writers waiting, so what needs no answer (events, last-seen times) is written by the single
+//! statement that also saves the sequences and sends the announcement.
 
 use super::super::StoreResult;
 use super::CHANNEL;
@@ -21,6 +25,10 @@ struct TeamSeqs {
     event_start: i64,
     /// Tasks this transaction left ready to claim.
     ready: Vec<ReadyTask>,
+    /// Events to insert on commit: sequence, type, JSON data.
+    events: Vec<(i64, String, String)>,
+    /// Agents whose last-seen time is set on commit.
+    touched: Vec<String>,
 }
 
 pub struct Tx {
@@ -62,6 +70,8 @@ impl Tx {
                 msg_start: msg,
                 event_start: event,
                 ready: Vec::new(),
+                events: Vec::new(),
+                touched: Vec::new(),
             },
         );
         Ok(())
@@ -73,10 +83,20 @@ impl Tx {
             .expect("lock_team before handing out sequences")
     }
 
-    pub fn next_event_seq(&mut self, team_id: i64) -> i64 {
+    /// Appends an event to the team's log; it is inserted on commit, numbered now.
+    pub fn append_event(&mut self, team_id: i64, kind: &str, data: String) {
         let s = self.seqs(team_id);
         s.event += 1;
-        s.event
+        let seq = s.event;
+        s.events.push((seq, kind.to_string(), data));
+    }
+
+    /// Marks the agent as seen (at most one row write per agent per second), on commit.
+    pub fn touch_agent(&mut self, team_id: i64, agent: &str) {
+        let s = self.seqs(team_id);
+        if !s.touched.iter().any(|a| a == agent) {
+            s.touched.push(agent.to_string());
+        }
     }
 
     pub fn next_msg_seq(&mut self, team_id: i64) -> i64 {
@@ -96,33 +116,48 @@ impl Tx {
         self.seqs(team_id).ready.push(task);
     }
 
-    /// Writes the sequences back, announces each team's new rows, and commits. The
-    /// notifications are delivered only if the commit succeeds, in commit order.
+    /// Inserts the events, touches the agents, writes the sequences back, announces each
+    /// team's new rows, and commits. The notifications are delivered only if the commit
+    /// succeeds, in commit order.
     pub async fn commit(mut self) -> StoreResult<()> {
-        for (team_id, s) in &self.teams {
+        let now = self.now_ms;
+        for (team_id, s) in std::mem::take(&mut self.teams) {
             let changed = s.msg != s.msg_start || s.event != s.event_start;
-            if !changed && s.ready.is_empty() {
+            let announce = changed || !s.ready.is_empty();
+            if !announce && s.touched.is_empty() {
                 continue;
             }
             let overflow = s.ready.len() > MAX_READY_ANNOUNCED;
             let payload = Announcement {
-                team_id: *team_id,
+                team_id,
                 msgs: (s.msg_start + 1, s.msg),
                 events: (s.event_start + 1, s.event),
                 tasks_changed: overflow,
-                ready: if overflow {
-                    Vec::new()
-                } else {
-                    s.ready.clone()
-                },
+                ready: if overflow { Vec::new() } else { s.ready },
             }
             .encode();
-            // The sequences and the announcement in one round trip.
+            let (mut seqs, mut kinds, mut data) = (Vec::new(), Vec::new(), Vec::new());
+            for (seq, kind, json) in s.events {
+                seqs.push(seq);
+                kinds.push(kind);
+                data.push(json);
+            }
+            // One round trip for everything the transaction's callers did not need an answer to.
             sqlx::query(
-                "with saved as (
+                "with appended as (
+                     insert into events (team_id, seq, type, data, created_at)
+                     select $1, e.seq, e.type, e.data, $7
+                     from unnest($8::bigint[], $9::text[], $10::text[]) as e(seq, type, data)
+                 ),
+                 touched as (
+                     update agents set last_seen_at = $7
+                     where team_id = $1 and name = any($11)
+                       and (last_seen_at is null or last_seen_at < $7 - 1000)
+                 ),
+                 saved as (
                      update teams set msg_seq = $2, event_seq = $3 where id = $1 and $4
                  )
-                 select pg_notify($5, $6)",
+                 select pg_notify($5, $6) where $12",
             )
             .bind(team_id)
             .bind(s.msg)
@@ -130,6 +165,12 @@ impl Tx {
             .bind(changed)
             .bind(CHANNEL)
             .bind(payload)
+            .bind(now)
+            .bind(seqs)
+            .bind(kinds)
+            .bind(data)
+            .bind(s.touched)
+            .bind(announce)
             .execute(&mut *self.tx)
             .await?;
         }

@@ -1,0 +1,229 @@
+//! Group commit per team: the writes of one team that arrive together run in one transaction.
+//!
+//! Every write of a team holds the team's row lock from its first statement to its commit, so a
+//! team's writes are serial however many connections there are; each one paid a lock hand-off,
+//! a commit and an fsync. Here a replica queues its writes per team; one runner per team with
+//! writes waiting takes up to `max_batch` of them, runs them one after another in a single
+//! transaction, commits once and only then answers each.
+//!
+//! A batch has no savepoints (each would be a round trip, and more than 64 written
+//! subtransactions slow every snapshot on the server). Instead, when a write of a batch is
+//! refused or fails, the batch is rolled back, that write runs again alone in its own
+//! transaction (exactly as it would have unbatched) and the others again as a batch: one
+//! refused write never makes another fail, and every answer comes from a transaction that
+//! committed or from the write's own refusal. Writes are therefore closures that can run more
+//! than once.
+//!
+//! Bounds: a queue holds one entry per write whose request is waiting for it, so the daemon's
+//! connection cap bounds it; a team's entry is removed as soon as its queue is empty. A write
+//! whose requester has gone is dropped before it runs.
+
+use super::super::{StoreError, StoreResult};
+use super::tx::Tx;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use sqlx::PgPool;
+use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::sync::oneshot;
+
+/// One queued write: runs in a transaction (maybe twice), then is told how its batch ended.
+trait Job: Send {
+    /// Whether anyone is still waiting for the answer.
+    fn wanted(&self) -> bool;
+    /// Runs the write; `false` when it was refused or failed (the answer keeps why).
+    fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool>;
+    /// Answers: the write's own result if the transaction committed, else the commit's error.
+    fn finish(self: Box<Self>, committed: StoreResult<()>);
+}
+
+struct Write<T, F> {
+    write: F,
+    answer: Option<StoreResult<T>>,
+    reply: oneshot::Sender<StoreResult<T>>,
+}
+
+impl<T, F> Job for Write<T, F>
+where
+    T: Send + 'static,
+    F: for<'t> Fn(&'t mut Tx) -> BoxFuture<'t, StoreResult<T>> + Send + 'static,
+{
+    fn wanted(&self) -> bool {
+        !self.reply.is_closed()
+    }
+
+    fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool> {
+        Box::pin(async move {
+            let result = AssertUnwindSafe((self.write)(tx)).catch_unwind().await;
+            let answer = result.unwrap_or_else(|_| {
+                tracing::error!("a PostgreSQL write panicked; its batch is rolled back");
+                Err(StoreError::Internal("the write panicked".into()))
+            });
+            let ok = answer.is_ok();
+            self.answer = Some(answer);
+            ok
+        })
+    }
+
+    fn finish(self: Box<Self>, committed: StoreResult<()>) {
+        let answer = match (self.answer, committed) {
+            (Some(Err(refused)), _) => Err(refused),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(e)) => Err(e),
+            (None, Ok(())) => Err(StoreError::Internal("a queued write never ran".into())),
+        };
+        let _ = self.reply.send(answer);
+    }
+}
+
+type Queues = HashMap<i64, VecDeque<Box<dyn Job>>>;
+
+pub struct Batcher {
+    pool: PgPool,
+    max_batch: usize,
+    queues: Mutex<Queues>,
+}
+
+impl Batcher {
+    pub fn new(pool: PgPool, max_batch: usize) -> Arc<Batcher> {
+        Arc::new(Batcher {
+            pool,
+            max_batch: max_batch.max(1),
+            queues: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Runs `write` in a transaction of `team_id`'s next batch and returns its answer once that
+    /// transaction has committed. `write` may run twice (see the module docs).
+    pub async fn write<T, F>(self: &Arc<Self>, team_id: i64, write: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: for<'t> Fn(&'t mut Tx) -> BoxFuture<'t, StoreResult<T>> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job = Box::new(Write {
+            write,
+            answer: None,
+            reply,
+        });
+        let start_runner = {
+            let mut queues = self.queues.lock().expect("batcher queues");
+            // A team has an entry exactly while its runner runs: the first write of an idle
+            // team starts one, later writes join its queue.
+            let idle = !queues.contains_key(&team_id);
+            queues.entry(team_id).or_default().push_back(job);
+            idle
+        };
+        if start_runner {
+            let batcher = Arc::clone(self);
+            tokio::spawn(async move { batcher.drain(team_id).await });
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| Err(StoreError::Internal("the write was dropped".into())))
+    }
+
+    /// Runs `team_id`'s batches until its queue is empty, then removes the queue (under the
+    /// same lock a new write checks, so no write is left without a runner).
+    async fn drain(self: Arc<Self>, team_id: i64) {
+        // Should this task end any other way (a panic outside a write), the queue goes with
+        // it: its writers are answered with an error and the next write starts a new runner.
+        let mut guard = RunnerGuard {
+            batcher: &self,
+            team_id,
+            done: false,
+        };
+        loop {
+            let batch: Vec<Box<dyn Job>> = {
+                let mut queues = self.queues.lock().expect("batcher queues");
+                let Some(queue) = queues.get_mut(&team_id) else {
+                    guard.done = true;
+                    return;
+                };
+                let n = queue.len().min(self.max_batch);
+                let batch: Vec<_> = queue.drain(..n).collect();
+                if batch.is_empty() {
+                    queues.remove(&team_id);
+                    guard.done = true;
+                    return;
+                }
+                batch
+            };
+            self.run_batch(batch).await;
+        }
+    }
+
+    /// Runs the jobs in one transaction. When one is refused or fails, the transaction is
+    /// rolled back, that job runs alone (its answer is its own), and the others run again as
+    /// a new batch: one bad write costs its batch one extra transaction, not one per write.
+    async fn run_batch(&self, batch: Vec<Box<dyn Job>>) {
+        let mut jobs: Vec<Box<dyn Job>> = batch.into_iter().filter(|j| j.wanted()).collect();
+        while jobs.len() > 1 {
+            let started = Instant::now();
+            let mut tx = match Tx::begin(&self.pool).await {
+                Ok(tx) => tx,
+                Err(e) => {
+                    for job in jobs {
+                        job.finish(Err(e.clone()));
+                    }
+                    return;
+                }
+            };
+            let mut failed = None;
+            for (i, job) in jobs.iter_mut().enumerate() {
+                if !job.run(&mut tx).await {
+                    failed = Some(i);
+                    break;
+                }
+            }
+            let Some(i) = failed else {
+                let committed = tx.commit().await;
+                crate::metrics::writer_batch(jobs.len(), started.elapsed());
+                for job in jobs {
+                    job.finish(committed.clone());
+                }
+                return;
+            };
+            drop(tx);
+            self.run_alone(jobs.remove(i)).await;
+        }
+        if let Some(job) = jobs.pop() {
+            self.run_alone(job).await;
+        }
+    }
+
+    async fn run_alone(&self, mut job: Box<dyn Job>) {
+        let started = Instant::now();
+        let mut tx = match Tx::begin(&self.pool).await {
+            Ok(tx) => tx,
+            Err(e) => return job.finish(Err(e)),
+        };
+        if job.run(&mut tx).await {
+            let committed = tx.commit().await;
+            crate::metrics::writer_batch(1, started.elapsed());
+            job.finish(committed);
+        } else {
+            drop(tx);
+            job.finish(Ok(()));
+        }
+    }
+}
+
+/// Removes a team's queue if its runner ends without emptying it (see [`Batcher::drain`]).
+struct RunnerGuard<'b> {
+    batcher: &'b Batcher,
+    team_id: i64,
+    done: bool,
+}
+
+impl Drop for RunnerGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Ok(mut queues) = self.batcher.queues.lock() {
+                queues.remove(&self.team_id);
+            }
+        }
+    }
+}
