@@ -8,7 +8,8 @@
 //!   `unmatched` for anything no route took, so label values stay few;
 //! - `huddle_http_errors_total{code}` — every API error answered, by its code (rate-limited,
 //!   refused, …), counted where errors become responses (and for MCP tool errors);
-//! - `huddle_writer_batch_size`, `huddle_writer_commit_seconds` — the SQLite writer, per batch;
+//! - `huddle_writer_batch_size`, `huddle_writer_commit_seconds` — per write batch: the SQLite
+//!   writer's, or a PostgreSQL team's group commit;
 //! - `huddle_tasks{team,status}` — read from the store at scrape time;
 //! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`.
 //!

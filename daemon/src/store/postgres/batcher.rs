@@ -161,7 +161,6 @@ impl Batcher {
     async fn run_batch(&self, batch: Vec<Box<dyn Job>>) {
         let mut jobs: Vec<Box<dyn Job>> = batch.into_iter().filter(|j| j.wanted()).collect();
         while jobs.len() > 1 {
-            let started = Instant::now();
             let mut tx = match Tx::begin(&self.pool).await {
                 Ok(tx) => tx,
                 Err(e) => {
@@ -179,6 +178,7 @@ impl Batcher {
                 }
             }
             let Some(i) = failed else {
+                let started = Instant::now();
                 let committed = tx.commit().await;
                 crate::metrics::writer_batch(jobs.len(), started.elapsed());
                 for job in jobs {
@@ -195,12 +195,12 @@ impl Batcher {
     }
 
     async fn run_alone(&self, mut job: Box<dyn Job>) {
-        let started = Instant::now();
         let mut tx = match Tx::begin(&self.pool).await {
             Ok(tx) => tx,
             Err(e) => return job.finish(Err(e)),
         };
         if job.run(&mut tx).await {
+            let started = Instant::now();
             let committed = tx.commit().await;
             crate::metrics::writer_batch(1, started.elapsed());
             job.finish(committed);

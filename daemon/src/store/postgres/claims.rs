@@ -1,16 +1,13 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
 use super::super::rules;
-use super::super::{Caller, StoreError, StoreResult};
+use super::super::{Caller, StoreResult};
 use super::rows::append_event;
 use super::rows::load_task;
-use super::task_state::{
-    edges_from_row, save_all, save_all_with_edges, Edges, TaskState, EDGE_COLUMNS, STATE_COLUMNS,
-};
+use super::task_state::{edges_from_row, save_all, TaskState, EDGE_COLUMNS, STATE_COLUMNS};
 use super::tx::Tx;
 use huddle_wire::{Task, TaskStatus};
 use sqlx::{PgPool, Row};
-use std::collections::HashMap;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
 /// is empty, the caller's name or the caller's role: picked, updated and read back with their
@@ -85,65 +82,6 @@ pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) ->
     .execute(tx.conn())
     .await?;
     load_task(tx.conn(), caller.team_id, id).await
-}
-
-pub async fn complete(
-    tx: &mut Tx,
-    caller: &Caller,
-    id: &str,
-    result: Option<serde_json::Value>,
-) -> StoreResult<Task> {
-    tx.lock_team(caller.team_id).await?;
-    let (mut task, edges) = TaskState::load_with_edges(tx, caller.team_id, id).await?;
-    ensure_holder(&task, caller, true)?;
-    task.status = TaskStatus::Completed;
-    task.result = result.map(|r| r.to_string());
-    task.lease_expires_at = None;
-    tx.touch_agent(caller.team_id, &caller.agent);
-    let mut saved = save_all_with_edges(tx, vec![task], "task.completed", Some(edges)).await?;
-    Ok(saved.remove(0))
-}
-
-/// Completes every listed task or none, in a handful of statements whatever their number.
-pub async fn complete_many(
-    tx: &mut Tx,
-    caller: &Caller,
-    items: Vec<(String, Option<serde_json::Value>)>,
-) -> StoreResult<Vec<Task>> {
-    let team_id = caller.team_id;
-    tx.lock_team(team_id).await?;
-    let ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
-    let rows = sqlx::query(&format!(
-        "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = any($2)"
-    ))
-    .bind(team_id)
-    .bind(&ids)
-    .fetch_all(tx.conn())
-    .await?;
-    let mut found: HashMap<String, TaskState> = HashMap::with_capacity(rows.len());
-    let mut edges = Edges::with_capacity(rows.len());
-    for row in &rows {
-        let state = TaskState::from_row(team_id, row)?;
-        edges.insert(state.id.clone(), edges_from_row(row)?);
-        found.insert(state.id.clone(), state);
-    }
-    let mut done = Vec::with_capacity(items.len());
-    for (id, result) in items {
-        let Some(mut task) = found.remove(&id) else {
-            // Unknown, or listed twice (then it is already completed by this request).
-            if done.iter().any(|t: &TaskState| t.id == id) {
-                rules::ensure_holder(&id, TaskStatus::Completed, None, caller, true)?;
-            }
-            return Err(StoreError::not_found(format!("task {id}")));
-        };
-        ensure_holder(&task, caller, true)?;
-        task.status = TaskStatus::Completed;
-        task.result = result.map(|r| r.to_string());
-        task.lease_expires_at = None;
-        done.push(task);
-    }
-    tx.touch_agent(team_id, &caller.agent);
-    save_all_with_edges(tx, done, "task.completed", Some(edges)).await
 }
 
 pub async fn fail(tx: &mut Tx, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {

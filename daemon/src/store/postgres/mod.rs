@@ -11,6 +11,7 @@
 mod agents;
 mod batcher;
 mod claims;
+mod completions;
 mod deps;
 mod listener;
 mod memory;

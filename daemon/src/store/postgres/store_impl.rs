@@ -7,7 +7,9 @@ use super::super::{
 };
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
-use super::{agents, claims, memory, messages, task_create, tasks, test_history, PostgresStore};
+use super::{
+    agents, claims, completions, memory, messages, task_create, tasks, test_history, PostgresStore,
+};
 use async_trait::async_trait;
 use huddle_wire::{
     Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
@@ -176,7 +178,7 @@ impl Store for PostgresStore {
         result: Option<serde_json::Value>,
     ) -> StoreResult<Task> {
         batched!(self, caller.team_id, [caller, id, result], |tx| {
-            claims::complete(tx, &caller, &id, result).await
+            completions::complete(tx, &caller, &id, result).await
         })
     }
 
@@ -186,7 +188,7 @@ impl Store for PostgresStore {
         items: Vec<(String, Option<serde_json::Value>)>,
     ) -> StoreResult<Vec<Task>> {
         batched!(self, caller.team_id, [caller, items], |tx| {
-            claims::complete_many(tx, &caller, items).await
+            completions::complete_many(tx, &caller, items).await
         })
     }
 

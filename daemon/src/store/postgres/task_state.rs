@@ -67,26 +67,6 @@ impl TaskState {
         Ok(TaskState::from_row(team_id, &row)?)
     }
 
-    /// Loads a task of a team the transaction has locked, with its edges, for a change that
-    /// leaves the edges as they are.
-    pub async fn load_with_edges(
-        tx: &mut Tx,
-        team_id: i64,
-        id: &str,
-    ) -> StoreResult<(TaskState, Edges)> {
-        let row = sqlx::query(&format!(
-            "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = $2"
-        ))
-        .bind(team_id)
-        .bind(id)
-        .fetch_optional(tx.conn())
-        .await?
-        .ok_or_else(|| StoreError::not_found(format!("task {id}")))?;
-        let state = TaskState::from_row(team_id, &row)?;
-        let edges = Edges::from([(state.id.clone(), edges_from_row(&row)?)]);
-        Ok((state, edges))
-    }
-
     pub fn from_row(team_id: i64, r: &PgRow) -> Result<TaskState, sqlx::Error> {
         let status = status_of(r, "status")?;
         Ok(TaskState {
