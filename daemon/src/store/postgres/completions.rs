@@ -6,7 +6,7 @@ use super::super::{Caller, StoreError, StoreResult};
 use super::deps;
 use super::rows::append_event;
 use super::task_state::{
-    edges_from_row, save_all_with_edges, Edges, TaskState, EDGE_COLUMNS, STATE_COLUMNS,
+    edges_from_row, save_all_with_edges, Edges, TaskEdges, TaskState, EDGE_COLUMNS, STATE_COLUMNS,
 };
 use super::tx::Tx;
 use huddle_wire::{Role, Task, TaskStatus};
@@ -108,7 +108,7 @@ async fn complete_held(
     .bind(&caller.agent)
     .fetch_all(tx.conn())
     .await?;
-    let mut done: HashMap<String, (TaskState, (Vec<String>, Vec<String>))> = HashMap::new();
+    let mut done: HashMap<String, (TaskState, TaskEdges)> = HashMap::new();
     for row in &rows {
         let state = TaskState::from_row(team_id, row)?;
         done.insert(state.id.clone(), (state, edges_from_row(row)?));

@@ -21,11 +21,14 @@ pub const EDGE_COLUMNS: &str = "array(select blocker_id from task_deps d
      array(select task_id from task_deps d
            where d.team_id = tasks.team_id and d.blocker_id = tasks.id) as blocks";
 
-/// `blockedBy` and `blocks` by task id, each in id order.
-pub type Edges = HashMap<String, (Vec<String>, Vec<String>)>;
+/// A task's `blockedBy` and `blocks`, each in id order.
+pub type TaskEdges = (Vec<String>, Vec<String>);
+
+/// [`TaskEdges`] by task id.
+pub type Edges = HashMap<String, TaskEdges>;
 
 /// The [`EDGE_COLUMNS`] of a row, each list in id order.
-pub fn edges_from_row(r: &PgRow) -> Result<(Vec<String>, Vec<String>), sqlx::Error> {
+pub fn edges_from_row(r: &PgRow) -> Result<TaskEdges, sqlx::Error> {
     let mut blocked_by: Vec<String> = r.try_get("blocked_by")?;
     let mut blocks: Vec<String> = r.try_get("blocks")?;
     rules::sort_ids(&mut blocked_by);
@@ -102,7 +105,7 @@ impl TaskState {
     }
 
     /// The wire task, with the edges given and `updated_at` = `now`.
-    pub fn into_task(self, edges: (Vec<String>, Vec<String>), now: i64) -> Task {
+    pub fn into_task(self, edges: TaskEdges, now: i64) -> Task {
         let (blocked_by, blocks) = edges;
         Task {
             id: self.id,
