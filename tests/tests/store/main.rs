@@ -8,3 +8,4 @@ mod contract;
 mod counts;
 mod history;
 mod published;
+mod statistics;

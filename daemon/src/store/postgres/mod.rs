@@ -9,6 +9,7 @@
 //! long-polling claims and inboxes on any replica see every replica's writes, in order.
 
 mod agents;
+mod analyzer;
 mod batcher;
 mod claims;
 mod completions;
@@ -27,6 +28,7 @@ mod tx;
 use super::{StoreError, StoreResult};
 use crate::config::LimitSettings;
 use crate::hub::Hub;
+use analyzer::Analyzer;
 use batcher::Batcher;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::ConnectOptions;
@@ -56,6 +58,7 @@ pub struct PostgresOptions {
 pub struct PostgresStore {
     pool: PgPool,
     batcher: Arc<Batcher>,
+    analyzer: Arc<Analyzer>,
     options: PostgresOptions,
     /// Ends the listener task on close.
     stop: CancellationToken,
@@ -89,6 +92,7 @@ impl PostgresStore {
         let task = listener::start(&pool, hub, stop.clone()).await?;
         Ok(PostgresStore {
             batcher: Batcher::new(pool.clone(), options.max_batch),
+            analyzer: Analyzer::new(pool.clone()),
             pool,
             options,
             stop,

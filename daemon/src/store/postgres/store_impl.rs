@@ -125,9 +125,11 @@ impl Store for PostgresStore {
     async fn create_tasks(&self, caller: &Caller, new: Vec<NewTask>) -> StoreResult<Vec<Task>> {
         let limits = &self.options.limits;
         let default_max = self.options.default_max_attempts;
-        batched!(self, caller.team_id, [caller, new, limits], |tx| {
+        let created: Vec<Task> = batched!(self, caller.team_id, [caller, new, limits], |tx| {
             task_create::create(tx, &caller, new, default_max, &limits).await
-        })
+        })?;
+        self.analyzer.tasks_created(created.len());
+        Ok(created)
     }
 
     async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
