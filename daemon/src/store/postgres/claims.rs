@@ -153,7 +153,12 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize>
     Ok(count)
 }
 
-fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> StoreResult<()> {
+/// The shared holder rule, on a loaded task (claims and completions).
+pub(super) fn ensure_holder(
+    task: &TaskState,
+    caller: &Caller,
+    coordinator_may: bool,
+) -> StoreResult<()> {
     rules::ensure_holder(
         &task.id,
         task.status,

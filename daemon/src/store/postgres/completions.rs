@@ -3,6 +3,7 @@
 
 use super::super::rules;
 use super::super::{Caller, StoreError, StoreResult};
+use super::claims::ensure_holder;
 use super::deps;
 use super::rows::append_event;
 use super::task_state::{
@@ -147,14 +148,4 @@ async fn refusal(tx: &mut Tx, caller: &Caller, id: &str) -> StoreError {
             StoreError::Internal(format!("task {id} could be completed but was not"))
         }),
     }
-}
-
-fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> StoreResult<()> {
-    rules::ensure_holder(
-        &task.id,
-        task.status,
-        task.claimed_by.as_deref(),
-        caller,
-        coordinator_may,
-    )
 }
