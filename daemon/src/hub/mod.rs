@@ -128,6 +128,15 @@ impl Hub {
         self.team(team_id).events.subscribe()
     }
 
+    /// Whether anyone here follows the team's events now. A feed that skips unwatched events
+    /// loses nothing: a stream subscribes before it catches up from the database.
+    pub fn events_watched(&self, team_id: i64) -> bool {
+        let teams = self.teams.lock().unwrap_or_else(|p| p.into_inner());
+        teams
+            .get(&team_id)
+            .is_some_and(|t| t.events.receiver_count() > 0)
+    }
+
     pub fn subscribe_messages(&self, team_id: i64) -> broadcast::Receiver<Arc<StreamItem>> {
         self.team(team_id).messages.subscribe()
     }

@@ -60,6 +60,8 @@ pub struct PgServer {
 
 impl PgServer {
     /// initdb + pg_ctl start with durable commits (`synchronous_commit=on`, fsync on).
+    /// `HUDDLE_BENCH_PG_OPTS` adds server options, e.g. to load `pg_stat_statements` when
+    /// profiling a scenario.
     pub fn start(user: &str) -> Result<PgServer, String> {
         let bin = pg_bin()?;
         let dir = tempfile::Builder::new()
@@ -81,7 +83,8 @@ impl PgServer {
         let sock = dir.path().to_string_lossy().to_string();
         let opts = format!(
             "-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c max_connections=300 \
-             -c synchronous_commit=on -c shared_buffers=256MB"
+             -c synchronous_commit=on -c shared_buffers=256MB {}",
+            std::env::var("HUDDLE_BENCH_PG_OPTS").unwrap_or_default()
         );
         check(
             as_pg(&bin, "pg_ctl")

@@ -192,3 +192,50 @@ async fn postgres_replicas_see_each_others_writes_in_order() {
     let task = a.get_task(coord.team_id, "TEST-002").await.unwrap();
     assert_eq!(task.attempts, 1);
 }
+
+/// A replica reads the events another wrote only while someone there follows them (or for a
+/// revocation): a follower that arrives later catches up from the database and then sees the
+/// rest live, in order, and a revocation reaches a replica where nobody follows the events.
+#[tokio::test]
+async fn a_replica_delivers_events_to_whoever_follows_them_and_revocations_always() {
+    let url = huddle_tests::pg::fresh_database().await;
+    let (hub_a, hub_b) = (Arc::new(Hub::new(4096)), Arc::new(Hub::new(4096)));
+    let (a, _ka) = postgres_on(&url, hub_a.clone()).await;
+    let (b, _kb) = postgres_on(&url, hub_b.clone()).await;
+    let (coord, tester, _executor) = team(&*a, "qa").await;
+    let mut revocations = hub_b.subscribe_revocations();
+    // Nobody follows the events on B while A writes.
+    assert!(!hub_b.events_watched(coord.team_id));
+    for n in 1..=5 {
+        a.create_tasks(&coord, vec![task(&format!("TEST-{n:03}"), &[])])
+            .await
+            .unwrap();
+    }
+    // A revocation on A reaches B anyway.
+    a.set_agent_token(coord.team_id, &tester.agent, None)
+        .await
+        .unwrap();
+    let revoked = tokio::time::timeout(Duration::from_secs(30), revocations.recv())
+        .await
+        .expect("B heard of the revocation within 30 s")
+        .unwrap();
+    assert_eq!(revoked.agent, tester.agent);
+    // A follower on B subscribes, then catches up from the database, as a stream does.
+    let mut live = hub_b.subscribe_events(coord.team_id);
+    assert!(hub_b.events_watched(coord.team_id));
+    let stored = b.list_events(coord.team_id, 0, 1000).await.unwrap();
+    let caught_up = stored.last().unwrap().seq;
+    assert!(stored.iter().any(|e| e.kind == "agent.revoked"));
+    // What A writes from now on reaches B's follower live, in order, after the catch-up.
+    for n in 6..=10 {
+        a.create_tasks(&coord, vec![task(&format!("TEST-{n:03}"), &[])])
+            .await
+            .unwrap();
+    }
+    let seen = take_after(&mut live, caught_up, 5).await;
+    assert_consecutive(&seen, "replica B's events");
+    assert_eq!(seen[0].seq, caught_up + 1);
+    assert!(seen.iter().all(|e| e.kind == "task.created"));
+    let stored = b.list_events(coord.team_id, 0, 1000).await.unwrap();
+    assert_eq!(stored.last().unwrap().seq, seen.last().unwrap().seq);
+}

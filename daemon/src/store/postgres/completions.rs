@@ -89,14 +89,13 @@ async fn complete_held(
         // The rows are found by primary key first: with `status = 'in_progress'` beside it the
         // generic plan scanned the lease index, dead entries and all.
         "with target as materialized (
-             select id as target_id, status as target_status, claimed_by as holder
-             from tasks where team_id = $1 and id = any($2)
+             select id as target_id, status as target_status, claimed_by as holder,
+                    u.done_result
+             from unnest($2::text[], $3::text[]) as u(done_id, done_result)
+             join tasks on tasks.team_id = $1 and tasks.id = u.done_id
          )
          update tasks set status = 'completed', lease_expires_at = null,
-                version = version + 1, updated_at = $4,
-                result = (select u.done_result from unnest($2::text[], $3::text[])
-                              as u(done_id, done_result)
-                          where u.done_id = tasks.id)
+                version = version + 1, updated_at = $4, result = target.done_result
          from target
          where tasks.team_id = $1 and tasks.id = target.target_id
            and target.target_status = 'in_progress' and target.holder = $5

@@ -12,7 +12,7 @@
 
 use super::super::rules::event_json;
 use super::super::StoreResult;
-use super::tx::Announcement;
+use super::tx::{Announcement, TOKEN_EVENTS};
 use super::{messages, CHANNEL};
 use crate::hub::{Hub, Publish, RemoteRevocation, StreamItem};
 use sqlx::postgres::PgListener;
@@ -93,6 +93,7 @@ fn merge_per_team(announced: impl Iterator<Item = Announcement>) -> Vec<Announce
                 m.msgs = (m.msgs.0.min(a.msgs.0), m.msgs.1.max(a.msgs.1));
                 m.events = (m.events.0.min(a.events.0), m.events.1.max(a.events.1));
                 m.tasks_changed |= a.tasks_changed;
+                m.tokens_changed |= a.tokens_changed;
                 m.ready.extend(a.ready);
             }
         }
@@ -136,46 +137,30 @@ where
         }
     }
     if a.events.1 > event_after {
-        // Streamed as stored: the data text is spliced into the event's JSON, never parsed,
-        // except for revocations, which end that agent's streams and cached tokens here.
-        let rows: Vec<(i64, String, String, i64)> = sqlx::query_as(
-            "select seq, type, data, created_at from events
-             where team_id = $1 and seq > $2 and seq <= $3 order by seq",
-        )
-        .bind(team)
-        .bind(event_after)
-        .bind(a.events.1)
-        .fetch_all(&mut *db)
-        .await?;
-        for (seq, kind, data, created_at) in rows {
-            if kind == "agent.revoked" || kind == "agent.rotated" {
-                let agent: serde_json::Value = serde_json::from_str(&data).unwrap_or_default();
-                if let Some(name) = agent.get("name").and_then(|n| n.as_str()) {
-                    // The token valid now (a rotation's new one) keeps what it started.
-                    let valid: Option<String> = sqlx::query_scalar(
-                        "select token_hash from agents
-                         where team_id = $1 and name = $2 and revoked_at is null",
-                    )
-                    .bind(team)
-                    .bind(name)
-                    .fetch_optional(&mut *db)
-                    .await?;
-                    hub.revoke(RemoteRevocation {
-                        team_id: team,
-                        agent: name.to_string(),
-                        valid_token_hash: valid,
-                    });
+        // Read only when someone here follows the events (a stream that subscribes later
+        // catches up from the database), or for the revocations among them, which end that
+        // agent's streams and cached tokens here whoever watches.
+        let watched = hub.events_watched(team);
+        if watched || a.tokens_changed || known.is_none_or(|d| d.event < a.events.0 - 1) {
+            for (seq, kind, data, created_at) in
+                read_events(&mut *db, team, event_after, a.events.1, watched).await?
+            {
+                if TOKEN_EVENTS.contains(&kind.as_str()) {
+                    revoke(&mut *db, hub, team, &data).await?;
+                }
+                if watched {
+                    // Streamed as stored: the data text is spliced into the event's JSON.
+                    publish.push(Publish::Event(Arc::new(StreamItem {
+                        seq,
+                        json: event_json(seq, &kind, &data, created_at)?.into(),
+                        kind,
+                        from: String::new(),
+                        to: String::new(),
+                    })));
                 }
             }
-            now.event = seq;
-            publish.push(Publish::Event(Arc::new(StreamItem {
-                seq,
-                json: event_json(seq, &kind, &data, created_at)?.into(),
-                kind,
-                from: String::new(),
-                to: String::new(),
-            })));
         }
+        now.event = a.events.1;
     }
     if a.tasks_changed {
         publish.push(Publish::TasksChanged);
@@ -183,6 +168,57 @@ where
     publish.extend(a.ready.into_iter().map(Publish::TaskReady));
     delivered.insert(team, now);
     hub.publish(team, publish);
+    Ok(())
+}
+
+/// The team's events in `(after, upto]`, in order: all of them, or only [`TOKEN_EVENTS`].
+async fn read_events<D>(
+    db: &mut D,
+    team: i64,
+    after: i64,
+    upto: i64,
+    all: bool,
+) -> StoreResult<Vec<(i64, String, String, i64)>>
+where
+    for<'c> &'c mut D: sqlx::PgExecutor<'c>,
+{
+    Ok(sqlx::query_as(
+        "select seq, type, data, created_at from events
+         where team_id = $1 and seq > $2 and seq <= $3 and ($4 or type = any($5))
+         order by seq",
+    )
+    .bind(team)
+    .bind(after)
+    .bind(upto)
+    .bind(all)
+    .bind(&TOKEN_EVENTS[..])
+    .fetch_all(db)
+    .await?)
+}
+
+/// An agent's token was revoked or rotated (on any replica): ends its streams and cached
+/// tokens here, except what the token valid now (a rotation's new one) started.
+async fn revoke<D>(db: &mut D, hub: &Hub, team: i64, data: &str) -> StoreResult<()>
+where
+    for<'c> &'c mut D: sqlx::PgExecutor<'c>,
+{
+    let agent: serde_json::Value = serde_json::from_str(data).unwrap_or_default();
+    let Some(name) = agent.get("name").and_then(|n| n.as_str()) else {
+        return Ok(());
+    };
+    let valid: Option<String> = sqlx::query_scalar(
+        "select token_hash from agents
+         where team_id = $1 and name = $2 and revoked_at is null",
+    )
+    .bind(team)
+    .bind(name)
+    .fetch_optional(db)
+    .await?;
+    hub.revoke(RemoteRevocation {
+        team_id: team,
+        agent: name.to_string(),
+        valid_token_hash: valid,
+    });
     Ok(())
 }
 
@@ -208,6 +244,7 @@ async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Deliver
             msgs: (msg + 1, msg),
             events: (event + 1, event),
             tasks_changed: true,
+            tokens_changed: true,
             ready: Vec::new(),
         };
         let delivered_now = match pool.acquire().await {
@@ -231,6 +268,7 @@ mod tests {
             msgs,
             events: (1, 0),
             tasks_changed: false,
+            tokens_changed: false,
             ready: ready
                 .iter()
                 .map(|p| ReadyTask {

@@ -30,6 +30,7 @@ use crate::config::LimitSettings;
 use crate::hub::Hub;
 use analyzer::Analyzer;
 use batcher::Batcher;
+use huddle_wire::limits::MAX_CLAIM_BATCH;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::ConnectOptions;
 use sqlx::PgPool;
@@ -74,7 +75,10 @@ impl PostgresStore {
                 StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
             })?
             // A write waiting for its team's lock is normal under load, not a slow query.
-            .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10));
+            .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10))
+            // Room for every statement prepared per connection: ~50, plus one claim per
+            // `max` (at most MAX_CLAIM_BATCH, see `claims::claim`), so none is re-prepared.
+            .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize);
         let pool = PgPoolOptions::new()
             .max_connections(options.pool_size)
             // Writes of one team queue on its lock: a long queue is slow, not unavailable.

@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 /// replica wakes all its claimers), which keeps the payload well under PostgreSQL's 8,000 bytes.
 const MAX_READY_ANNOUNCED: usize = 40;
 
+/// Events that end streams and cached tokens on every replica, whoever watches the log.
+pub const TOKEN_EVENTS: [&str; 2] = ["agent.revoked", "agent.rotated"];
+
 /// A team's sequences, read under the team's row lock and written back before the commit.
 #[derive(Debug, Clone)]
 struct TeamSeqs {
@@ -29,6 +32,8 @@ struct TeamSeqs {
     events: Vec<(i64, String, String)>,
     /// Agents whose last-seen time is set on commit.
     touched: Vec<String>,
+    /// Whether a token was revoked or rotated: every replica must read those events.
+    tokens_changed: bool,
 }
 
 pub struct Tx {
@@ -72,6 +77,7 @@ impl Tx {
                 ready: Vec::new(),
                 events: Vec::new(),
                 touched: Vec::new(),
+                tokens_changed: false,
             },
         );
         Ok(())
@@ -88,6 +94,7 @@ impl Tx {
         let s = self.seqs(team_id);
         s.event += 1;
         let seq = s.event;
+        s.tokens_changed |= TOKEN_EVENTS.contains(&kind);
         s.events.push((seq, kind.to_string(), data));
     }
 
@@ -133,6 +140,7 @@ impl Tx {
                 msgs: (s.msg_start + 1, s.msg),
                 events: (s.event_start + 1, s.event),
                 tasks_changed: overflow,
+                tokens_changed: s.tokens_changed,
                 ready: if overflow { Vec::new() } else { s.ready },
             }
             .encode();
@@ -188,21 +196,24 @@ pub struct Announcement {
     pub msgs: (i64, i64),
     pub events: (i64, i64),
     pub tasks_changed: bool,
+    /// The events include a revocation or rotation ([`TOKEN_EVENTS`]).
+    pub tokens_changed: bool,
     pub ready: Vec<ReadyTask>,
 }
 
 impl Announcement {
-    /// `team mf ml ef el tc`, then one line per ready task: `PREFIX owner` (`-` for none).
+    /// `team mf ml ef el tc kc`, then one line per ready task: `PREFIX owner` (`-` for none).
     /// Prefixes and names never hold spaces or newlines, nor can a name be `-`.
     pub fn encode(&self) -> String {
         let mut out = format!(
-            "{} {} {} {} {} {}",
+            "{} {} {} {} {} {} {}",
             self.team_id,
             self.msgs.0,
             self.msgs.1,
             self.events.0,
             self.events.1,
-            u8::from(self.tasks_changed)
+            u8::from(self.tasks_changed),
+            u8::from(self.tokens_changed)
         );
         for t in &self.ready {
             out.push('\n');
@@ -229,16 +240,20 @@ impl Announcement {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        match n[..] {
-            [team_id, mf, ml, ef, el, tc] => Some(Announcement {
-                team_id,
-                msgs: (mf, ml),
-                events: (ef, el),
-                tasks_changed: tc != 0,
-                ready,
-            }),
-            _ => None,
-        }
+        // Without `kc` (a replica of the previous release), any event may be a revocation.
+        let (team_id, mf, ml, ef, el, tc, kc) = match n[..] {
+            [team_id, mf, ml, ef, el, tc] => (team_id, mf, ml, ef, el, tc, 1),
+            [team_id, mf, ml, ef, el, tc, kc] => (team_id, mf, ml, ef, el, tc, kc),
+            _ => return None,
+        };
+        Some(Announcement {
+            team_id,
+            msgs: (mf, ml),
+            events: (ef, el),
+            tasks_changed: tc != 0,
+            tokens_changed: kc != 0,
+            ready,
+        })
     }
 }
 
@@ -254,11 +269,16 @@ mod tests {
             msgs: (3, 5),
             events: (10, 9),
             tasks_changed: true,
+            tokens_changed: false,
             ready: Vec::new(),
         };
         assert_eq!(Announcement::decode(&a.encode()), Some(a.clone()));
+        // The previous release's six numbers: any event may be a revocation.
+        let old = Announcement::decode("7 3 5 10 9 1").unwrap();
+        assert!(old.tokens_changed && old.tasks_changed);
         let b = Announcement {
             tasks_changed: false,
+            tokens_changed: true,
             ready: vec![
                 ReadyTask {
                     prefix: "TEST".into(),
@@ -274,6 +294,7 @@ mod tests {
         assert_eq!(Announcement::decode(&b.encode()), Some(b));
         assert_eq!(Announcement::decode("7 1 2 3 4 0\nTEST"), None);
         assert_eq!(Announcement::decode("7 1 2"), None);
+        assert_eq!(Announcement::decode("7 1 2 3 4 0 1 1"), None);
         assert_eq!(Announcement::decode("x 1 2 3 4 0"), None);
     }
 }
