@@ -5,7 +5,7 @@
 //! serialised to JSON once) and two watch counters that wake long-polling claimers and inbox
 //! readers. A subscriber that falls behind the bounded buffer is told it lagged and catches up
 //! from the database by its cursor, so a stuck client never slows a writer or anyone else.
-//! Long-polling claimers wait in a queue of their own ([`claim_waiters`]), woken one per task
+//! Long-polling claimers wait in a queue of their own (`claim_waiters`), woken one per task
 //! that becomes ready.
 
 mod claim_waiters;

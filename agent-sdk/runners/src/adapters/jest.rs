@@ -1,5 +1,5 @@
 //! Jest: `jest --json --outputFile=… --testLocationInResults --ci`, after the options the
-//! project's test script gives (`jest --config config/jest.config.js`, see [`OPTIONS`]) and the
+//! project's test script gives (`jest --config config/jest.config.js`, see `OPTIONS`) and the
 //! caller's `huddle test -- …` arguments. The JSON format (shared by vitest's json reporter) is
 //! parsed by [`parse_jest_json`]. Listing runs jest with a name pattern no test matches: every
 //! suite is loaded and each test reported as pending, with no hook or test body run.

@@ -1,5 +1,5 @@
 //! Mocha: `mocha --reporter=json --reporter-option=output=…`, after the options the project's
-//! test script gives (see [`OPTIONS`]) and the caller's `huddle test -- …` arguments; coverage
+//! test script gives (see `OPTIONS`) and the caller's `huddle test -- …` arguments; coverage
 //! through c8 or nyc when the project has one. Mocha before 9.1 ignores the `output` option and
 //! prints the JSON on stdout, where huddle then reads it. Mocha aborts the whole run when a
 //! spec file fails to load, writing no report: that becomes one error entry named by the file,

@@ -1,7 +1,7 @@
 //! Vitest: `vitest run --reporter=json --outputFile=…` (the reporter always explicit, so a
 //! project's configured reporters cannot change what huddle reads), or `vitest related` for
 //! affected tests, after the options the project's test script gives (`vitest run --config
-//! config/vitest.config.mjs`, see [`OPTIONS`]) and the caller's `huddle test -- …` arguments.
+//! config/vitest.config.mjs`, see `OPTIONS`) and the caller's `huddle test -- …` arguments.
 //! The JSON is jest's format, parsed by [`super::jest::parse_jest_json`]. Listing runs vitest
 //! with a name pattern no test matches, as for jest: `vitest list` leaves out skipped tests and
 //! joins names with `>`, so its ids would not be the run's.

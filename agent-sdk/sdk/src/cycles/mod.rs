@@ -15,6 +15,14 @@
 //! on, by one fix attempt. A fix that changed files is followed by a test run, which opens the
 //! next iteration; a refused or failed attempt changes nothing, so the next iteration starts
 //! from the same results without running the tests again.
+//!
+//! [`Step`]: crate::cycles::Step
+//! [`tester`]: crate::cycles::tester
+//! [`strategy`]: crate::cycles::strategy
+//! [`executor`]: crate::cycles::executor
+//! [`ledger`]: crate::cycles::ledger
+//! [`severity`]: crate::cycles::severity
+//! [`config`]: crate::cycles::config
 
 pub mod config;
 pub mod executor;

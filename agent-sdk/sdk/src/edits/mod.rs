@@ -8,6 +8,10 @@
 //! - [`snapshot`]: the touched files as they were, so a fix that regressed can be rolled back.
 //!
 //! Nothing a model says is ever executed: edits only ever become file contents.
+//!
+//! [`guard`]: crate::edits::guard
+//! [`apply`]: mod@crate::edits::apply
+//! [`snapshot`]: crate::edits::snapshot
 
 pub mod apply;
 pub mod guard;

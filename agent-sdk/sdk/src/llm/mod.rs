@@ -11,6 +11,13 @@
 //!   as a string or an object, missing `usage`) into search/replace edits, with a fallback parser
 //!   for SEARCH/REPLACE text blocks.
 //! - [`budget`]: calls and tokens one task may spend.
+//!
+//! [`config`]: crate::llm::config
+//! [`client`]: crate::llm::client
+//! [`LlmClient`]: crate::llm::LlmClient
+//! [`prompt`]: crate::llm::prompt
+//! [`parse`]: crate::llm::parse
+//! [`budget`]: crate::llm::budget
 
 pub mod budget;
 pub mod client;

@@ -9,6 +9,11 @@
 //!
 //! A task completes when the quality gate holds on a full run and fails otherwise, with the
 //! reason; the coordinator decides what follows.
+//!
+//! [`TesterRole`]: crate::roles::TesterRole
+//! [`ExecutorRole`]: crate::roles::ExecutorRole
+//! [`RoleSettings`]: crate::roles::RoleSettings
+//! [`report`]: crate::roles::report
 
 mod drive;
 pub mod executor;

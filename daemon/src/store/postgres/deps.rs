@@ -18,35 +18,79 @@ pub async fn task_status(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<Opt
     Ok(status.and_then(|s| TaskStatus::parse(&s)))
 }
 
-/// Makes `task` blocked by `blocker`: unknown blockers and self-blocking are refused (400),
-/// an edge that would close a cycle is refused naming the cycle (409).
-pub async fn add_blocker(
+/// Makes `task` blocked by each of `blockers`, checked in order as if added one by one:
+/// self-blocking and unknown blockers are refused (400), an edge that would close a cycle is
+/// refused naming the cycle (409). The part of the graph the blockers reach is read in one
+/// recursive query and searched in memory: a walk of one query per level per edge made the
+/// largest patch the limits allow hold the team's lock for 11 s.
+pub async fn add_blockers(
     tx: &mut Tx,
     team_id: i64,
     task: &str,
-    blocker: &str,
+    blockers: &[String],
     field: &str,
 ) -> StoreResult<()> {
-    if task == blocker {
-        return Err(rules::self_blocking(task, field));
+    if blockers.is_empty() {
+        return Ok(());
     }
-    let Some(blocker_status) = task_status(tx, team_id, blocker).await? else {
-        return Err(rules::unknown_blocker(blocker, field));
-    };
-    if let Some(path) = path_between(tx, team_id, blocker, task).await? {
-        return Err(rules::dependency_cycle(task, blocker, path));
+    let statuses: HashMap<String, String> =
+        sqlx::query_as("select id, status from tasks where team_id = $1 and id = any($2)")
+            .bind(team_id)
+            .bind(blockers)
+            .fetch_all(tx.conn())
+            .await?
+            .into_iter()
+            .collect();
+    // Every `blockedBy` edge reachable from the blockers. A new edge leaves `task`, so a
+    // cycle through it would have to reach `task` first: the edges added before it in this
+    // patch never change the answer.
+    let edges: Vec<(String, String)> = sqlx::query_as(
+        "with recursive reach(id) as (
+             select unnest($2::text[])
+             union
+             select d.blocker_id from task_deps d join reach r on d.task_id = r.id
+             where d.team_id = $1
+         )
+         select d.task_id, d.blocker_id from task_deps d join reach r on d.task_id = r.id
+         where d.team_id = $1
+         order by d.task_id, d.blocker_id",
+    )
+    .bind(team_id)
+    .bind(blockers)
+    .fetch_all(tx.conn())
+    .await?;
+    let mut graph: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (node, blocker) in &edges {
+        graph.entry(node).or_default().push(blocker);
     }
-    let inserted = sqlx::query(
-        "insert into task_deps (team_id, task_id, blocker_id) values ($1, $2, $3) on conflict do nothing",
+    for blocker in blockers {
+        if blocker == task {
+            return Err(rules::self_blocking(task, field));
+        }
+        if !statuses.contains_key(blocker) {
+            return Err(rules::unknown_blocker(blocker, field));
+        }
+        if let Some(path) = path_among(&graph, blocker, task) {
+            return Err(rules::dependency_cycle(task, blocker, path));
+        }
+    }
+    let added: Vec<String> = sqlx::query_scalar(
+        "insert into task_deps (team_id, task_id, blocker_id)
+         select $1, $2, b from unnest($3::text[]) as b
+         on conflict do nothing
+         returning blocker_id",
     )
     .bind(team_id)
     .bind(task)
-    .bind(blocker)
-    .execute(tx.conn())
-    .await?
-    .rows_affected();
-    if inserted == 1 && blocker_status != TaskStatus::Completed {
-        adjust_unmet(tx, team_id, task, 1).await?;
+    .bind(blockers)
+    .fetch_all(tx.conn())
+    .await?;
+    let open = added
+        .iter()
+        .filter(|b| statuses.get(*b).map(String::as_str) != Some(TaskStatus::Completed.as_str()))
+        .count();
+    if open > 0 {
+        adjust_unmet(tx, team_id, task, open as i64).await?;
     }
     Ok(())
 }
@@ -130,42 +174,51 @@ pub async fn ready_among(tx: &mut Tx, team_id: i64, ids: &[String]) -> StoreResu
         .collect())
 }
 
-/// The path of ids from `from` along `blockedBy` edges to `to`, if there is one. Breadth-first,
-/// one query per level over the whole frontier, each task visited once.
-async fn path_between(
-    tx: &mut Tx,
-    team_id: i64,
-    from: &str,
-    to: &str,
-) -> StoreResult<Option<Vec<String>>> {
-    let mut parent: HashMap<String, String> = HashMap::from([(from.to_string(), String::new())]);
-    let mut seen: HashSet<String> = HashSet::from([from.to_string()]);
-    let mut frontier = vec![from.to_string()];
+/// The path of ids from `from` along `graph`'s `blockedBy` edges to `to`, breadth-first, if
+/// any.
+pub fn path_among(graph: &HashMap<&str, Vec<&str>>, from: &str, to: &str) -> Option<Vec<String>> {
+    let mut parent: HashMap<&str, &str> = HashMap::new();
+    let mut seen: HashSet<&str> = HashSet::from([from]);
+    let mut frontier = vec![from];
     while !frontier.is_empty() {
-        if frontier.iter().any(|n| n == to) {
+        if frontier.contains(&to) {
             let mut path = vec![to.to_string()];
-            let mut cur = to.to_string();
-            while let Some(p) = parent.get(&cur).filter(|p| !p.is_empty()) {
-                path.push(p.clone());
-                cur = p.clone();
+            let mut cur = to;
+            while let Some(p) = parent.get(cur) {
+                path.push(p.to_string());
+                cur = p;
             }
             path.reverse();
-            return Ok(Some(path));
+            return Some(path);
         }
-        let edges: Vec<(String, String)> = sqlx::query_as(
-            "select task_id, blocker_id from task_deps where team_id = $1 and task_id = any($2)",
-        )
-        .bind(team_id)
-        .bind(&frontier)
-        .fetch_all(tx.conn())
-        .await?;
-        frontier = Vec::new();
-        for (node, next) in edges {
-            if seen.insert(next.clone()) {
-                parent.insert(next.clone(), node);
-                frontier.push(next);
+        let mut next = Vec::new();
+        for node in frontier {
+            for &blocker in graph.get(node).into_iter().flatten() {
+                if seen.insert(blocker) {
+                    parent.insert(blocker, node);
+                    next.push(blocker);
+                }
             }
         }
+        frontier = next;
     }
-    Ok(None)
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_among;
+    use std::collections::HashMap;
+
+    #[test]
+    fn a_path_runs_from_the_blocker_along_blocked_by_edges_to_the_task() {
+        // C is blocked by B, B by A.
+        let graph = HashMap::from([("C", vec!["B"]), ("B", vec!["A"])]);
+        assert_eq!(
+            path_among(&graph, "C", "A"),
+            Some(vec!["C".to_string(), "B".to_string(), "A".to_string()])
+        );
+        assert_eq!(path_among(&graph, "A", "C"), None);
+        assert_eq!(path_among(&graph, "B", "B"), Some(vec!["B".to_string()]));
+    }
 }

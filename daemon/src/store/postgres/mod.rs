@@ -5,7 +5,7 @@
 //! across replicas: sequences are gapless and commit in sequence order. Claims pick rows with
 //! `FOR UPDATE SKIP LOCKED`. Before committing, a transaction announces what it added with
 //! `pg_notify` (team, message and event ranges, "tasks changed"); every replica's
-//! [`listener`] reads those rows after the commit and feeds its in-process hub, so streams,
+//! `listener` reads those rows after the commit and feeds its in-process hub, so streams,
 //! long-polling claims and inboxes on any replica see every replica's writes, in order.
 
 mod agents;

@@ -240,7 +240,7 @@ async fn insert_rows(
     Ok(())
 }
 
-/// Adds the batch's `blockedBy` edges, checked in batch order as one `add_blocker` each would
+/// Adds the batch's `blockedBy` edges, checked in batch order as one `add_blockers` each would
 /// be, in at most three statements. Only new tasks can block a new task, so a cycle can only
 /// run through this batch's own edges: it is looked for in memory, not in the stored graph.
 async fn add_edges(
@@ -292,7 +292,7 @@ async fn add_edges(
                 }
             };
             if is_new {
-                if let Some(path) = path_among(&graph, blocker, id) {
+                if let Some(path) = deps::path_among(&graph, blocker, id) {
                     return Err(rules::dependency_cycle(id, blocker, path));
                 }
             }
@@ -330,52 +330,4 @@ async fn add_edges(
     .execute(tx.conn())
     .await?;
     Ok(())
-}
-
-/// The path of ids from `from` along the batch's edges to `to`, breadth-first, if any.
-fn path_among(graph: &HashMap<&str, Vec<&str>>, from: &str, to: &str) -> Option<Vec<String>> {
-    let mut parent: HashMap<&str, &str> = HashMap::new();
-    let mut seen: HashSet<&str> = HashSet::from([from]);
-    let mut frontier = vec![from];
-    while !frontier.is_empty() {
-        if frontier.contains(&to) {
-            let mut path = vec![to.to_string()];
-            let mut cur = to;
-            while let Some(p) = parent.get(cur) {
-                path.push(p.to_string());
-                cur = p;
-            }
-            path.reverse();
-            return Some(path);
-        }
-        let mut next = Vec::new();
-        for node in frontier {
-            for &blocker in graph.get(node).into_iter().flatten() {
-                if seen.insert(blocker) {
-                    parent.insert(blocker, node);
-                    next.push(blocker);
-                }
-            }
-        }
-        frontier = next;
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::path_among;
-    use std::collections::HashMap;
-
-    #[test]
-    fn a_path_runs_from_the_blocker_along_blocked_by_edges_to_the_task() {
-        // C is blocked by B, B by A.
-        let graph = HashMap::from([("C", vec!["B"]), ("B", vec!["A"])]);
-        assert_eq!(
-            path_among(&graph, "C", "A"),
-            Some(vec!["C".to_string(), "B".to_string(), "A".to_string()])
-        );
-        assert_eq!(path_among(&graph, "A", "C"), None);
-        assert_eq!(path_among(&graph, "B", "B"), Some(vec!["B".to_string()]));
-    }
 }

@@ -38,9 +38,7 @@ pub async fn update(
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(tx, team_id, id, blocker).await?;
     }
-    for blocker in &patch.add_blocked_by {
-        deps::add_blocker(tx, team_id, id, blocker, "addBlockedBy").await?;
-    }
+    deps::add_blockers(tx, team_id, id, &patch.add_blocked_by, "addBlockedBy").await?;
     if !patch.add_blocked_by.is_empty() {
         let count: i64 = sqlx::query_scalar(
             "select count(*) from task_deps where team_id = $1 and task_id = $2",

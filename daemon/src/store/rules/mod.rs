@@ -1,8 +1,8 @@
 //! The store's rules, shared by every backend: what a valid task, message or memory change is,
 //! who may act on a claim, what a lease expiry does, and the errors that say so. Backends only
 //! load and save rows; a rule changed here changes for SQLite and PostgreSQL at once.
-//! Tasks and claims are here; the bus's rules are in [`messages`], shared memory's in
-//! [`memory`] (both re-exported).
+//! Tasks and claims are here; the bus's rules are in `messages`, shared memory's in
+//! `memory` (both re-exported).
 
 mod memory;
 mod messages;

@@ -1,5 +1,5 @@
-//! SQLite backend: WAL mode, one writer thread with group commit ([`writer`]), a pool of
-//! read-only connections beside it ([`readers`]). Each area's SQL sits in its own file.
+//! SQLite backend: WAL mode, one writer thread with group commit (`writer`), a pool of
+//! read-only connections beside it (`readers`). Each area's SQL sits in its own file.
 
 mod agents;
 mod claims;
