@@ -240,6 +240,15 @@ async fn documented_bounds_follow_the_daemons_settings() {
         schemas["CompleteTasks"]["properties"]["tasks"]["maxItems"],
         9
     );
+    // A test run's bounds: the fixed text lengths and the configured outcome limits.
+    let run = &schemas["NewTestRun"]["properties"];
+    assert_eq!(run["project"]["maxLength"], 200);
+    assert_eq!(run["tree"]["maxLength"], 200);
+    assert_eq!(run["outcomes"]["maxItems"], 10_000);
+    assert_eq!(
+        schemas["TestResultRecord"]["properties"]["nodeid"]["maxLength"],
+        1_000
+    );
     // test_settings: leases from 50 ms; the default maximum.
     assert_eq!(schemas["Heartbeat"]["properties"]["leaseMs"]["minimum"], 50);
     assert_eq!(

@@ -11,6 +11,7 @@
 use super::openapi_types::*;
 use super::{memory, AppState};
 use crate::config::Settings;
+use crate::store::test_history::{MAX_PROJECT_CHARS, MAX_TREE_CHARS};
 use axum::extract::State;
 use axum::Json;
 use huddle_wire::{ErrorBody, Event, Message};
@@ -136,6 +137,22 @@ pub fn document(settings: &Settings) -> Value {
     extend_schema(
         property(&mut doc, "PostMessages", "messages"),
         &json!({ "minItems": 1, "maxItems": l.max_batch }),
+    );
+    // A test run's bounds (`store/test_history.rs`): text is counted in characters, as
+    // JSON Schema's `maxLength` counts.
+    for (field, max) in [("project", MAX_PROJECT_CHARS), ("tree", MAX_TREE_CHARS)] {
+        extend_schema(
+            property(&mut doc, "NewTestRun", field),
+            &json!({ "minLength": 1, "maxLength": max }),
+        );
+    }
+    extend_schema(
+        property(&mut doc, "NewTestRun", "outcomes"),
+        &json!({ "maxItems": l.max_test_outcomes }),
+    );
+    extend_schema(
+        property(&mut doc, "TestResultRecord", "nodeid"),
+        &json!({ "minLength": 1, "maxLength": l.max_nodeid_chars }),
     );
     doc
 }
