@@ -6,6 +6,7 @@ mod batched_writes;
 mod bus;
 mod contract;
 mod counts;
+mod dependencies;
 mod history;
 mod published;
 mod statistics;
