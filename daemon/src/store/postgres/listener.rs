@@ -139,9 +139,11 @@ where
     if a.events.1 > event_after {
         // Read only when someone here follows the events (a stream that subscribes later
         // catches up from the database), or for the revocations among them, which end that
-        // agent's streams and cached tokens here whoever watches.
+        // agent's streams and cached tokens here whoever watches. After a gap (an unreadable
+        // announcement) nobody knows what the missed range held, so it is read too.
         let watched = hub.events_watched(team);
-        if watched || a.tokens_changed || known.is_none_or(|d| d.event < a.events.0 - 1) {
+        let missed = known.is_some_and(|d| d.event < a.events.0 - 1);
+        if watched || a.tokens_changed || missed {
             for (seq, kind, data, created_at) in
                 read_events(&mut *db, team, event_after, a.events.1, watched).await?
             {
