@@ -11,6 +11,7 @@
 //! - `huddle_writer_batch_size`, `huddle_writer_commit_seconds` — per write batch: the SQLite
 //!   writer's, or a PostgreSQL team's group commit;
 //! - `huddle_tasks{team,status}` — read from the store at scrape time;
+//! - `huddle_claims_known_empty_total` — claims answered empty without the SQLite writer;
 //! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`.
 //!
 //! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
@@ -73,6 +74,10 @@ fn describe() {
         "expired leases returned by the sweeper"
     );
     describe_counter!("huddle_messages_posted_total", "messages stored");
+    describe_counter!(
+        "huddle_claims_known_empty_total",
+        "claims answered empty without a write: their searches were known to find nothing (SQLite)"
+    );
     describe_gauge!("huddle_open_streams", "SSE streams open now");
 }
 
@@ -173,6 +178,11 @@ pub fn writer_batch(jobs: usize, commit: Duration) {
 
 pub fn leases_expired(n: usize) {
     counter!("huddle_leases_expired_total").increment(n as u64);
+}
+
+/// A claim answered empty from what earlier claims proved, without the writer.
+pub fn claim_known_empty() {
+    counter!("huddle_claims_known_empty_total").increment(1);
 }
 
 pub fn messages_posted(n: usize) {

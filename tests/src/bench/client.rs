@@ -118,6 +118,31 @@ impl BenchClient {
         );
     }
 
+    /// The sum of every series of Prometheus metric `name` (a counter, or a histogram's
+    /// `_sum`/`_count`) at `/metrics`; 0 when absent. Needs the admin token.
+    pub async fn metric(&self, name: &str) -> f64 {
+        let res = self
+            .http
+            .get(format!("{}/metrics", self.base))
+            .header("authorization", &self.auth)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET /metrics: {e}"));
+        assert_eq!(res.status().as_u16(), 200, "GET /metrics");
+        let text = res.text().await.unwrap_or_default();
+        text.lines()
+            .filter(|l| {
+                l.strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     pub fn raw(&self) -> (&reqwest::Client, &str) {
         (&self.http, &self.auth)
     }

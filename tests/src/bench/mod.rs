@@ -11,6 +11,7 @@ pub mod client;
 pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
+pub mod floor;
 pub mod memory;
 pub mod mixed;
 pub mod pg_server;
@@ -41,6 +42,9 @@ pub enum Scenario {
     /// A team's whole load at once: workers claiming, subscribers, posts and memory patches;
     /// each stream's p99.
     Mixed,
+    /// `GET /healthz` one at a time and from `--workers` clients at once: what a request
+    /// costs with no store behind it, the floor under every other figure.
+    Floor,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -188,6 +192,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
         Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
+        Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
     figures.peak_rss_bytes = deployment
@@ -199,9 +204,10 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
     // CPU per operation holds steady when other processes compete for the cores, unlike
     // throughput; it covers setup too, so it is an upper bound.
     let ops = figures.throughput_per_s * figures.elapsed_s;
-    if ops > 0.0 {
+    let per = format!("daemon CPU per {}", figures.unit.trim_end_matches('s'));
+    let measured_inside = figures.notes.iter().any(|(k, _)| *k == per);
+    if ops > 0.0 && !measured_inside {
         let cpu_us = (deployment.cpu_seconds() - cpu_before) * 1e6 / ops;
-        let per = format!("daemon CPU per {}", figures.unit.trim_end_matches('s'));
         figures = figures.note(&per, format!("{cpu_us:.0} µs"));
     }
     figures.settings = serde_json::json!({
@@ -221,6 +227,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
 pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
     let scenarios = match args.scenario {
         Scenario::All => vec![
+            Scenario::Floor,
             Scenario::Claim,
             Scenario::Deps,
             Scenario::Wake,

@@ -37,6 +37,8 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     // Let every worker park in its long poll before the first create.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let mut lat = Latencies::default();
+    let jobs_before = admin.metric("huddle_writer_batch_size_sum").await;
+    let known_empty_before = admin.metric("huddle_claims_known_empty_total").await;
     let started = Instant::now();
     for i in 0..sizes.wakes {
         let id = format!("TEST-{i}");
@@ -56,7 +58,15 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     for h in handles {
         h.abort();
     }
+    let per_task = |n: f64| format!("{:.2}", n / sizes.wakes.max(1) as f64);
+    let jobs = admin.metric("huddle_writer_batch_size_sum").await - jobs_before;
+    let known_empty = admin.metric("huddle_claims_known_empty_total").await - known_empty_before;
     Figures::new("wake", "tasks", sizes.wakes, elapsed, &mut lat)
         .note("latency", "create response → worker holds the task")
         .note("idle workers", workers)
+        .note("write jobs per task", per_task(jobs))
+        .note(
+            "claims answered without a write per task",
+            per_task(known_empty),
+        )
 }

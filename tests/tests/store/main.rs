@@ -7,6 +7,7 @@ mod bus;
 mod contract;
 mod counts;
 mod dependencies;
+mod empty_claims;
 mod history;
 mod published;
 mod statistics;

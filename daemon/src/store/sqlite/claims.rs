@@ -1,6 +1,7 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
 use super::super::{rules, Caller, StoreError, StoreResult};
+use super::empty_claims::Exhausted;
 use super::rows::touch_agent;
 use super::task_state::{TaskState, STATE_COLUMNS};
 use super::writer::WriteCtx;
@@ -20,7 +21,8 @@ pub fn claim(
         serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
     // The ready rows come back whole: no second read per claimed task.
     let team_id = caller.team_id;
-    let ready: Vec<TaskState> = ctx
+    let max = max.max(1);
+    let mut ready: Vec<TaskState> = ctx
         .conn
         .prepare_cached(&format!(
             "select {STATE_COLUMNS} from tasks indexed by tasks_ready
@@ -28,7 +30,7 @@ pub fn claim(
                and prefix in (select value from json_each(?2))
                and (owner is null or owner = ?3 or owner = ?4)
              order by created_at, number
-             limit ?5"
+             limit ?5 + 1"
         ))?
         .query_map(
             params![
@@ -36,12 +38,23 @@ pub fn claim(
                 prefixes_json,
                 caller.agent,
                 caller.role.as_str(),
-                max.max(1) as i64
+                max as i64
             ],
             |r| TaskState::from_row(team_id, r),
         )?
         .collect::<Result<_, _>>()?;
     touch_agent(ctx, team_id, &caller.agent)?;
+    // One row past `max` tells whether this claim leaves anything it could have taken.
+    if ready.len() <= max {
+        let proof = Exhausted {
+            prefixes: prefixes.to_vec(),
+            agent: caller.agent.clone(),
+            role: caller.role.as_str().to_string(),
+            touched_at: ctx.touched_at(team_id, &caller.agent).unwrap_or(0),
+        };
+        ctx.exhausted(team_id, proof);
+    }
+    ready.truncate(max);
     let mut claimed = Vec::with_capacity(ready.len());
     for mut task in ready {
         task.status = TaskStatus::InProgress;

@@ -4,6 +4,7 @@
 mod agents;
 mod claims;
 mod deps;
+mod empty_claims;
 mod events;
 mod memory;
 mod messages;
@@ -52,6 +53,7 @@ pub struct SqliteStore {
     /// Fires when the writer thread has checkpointed and closed the write connection.
     writer_done: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
     readers: Arc<Readers>,
+    empty_claims: Arc<empty_claims::EmptyClaims>,
     options: SqliteOptions,
 }
 
@@ -70,11 +72,17 @@ impl SqliteStore {
             open: Box::new(move || open_writer(&path, sync)),
             recycle_readers: Box::new(move || pool.recycle()),
         };
-        let (writer, done) = Writer::start(conn, reopen, hub, options.max_batch);
+        let empty_claims = Arc::new(empty_claims::EmptyClaims::default());
+        let published = writer::Published {
+            hub,
+            empty_claims: empty_claims.clone(),
+        };
+        let (writer, done) = Writer::start(conn, reopen, published, options.max_batch);
         Ok(SqliteStore {
             writer: Mutex::new(Some(writer)),
             writer_done: Mutex::new(Some(done)),
             readers,
+            empty_claims,
             options,
         })
     }

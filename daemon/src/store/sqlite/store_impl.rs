@@ -138,8 +138,18 @@ impl Store for SqliteStore {
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>> {
+        let writer = self.writer()?;
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let (team_id, agent, role) = (caller.team_id, &caller.agent, caller.role.as_str());
+        if self
+            .empty_claims
+            .known_empty(team_id, &prefixes, agent, role, now_ms)
+        {
+            crate::metrics::claim_known_empty();
+            return Ok(Vec::new());
+        }
         let caller = caller.clone();
-        self.writer()?
+        writer
             .write(move |ctx| claims::claim(ctx, &caller, &prefixes, lease_ms, max))
             .await
     }

@@ -8,6 +8,7 @@
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::{StoreError, StoreResult};
+use super::empty_claims::{EmptyClaims, Exhausted};
 use crate::hub::{Hub, Publish};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -21,12 +22,19 @@ pub struct WriteCtx<'c> {
     pub conn: &'c Connection,
     /// Milliseconds since the epoch, fixed per batch so one batch has one clock.
     pub now_ms: i64,
-    effects: Vec<(i64, Publish)>,
+    effects: Vec<Effect>,
     /// Per-team message and event sequences for this batch: read once, written back once
     /// before the commit, restored when a job rolls back so sequences never have gaps.
     seqs: HashMap<i64, TeamSeqs>,
     /// When each agent's `last_seen_at` was last written (across batches).
     touched: &'c mut HashMap<(i64, String), i64>,
+}
+
+/// What a batch does after it commits, in the order its jobs asked.
+enum Effect {
+    Publish(i64, Publish),
+    /// A claim took every task its searches could find.
+    Exhausted(i64, Exhausted),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +45,17 @@ struct TeamSeqs {
 
 impl WriteCtx<'_> {
     pub fn publish(&mut self, team_id: i64, item: Publish) {
-        self.effects.push((team_id, item));
+        self.effects.push(Effect::Publish(team_id, item));
+    }
+
+    /// Records, for after the commit, that a claim left its searches empty.
+    pub fn exhausted(&mut self, team_id: i64, proof: Exhausted) {
+        self.effects.push(Effect::Exhausted(team_id, proof));
+    }
+
+    /// When the agent's last-seen time was last written, if this writer wrote it.
+    pub fn touched_at(&self, team_id: i64, agent: &str) -> Option<i64> {
+        self.touched.get(&(team_id, agent.to_string())).copied()
     }
 
     fn seqs(&mut self, team_id: i64) -> StoreResult<&mut TeamSeqs> {
@@ -92,6 +110,29 @@ impl WriteCtx<'_> {
     }
 }
 
+/// Where a committed batch's effects go: the hub (streams, waiting claimers) and the memo of
+/// empty claim searches.
+pub struct Published {
+    pub hub: Arc<Hub>,
+    pub empty_claims: Arc<EmptyClaims>,
+}
+
+impl Published {
+    fn apply(&self, effect: Effect) {
+        match effect {
+            Effect::Publish(team_id, item) => {
+                // Unmarked before the wake: a claimer woken for this task must not be told
+                // the search is empty.
+                if let Publish::TaskReady(task) = &item {
+                    self.empty_claims.ready(team_id, task);
+                }
+                self.hub.publish(team_id, [item]);
+            }
+            Effect::Exhausted(team_id, proof) => self.empty_claims.exhausted(team_id, &proof),
+        }
+    }
+}
+
 /// A job runs against the transaction and hands back a finisher that will be told whether the
 /// batch committed.
 type Finisher = Box<dyn FnOnce(StoreResult<()>) + Send>;
@@ -116,7 +157,7 @@ impl Writer {
     pub fn start(
         conn: Connection,
         reopen: Reopen,
-        hub: Arc<Hub>,
+        published: Published,
         max_batch: usize,
     ) -> (Writer, oneshot::Receiver<()>) {
         let (tx, rx) = mpsc::channel::<Job>(max_batch.max(1) * 4);
@@ -124,7 +165,7 @@ impl Writer {
         std::thread::Builder::new()
             .name("huddle-writer".into())
             .spawn(move || {
-                writer_loop(conn, reopen, rx, hub, max_batch.max(1));
+                writer_loop(conn, reopen, rx, published, max_batch.max(1));
                 let _ = done_tx.send(());
             })
             .expect("spawn writer thread");
@@ -160,7 +201,7 @@ fn writer_loop(
     mut conn: Connection,
     reopen: Reopen,
     mut rx: mpsc::Receiver<Job>,
-    hub: Arc<Hub>,
+    published: Published,
     max_batch: usize,
 ) {
     let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
@@ -174,7 +215,7 @@ fn writer_loop(
                 Err(_) => break,
             }
         }
-        let failed_read_only = run_batch(&conn, &mut batch, &hub, &mut touched);
+        let failed_read_only = run_batch(&conn, &mut batch, &published, &mut touched);
         if touched.len() > 100_000 {
             touched.clear();
         }
@@ -208,7 +249,7 @@ fn writer_loop(
 fn run_batch(
     conn: &Connection,
     batch: &mut Vec<Job>,
-    hub: &Hub,
+    published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
 ) -> bool {
     let now_ms = chrono::Utc::now().timestamp_millis();
@@ -263,8 +304,8 @@ fn run_batch(
     // Streams and long polls first, then the callers: a subscriber should not wait for every
     // poster of the batch to be answered before its delivery starts.
     if committed.is_ok() {
-        for (team_id, item) in std::mem::take(&mut ctx.effects) {
-            hub.publish(team_id, [item]);
+        for effect in std::mem::take(&mut ctx.effects) {
+            published.apply(effect);
         }
     }
     for finish in finishers {

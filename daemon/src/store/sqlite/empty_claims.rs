@@ -1,0 +1,194 @@
+//! Claim searches known to find nothing, so an idle claimer's next look skips the writer.
+//!
+//! A worker that has just taken its task asks again at once and, on an idle team, finds
+//! nothing: without this, that empty look is a write job of its own (the writer thread woken,
+//! a transaction begun and committed) for every task. A claim that takes every task matching
+//! it proves that its searches are empty; a search is keyed by team, prefix and the owner a
+//! ready task would carry (none, the agent, its role). The writer marks searches empty after
+//! the claim's batch commits and unmarks one, before waking any claimer, when a committed
+//! change leaves a task ready that the search would find. Every way a task becomes ready on
+//! SQLite says so (`Publish::TaskReady`), which claimers waiting for work rely on already.
+//!
+//! A claim answered here does not touch the agent's `lastSeenAt`: it is answered here only
+//! within a second of the agent's last touch, so `lastSeenAt` lags no more than before.
+
+use crate::hub::ReadyTask;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
+
+/// Past this many remembered searches (or agents), everything is forgotten: any prefix string
+/// may be asked for, and forgetting only sends the next claims to the writer.
+const MAX_ENTRIES: usize = 16_384;
+
+/// How long after the writer last touched an agent its empty claims may be answered here; the
+/// writer touches `lastSeenAt` at most once a second.
+const TOUCH_INTERVAL_MS: i64 = 1000;
+
+#[derive(Default)]
+pub struct EmptyClaims {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// (team, prefix) → the owners a ready task of that prefix could carry and be found by
+    /// no claim; `None` is an unowned task.
+    empty: HashMap<(i64, String), HashSet<Option<String>>>,
+    entries: usize,
+    /// (team, agent) → when the writer last wrote the agent's `lastSeenAt`.
+    touched: HashMap<(i64, String), i64>,
+}
+
+/// What a claim that took every matching task proves: these searches are empty now.
+#[derive(Debug, Clone)]
+pub struct Exhausted {
+    pub prefixes: Vec<String>,
+    pub agent: String,
+    pub role: String,
+    /// When the agent's `lastSeenAt` was last written.
+    pub touched_at: i64,
+}
+
+impl EmptyClaims {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a committed claim that left nothing for its searches.
+    pub fn exhausted(&self, team_id: i64, proof: &Exhausted) {
+        let mut state = self.lock();
+        if state.entries + proof.prefixes.len() * 3 > MAX_ENTRIES
+            || state.touched.len() >= MAX_ENTRIES
+        {
+            *state = State::default();
+        }
+        for prefix in &proof.prefixes {
+            let owners = state.empty.entry((team_id, prefix.clone())).or_default();
+            let before = owners.len();
+            owners.insert(None);
+            owners.insert(Some(proof.agent.clone()));
+            owners.insert(Some(proof.role.clone()));
+            let added = owners.len() - before;
+            state.entries += added;
+        }
+        state
+            .touched
+            .insert((team_id, proof.agent.clone()), proof.touched_at);
+    }
+
+    /// A committed change left `task` ready: the searches that would find it are no longer
+    /// empty. Runs before any claimer is woken for it.
+    pub fn ready(&self, team_id: i64, task: &ReadyTask) {
+        let mut state = self.lock();
+        let key = (team_id, task.prefix.clone());
+        let Some(owners) = state.empty.get_mut(&key) else {
+            return;
+        };
+        if owners.remove(&task.owner) {
+            state.entries -= 1;
+        }
+        if state.empty.get(&key).is_some_and(HashSet::is_empty) {
+            state.empty.remove(&key);
+        }
+    }
+
+    /// Whether a claim by `agent` (of `role`) for `prefixes` at `now_ms` is known to find
+    /// nothing and the agent needs no `lastSeenAt` write.
+    pub fn known_empty(
+        &self,
+        team_id: i64,
+        prefixes: &[String],
+        agent: &str,
+        role: &str,
+        now_ms: i64,
+    ) -> bool {
+        let state = self.lock();
+        let touched = state.touched.get(&(team_id, agent.to_string()));
+        if touched.is_none_or(|at| now_ms - at >= TOUCH_INTERVAL_MS) {
+            return false;
+        }
+        let (agent, role) = (Some(agent.to_string()), Some(role.to_string()));
+        prefixes.iter().all(|prefix| {
+            state
+                .empty
+                .get(&(team_id, prefix.clone()))
+                .is_some_and(|owners| {
+                    owners.contains(&None) && owners.contains(&agent) && owners.contains(&role)
+                })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proof(prefixes: &[&str], agent: &str, touched_at: i64) -> Exhausted {
+        Exhausted {
+            prefixes: prefixes.iter().map(|p| p.to_string()).collect(),
+            agent: agent.into(),
+            role: "tester".into(),
+            touched_at,
+        }
+    }
+
+    fn ready(prefix: &str, owner: Option<&str>) -> ReadyTask {
+        ReadyTask {
+            prefix: prefix.into(),
+            owner: owner.map(Into::into),
+        }
+    }
+
+    fn asks(prefixes: &[&str]) -> Vec<String> {
+        prefixes.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn only_a_proven_search_is_known_empty() {
+        let memo = EmptyClaims::default();
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 100));
+        memo.exhausted(1, &proof(&["TEST"], "t1", 100));
+        assert!(memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 100));
+        // Another prefix, another team, another agent of the role: not proven.
+        assert!(!memo.known_empty(1, &asks(&["TEST", "QARUN"]), "t1", "tester", 100));
+        assert!(!memo.known_empty(2, &asks(&["TEST"]), "t1", "tester", 100));
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t2", "tester", 100));
+    }
+
+    #[test]
+    fn a_ready_task_unmarks_exactly_the_searches_that_would_find_it() {
+        let memo = EmptyClaims::default();
+        memo.exhausted(1, &proof(&["TEST"], "t1", 0));
+        memo.exhausted(1, &proof(&["TEST"], "t2", 0));
+        memo.ready(1, &ready("TEST", Some("t2")));
+        assert!(memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 0));
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t2", "tester", 0));
+        memo.ready(1, &ready("TEST", Some("tester")));
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 0));
+        memo.exhausted(1, &proof(&["TEST"], "t1", 0));
+        memo.ready(1, &ready("QARUN", None));
+        assert!(memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 0));
+        memo.ready(1, &ready("TEST", None));
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 0));
+    }
+
+    #[test]
+    fn an_agent_due_a_last_seen_write_goes_to_the_writer() {
+        let memo = EmptyClaims::default();
+        memo.exhausted(1, &proof(&["TEST"], "t1", 1_000));
+        assert!(memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 1_999));
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 2_000));
+    }
+
+    #[test]
+    fn many_distinct_prefixes_cannot_grow_it_without_bound() {
+        let memo = EmptyClaims::default();
+        for i in 0..MAX_ENTRIES {
+            memo.exhausted(1, &proof(&[&format!("P{i}")], &format!("a{i}"), 0));
+        }
+        let state = memo.lock();
+        assert!(state.entries <= MAX_ENTRIES, "{} entries", state.entries);
+        assert!(state.touched.len() <= MAX_ENTRIES);
+        assert!(state.empty.len() <= MAX_ENTRIES);
+    }
+}
