@@ -198,3 +198,32 @@ async fn metrics_on_the_api_address_are_for_the_admin_token_only() {
         .expect("scrape");
     assert_eq!(response.status(), 401);
 }
+
+/// A claimer that has just taken the last task looks again: on SQLite that look is answered
+/// from what the claim proved, without a write, and a task created after still reaches it.
+#[tokio::test]
+async fn an_empty_look_after_taking_the_last_task_skips_the_writer_and_misses_nothing() {
+    python::require_modules(&["prometheus_client"]);
+    let d = TestDaemon::start().await;
+    let coordinator = d.team("memo").await;
+    let tester = d.agent("memo", "t1", "tester").await;
+    let tasks = coordinator.t("/tasks");
+    let create = |id: &str| coordinator.post(&tasks, json!([{"id": id, "subject": "s"}]));
+    create("TEST-1").await.expect_status(201);
+    let claimed = tester.claim(json!({"prefixes": ["TEST"]})).await;
+    assert_eq!(claimed.expect("a task")["id"], "TEST-1");
+
+    let before = scrape(&d).await;
+    assert!(tester.claim(json!({"prefixes": ["TEST"]})).await.is_none());
+    let after = scrape(&d).await;
+    let moved = |sample: &str| value(&after, sample, &[]) - value(&before, sample, &[]);
+    if std::env::var("HUDDLE_TEST_BACKEND").as_deref() != Ok("postgres") {
+        assert!(moved("huddle_claims_known_empty_total") >= 1.0);
+    }
+
+    // Waiting now: the next task still reaches this claimer.
+    let waiting = tester.claim(json!({"prefixes": ["TEST"], "waitMs": 30000}));
+    let (claimed, created) = tokio::join!(waiting, create("TEST-2"));
+    created.expect_status(201);
+    assert_eq!(claimed.expect("a task")["id"], "TEST-2");
+}

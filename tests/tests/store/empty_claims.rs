@@ -117,5 +117,21 @@ async fn a_claimer_that_found_nothing_sees_every_task_made_ready_after() {
             tokio::task::yield_now().await;
         }
         assert_eq!(claim(store, &t1).await.as_deref(), Some("TEST-006"));
+
+        // Freed by a patch that drops its open blocker.
+        store
+            .create_tasks(&coord, vec![task("TEST-007", &["TEST-006"])])
+            .await
+            .unwrap();
+        drain(store, &t1).await;
+        let unblock = TaskPatch {
+            remove_blocked_by: vec!["TEST-006".into()],
+            ..Default::default()
+        };
+        store
+            .update_task(&coord, "TEST-007", unblock, None)
+            .await
+            .unwrap();
+        assert_eq!(claim(store, &t1).await.as_deref(), Some("TEST-007"));
     }
 }
