@@ -7,7 +7,8 @@
 //! ready task would carry (none, the agent, its role). The writer marks searches empty after
 //! the claim's batch commits and unmarks one, before waking any claimer, when a committed
 //! change leaves a task ready that the search would find. Every way a task becomes ready on
-//! SQLite says so (`Publish::TaskReady`), which claimers waiting for work rely on already.
+//! SQLite says so (`Publish::TaskReady`), which claimers waiting for work rely on already; a
+//! `Publish::TasksChanged` forgets the whole team.
 //!
 //! A claim answered here does not touch the agent's `lastSeenAt`: it is answered here only
 //! within a second of the agent's last touch, so `lastSeenAt` lags no more than before.
@@ -92,6 +93,21 @@ impl EmptyClaims {
         }
     }
 
+    /// Some of the team's tasks may have become ready, which ones unknown: nothing of the
+    /// team is known empty any more.
+    pub fn changed(&self, team_id: i64) {
+        let mut state = self.lock();
+        let mut forgotten = 0;
+        state.empty.retain(|(team, _), owners| {
+            let keep = *team != team_id;
+            if !keep {
+                forgotten += owners.len();
+            }
+            keep
+        });
+        state.entries -= forgotten;
+    }
+
     /// Whether a claim by `agent` (of `role`) for `prefixes` at `now_ms` is known to find
     /// nothing and the agent needs no `lastSeenAt` write.
     pub fn known_empty(
@@ -170,6 +186,17 @@ mod tests {
         assert!(memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 0));
         memo.ready(1, &ready("TEST", None));
         assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 0));
+    }
+
+    #[test]
+    fn tasks_changed_forgets_only_that_team() {
+        let memo = EmptyClaims::default();
+        memo.exhausted(1, &proof(&["TEST", "QARUN"], "t1", 0));
+        memo.exhausted(2, &proof(&["TEST"], "t1", 0));
+        memo.changed(1);
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 0));
+        assert!(memo.known_empty(2, &asks(&["TEST"]), "t1", "tester", 0));
+        assert_eq!(memo.lock().entries, 3);
     }
 
     #[test]

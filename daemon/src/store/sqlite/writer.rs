@@ -123,8 +123,10 @@ impl Published {
             Effect::Publish(team_id, item) => {
                 // Unmarked before the wake: a claimer woken for this task must not be told
                 // the search is empty.
-                if let Publish::TaskReady(task) = &item {
-                    self.empty_claims.ready(team_id, task);
+                match &item {
+                    Publish::TaskReady(task) => self.empty_claims.ready(team_id, task),
+                    Publish::TasksChanged => self.empty_claims.changed(team_id),
+                    Publish::Event(_) | Publish::Message(_) => {}
                 }
                 self.hub.publish(team_id, [item]);
             }
