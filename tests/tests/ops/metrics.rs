@@ -209,21 +209,32 @@ async fn an_empty_look_after_taking_the_last_task_skips_the_writer_and_misses_no
     let tester = d.agent("memo", "t1", "tester").await;
     let tasks = coordinator.t("/tasks");
     let create = |id: &str| coordinator.post(&tasks, json!([{"id": id, "subject": "s"}]));
-    create("TEST-1").await.expect_status(201);
-    let claimed = tester.claim(json!({"prefixes": ["TEST"]})).await;
-    assert_eq!(claimed.expect("a task")["id"], "TEST-1");
-
+    let sqlite = std::env::var("HUDDLE_TEST_BACKEND").as_deref() != Ok("postgres");
     let before = scrape(&d).await;
-    assert!(tester.claim(json!({"prefixes": ["TEST"]})).await.is_none());
-    let after = scrape(&d).await;
-    let moved = |sample: &str| value(&after, sample, &[]) - value(&before, sample, &[]);
-    if std::env::var("HUDDLE_TEST_BACKEND").as_deref() != Ok("postgres") {
-        assert!(moved("huddle_claims_known_empty_total") >= 1.0);
+    // The look is answered without a write only within a second of the agent's last-seen
+    // write: a round slowed past that by a loaded machine goes to the writer, so try again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for round in 1.. {
+        let id = format!("TEST-{round}");
+        create(&id).await.expect_status(201);
+        let claimed = tester.claim(json!({"prefixes": ["TEST"]})).await;
+        assert_eq!(claimed.expect("a task")["id"], id.as_str());
+        assert!(tester.claim(json!({"prefixes": ["TEST"]})).await.is_none());
+        let after = scrape(&d).await;
+        let moved = value(&after, "huddle_claims_known_empty_total", &[])
+            - value(&before, "huddle_claims_known_empty_total", &[]);
+        if !sqlite || moved >= 1.0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no empty look was answered without the writer in {round} rounds"
+        );
     }
 
     // Waiting now: the next task still reaches this claimer.
     let waiting = tester.claim(json!({"prefixes": ["TEST"], "waitMs": 30000}));
-    let (claimed, created) = tokio::join!(waiting, create("TEST-2"));
+    let (claimed, created) = tokio::join!(waiting, create("TEST-1000"));
     created.expect_status(201);
-    assert_eq!(claimed.expect("a task")["id"], "TEST-2");
+    assert_eq!(claimed.expect("a task")["id"], "TEST-1000");
 }
