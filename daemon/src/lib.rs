@@ -93,7 +93,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
     let streams = Arc::new(http::limits::StreamSlots::new(
         settings.limits.max_streams_per_token,
     ));
-    let state = AppState {
+    let state = AppState::new(http::AppParts {
         store: store.clone(),
         hub,
         settings: Arc::new(settings),
@@ -103,7 +103,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
         failed_auth,
         streams,
         shutdown: CancellationToken::new(),
-    };
+    });
     Ok(Built {
         state,
         store,

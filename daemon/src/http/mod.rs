@@ -37,9 +37,27 @@ use tokio_util::sync::CancellationToken;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
-/// Everything a handler needs, cheap to clone.
+/// Everything a handler needs. Axum clones the state for every extractor and middleware of
+/// every request, so it is one shared allocation: a clone is one counter, not one per field.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppParts>);
+
+impl AppState {
+    pub fn new(parts: AppParts) -> AppState {
+        AppState(Arc::new(parts))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = AppParts;
+
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
+}
+
+/// The parts of [`AppState`].
+pub struct AppParts {
     pub store: Arc<dyn Store>,
     pub hub: Arc<Hub>,
     pub settings: Arc<Settings>,
