@@ -119,8 +119,9 @@ impl EmptyClaims {
         now_ms: i64,
     ) -> bool {
         let state = self.lock();
+        // A wall clock stepped back counts as due, so `lastSeenAt` cannot freeze behind it.
         let touched = state.touched.get(&(team_id, agent.to_string()));
-        if touched.is_none_or(|at| now_ms - at >= TOUCH_INTERVAL_MS) {
+        if !touched.is_some_and(|at| (0..TOUCH_INTERVAL_MS).contains(&(now_ms - at))) {
             return false;
         }
         let (agent, role) = (Some(agent.to_string()), Some(role.to_string()));
@@ -205,6 +206,7 @@ mod tests {
         memo.exhausted(1, &proof(&["TEST"], "t1", 1_000));
         assert!(memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 1_999));
         assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 2_000));
+        assert!(!memo.known_empty(1, &asks(&["TEST"]), "t1", "tester", 999));
     }
 
     #[test]
