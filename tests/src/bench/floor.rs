@@ -12,11 +12,6 @@ use std::time::Instant;
 pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Figures {
     let (http, _) = admin.raw();
     let url = format!("{}/healthz", admin.base());
-    let get = |http: reqwest::Client, url: String| async move {
-        let res = http.get(&url).send().await.expect("GET /healthz");
-        assert_eq!(res.status().as_u16(), 200, "GET /healthz");
-        res.bytes().await.expect("GET /healthz body");
-    };
 
     let sequential = (sizes.tasks / 5).max(1);
     let mut lat = Latencies::default();
@@ -24,7 +19,7 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
     let started = Instant::now();
     for _ in 0..sequential {
         let t0 = Instant::now();
-        get(http.clone(), url.clone()).await;
+        health_check(http, &url).await;
         lat.push(t0.elapsed());
     }
     let elapsed = started.elapsed();
@@ -39,7 +34,7 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
             let (http, url) = (http.clone(), url.clone());
             tokio::spawn(async move {
                 for _ in 0..each {
-                    get(http.clone(), url.clone()).await;
+                    health_check(&http, &url).await;
                 }
             })
         })
@@ -58,6 +53,12 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
             &format!("{clients} clients at once"),
             format!("{concurrent_rate:.0} requests/s, {concurrent_cpu} daemon CPU per request"),
         )
+}
+
+async fn health_check(http: &reqwest::Client, url: &str) {
+    let res = http.get(url).send().await.expect("GET /healthz");
+    assert_eq!(res.status().as_u16(), 200, "GET /healthz");
+    res.bytes().await.expect("GET /healthz body");
 }
 
 fn cpu_per_request(cpu_seconds: f64, requests: usize) -> String {
