@@ -14,6 +14,7 @@
 //! - `huddle_claims_known_empty_total` — claims answered empty without the SQLite writer;
 //! - `huddle_claims_undelivered_total` — tasks claimed for a client that left before the answer
 //!   (disconnected, timed out or cancelled), released at once without using an attempt;
+//! - `huddle_long_polls_waiting{kind}` — claims and inbox reads waiting now;
 //! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`.
 //!
 //! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
@@ -85,6 +86,10 @@ fn describe() {
         "tasks claimed for a client that left before the answer, released without an attempt"
     );
     describe_gauge!("huddle_open_streams", "SSE streams open now");
+    describe_gauge!(
+        "huddle_long_polls_waiting",
+        "claims and inbox reads waiting now (kind: claim, inbox); ends when the client leaves"
+    );
 }
 
 /// Drains histogram samples into their buckets now and then, so memory stays bounded when
@@ -189,6 +194,23 @@ pub fn leases_expired(n: usize) {
 /// A claim answered empty from what earlier claims proved, without the writer.
 pub fn claim_known_empty() {
     counter!("huddle_claims_known_empty_total").increment(1);
+}
+
+/// A long poll (`claim`, `inbox`) waiting now, counted in `huddle_long_polls_waiting{kind}`
+/// until dropped.
+pub struct LongPoll(&'static str);
+
+impl LongPoll {
+    pub fn start(kind: &'static str) -> LongPoll {
+        gauge!("huddle_long_polls_waiting", "kind" => kind).increment(1.0);
+        LongPoll(kind)
+    }
+}
+
+impl Drop for LongPoll {
+    fn drop(&mut self) {
+        gauge!("huddle_long_polls_waiting", "kind" => self.0).decrement(1.0);
+    }
 }
 
 /// Tasks claimed for a client that had left, released again.

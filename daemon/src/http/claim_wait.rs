@@ -34,6 +34,7 @@ pub async fn claim_waiting(
 ) -> ApiResult<Vec<huddle_wire::Task>> {
     let deadline = Instant::now() + Duration::from_millis(plan.wait_ms);
     let _online = (plan.wait_ms > 0).then(|| state.presence.waiting(caller));
+    let _waiting = (plan.wait_ms > 0).then(|| crate::metrics::LongPoll::start("claim"));
     let waiters = state.hub.claim_waiters(caller.team_id);
     let mut revocation = Revocation::new(&state.auth, caller, epoch);
     loop {

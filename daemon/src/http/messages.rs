@@ -260,6 +260,7 @@ pub async fn read_inbox(
     }
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
     let _online = (wait_ms > 0).then(|| state.presence.waiting(caller));
+    let _waiting = (wait_ms > 0).then(|| crate::metrics::LongPoll::start("inbox"));
     let mut posted = state.hub.watch_messages(caller.team_id);
     let mut revocation = Revocation::new(&state.auth, caller, epoch);
     loop {

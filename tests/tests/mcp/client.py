@@ -67,6 +67,9 @@ async def main():
         report["tools"] = sorted(t.name for t in tools)
         schemas = {t.name: t.input_schema for t in tools}
         report["create_schema"] = schemas["task_create"]
+        report["tool_defs"] = [t.model_dump(by_alias=True, exclude_none=True) for t in tools]
+        report["whoami"] = await executor.call("whoami", {})
+        report["agents"] = await observer.call("agent_list", {})
 
         created = await coord.call(
             "task_create",
@@ -126,6 +129,24 @@ async def main():
         )
         report["typo_patch"] = await coord.refused(
             "task_update", {"id": "IMPL-2", "patch": {"status": "done"}}
+        )
+        report["missing_field"] = await observer.refused("task_get", {})
+        report["mcp_wait_too_long"] = await executor.refused("task_claim", {"waitMs": 30000})
+        # The tasks an agent holds now: claimedBy with status in_progress.
+        await coord.call("task_create", {"tasks": {"id": "IMPL-3", "subject": "held"}})
+        await executor.call("task_claim", {"prefixes": ["IMPL"]})
+        mine = await executor.call(
+            "task_list", {"claimedBy": "ex1", "status": "in_progress"}
+        )
+        report["held"] = [t["id"] for t in mine["tasks"]]
+        # A failed attempt goes back to the queue; `final` fails the task for good.
+        report["fail_retry"] = await executor.call(
+            "task_fail", {"id": "IMPL-2", "reason": "the runner crashed"}
+        )
+        again = await executor.call("task_claim", {"prefixes": ["IMPL"]})
+        report["fail_again"] = [t["id"] for t in again["tasks"]]
+        report["fail_final"] = await executor.call(
+            "task_fail", {"id": "IMPL-2", "reason": "no such project", "final": True}
         )
     json.dump(report, sys.stdout)
 
