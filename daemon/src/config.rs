@@ -5,9 +5,27 @@
 //! (`HUDDLE_LISTEN`, `HUDDLE_DATA_DIR`, `HUDDLE_ADMIN_TOKEN`). So `HUDDLE_METRICS_LISTEN` and
 //! `HUDDLE_LOG_FORMAT` set `[metrics] listen` and `[log] format`.
 
-use crate::store::sqlite::Synchronous;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// Which database holds the teams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// One file in the data directory; one daemon.
+    Sqlite,
+    /// A PostgreSQL database shared by any number of daemons.
+    Postgres,
+}
+
+/// SQLite's `synchronous` setting: FULL survives power loss; NORMAL may lose the last commits
+/// on power loss (never on a process crash) and is faster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Synchronous {
+    Full,
+    Normal,
+}
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -50,7 +68,7 @@ pub struct ServerSettings {
 pub struct StorageSettings {
     /// `sqlite` (the default: one file in the data directory, one daemon) or `postgres`
     /// (several daemons sharing one database, `database_url`).
-    pub backend: crate::store::Backend,
+    pub backend: Backend,
     /// `postgres://user:password@host:port/database`; also `HUDDLE_DATABASE_URL`, which
     /// selects the postgres backend by itself.
     pub database_url: String,
@@ -215,7 +233,7 @@ impl Default for ServerSettings {
 impl Default for StorageSettings {
     fn default() -> Self {
         StorageSettings {
-            backend: crate::store::Backend::Sqlite,
+            backend: Backend::Sqlite,
             database_url: String::new(),
             pool_size: 16,
             synchronous: Synchronous::Full,
@@ -308,7 +326,7 @@ impl Settings {
         // The conventional variable of hosted databases: a URL means PostgreSQL.
         if let Some(url) = env("HUDDLE_DATABASE_URL").filter(|u| !u.trim().is_empty()) {
             settings.storage.database_url = url;
-            settings.storage.backend = crate::store::Backend::Postgres;
+            settings.storage.backend = Backend::Postgres;
         }
         Ok(settings)
     }

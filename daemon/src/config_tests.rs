@@ -22,7 +22,7 @@ fn environment_overrides_file_and_defaults() {
     assert_eq!(s.tasks.max_wait_ms, 1234);
     assert_eq!(s.storage.synchronous, Synchronous::Normal);
     assert_eq!(s.memory.max_bytes, 1024 * 1024);
-    assert_eq!(s.storage.backend, crate::store::Backend::Sqlite);
+    assert_eq!(s.storage.backend, Backend::Sqlite);
 }
 
 #[test]
@@ -31,7 +31,7 @@ fn a_database_url_selects_postgres() {
         (k == "HUDDLE_DATABASE_URL").then(|| "postgres://h@db/huddle".to_string())
     })
     .unwrap();
-    assert_eq!(s.storage.backend, crate::store::Backend::Postgres);
+    assert_eq!(s.storage.backend, Backend::Postgres);
     assert_eq!(s.storage.database_url, "postgres://h@db/huddle");
 }
 

@@ -4,12 +4,12 @@
 //! - [`config`]: settings from defaults, `config/huddle.toml`, `HUDDLE_…` variables and flags.
 //! - [`identity`]: bearer tokens (random, shown once, stored hashed) and the admin token.
 //! - [`store`]: the `Store` trait — every durable operation — its rules shared by every
-//!   backend, the SQLite backend (a single group-commit writer and a read pool) and the
-//!   PostgreSQL one (several replicas on one database, LISTEN/NOTIFY between them).
+//!   backend (`store::rules`, input checks in `store::rules::validate`), the SQLite backend
+//!   (a single group-commit writer and a read pool) and the PostgreSQL one (several replicas
+//!   on one database, LISTEN/NOTIFY between them).
 //! - [`hub`]: in-process fan-out after commit: SSE streams, long-polling claims and inboxes.
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
-//! - [`validate`]: input rules shared by every backend.
 //! - [`metrics`]: what `/metrics` reports, measured where it happens.
 //!
 //! [`run`] is the testable entry point: give it settings, a bound listener and a shutdown
@@ -28,7 +28,6 @@ pub mod leases;
 pub mod metrics;
 pub mod presence;
 pub mod store;
-pub mod validate;
 
 use config::Settings;
 use http::AppState;

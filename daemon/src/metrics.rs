@@ -21,7 +21,6 @@
 //! counters. If a program embedding the daemon installed a recorder of its own first, ours is
 //! not installed and `/metrics` shows only the scrape-time gauges' absence — nothing breaks.
 
-use crate::http::AppState;
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -102,28 +101,6 @@ pub async fn upkeep(shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
         }
     }
-}
-
-/// The text exposition, with the task gauges read from the store first.
-pub async fn render(state: &AppState) -> String {
-    let teams = state.store.list_teams().await;
-    let counts = state.store.task_counts().await;
-    match (teams, counts) {
-        (Ok(teams), Ok(counts)) => {
-            for team in teams {
-                for status in huddle_wire::TaskStatus::ALL {
-                    let n = counts
-                        .iter()
-                        .find(|(t, s, _)| *t == team.name && *s == status)
-                        .map_or(0, |c| c.2);
-                    let labels = [("team", team.name.clone()), ("status", status.to_string())];
-                    gauge!("huddle_tasks", &labels).set(n as f64);
-                }
-            }
-        }
-        (Err(e), _) | (_, Err(e)) => tracing::warn!(error = %e, "task counts for /metrics"),
-    }
-    handle().render()
 }
 
 /// Counts and times every request by method, route template and status.

@@ -22,8 +22,30 @@ pub async fn for_admin(State(state): State<AppState>, who: Principal) -> ApiResu
 }
 
 async fn exposition(state: &AppState) -> Response {
-    let text = crate::metrics::render(state).await;
+    let text = render(state).await;
     ([(header::CONTENT_TYPE, TEXT_FORMAT)], text).into_response()
+}
+
+/// The text exposition, with the task gauges read from the store first.
+async fn render(state: &AppState) -> String {
+    let teams = state.store.list_teams().await;
+    let counts = state.store.task_counts().await;
+    match (teams, counts) {
+        (Ok(teams), Ok(counts)) => {
+            for team in teams {
+                for status in huddle_wire::TaskStatus::ALL {
+                    let n = counts
+                        .iter()
+                        .find(|(t, s, _)| *t == team.name && *s == status)
+                        .map_or(0, |c| c.2);
+                    let labels = [("team", team.name.clone()), ("status", status.to_string())];
+                    metrics::gauge!("huddle_tasks", &labels).set(n as f64);
+                }
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => tracing::warn!(error = %e, "task counts for /metrics"),
+    }
+    crate::metrics::handle().render()
 }
 
 /// The router for the `[metrics] listen` address: `/metrics` only, no token.

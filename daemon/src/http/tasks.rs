@@ -75,7 +75,7 @@ pub async fn create(
         }
     };
     let edges = tasks.iter().map(|t| t.blocked_by.len()).sum();
-    crate::validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
+    crate::store::rules::validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
     let created = state.store.create_tasks(&caller, tasks).await?;
     if batch {
         Ok((StatusCode::CREATED, Json(created)).into_response())
@@ -216,7 +216,11 @@ pub async fn update(
     ApiJson(patch): ApiJson<TaskPatch>,
 ) -> ApiResult<Response> {
     let limits = &state.settings.limits;
-    crate::validate::blocked_by_edges("addBlockedBy", patch.add_blocked_by.len(), limits)?;
+    crate::store::rules::validate::blocked_by_edges(
+        "addBlockedBy",
+        patch.add_blocked_by.len(),
+        limits,
+    )?;
     Ok(task_response(
         StatusCode::OK,
         state

@@ -5,18 +5,9 @@ use super::sqlite::{SqliteOptions, SqliteStore};
 use super::{Store, StoreError, StoreResult};
 use crate::config::Settings;
 use crate::hub::Hub;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Which database holds the teams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// One file in the data directory; one daemon.
-    Sqlite,
-    /// A PostgreSQL database shared by any number of daemons.
-    Postgres,
-}
+pub use crate::config::Backend;
 
 /// Opens (creating or migrating) the store `settings` name. Committed changes reach `hub`:
 /// straight from the SQLite writer, or through LISTEN/NOTIFY from every PostgreSQL replica.

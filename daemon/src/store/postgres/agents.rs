@@ -1,10 +1,10 @@
 //! Teams, agents and token lookup.
 
 use super::super::rules::fmt_time;
+use super::super::rules::validate;
 use super::super::{Caller, StoreError, StoreResult};
 use super::rows::append_event;
 use super::tx::Tx;
-use crate::validate;
 use huddle_wire::codes;
 use huddle_wire::{Agent, Role, Team};
 use sqlx::{PgPool, Row};

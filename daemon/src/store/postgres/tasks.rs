@@ -1,13 +1,13 @@
 //! Editing and listing tasks (creating them is `task_create.rs`).
 
 use super::super::rules;
+use super::super::rules::validate;
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
 use super::rows::{task_from_row, TASK_COLUMNS};
 use super::task_state::{load_edges_of, TaskState};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
-use crate::validate;
 use huddle_wire::{Task, TaskPatch, TaskStatus};
 use sqlx::PgPool;
 

@@ -2,7 +2,7 @@
 //! and the limits the result must keep.
 
 use super::super::{StoreError, StoreResult};
-use crate::validate;
+use super::validate;
 use serde_json::Value;
 
 /// Limits for a shared-memory change: nesting, size, and how many history entries to keep.

@@ -1,8 +1,8 @@
 //! The message bus's rules: a valid post, who can be reached, batch item errors, acks.
 
 use super::super::{StoreError, StoreResult};
+use super::validate;
 use crate::config::LimitSettings as Limits;
-use crate::validate;
 use huddle_wire::{PostMessage, Role, BROADCAST};
 
 /// Checks a post and returns its `data` as the JSON text to store.

@@ -6,13 +6,13 @@
 
 mod memory;
 mod messages;
+pub mod validate;
 
 pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
 pub use messages::{at_message, check_ack, is_group_recipient, unknown_recipient, validate_post};
 
 use super::{Caller, StoreError, StoreResult};
 use crate::config::LimitSettings as Limits;
-use crate::validate;
 use huddle_wire::codes;
 use huddle_wire::limits::MAX_ATTEMPTS_CEILING;
 use huddle_wire::{NewTask, Role, TaskPatch, TaskStatus};

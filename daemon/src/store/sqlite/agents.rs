@@ -1,9 +1,9 @@
 //! Teams, agents and token lookup.
 
+use super::super::rules::validate;
 use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{append_event, fmt_time};
 use super::writer::WriteCtx;
-use crate::validate;
 use huddle_wire::codes;
 use huddle_wire::{Agent, Role, Team};
 use rusqlite::{params, Connection, OptionalExtension};

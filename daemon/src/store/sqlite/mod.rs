@@ -25,14 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use writer::Writer;
 
-/// `synchronous` setting: FULL survives power loss; NORMAL may lose the last commits on power
-/// loss (never on a process crash) and is faster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Synchronous {
-    Full,
-    Normal,
-}
+pub use crate::config::Synchronous;
 
 /// How to open the database.
 #[derive(Debug, Clone)]

@@ -1,5 +1,6 @@
 //! Creating, editing and listing tasks.
 
+use super::super::rules::validate;
 use super::super::{rules, Caller, Page, StoreResult, TaskFilter};
 use super::deps;
 use super::rows::{append_event, load_edges, load_task, task_from_row, TASK_COLUMNS};
@@ -7,7 +8,6 @@ use super::task_state::TaskState;
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::Publish;
-use crate::validate;
 use huddle_wire::{NewTask, Task, TaskPatch, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
