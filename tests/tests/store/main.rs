@@ -6,6 +6,7 @@ mod batched_writes;
 mod bus;
 mod contract;
 mod counts;
+mod cycles;
 mod dependencies;
 mod empty_claims;
 mod failures;

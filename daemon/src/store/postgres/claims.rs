@@ -1,18 +1,20 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
-use super::super::rules;
+use super::super::rules::STATE_COLUMNS;
 use super::super::{Caller, StoreResult};
 use super::rows::append_event;
 use super::rows::load_task;
-use super::task_state::{edges_from_row, save_all, TaskState, EDGE_COLUMNS, STATE_COLUMNS};
+use super::task_state::{edges_from_row, load, save, save_all, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
-use huddle_wire::{Task, TaskStatus};
+use huddle_wire::Task;
 use sqlx::{PgPool, Row};
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
 /// is empty, the caller's name or the caller's role: picked, updated and read back with their
-/// edges in one statement, since the team's other writers wait through every round trip.
+/// edges in one statement, since the team's other writers wait through every round trip. The
+/// statement writes what `TaskState::claim` and `prepare_save` would (in progress, holder,
+/// lease, one version more, updated now); the store contract tests hold both backends to it.
 pub async fn claim(
     tx: &mut Tx,
     caller: &Caller,
@@ -57,13 +59,13 @@ pub async fn claim(
     for row in &rows {
         let number: i64 = row.try_get("number")?;
         let edges = edges_from_row(row)?;
-        claimed.push((TaskState::from_row(team_id, row)?, number, edges));
+        claimed.push((state_from_row(team_id, row)?, number, edges));
     }
     // Oldest first, as picked: RETURNING keeps no order.
     claimed.sort_by_key(|(state, number, _)| (state.created_at, *number));
     let mut tasks = Vec::with_capacity(claimed.len());
     for (state, _, edges) in claimed {
-        let task = state.into_task(edges, now);
+        let task = state.into_task(edges);
         append_event(tx, team_id, "task.claimed", &task)?;
         tasks.push(task);
     }
@@ -73,25 +75,25 @@ pub async fn claim(
 /// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.
 pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
-    let task = TaskState::load(tx, caller.team_id, id).await?;
-    ensure_holder(&task, caller, false)?;
+    let mut task = load(tx, caller.team_id, id).await?;
+    task.heartbeat(caller, tx.now_ms, lease_ms)?;
     tx.touch_agent(caller.team_id, &caller.agent);
-    let now = tx.now_ms;
     sqlx::query(
-        "update tasks set lease_expires_at = $3, version = version + 1, updated_at = $4
+        "update tasks set lease_expires_at = $3, version = $4, updated_at = $5
          where team_id = $1 and id = $2",
     )
     .bind(caller.team_id)
     .bind(id)
-    .bind(now + lease_ms as i64)
-    .bind(now)
+    .bind(task.lease_expires_at)
+    .bind(task.version)
+    .bind(task.updated_at)
     .execute(tx.conn())
     .await?;
     load_task(tx.conn(), caller.team_id, id).await
 }
 
 /// Back to `pending` for another try while attempts remain, `failed` when `final_` or out of
-/// attempts ([`rules::failure`]).
+/// attempts (`TaskState::fail`).
 pub async fn fail(
     tx: &mut Tx,
     caller: &Caller,
@@ -100,29 +102,18 @@ pub async fn fail(
     final_: bool,
 ) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
-    let mut task = TaskState::load(tx, caller.team_id, id).await?;
-    ensure_holder(&task, caller, true)?;
-    let (status, attempts, event) = rules::failure(task.attempts, task.max_attempts, final_);
-    task.status = status;
-    task.attempts = attempts;
-    task.failure_reason = Some(reason);
-    // A failed task keeps its last holder, as a completed one does; a retried one has none.
-    task.lease_expires_at = None;
-    if status == TaskStatus::Pending {
-        task.clear_claim();
-    }
+    let mut task = load(tx, caller.team_id, id).await?;
+    let event = task.fail(caller, reason, final_)?;
     tx.touch_agent(caller.team_id, &caller.agent);
-    task.save(tx, event).await
+    save(tx, task, event).await
 }
 
 /// Gives the task back to the queue without counting an attempt.
 pub async fn release(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
-    let mut task = TaskState::load(tx, caller.team_id, id).await?;
-    ensure_holder(&task, caller, false)?;
-    task.status = TaskStatus::Pending;
-    task.clear_claim();
-    task.save(tx, "task.released").await
+    let mut task = load(tx, caller.team_id, id).await?;
+    task.release(caller)?;
+    save(tx, task, "task.released").await
 }
 
 /// The teams that have expired leases now, for [`expire_team_leases`].
@@ -148,42 +139,14 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize>
     .bind(tx.now_ms)
     .fetch_all(tx.conn())
     .await?;
-    let expired = rows
+    let mut expired = rows
         .iter()
-        .map(|r| TaskState::from_row(team_id, r))
+        .map(|r| state_from_row(team_id, r))
         .collect::<Result<Vec<_>, _>>()?;
     let count = expired.len();
-    let mut expired = expired;
     for task in &mut expired {
-        let holder = task.claimed_by.clone().unwrap_or_default();
-        let (status, attempts, reason) = rules::lease_expiry(
-            &holder,
-            task.lease_expires_at,
-            task.attempts,
-            task.max_attempts,
-        );
-        task.clear_claim();
-        task.status = status;
-        task.attempts = attempts;
-        if reason.is_some() {
-            task.failure_reason = reason;
-        }
+        task.expire();
     }
     save_all(tx, expired, "task.expired").await?;
     Ok(count)
-}
-
-/// The shared holder rule, on a loaded task (claims and completions).
-pub(super) fn ensure_holder(
-    task: &TaskState,
-    caller: &Caller,
-    coordinator_may: bool,
-) -> StoreResult<()> {
-    rules::ensure_holder(
-        &task.id,
-        task.status,
-        task.claimed_by.as_deref(),
-        caller,
-        coordinator_may,
-    )
 }

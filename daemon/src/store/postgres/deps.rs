@@ -6,7 +6,7 @@ use super::super::StoreResult;
 use super::tx::Tx;
 use crate::hub::ReadyTask;
 use huddle_wire::TaskStatus;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 pub async fn task_status(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<Option<TaskStatus>> {
     let status: Option<String> =
@@ -18,7 +18,7 @@ pub async fn task_status(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<Opt
     Ok(status.and_then(|s| TaskStatus::parse(&s)))
 }
 
-/// Makes `task` blocked by each of `blockers`, checked in order as if added one by one:
+/// Makes `task` blocked by each of `blockers`, checked in order by [`rules::check_blockers`]:
 /// self-blocking and unknown blockers are refused (400), an edge that would close a cycle is
 /// refused naming the cycle (409). The part of the graph the blockers reach is read in one
 /// recursive query and searched in memory: a walk of one query per level per edge made the
@@ -41,39 +41,26 @@ pub async fn add_blockers(
             .await?
             .into_iter()
             .collect();
-    // Every `blockedBy` edge reachable from the blockers. A new edge leaves `task`, so a
-    // cycle through it would have to reach `task` first: the edges added before it in this
-    // patch never change the answer.
+    // Every `blockedBy` edge reachable from the blockers; none when nothing depends on `task`,
+    // since then no new edge of it can close a cycle.
     let edges: Vec<(String, String)> = sqlx::query_as(
         "with recursive reach(id) as (
              select unnest($2::text[])
+             where exists (select 1 from task_deps where team_id = $1 and blocker_id = $3)
              union
              select d.blocker_id from task_deps d join reach r on d.task_id = r.id
              where d.team_id = $1
          )
          select d.task_id, d.blocker_id from task_deps d join reach r on d.task_id = r.id
-         where d.team_id = $1
-         order by d.task_id, d.blocker_id",
+         where d.team_id = $1",
     )
     .bind(team_id)
     .bind(blockers)
+    .bind(task)
     .fetch_all(tx.conn())
     .await?;
-    let mut graph: HashMap<&str, Vec<&str>> = HashMap::new();
-    for (node, blocker) in &edges {
-        graph.entry(node).or_default().push(blocker);
-    }
-    for blocker in blockers {
-        if blocker == task {
-            return Err(rules::self_blocking(task, field));
-        }
-        if !statuses.contains_key(blocker) {
-            return Err(rules::unknown_blocker(blocker, field));
-        }
-        if let Some(path) = path_among(&graph, blocker, task) {
-            return Err(rules::dependency_cycle(task, blocker, path));
-        }
-    }
+    let graph = rules::BlockerGraph::from_edges(edges);
+    rules::check_blockers(task, blockers, |b| statuses.contains_key(b), &graph, field)?;
     let added: Vec<String> = sqlx::query_scalar(
         "insert into task_deps (team_id, task_id, blocker_id)
          select $1, $2, b from unnest($3::text[]) as b
@@ -172,53 +159,4 @@ pub async fn ready_among(tx: &mut Tx, team_id: i64, ids: &[String]) -> StoreResu
         .into_iter()
         .map(|(prefix, owner)| ReadyTask { prefix, owner })
         .collect())
-}
-
-/// The path of ids from `from` along `graph`'s `blockedBy` edges to `to`, breadth-first, if
-/// any.
-pub fn path_among(graph: &HashMap<&str, Vec<&str>>, from: &str, to: &str) -> Option<Vec<String>> {
-    let mut parent: HashMap<&str, &str> = HashMap::new();
-    let mut seen: HashSet<&str> = HashSet::from([from]);
-    let mut frontier = vec![from];
-    while !frontier.is_empty() {
-        if frontier.contains(&to) {
-            let mut path = vec![to.to_string()];
-            let mut cur = to;
-            while let Some(p) = parent.get(cur) {
-                path.push(p.to_string());
-                cur = p;
-            }
-            path.reverse();
-            return Some(path);
-        }
-        let mut next = Vec::new();
-        for node in frontier {
-            for &blocker in graph.get(node).into_iter().flatten() {
-                if seen.insert(blocker) {
-                    parent.insert(blocker, node);
-                    next.push(blocker);
-                }
-            }
-        }
-        frontier = next;
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::path_among;
-    use std::collections::HashMap;
-
-    #[test]
-    fn a_path_runs_from_the_blocker_along_blocked_by_edges_to_the_task() {
-        // C is blocked by B, B by A.
-        let graph = HashMap::from([("C", vec!["B"]), ("B", vec!["A"])]);
-        assert_eq!(
-            path_among(&graph, "C", "A"),
-            Some(vec!["C".to_string(), "B".to_string(), "A".to_string()])
-        );
-        assert_eq!(path_among(&graph, "A", "C"), None);
-        assert_eq!(path_among(&graph, "B", "B"), Some(vec!["B".to_string()]));
-    }
 }

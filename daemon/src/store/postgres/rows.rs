@@ -1,15 +1,12 @@
 //! Row ↔ wire mapping and the helpers every area shares (event append).
 
-use super::super::rules::{self, fmt_time, parse_json};
+use super::super::rules::{fmt_time, parse_json, STATE_COLUMNS};
 use super::super::{StoreError, StoreResult};
+use super::task_state::{edges_from_row, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;
 use huddle_wire::{Event, Message, Task, TaskStatus};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
-
-pub const TASK_COLUMNS: &str =
-    "id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
-     attempts, max_attempts, metadata, result, failure_reason, version, created_at, updated_at";
 
 /// A status no version of huddle writes is a corrupt row: an error, never read as `pending`.
 pub fn status_of(row: &PgRow, column: &str) -> Result<TaskStatus, sqlx::Error> {
@@ -20,65 +17,14 @@ pub fn status_of(row: &PgRow, column: &str) -> Result<TaskStatus, sqlx::Error> {
     })
 }
 
-/// A task row without its edges (`blockedBy`/`blocks` come from [`load_edges`]).
-pub fn task_from_row(row: &PgRow) -> Result<Task, sqlx::Error> {
-    let result: Option<String> = row.try_get("result")?;
-    Ok(Task {
-        id: row.try_get("id")?,
-        subject: row.try_get("subject")?,
-        description: row.try_get("description")?,
-        active_form: row.try_get("active_form")?,
-        status: status_of(row, "status")?,
-        owner: row.try_get("owner")?,
-        claimed_by: row.try_get("claimed_by")?,
-        lease_expires_at: row
-            .try_get::<Option<i64>, _>("lease_expires_at")?
-            .map(fmt_time),
-        attempts: row.try_get("attempts")?,
-        max_attempts: row.try_get("max_attempts")?,
-        blocked_by: Vec::new(),
-        blocks: Vec::new(),
-        metadata: parse_json(&row.try_get::<String, _>("metadata")?),
-        result: result.as_deref().map(parse_json),
-        failure_reason: row.try_get("failure_reason")?,
-        version: row.try_get("version")?,
-        created_at: fmt_time(row.try_get("created_at")?),
-        updated_at: fmt_time(row.try_get("updated_at")?),
-    })
-}
-
-/// Fills `blockedBy` and `blocks`, each in id order.
-pub async fn load_edges(conn: &mut PgConnection, team_id: i64, task: &mut Task) -> StoreResult<()> {
-    let rows: Vec<(String, bool)> = sqlx::query_as(
-        "select blocker_id, false from task_deps where team_id = $1 and task_id = $2
-         union all
-         select task_id, true from task_deps where team_id = $1 and blocker_id = $2",
-    )
-    .bind(team_id)
-    .bind(&task.id)
-    .fetch_all(&mut *conn)
-    .await?;
-    task.blocked_by.clear();
-    task.blocks.clear();
-    for (id, is_dependent) in rows {
-        if is_dependent {
-            task.blocks.push(id);
-        } else {
-            task.blocked_by.push(id);
-        }
-    }
-    rules::sort_ids(&mut task.blocked_by);
-    rules::sort_ids(&mut task.blocks);
-    Ok(())
-}
-
+/// A task as sent on the wire, with its edges, or `None`.
 pub async fn find_task(
     conn: &mut PgConnection,
     team_id: i64,
     id: &str,
 ) -> StoreResult<Option<Task>> {
     let row = sqlx::query(&format!(
-        "select {TASK_COLUMNS} from tasks where team_id = $1 and id = $2"
+        "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = $2"
     ))
     .bind(team_id)
     .bind(id)
@@ -87,9 +33,9 @@ pub async fn find_task(
     let Some(row) = row else {
         return Ok(None);
     };
-    let mut task = task_from_row(&row)?;
-    load_edges(conn, team_id, &mut task).await?;
-    Ok(Some(task))
+    Ok(Some(
+        state_from_row(team_id, &row)?.into_task(edges_from_row(&row)?),
+    ))
 }
 
 pub async fn load_task(conn: &mut PgConnection, team_id: i64, id: &str) -> StoreResult<Task> {

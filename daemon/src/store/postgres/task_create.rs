@@ -1,7 +1,7 @@
 //! Creating a batch of tasks in a fixed number of statements whatever its size: the team's lock
 //! is held for every one of them, so a batch of 1,000 must not cost 1,000 round trips.
 
-use super::super::rules::{self, fmt_time, IdRequest};
+use super::super::rules::{self, IdRequest, TaskState};
 use super::super::{Caller, StoreResult};
 use super::deps;
 use super::rows::append_event;
@@ -32,7 +32,13 @@ pub async fn create(
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
     let planned = plan_ids(tx, team_id, &tasks, limits).await?;
-    insert_rows(tx, team_id, &tasks, &planned, default_max_attempts).await?;
+    let now = tx.now_ms;
+    let states: Vec<TaskState> = tasks
+        .iter()
+        .zip(&planned)
+        .map(|(t, p)| TaskState::created(team_id, p.id.clone(), t, default_max_attempts, now))
+        .collect();
+    insert_rows(tx, team_id, &states, &planned).await?;
     let (ids, prefixes): (Vec<String>, Vec<String>) =
         planned.into_iter().map(|p| (p.id, p.prefix)).unzip();
     let has_edges = tasks.iter().any(|t| !t.blocked_by.is_empty());
@@ -45,30 +51,10 @@ pub async fn create(
     } else {
         HashMap::new()
     };
-    let now = tx.now_ms;
     let mut created = Vec::with_capacity(ids.len());
-    for (t, id) in tasks.into_iter().zip(&ids) {
-        let (blocked_by, blocks) = edges.remove(id).unwrap_or_default();
-        let task = Task {
-            id: id.clone(),
-            subject: t.subject,
-            description: t.description.unwrap_or_default(),
-            active_form: t.active_form,
-            status: TaskStatus::Pending,
-            owner: t.owner.filter(|o| !o.is_empty()),
-            claimed_by: None,
-            lease_expires_at: None,
-            attempts: 0,
-            max_attempts: t.max_attempts.unwrap_or(default_max_attempts),
-            blocked_by,
-            blocks,
-            metadata: t.metadata.unwrap_or_else(|| serde_json::json!({})),
-            result: None,
-            failure_reason: None,
-            version: 1,
-            created_at: fmt_time(now),
-            updated_at: fmt_time(now),
-        };
+    for state in states {
+        let task_edges = edges.remove(&state.id).unwrap_or_default();
+        let task = state.into_task(task_edges);
         append_event(tx, team_id, "task.created", &task)?;
         created.push(task);
     }
@@ -177,11 +163,10 @@ async fn first_taken(
 async fn insert_rows(
     tx: &mut Tx,
     team_id: i64,
-    tasks: &[NewTask],
+    states: &[TaskState],
     planned: &[Planned],
-    default_max_attempts: i64,
 ) -> StoreResult<()> {
-    let text = |f: &dyn Fn(&NewTask) -> Option<String>| tasks.iter().map(f).collect::<Vec<_>>();
+    let text = |f: &dyn Fn(&TaskState) -> Option<String>| states.iter().map(f).collect::<Vec<_>>();
     sqlx::query(
         "insert into tasks (team_id, id, prefix, number, subject, description, active_form,
                             status, owner, max_attempts, metadata, created_at, updated_at)
@@ -194,27 +179,15 @@ async fn insert_rows(
     )
     .bind(team_id)
     .bind(tx.now_ms)
-    .bind(planned.iter().map(|p| p.id.clone()).collect::<Vec<_>>())
+    .bind(text(&|s| Some(s.id.clone())))
     .bind(planned.iter().map(|p| p.prefix.clone()).collect::<Vec<_>>())
     .bind(planned.iter().map(|p| p.number).collect::<Vec<_>>())
-    .bind(text(&|t| Some(t.subject.clone())))
-    .bind(text(&|t| Some(t.description.clone().unwrap_or_default())))
-    .bind(text(&|t| t.active_form.clone()))
-    .bind(text(&|t| t.owner.clone().filter(|o| !o.is_empty())))
-    .bind(
-        tasks
-            .iter()
-            .map(|t| t.max_attempts.unwrap_or(default_max_attempts))
-            .collect::<Vec<_>>(),
-    )
-    .bind(text(&|t| {
-        Some(
-            t.metadata
-                .clone()
-                .unwrap_or_else(|| serde_json::json!({}))
-                .to_string(),
-        )
-    }))
+    .bind(text(&|s| Some(s.subject.clone())))
+    .bind(text(&|s| Some(s.description.clone())))
+    .bind(text(&|s| s.active_form.clone()))
+    .bind(text(&|s| s.owner.clone()))
+    .bind(states.iter().map(|s| s.max_attempts).collect::<Vec<_>>())
+    .bind(text(&|s| Some(s.metadata.clone())))
     .execute(tx.conn())
     .await?;
     let mut highest: HashMap<&str, i64> = HashMap::new();
@@ -272,7 +245,7 @@ async fn add_edges(
         .collect()
     };
     // Each new task's new blockers, in the order added.
-    let mut graph: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut graph = rules::BlockerGraph::default();
     let mut added: HashSet<(&str, &str)> = HashSet::new();
     let (mut task_ids, mut blocker_ids) = (Vec::new(), Vec::new());
     let mut unmet: HashMap<&str, i64> = HashMap::new();
@@ -292,15 +265,13 @@ async fn add_edges(
                 }
             };
             if is_new {
-                if let Some(path) = deps::path_among(&graph, blocker, id) {
-                    return Err(rules::dependency_cycle(id, blocker, path));
-                }
+                graph.check_acyclic(id, blocker)?;
             }
             if added.insert((id.as_str(), blocker.as_str())) {
                 task_ids.push(id.clone());
                 blocker_ids.push(blocker.clone());
                 if is_new {
-                    graph.entry(id.as_str()).or_default().push(blocker.as_str());
+                    graph.add(id, blocker);
                 }
                 if open {
                     *unmet.entry(id.as_str()).or_insert(0) += 1;

@@ -1,18 +1,15 @@
-//! The mutable state of one task, loaded for a change and saved back in one statement.
+//! Loading tasks' states and saving them back in a handful of statements; the transitions are
+//! `rules::TaskState`'s.
 
-use super::super::rules::{self, fmt_time, parse_json};
+use super::super::rules::{self, TaskEdges, TaskState, STATE_COLUMNS};
 use super::super::{StoreError, StoreResult};
 use super::deps;
 use super::rows::status_of;
 use super::tx::Tx;
-use huddle_wire::{Task, TaskStatus};
+use huddle_wire::Task;
 use sqlx::postgres::PgRow;
 use sqlx::Row;
 use std::collections::{HashMap, HashSet};
-
-/// The columns [`TaskState::from_row`] reads.
-pub const STATE_COLUMNS: &str = "id, subject, description, active_form, status, owner, claimed_by,
-    lease_expires_at, attempts, max_attempts, metadata, result, failure_reason, version, created_at";
 
 /// A row's `blockedBy` and `blocks` read with it (from `tasks`, unaliased), for
 /// [`edges_from_row`]: saves a round trip under the team's lock.
@@ -20,9 +17,6 @@ pub const EDGE_COLUMNS: &str = "array(select blocker_id from task_deps d
            where d.team_id = tasks.team_id and d.task_id = tasks.id) as blocked_by,
      array(select task_id from task_deps d
            where d.team_id = tasks.team_id and d.blocker_id = tasks.id) as blocks";
-
-/// A task's `blockedBy` and `blocks`, each in id order.
-pub type TaskEdges = (Vec<String>, Vec<String>);
 
 /// [`TaskEdges`] by task id.
 pub type Edges = HashMap<String, TaskEdges>;
@@ -36,98 +30,48 @@ pub fn edges_from_row(r: &PgRow) -> Result<TaskEdges, sqlx::Error> {
     Ok((blocked_by, blocks))
 }
 
-pub struct TaskState {
-    pub team_id: i64,
-    pub id: String,
-    pub subject: String,
-    pub description: String,
-    pub active_form: Option<String>,
-    pub status: TaskStatus,
-    pub owner: Option<String>,
-    pub claimed_by: Option<String>,
-    pub lease_expires_at: Option<i64>,
-    pub attempts: i64,
-    pub max_attempts: i64,
-    pub metadata: String,
-    pub result: Option<String>,
-    pub failure_reason: Option<String>,
-    pub version: i64,
-    pub created_at: i64,
-    loaded_status: TaskStatus,
+/// A row selected with [`STATE_COLUMNS`].
+pub fn state_from_row(team_id: i64, r: &PgRow) -> Result<TaskState, sqlx::Error> {
+    let status = status_of(r, "status")?;
+    Ok(TaskState {
+        team_id,
+        id: r.try_get("id")?,
+        subject: r.try_get("subject")?,
+        description: r.try_get("description")?,
+        active_form: r.try_get("active_form")?,
+        status,
+        owner: r.try_get("owner")?,
+        claimed_by: r.try_get("claimed_by")?,
+        lease_expires_at: r.try_get("lease_expires_at")?,
+        attempts: r.try_get("attempts")?,
+        max_attempts: r.try_get("max_attempts")?,
+        metadata: r.try_get("metadata")?,
+        result: r.try_get("result")?,
+        failure_reason: r.try_get("failure_reason")?,
+        version: r.try_get("version")?,
+        created_at: r.try_get("created_at")?,
+        updated_at: r.try_get("updated_at")?,
+        loaded_status: status,
+    })
 }
 
-impl TaskState {
-    /// Loads a task of a team the transaction has locked.
-    pub async fn load(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<TaskState> {
-        let row = sqlx::query(&format!(
-            "select {STATE_COLUMNS} from tasks where team_id = $1 and id = $2"
-        ))
-        .bind(team_id)
-        .bind(id)
-        .fetch_optional(tx.conn())
-        .await?
-        .ok_or_else(|| StoreError::not_found(format!("task {id}")))?;
-        Ok(TaskState::from_row(team_id, &row)?)
-    }
+/// Loads a task of a team the transaction has locked.
+pub async fn load(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<TaskState> {
+    let row = sqlx::query(&format!(
+        "select {STATE_COLUMNS} from tasks where team_id = $1 and id = $2"
+    ))
+    .bind(team_id)
+    .bind(id)
+    .fetch_optional(tx.conn())
+    .await?
+    .ok_or_else(|| StoreError::not_found(format!("task {id}")))?;
+    Ok(state_from_row(team_id, &row)?)
+}
 
-    pub fn from_row(team_id: i64, r: &PgRow) -> Result<TaskState, sqlx::Error> {
-        let status = status_of(r, "status")?;
-        Ok(TaskState {
-            team_id,
-            id: r.try_get("id")?,
-            subject: r.try_get("subject")?,
-            description: r.try_get("description")?,
-            active_form: r.try_get("active_form")?,
-            status,
-            owner: r.try_get("owner")?,
-            claimed_by: r.try_get("claimed_by")?,
-            lease_expires_at: r.try_get("lease_expires_at")?,
-            attempts: r.try_get("attempts")?,
-            max_attempts: r.try_get("max_attempts")?,
-            metadata: r.try_get("metadata")?,
-            result: r.try_get("result")?,
-            failure_reason: r.try_get("failure_reason")?,
-            version: r.try_get("version")?,
-            created_at: r.try_get("created_at")?,
-            loaded_status: status,
-        })
-    }
-
-    pub fn clear_claim(&mut self) {
-        self.claimed_by = None;
-        self.lease_expires_at = None;
-    }
-
-    /// Writes the state back; see [`save_all`].
-    pub async fn save(self, tx: &mut Tx, event: &str) -> StoreResult<Task> {
-        let mut saved = save_all(tx, vec![self], event).await?;
-        Ok(saved.remove(0))
-    }
-
-    /// The wire task, with the edges given and `updated_at` = `now`.
-    pub fn into_task(self, edges: TaskEdges, now: i64) -> Task {
-        let (blocked_by, blocks) = edges;
-        Task {
-            id: self.id,
-            subject: self.subject,
-            description: self.description,
-            active_form: self.active_form,
-            status: self.status,
-            owner: self.owner,
-            claimed_by: self.claimed_by,
-            lease_expires_at: self.lease_expires_at.map(fmt_time),
-            attempts: self.attempts,
-            max_attempts: self.max_attempts,
-            blocked_by,
-            blocks,
-            metadata: parse_json(&self.metadata),
-            result: self.result.as_deref().map(parse_json),
-            failure_reason: self.failure_reason,
-            version: self.version,
-            created_at: fmt_time(self.created_at),
-            updated_at: fmt_time(now),
-        }
-    }
+/// Writes one task back; see [`save_all`].
+pub async fn save(tx: &mut Tx, state: TaskState, event: &str) -> StoreResult<Task> {
+    let mut saved = save_all(tx, vec![state], event).await?;
+    Ok(saved.remove(0))
 }
 
 /// Writes tasks of one team back with new versions in a handful of statements whatever their
@@ -151,10 +95,7 @@ pub async fn save_all_with_edges(
     let now = tx.now_ms;
     let mut states = states;
     for s in &mut states {
-        if s.status != TaskStatus::InProgress {
-            s.lease_expires_at = None;
-        }
-        s.version += 1;
+        s.prepare_save(now);
     }
     let col = |f: &dyn Fn(&TaskState) -> Option<String>| states.iter().map(f).collect::<Vec<_>>();
     let ids: Vec<String> = states.iter().map(|s| s.id.clone()).collect();
@@ -207,13 +148,7 @@ pub async fn save_all_with_edges(
                 .get(&s.id)
                 .is_some_and(|(_, blocks)| !blocks.is_empty())
         })
-        .filter_map(|s| {
-            let (was, is) = (
-                s.loaded_status == TaskStatus::Completed,
-                s.status == TaskStatus::Completed,
-            );
-            (was != is).then(|| (s.id.clone(), if is { -1 } else { 1 }))
-        })
+        .filter_map(|s| s.dependents_delta().map(|delta| (s.id.clone(), delta)))
         .unzip();
     let mut ready = if moved.is_empty() {
         Vec::new()
@@ -223,7 +158,7 @@ pub async fn save_all_with_edges(
     // Only a task saved as pending can be left ready; claims and completions skip the read.
     let pending: Vec<String> = states
         .iter()
-        .filter(|s| s.status == TaskStatus::Pending)
+        .filter(|s| s.may_be_ready())
         .map(|s| s.id.clone())
         .collect();
     if !pending.is_empty() {
@@ -233,7 +168,7 @@ pub async fn save_all_with_edges(
         .into_iter()
         .map(|s| {
             let task_edges = edges.remove(&s.id).unwrap_or_default();
-            s.into_task(task_edges, now)
+            s.into_task(task_edges)
         })
         .collect();
     let data = tasks

@@ -1,14 +1,13 @@
 //! Editing and listing tasks (creating them is `task_create.rs`).
 
-use super::super::rules;
 use super::super::rules::validate;
+use super::super::rules::{self, STATE_COLUMNS};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
-use super::rows::{task_from_row, TASK_COLUMNS};
-use super::task_state::{load_edges_of, TaskState};
+use super::task_state::{load, load_edges_of, save, state_from_row};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
-use huddle_wire::{Task, TaskPatch, TaskStatus};
+use huddle_wire::{Task, TaskPatch};
 use sqlx::PgPool;
 
 /// Applies a patch; `if_match` must equal the current version when given.
@@ -22,19 +21,9 @@ pub async fn update(
 ) -> StoreResult<Task> {
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
-    let mut task = TaskState::load(tx, team_id, id).await?;
+    let mut task = load(tx, team_id, id).await?;
     rules::check_version(if_match, task.version)?;
-    rules::apply_patch_fields(
-        rules::EditableTask {
-            subject: &mut task.subject,
-            description: &mut task.description,
-            active_form: &mut task.active_form,
-            owner: &mut task.owner,
-            metadata: &mut task.metadata,
-        },
-        &mut patch,
-        limits,
-    )?;
+    rules::apply_patch_fields(&mut task, &mut patch, limits)?;
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(tx, team_id, id, blocker).await?;
     }
@@ -50,33 +39,24 @@ pub async fn update(
         rules::check_blocker_count(count as usize, limits)?;
     }
     if let Some(status) = patch.status {
-        if status != task.status {
-            let waiting = if status == TaskStatus::Completed && !patch.force {
-                sqlx::query_scalar(
-                    "select d.blocker_id from task_deps d
-                     join tasks b on b.team_id = d.team_id and b.id = d.blocker_id
-                     where d.team_id = $1 and d.task_id = $2 and b.status != 'completed'
-                     order by d.blocker_id",
-                )
-                .bind(team_id)
-                .bind(id)
-                .fetch_all(tx.conn())
-                .await?
-            } else {
-                Vec::new()
-            };
-            rules::check_hand_transition(id, status, patch.force, &waiting)?;
-            if rules::status_clears_claim(status) {
-                task.clear_claim();
-            }
-            if status != TaskStatus::Failed {
-                task.failure_reason = None;
-            }
-            task.status = status;
-        }
+        let waiting = if task.needs_waiting(status, patch.force) {
+            sqlx::query_scalar(
+                "select d.blocker_id from task_deps d
+                 join tasks b on b.team_id = d.team_id and b.id = d.blocker_id
+                 where d.team_id = $1 and d.task_id = $2 and b.status != 'completed'
+                 order by d.blocker_id",
+            )
+            .bind(team_id)
+            .bind(id)
+            .fetch_all(tx.conn())
+            .await?
+        } else {
+            Vec::new()
+        };
+        task.set_status(status, patch.force, &waiting)?;
     }
     // Saving announces the task if it is left ready, whatever the patch changed.
-    task.save(tx, "task.updated").await
+    save(tx, task, "task.updated").await
 }
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
@@ -96,7 +76,7 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     let limit = filter.limit;
     let mut conn = pool.acquire().await?;
     let rows = sqlx::query(&format!(
-        "select {TASK_COLUMNS} from tasks
+        "select {STATE_COLUMNS} from tasks
          where team_id = $1
            and ($2::text is null or status = $2)
            and ($3::text is null or owner = $3)
@@ -120,7 +100,7 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     .await?;
     let mut items = rows
         .iter()
-        .map(task_from_row)
+        .map(|r| state_from_row(team_id, r))
         .collect::<Result<Vec<_>, _>>()?;
     let next = if items.len() > limit {
         items.truncate(limit);
@@ -131,11 +111,12 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     // One query for the whole page's edges.
     let ids: Vec<String> = items.iter().map(|t| t.id.clone()).collect();
     let mut edges = load_edges_of(&mut conn, team_id, &ids).await?;
-    for task in &mut items {
-        if let Some((blocked_by, blocks)) = edges.remove(&task.id) {
-            task.blocked_by = blocked_by;
-            task.blocks = blocks;
-        }
-    }
+    let items = items
+        .into_iter()
+        .map(|state| {
+            let task_edges = edges.remove(&state.id).unwrap_or_default();
+            state.into_task(task_edges)
+        })
+        .collect();
     Ok(Page { items, next })
 }

@@ -1,21 +1,30 @@
 //! The store's rules, shared by every backend: what a valid task, message or memory change is,
 //! who may act on a claim, what a lease expiry does, and the errors that say so. Backends only
 //! load and save rows; a rule changed here changes for SQLite and PostgreSQL at once.
-//! Tasks and claims are here; the bus's rules are in `messages`, shared memory's in
-//! `memory` (both re-exported).
+//! A task's transitions are in `task_state`, blocker edges and the cycle search in `blockers`,
+//! the bus's rules in `messages`, shared memory's in `memory`, input checks in `validate`.
 
+mod blockers;
 mod memory;
 mod messages;
+mod task_state;
 pub mod validate;
 
+pub use blockers::{
+    check_blockers, dependency_cycle, self_blocking, unknown_blocker, BlockerGraph,
+};
 pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
 pub use messages::{at_message, check_ack, is_group_recipient, unknown_recipient, validate_post};
+pub use task_state::{
+    check_hand_transition, ensure_holder, failure, is_closed, is_ready, lease_expiry,
+    status_clears_claim, TaskEdges, TaskState, STATE_COLUMNS,
+};
 
-use super::{Caller, StoreError, StoreResult};
+use super::{StoreError, StoreResult};
 use crate::config::LimitSettings as Limits;
 use huddle_wire::codes;
 use huddle_wire::limits::MAX_ATTEMPTS_CEILING;
-use huddle_wire::{NewTask, Role, TaskPatch, TaskStatus};
+use huddle_wire::{NewTask, TaskPatch};
 use serde_json::Value;
 
 /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-21T08:00:00.000Z`.
@@ -142,47 +151,37 @@ pub fn duplicate_task(id: &str) -> StoreError {
     }
 }
 
-/// The editable fields of a task, as a backend holds them while applying a patch.
-pub struct EditableTask<'a> {
-    pub subject: &'a mut String,
-    pub description: &'a mut String,
-    pub active_form: &'a mut Option<String>,
-    pub owner: &'a mut Option<String>,
-    /// Stored JSON text.
-    pub metadata: &'a mut String,
-}
-
 /// Validates and applies a patch's plain fields (not status, not edges).
 pub fn apply_patch_fields(
-    task: EditableTask<'_>,
+    task: &mut TaskState,
     patch: &mut TaskPatch,
     limits: &Limits,
 ) -> StoreResult<()> {
     if let Some(s) = patch.subject.take() {
         validate::text("subject", &s, limits.max_subject_chars)?;
-        *task.subject = s;
+        task.subject = s;
     }
     if let Some(d) = patch.description.take() {
         validate::optional_text("description", &d, limits.max_text_chars)?;
-        *task.description = d;
+        task.description = d;
     }
     if let Some(a) = patch.active_form.take() {
         validate::optional_text("activeForm", &a, limits.max_subject_chars)?;
-        *task.active_form = Some(a);
+        task.active_form = Some(a);
     }
     if let Some(owner) = patch.owner.take() {
         let owner = owner.filter(|o| !o.is_empty());
         if let Some(o) = &owner {
             validate::name("owner", o)?;
         }
-        *task.owner = owner;
+        task.owner = owner;
     }
     if let Some(m) = patch.metadata.take() {
         validate::object("metadata", &m)?;
         validate::depth("metadata", &m, limits.max_json_depth)?;
-        let mut merged = parse_json(task.metadata);
+        let mut merged = parse_json(&task.metadata);
         json_patch::merge(&mut merged, &m);
-        *task.metadata = merged.to_string();
+        task.metadata = merged.to_string();
     }
     if patch.add_blocked_by.len() > limits.max_blocked_by {
         return Err(StoreError::invalid(
@@ -207,143 +206,6 @@ pub fn check_blocker_count(count: usize, limits: &Limits) -> StoreResult<()> {
     Ok(())
 }
 
-/// A status set by hand must not strand a task: `in_progress` comes only from a claim, and
-/// `completed` waits for every blocker (`waiting`, the ones not completed) unless forced.
-pub fn check_hand_transition(
-    id: &str,
-    status: TaskStatus,
-    force: bool,
-    waiting: &[String],
-) -> StoreResult<()> {
-    if status == TaskStatus::InProgress {
-        return Err(StoreError::conflict(
-            codes::INVALID_TRANSITION,
-            format!(
-                "{id} cannot be set in_progress by hand: a task becomes in_progress when a worker \
-                 claims it (POST …/tasks/claim), which gives it a holder and a lease"
-            ),
-        ));
-    }
-    if status != TaskStatus::Completed || force || waiting.is_empty() {
-        return Ok(());
-    }
-    Err(StoreError::Conflict {
-        code: codes::BLOCKED,
-        message: format!(
-            "{id} is blocked by {} that is not completed; complete it first, or send \"force\": true",
-            waiting.join(", ")
-        ),
-        details: serde_json::json!({ "blockedBy": waiting }),
-    })
-}
-
-/// Whether a hand-set status drops the live claim.
-pub fn status_clears_claim(status: TaskStatus) -> bool {
-    matches!(
-        status,
-        TaskStatus::Pending | TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-    )
-}
-
-pub fn is_closed(status: TaskStatus) -> bool {
-    matches!(
-        status,
-        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
-    )
-}
-
-/// The holder may act on its claimed task; a coordinator may act on any open task when
-/// `coordinator_may` is set (complete, fail) or on a claimed one (release, heartbeat).
-pub fn ensure_holder(
-    id: &str,
-    status: TaskStatus,
-    claimed_by: Option<&str>,
-    caller: &Caller,
-    coordinator_may: bool,
-) -> StoreResult<()> {
-    if is_closed(status) {
-        return Err(StoreError::Conflict {
-            code: codes::TASK_CLOSED,
-            message: format!("task {id} is already {status}"),
-            details: serde_json::json!({ "status": status }),
-        });
-    }
-    let holds = status == TaskStatus::InProgress && claimed_by == Some(caller.agent.as_str());
-    let coordinator =
-        caller.role == Role::Coordinator && (coordinator_may || status == TaskStatus::InProgress);
-    if holds || coordinator {
-        return Ok(());
-    }
-    let message = match claimed_by {
-        Some(holder) if status == TaskStatus::InProgress => {
-            format!("task {id} is held by {holder}, not {}", caller.agent)
-        }
-        _ => format!("task {id} is not claimed by {}", caller.agent),
-    };
-    Err(StoreError::Conflict {
-        code: codes::NOT_HOLDER,
-        message,
-        details: serde_json::json!({ "claimedBy": claimed_by, "status": status }),
-    })
-}
-
-/// What an expired lease does: back to `pending` with one more attempt, or `failed` (with the
-/// reason) once the attempts are used up. Returns the new status, attempts and reason.
-pub fn lease_expiry(
-    holder: &str,
-    expired_at_ms: Option<i64>,
-    attempts: i64,
-    max_attempts: i64,
-) -> (TaskStatus, i64, Option<String>) {
-    let attempts = attempts + 1;
-    if attempts >= max_attempts {
-        let at = expired_at_ms.map(fmt_time).unwrap_or_default();
-        let reason = format!(
-            "lease held by {holder} expired at {at}; {attempts} of {max_attempts} attempts used"
-        );
-        (TaskStatus::Failed, attempts, Some(reason))
-    } else {
-        (TaskStatus::Pending, attempts, None)
-    }
-}
-
-/// What `fail` does: the attempt counts; with attempts left and not `final_`, the task goes back
-/// to `pending` for another try, otherwise it becomes `failed`. Returns the new status and
-/// attempts; the event is `task.retried` or `task.failed` to match.
-pub fn failure(attempts: i64, max_attempts: i64, final_: bool) -> (TaskStatus, i64, &'static str) {
-    let attempts = attempts + 1;
-    if final_ || attempts >= max_attempts {
-        (TaskStatus::Failed, attempts, "task.failed")
-    } else {
-        (TaskStatus::Pending, attempts, "task.retried")
-    }
-}
-
-pub fn self_blocking(task: &str, field: &str) -> StoreError {
-    StoreError::invalid(field, format!("task {task} cannot block itself"))
-}
-
-pub fn unknown_blocker(blocker: &str, field: &str) -> StoreError {
-    StoreError::Invalid {
-        field: field.to_string(),
-        message: format!("unknown blocker task {blocker}"),
-        details: serde_json::json!({ "unknownTask": blocker }),
-    }
-}
-
-/// `path` runs from `blocker` along `blockedBy` edges to `task`.
-pub fn dependency_cycle(task: &str, blocker: &str, path: Vec<String>) -> StoreError {
-    let mut names = vec![task.to_string()];
-    names.extend(path);
-    StoreError::Conflict {
-        code: codes::DEPENDENCY_CYCLE,
-        message: format!(
-            "adding {blocker} as a blocker of {task} would close a cycle: {}",
-            names.join(" → ")
-        ),
-        details: serde_json::json!({ "cycle": names }),
-    }
-}
 /// Checks `if_match` against the current version.
 pub fn check_version(if_match: Option<i64>, current: i64) -> StoreResult<()> {
     match if_match {

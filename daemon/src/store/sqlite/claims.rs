@@ -1,11 +1,12 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
-use super::super::{rules, Caller, StoreError, StoreResult};
+use super::super::rules::{TaskState, STATE_COLUMNS};
+use super::super::{Caller, StoreError, StoreResult};
 use super::empty_claims::Exhausted;
-use super::rows::touch_agent;
-use super::task_state::{TaskState, STATE_COLUMNS};
+use super::rows::{load_state, load_task, state_from_row, touch_agent};
+use super::task_state::save;
 use super::writer::WriteCtx;
-use huddle_wire::{Task, TaskStatus};
+use huddle_wire::Task;
 use rusqlite::params;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
@@ -40,7 +41,7 @@ pub fn claim(
                 caller.role.as_str(),
                 max as i64
             ],
-            |r| TaskState::from_row(team_id, r),
+            |r| state_from_row(team_id, r),
         )?
         .collect::<Result<_, _>>()?;
     touch_agent(ctx, team_id, &caller.agent)?;
@@ -57,31 +58,26 @@ pub fn claim(
     ready.truncate(max);
     let mut claimed = Vec::with_capacity(ready.len());
     for mut task in ready {
-        task.status = TaskStatus::InProgress;
-        task.claimed_by = Some(caller.agent.clone());
-        task.lease_expires_at = Some(ctx.now_ms + lease_ms as i64);
-        claimed.push(task.save(ctx, "task.claimed")?);
+        task.claim(&caller.agent, ctx.now_ms, lease_ms);
+        claimed.push(save(ctx, task, "task.claimed")?);
     }
     Ok(claimed)
 }
 
-/// Only the holder may extend its lease.
+/// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.
 pub fn heartbeat(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
     id: &str,
     lease_ms: u64,
 ) -> StoreResult<Task> {
-    let mut task = TaskState::load(ctx, caller.team_id, id)?;
-    ensure_holder(&task, caller, false)?;
-    task.lease_expires_at = Some(ctx.now_ms + lease_ms as i64);
+    let mut task = load_state(ctx.conn, caller.team_id, id)?;
+    task.heartbeat(caller, ctx.now_ms, lease_ms)?;
     touch_agent(ctx, caller.team_id, &caller.agent)?;
-    // A heartbeat only moves the lease: the row changes but no event is recorded for it.
-    task.version += 1;
     ctx.conn
         .prepare_cached("update tasks set lease_expires_at = ?3, version = ?4, updated_at = ?5 where team_id = ?1 and id = ?2")?
-        .execute(params![caller.team_id, id, task.lease_expires_at, task.version, ctx.now_ms])?;
-    super::rows::load_task(ctx.conn, caller.team_id, id)
+        .execute(params![caller.team_id, id, task.lease_expires_at, task.version, task.updated_at])?;
+    load_task(ctx.conn, caller.team_id, id)
 }
 
 pub fn complete(
@@ -90,17 +86,14 @@ pub fn complete(
     id: &str,
     result: Option<serde_json::Value>,
 ) -> StoreResult<Task> {
-    let mut task = TaskState::load(ctx, caller.team_id, id)?;
-    ensure_holder(&task, caller, true)?;
-    task.status = TaskStatus::Completed;
-    task.result = result.map(|r| r.to_string());
-    task.lease_expires_at = None;
+    let mut task = load_state(ctx.conn, caller.team_id, id)?;
+    task.complete(caller, result.map(|r| r.to_string()))?;
     touch_agent(ctx, caller.team_id, &caller.agent)?;
-    task.save(ctx, "task.completed")
+    save(ctx, task, "task.completed")
 }
 
 /// Back to `pending` for another try while attempts remain, `failed` when `final_` or out of
-/// attempts ([`rules::failure`]).
+/// attempts ([`TaskState::fail`]).
 pub fn fail(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
@@ -108,32 +101,20 @@ pub fn fail(
     reason: String,
     final_: bool,
 ) -> StoreResult<Task> {
-    let mut task = TaskState::load(ctx, caller.team_id, id)?;
-    ensure_holder(&task, caller, true)?;
-    let (status, attempts, event) = rules::failure(task.attempts, task.max_attempts, final_);
-    task.status = status;
-    task.attempts = attempts;
-    task.failure_reason = Some(reason);
-    // A failed task keeps its last holder, as a completed one does; a retried one has none.
-    task.lease_expires_at = None;
-    if status == TaskStatus::Pending {
-        task.clear_claim();
-    }
+    let mut task = load_state(ctx.conn, caller.team_id, id)?;
+    let event = task.fail(caller, reason, final_)?;
     touch_agent(ctx, caller.team_id, &caller.agent)?;
-    task.save(ctx, event)
+    save(ctx, task, event)
 }
 
 /// Gives the task back to the queue without counting an attempt.
 pub fn release(ctx: &mut WriteCtx<'_>, caller: &Caller, id: &str) -> StoreResult<Task> {
-    let mut task = TaskState::load(ctx, caller.team_id, id)?;
-    ensure_holder(&task, caller, false)?;
-    task.status = TaskStatus::Pending;
-    task.clear_claim();
-    task.save(ctx, "task.released")
+    let mut task = load_state(ctx.conn, caller.team_id, id)?;
+    task.release(caller)?;
+    save(ctx, task, "task.released")
 }
 
-/// Every expired lease, in every team, in one pass: back to `pending` with `attempts + 1`, or
-/// `failed` once `attempts` reaches `maxAttempts`.
+/// Every expired lease, in every team, in one pass ([`TaskState::expire`]).
 pub fn expire_leases(ctx: &mut WriteCtx<'_>) -> StoreResult<usize> {
     let expired: Vec<(i64, String)> = ctx
         .conn
@@ -144,31 +125,9 @@ pub fn expire_leases(ctx: &mut WriteCtx<'_>) -> StoreResult<usize> {
         .query_map([ctx.now_ms], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     for (team_id, id) in &expired {
-        let mut task = TaskState::load(ctx, *team_id, id)?;
-        let holder = task.claimed_by.clone().unwrap_or_default();
-        let (status, attempts, reason) = rules::lease_expiry(
-            &holder,
-            task.lease_expires_at,
-            task.attempts,
-            task.max_attempts,
-        );
-        task.clear_claim();
-        task.status = status;
-        task.attempts = attempts;
-        if reason.is_some() {
-            task.failure_reason = reason;
-        }
-        task.save(ctx, "task.expired")?;
+        let mut task = load_state(ctx.conn, *team_id, id)?;
+        task.expire();
+        save(ctx, task, "task.expired")?;
     }
     Ok(expired.len())
-}
-
-fn ensure_holder(task: &TaskState, caller: &Caller, coordinator_may: bool) -> StoreResult<()> {
-    rules::ensure_holder(
-        &task.id,
-        task.status,
-        task.claimed_by.as_deref(),
-        caller,
-        coordinator_may,
-    )
 }

@@ -8,10 +8,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::sync::Arc;
 
 pub use super::super::rules::{fmt_time, parse_json};
-
-pub const TASK_COLUMNS: &str =
-    "id, subject, description, active_form, status, owner, claimed_by, lease_expires_at,
-     attempts, max_attempts, metadata, result, failure_reason, version, created_at, updated_at";
+use super::super::rules::{TaskEdges, TaskState, STATE_COLUMNS};
 
 /// The task status in column `index`. A value no version of huddle writes is a corrupt row:
 /// an error, never silently read as `pending` (which would hand the task out again).
@@ -26,73 +23,75 @@ pub fn status_at(row: &Row<'_>, index: usize) -> rusqlite::Result<TaskStatus> {
     })
 }
 
-/// A task row without its edges (`blockedBy`/`blocks` are filled by [`load_edges`]).
-pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
-    let status = status_at(row, 4)?;
-    let result: Option<String> = row.get(11)?;
-    Ok(Task {
-        id: row.get(0)?,
-        subject: row.get(1)?,
-        description: row.get(2)?,
-        active_form: row.get(3)?,
+/// A row selected with [`STATE_COLUMNS`] (the columns in that order).
+pub fn state_from_row(team_id: i64, r: &Row<'_>) -> rusqlite::Result<TaskState> {
+    let status = status_at(r, 4)?;
+    Ok(TaskState {
+        team_id,
+        id: r.get(0)?,
+        subject: r.get(1)?,
+        description: r.get(2)?,
+        active_form: r.get(3)?,
         status,
-        owner: row.get(5)?,
-        claimed_by: row.get(6)?,
-        lease_expires_at: row.get::<_, Option<i64>>(7)?.map(fmt_time),
-        attempts: row.get(8)?,
-        max_attempts: row.get(9)?,
-        blocked_by: Vec::new(),
-        blocks: Vec::new(),
-        metadata: parse_json(&row.get::<_, String>(10)?),
-        result: result.as_deref().map(parse_json),
-        failure_reason: row.get(12)?,
-        version: row.get(13)?,
-        created_at: fmt_time(row.get(14)?),
-        updated_at: fmt_time(row.get(15)?),
+        owner: r.get(5)?,
+        claimed_by: r.get(6)?,
+        lease_expires_at: r.get(7)?,
+        attempts: r.get(8)?,
+        max_attempts: r.get(9)?,
+        metadata: r.get(10)?,
+        result: r.get(11)?,
+        failure_reason: r.get(12)?,
+        version: r.get(13)?,
+        created_at: r.get(14)?,
+        updated_at: r.get(15)?,
+        loaded_status: status,
     })
 }
 
-/// Fills `blockedBy` and `blocks` (one query for both), each in id order (`TEST-2` before
+/// A task's `blockedBy` and `blocks` (one query for both), each in id order (`TEST-2` before
 /// `TEST-10`). Sorted here rather than in SQL: an `order by` on the joined task table tempts the
 /// planner into walking every task.
-pub fn load_edges(conn: &Connection, team_id: i64, task: &mut Task) -> StoreResult<()> {
+pub fn edges_of(conn: &Connection, team_id: i64, id: &str) -> StoreResult<TaskEdges> {
     let mut edges = conn.prepare_cached(
         "select blocker_id, 0 from task_deps where team_id = ?1 and task_id = ?2
          union all
          select task_id, 1 from task_deps where team_id = ?1 and blocker_id = ?2",
     )?;
-    let mut rows = edges.query(params![team_id, task.id])?;
-    task.blocked_by.clear();
-    task.blocks.clear();
+    let mut rows = edges.query(params![team_id, id])?;
+    let (mut blocked_by, mut blocks) = (Vec::new(), Vec::new());
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
         if row.get::<_, i64>(1)? == 0 {
-            task.blocked_by.push(id);
+            blocked_by.push(id);
         } else {
-            task.blocks.push(id);
+            blocks.push(id);
         }
     }
-    rules::sort_ids(&mut task.blocked_by);
-    rules::sort_ids(&mut task.blocks);
-    Ok(())
+    rules::sort_ids(&mut blocked_by);
+    rules::sort_ids(&mut blocks);
+    Ok((blocked_by, blocks))
 }
 
-pub fn find_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<Task>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "select {TASK_COLUMNS} from tasks where team_id = ?1 and id = ?2"
-    ))?;
-    let Some(mut task) = stmt
-        .query_row(params![team_id, id], task_from_row)
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    load_edges(conn, team_id, &mut task)?;
-    Ok(Some(task))
+/// A task's stored state, or `None`.
+pub fn find_state(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<TaskState>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "select {STATE_COLUMNS} from tasks where team_id = ?1 and id = ?2"
+        ))?
+        .query_row(params![team_id, id], |r| state_from_row(team_id, r))
+        .optional()?)
 }
 
+/// A task's stored state; `NotFound` when absent.
+pub fn load_state(conn: &Connection, team_id: i64, id: &str) -> StoreResult<TaskState> {
+    find_state(conn, team_id, id)?.ok_or_else(|| StoreError::not_found(format!("task {id}")))
+}
+
+/// A task as sent on the wire, with its edges.
 pub fn load_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Task> {
-    find_task(conn, team_id, id)?.ok_or_else(|| StoreError::not_found(format!("task {id}")))
+    let state = load_state(conn, team_id, id)?;
+    let edges = edges_of(conn, team_id, id)?;
+    Ok(state.into_task(edges))
 }
 
 pub const MESSAGE_COLUMNS: &str = "seq, id, sender, recipient, type, summary, data, created_at";

@@ -1,14 +1,14 @@
 //! Creating, editing and listing tasks.
 
-use super::super::rules::validate;
-use super::super::{rules, Caller, Page, StoreResult, TaskFilter};
+use super::super::rules::{self, validate, TaskState, STATE_COLUMNS};
+use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
-use super::rows::{append_event, load_edges, load_task, task_from_row, TASK_COLUMNS};
-use super::task_state::TaskState;
+use super::rows::{append_event, edges_of, load_state, load_task, state_from_row};
+use super::task_state::save;
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::Publish;
-use huddle_wire::{NewTask, Task, TaskPatch, TaskStatus};
+use huddle_wire::{NewTask, Task, TaskPatch};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::HashSet;
 
@@ -36,7 +36,7 @@ pub fn create(
         {
             return Err(rules::duplicate_task(&id));
         }
-        let metadata = t.metadata.clone().unwrap_or_else(|| serde_json::json!({}));
+        let state = TaskState::created(team_id, id, t, default_max_attempts, ctx.now_ms);
         ctx.conn
             .prepare_cached(
                 "insert into tasks (team_id, id, prefix, number, subject, description, active_form, status, owner,
@@ -45,16 +45,16 @@ pub fn create(
             )?
             .execute(params![
                 team_id,
-                id,
+                state.id,
                 prefix,
                 number,
-                t.subject,
-                t.description.clone().unwrap_or_default(),
-                t.active_form,
-                t.owner.clone().filter(|o| !o.is_empty()),
-                t.max_attempts.unwrap_or(default_max_attempts),
-                metadata.to_string(),
-                ctx.now_ms
+                state.subject,
+                state.description,
+                state.active_form,
+                state.owner,
+                state.max_attempts,
+                state.metadata,
+                state.created_at
             ])?;
         ctx.conn
             .prepare_cached(
@@ -62,13 +62,11 @@ pub fn create(
                  on conflict (team_id, prefix) do update set next_number = max(next_number, excluded.next_number)",
             )?
             .execute(params![team_id, prefix, number])?;
-        ids.push(id);
+        ids.push(state.id);
     }
     for (i, (t, id)) in tasks.iter().zip(&ids).enumerate() {
         let field = rules::batch_field(tasks.len(), i, "blockedBy");
-        for blocker in &t.blocked_by {
-            deps::add_blocker(ctx.conn, team_id, id, blocker, &field)?;
-        }
+        deps::add_blockers(ctx.conn, team_id, id, &t.blocked_by, &field)?;
     }
     let mut created = Vec::with_capacity(ids.len());
     for id in &ids {
@@ -122,26 +120,14 @@ pub fn update(
     limits: &Limits,
 ) -> StoreResult<Task> {
     let team_id = caller.team_id;
-    let mut task = TaskState::load(ctx, team_id, id)?;
+    let mut task = load_state(ctx.conn, team_id, id)?;
     rules::check_version(if_match, task.version)?;
     let mut patch = patch;
-    rules::apply_patch_fields(
-        rules::EditableTask {
-            subject: &mut task.subject,
-            description: &mut task.description,
-            active_form: &mut task.active_form,
-            owner: &mut task.owner,
-            metadata: &mut task.metadata,
-        },
-        &mut patch,
-        limits,
-    )?;
+    rules::apply_patch_fields(&mut task, &mut patch, limits)?;
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(ctx.conn, team_id, id, blocker)?;
     }
-    for blocker in &patch.add_blocked_by {
-        deps::add_blocker(ctx.conn, team_id, id, blocker, "addBlockedBy")?;
-    }
+    deps::add_blockers(ctx.conn, team_id, id, &patch.add_blocked_by, "addBlockedBy")?;
     if !patch.add_blocked_by.is_empty() {
         let count: i64 = ctx
             .conn
@@ -152,34 +138,20 @@ pub fn update(
     // After the edges, so a patch that drops a blocker and completes the task is judged on the
     // edges it leaves.
     if let Some(status) = patch.status {
-        if status != task.status {
-            check_transition(ctx, team_id, id, status, patch.force)?;
-            if rules::status_clears_claim(status) {
-                task.clear_claim();
-            }
-            if status != TaskStatus::Failed {
-                task.failure_reason = None;
-            }
-            task.status = status;
-        }
+        let waiting = if task.needs_waiting(status, patch.force) {
+            open_blockers(ctx, team_id, id)?
+        } else {
+            Vec::new()
+        };
+        task.set_status(status, patch.force, &waiting)?;
     }
     // Saving wakes a claimer if the task is left ready, whatever the patch changed.
-    task.save(ctx, "task.updated")
+    save(ctx, task, "task.updated")
 }
 
-/// A status set by hand must not strand a task: `in_progress` comes only from a claim (which
-/// gives it a holder and a lease), and `completed` waits for every blocker unless forced.
-fn check_transition(
-    ctx: &mut WriteCtx<'_>,
-    team_id: i64,
-    id: &str,
-    status: TaskStatus,
-    force: bool,
-) -> StoreResult<()> {
-    if status != TaskStatus::Completed || force {
-        return rules::check_hand_transition(id, status, force, &[]);
-    }
-    let waiting: Vec<String> = ctx
+/// The blockers of `id` not completed yet, in id order.
+fn open_blockers(ctx: &mut WriteCtx<'_>, team_id: i64, id: &str) -> StoreResult<Vec<String>> {
+    Ok(ctx
         .conn
         .prepare_cached(
             "select d.blocker_id from task_deps d
@@ -188,8 +160,7 @@ fn check_transition(
              order by d.blocker_id",
         )?
         .query_map(params![team_id, id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    rules::check_hand_transition(id, status, force, &waiting)
+        .collect::<Result<_, _>>()?)
 }
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
@@ -208,7 +179,7 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
         .unwrap_or((None, None));
     let limit = filter.limit;
     let mut stmt = conn.prepare_cached(&format!(
-        "select {TASK_COLUMNS} from tasks
+        "select {STATE_COLUMNS} from tasks
          where team_id = ?1
            and (?2 is null or status = ?2)
            and (?3 is null or owner = ?3)
@@ -231,18 +202,22 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
             limit as i64 + 1,
             filter.claimed_by
         ],
-        task_from_row,
+        |r| state_from_row(team_id, r),
     )?;
-    let mut items: Vec<Task> = rows.collect::<Result<_, _>>()?;
+    let mut items: Vec<TaskState> = rows.collect::<Result<_, _>>()?;
     let next = if items.len() > limit {
         items.truncate(limit);
         items.last().map(|t| t.id.clone())
     } else {
         None
     };
-    for task in &mut items {
-        load_edges(conn, team_id, task)?;
-    }
+    let items = items
+        .into_iter()
+        .map(|state| {
+            let edges = edges_of(conn, team_id, &state.id)?;
+            Ok(state.into_task(edges))
+        })
+        .collect::<StoreResult<_>>()?;
     Ok(Page { items, next })
 }
 
