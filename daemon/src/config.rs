@@ -18,6 +18,16 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// The name in `[storage] backend`, which is also the backend's cargo feature.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
 /// SQLite's `synchronous` setting: FULL survives power loss; NORMAL may lose the last commits
 /// on power loss (never on a process crash) and is faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

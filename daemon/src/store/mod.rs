@@ -7,8 +7,10 @@
 
 mod error;
 mod open;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod rules;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod test_history;
 mod types;

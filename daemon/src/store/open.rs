@@ -1,6 +1,8 @@
 //! Opens the configured backend behind the one `Store` trait.
 
+#[cfg(feature = "postgres")]
 use super::postgres::{PostgresOptions, PostgresStore};
+#[cfg(feature = "sqlite")]
 use super::sqlite::{SqliteOptions, SqliteStore};
 use super::{Store, StoreError, StoreResult};
 use crate::config::Settings;
@@ -13,6 +15,7 @@ pub use crate::config::Backend;
 /// straight from the SQLite writer, or through LISTEN/NOTIFY from every PostgreSQL replica.
 pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Store>> {
     match settings.storage.backend {
+        #[cfg(feature = "sqlite")]
         Backend::Sqlite => {
             let options = SqliteOptions {
                 path: settings.database_path(),
@@ -31,6 +34,7 @@ pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Sto
                 .map_err(|e| StoreError::Internal(e.to_string()))??;
             Ok(Arc::new(store))
         }
+        #[cfg(feature = "postgres")]
         Backend::Postgres => {
             if settings.storage.database_url.trim().is_empty() {
                 return Err(StoreError::Unavailable(
@@ -54,5 +58,10 @@ pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Sto
             .await?;
             Ok(Arc::new(store))
         }
+        #[allow(unreachable_patterns)]
+        backend => Err(StoreError::Unavailable(format!(
+            "this huddled was built without the {name} backend (cargo feature `{name}`)",
+            name = backend.name()
+        ))),
     }
 }
