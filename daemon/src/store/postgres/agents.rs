@@ -1,11 +1,10 @@
 //! Teams, agents and token lookup.
 
 use super::super::rules::fmt_time;
-use super::super::rules::validate;
+use super::super::rules::{self, validate};
 use super::super::{Caller, StoreError, StoreResult};
 use super::rows::append_event;
 use super::tx::Tx;
-use huddle_wire::codes;
 use huddle_wire::{Agent, Role, Team};
 use sqlx::{PgPool, Row};
 
@@ -20,16 +19,7 @@ pub async fn create_team(tx: &mut Tx, name: &str) -> StoreResult<Team> {
     .execute(tx.conn())
     .await?
     .rows_affected();
-    if inserted == 0 {
-        return Err(StoreError::conflict(
-            codes::DUPLICATE_TEAM,
-            format!("team {name} already exists"),
-        ));
-    }
-    Ok(Team {
-        name: name.to_string(),
-        created_at: fmt_time(now),
-    })
+    rules::created_team(name, now, inserted == 1)
 }
 
 pub async fn list_teams(pool: &PgPool) -> StoreResult<Vec<Team>> {
@@ -76,17 +66,7 @@ pub async fn create_agent(
     .execute(tx.conn())
     .await?
     .rows_affected();
-    if inserted == 0 {
-        return Err(StoreError::conflict(
-            codes::DUPLICATE_AGENT,
-            format!("agent {name} already exists in this team"),
-        ));
-    }
-    let agent = Agent {
-        name: name.to_string(),
-        role,
-        last_seen_at: None,
-    };
+    let agent = rules::created_agent(name, role, inserted == 1)?;
     append_event(tx, team_id, "agent.created", &agent)?;
     Ok(agent)
 }
@@ -143,29 +123,18 @@ pub async fn set_token(
             .fetch_optional(tx.conn())
             .await?
             .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
-    let (new_hash, revoked_at, event) = match token_hash {
-        Some(h) => (h.to_string(), None, "agent.rotated"),
-        None => (
-            format!("revoked:{}", uuid::Uuid::new_v4()),
-            Some(tx.now_ms),
-            "agent.revoked",
-        ),
-    };
+    let change = rules::token_change(token_hash, tx.now_ms);
     sqlx::query(
         "update agents set token_hash = $3, revoked_at = $4 where team_id = $1 and name = $2",
     )
     .bind(team_id)
     .bind(name)
-    .bind(new_hash)
-    .bind(revoked_at)
+    .bind(&change.hash)
+    .bind(change.revoked_at)
     .execute(tx.conn())
     .await?;
-    let agent = Agent {
-        name: name.to_string(),
-        role: role.parse().unwrap_or(Role::Observer),
-        last_seen_at: None,
-    };
-    append_event(tx, team_id, event, &agent)?;
+    let agent = rules::changed_agent(name, &role);
+    append_event(tx, team_id, change.event, &agent)?;
     Ok((agent, old_hash))
 }
 

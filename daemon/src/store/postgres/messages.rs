@@ -1,6 +1,6 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
-use super::super::rules::{self, fmt_time};
+use super::super::rules;
 use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::agents::list_agents;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
@@ -38,23 +38,9 @@ pub async fn post(
             });
         }
     }
-    let data = if post.data.is_null() {
-        serde_json::json!({})
-    } else {
-        post.data
-    };
     let seq = tx.next_msg_seq(team_id);
     let now = tx.now_ms;
-    let message = Message {
-        seq,
-        id: uuid::Uuid::new_v4().to_string(),
-        from: caller.agent.clone(),
-        to: post.to,
-        kind: post.kind,
-        summary: post.summary,
-        data,
-        created_at: fmt_time(now),
-    };
+    let message = rules::new_message(seq, caller, post, now);
     sqlx::query(&format!(
         "insert into messages (team_id, {MESSAGE_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
     ))

@@ -1,6 +1,5 @@
 //! Editing and listing tasks (creating them is `task_create.rs`).
 
-use super::super::rules::validate;
 use super::super::rules::{self, STATE_COLUMNS};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
@@ -61,19 +60,7 @@ pub async fn update(
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
 pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResult<Page<Task>> {
-    let after = match &filter.after {
-        Some(a) => Some(validate::task_id("after", a)?),
-        None => None,
-    };
-    let prefix = filter
-        .prefix
-        .as_deref()
-        .map(|p| validate::prefix("prefix", p))
-        .transpose()?;
-    let (after_prefix, after_number) = after
-        .map(|(p, n)| (Some(p), Some(n)))
-        .unwrap_or((None, None));
-    let limit = filter.limit;
+    let query = rules::task_query(filter)?;
     let mut conn = pool.acquire().await?;
     let rows = sqlx::query(&format!(
         "select {STATE_COLUMNS} from tasks
@@ -90,11 +77,11 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     .bind(team_id)
     .bind(filter.status.map(|s| s.as_str()))
     .bind(&filter.owner)
-    .bind(prefix)
+    .bind(query.prefix)
     .bind(filter.ready)
-    .bind(after_prefix)
-    .bind(after_number)
-    .bind(limit as i64 + 1)
+    .bind(query.after_prefix)
+    .bind(query.after_number)
+    .bind(query.fetch)
     .bind(&filter.claimed_by)
     .fetch_all(&mut *conn)
     .await?;
@@ -102,12 +89,7 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
         .iter()
         .map(|r| state_from_row(team_id, r))
         .collect::<Result<Vec<_>, _>>()?;
-    let next = if items.len() > limit {
-        items.truncate(limit);
-        items.last().map(|t| t.id.clone())
-    } else {
-        None
-    };
+    let next = rules::cut_page(&mut items, filter.limit, |t| t.id.clone());
     // One query for the whole page's edges.
     let ids: Vec<String> = items.iter().map(|t| t.id.clone()).collect();
     let mut edges = load_edges_of(&mut conn, team_id, &ids).await?;

@@ -1,9 +1,9 @@
 //! The message bus's rules: a valid post, who can be reached, batch item errors, acks.
 
-use super::super::{StoreError, StoreResult};
+use super::super::{Caller, StoreError, StoreResult};
 use super::validate;
 use crate::config::LimitSettings as Limits;
-use huddle_wire::{PostMessage, Role, BROADCAST};
+use huddle_wire::{Message, PostMessage, Role, BROADCAST};
 
 /// Checks a post and returns its `data` as the JSON text to store.
 pub fn validate_post(post: &PostMessage, limits: &Limits) -> StoreResult<String> {
@@ -80,4 +80,23 @@ pub fn check_ack(seq: i64, last: i64) -> StoreResult<()> {
         ));
     }
     Ok(())
+}
+
+/// The message a post stores: the next `seq`, a new id, the caller as sender, `{}` for no data.
+pub fn new_message(seq: i64, caller: &Caller, post: PostMessage, now: i64) -> Message {
+    let data = if post.data.is_null() {
+        serde_json::json!({})
+    } else {
+        post.data
+    };
+    Message {
+        seq,
+        id: uuid::Uuid::new_v4().to_string(),
+        from: caller.agent.clone(),
+        to: post.to,
+        kind: post.kind,
+        summary: post.summary,
+        data,
+        created_at: super::fmt_time(now),
+    }
 }

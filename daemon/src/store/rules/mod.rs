@@ -5,6 +5,7 @@
 //! the bus's rules in `messages`, shared memory's in `memory`, input checks in `validate`.
 
 mod blockers;
+mod lists;
 mod memory;
 mod messages;
 mod task_state;
@@ -13,8 +14,11 @@ pub mod validate;
 pub use blockers::{
     check_blockers, dependency_cycle, self_blocking, unknown_blocker, BlockerGraph,
 };
+pub use lists::{cut_page, task_query, TaskQuery};
 pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
-pub use messages::{at_message, check_ack, is_group_recipient, unknown_recipient, validate_post};
+pub use messages::{
+    at_message, check_ack, is_group_recipient, new_message, unknown_recipient, validate_post,
+};
 pub use task_state::{
     check_hand_transition, ensure_holder, failure, is_closed, is_ready, lease_expiry,
     status_clears_claim, TaskEdges, TaskState, STATE_COLUMNS,
@@ -24,7 +28,7 @@ use super::{StoreError, StoreResult};
 use crate::config::LimitSettings as Limits;
 use huddle_wire::codes;
 use huddle_wire::limits::MAX_ATTEMPTS_CEILING;
-use huddle_wire::{NewTask, TaskPatch};
+use huddle_wire::{Agent, NewTask, Role, TaskPatch, Team};
 use serde_json::Value;
 
 /// RFC 3339 in UTC with milliseconds, e.g. `2026-11-21T08:00:00.000Z`.
@@ -140,6 +144,67 @@ pub fn id_request(t: &NewTask, at: &dyn Fn(&str) -> String) -> StoreResult<IdReq
             &at("id"),
             "give the task an `id` (TEST-001) or a `prefix` (TEST)",
         )),
+    }
+}
+
+/// A new team, or the refusal when the name was taken (`inserted` is false).
+pub fn created_team(name: &str, now: i64, inserted: bool) -> StoreResult<Team> {
+    if !inserted {
+        return Err(StoreError::conflict(
+            codes::DUPLICATE_TEAM,
+            format!("team {name} already exists"),
+        ));
+    }
+    Ok(Team {
+        name: name.to_string(),
+        created_at: fmt_time(now),
+    })
+}
+
+/// A new agent, or the refusal when the name was taken (`inserted` is false).
+pub fn created_agent(name: &str, role: Role, inserted: bool) -> StoreResult<Agent> {
+    if !inserted {
+        return Err(StoreError::conflict(
+            codes::DUPLICATE_AGENT,
+            format!("agent {name} already exists in this team"),
+        ));
+    }
+    Ok(Agent {
+        name: name.to_string(),
+        role,
+        last_seen_at: None,
+    })
+}
+
+/// What a token change stores: the new hash (a random, never-issued one when revoking), the
+/// revocation time, and the event to record.
+pub struct TokenChange {
+    pub hash: String,
+    pub revoked_at: Option<i64>,
+    pub event: &'static str,
+}
+
+pub fn token_change(token_hash: Option<&str>, now: i64) -> TokenChange {
+    match token_hash {
+        Some(h) => TokenChange {
+            hash: h.to_string(),
+            revoked_at: None,
+            event: "agent.rotated",
+        },
+        None => TokenChange {
+            hash: format!("revoked:{}", uuid::Uuid::new_v4()),
+            revoked_at: Some(now),
+            event: "agent.revoked",
+        },
+    }
+}
+
+/// The agent a token change is reported with (its stored role text).
+pub fn changed_agent(name: &str, role: &str) -> Agent {
+    Agent {
+        name: name.to_string(),
+        role: role.parse().unwrap_or(Role::Observer),
+        last_seen_at: None,
     }
 }
 

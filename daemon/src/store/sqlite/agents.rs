@@ -1,10 +1,9 @@
 //! Teams, agents and token lookup.
 
-use super::super::rules::validate;
+use super::super::rules::{self, validate};
 use super::super::{Caller, StoreError, StoreResult};
 use super::rows::{append_event, fmt_time};
 use super::writer::WriteCtx;
-use huddle_wire::codes;
 use huddle_wire::{Agent, Role, Team};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -16,16 +15,7 @@ pub fn create_team(ctx: &mut WriteCtx<'_>, name: &str) -> StoreResult<Team> {
             "insert into teams (name, created_at) values (?1, ?2) on conflict (name) do nothing",
         )?
         .execute(params![name, ctx.now_ms])?;
-    if inserted == 0 {
-        return Err(StoreError::conflict(
-            codes::DUPLICATE_TEAM,
-            format!("team {name} already exists"),
-        ));
-    }
-    Ok(Team {
-        name: name.to_string(),
-        created_at: fmt_time(ctx.now_ms),
-    })
+    rules::created_team(name, ctx.now_ms, inserted == 1)
 }
 
 /// Every team, by name.
@@ -62,17 +52,7 @@ pub fn create_agent(
              on conflict (team_id, name) do nothing",
         )?
         .execute(params![team_id, name, role.as_str(), token_hash, ctx.now_ms])?;
-    if inserted == 0 {
-        return Err(StoreError::conflict(
-            codes::DUPLICATE_AGENT,
-            format!("agent {name} already exists in this team"),
-        ));
-    }
-    let agent = Agent {
-        name: name.to_string(),
-        role,
-        last_seen_at: None,
-    };
+    let agent = rules::created_agent(name, role, inserted == 1)?;
     append_event(ctx, team_id, "agent.created", &agent)?;
     Ok(agent)
 }
@@ -119,25 +99,14 @@ pub fn set_token(
         .query_row(params![team_id, name], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?
         .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
-    let (new_hash, revoked_at, event) = match token_hash {
-        Some(h) => (h.to_string(), None, "agent.rotated"),
-        None => (
-            format!("revoked:{}", uuid::Uuid::new_v4()),
-            Some(ctx.now_ms),
-            "agent.revoked",
-        ),
-    };
+    let change = rules::token_change(token_hash, ctx.now_ms);
     ctx.conn
         .prepare_cached(
             "update agents set token_hash = ?3, revoked_at = ?4 where team_id = ?1 and name = ?2",
         )?
-        .execute(params![team_id, name, new_hash, revoked_at])?;
-    let agent = Agent {
-        name: name.to_string(),
-        role: role.parse().unwrap_or(Role::Observer),
-        last_seen_at: None,
-    };
-    append_event(ctx, team_id, event, &agent)?;
+        .execute(params![team_id, name, change.hash, change.revoked_at])?;
+    let agent = rules::changed_agent(name, &role);
+    append_event(ctx, team_id, change.event, &agent)?;
     Ok((agent, old_hash))
 }
 

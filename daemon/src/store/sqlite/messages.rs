@@ -1,7 +1,7 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
 use super::super::{rules, Caller, MessageFilter, Posted, StoreError, StoreResult};
-use super::rows::{append_event_json, fmt_time, message_from_row, touch_agent, MESSAGE_COLUMNS};
+use super::rows::{append_event_json, message_from_row, touch_agent, MESSAGE_COLUMNS};
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::{Publish, StreamItem};
@@ -36,22 +36,8 @@ pub fn post(
             });
         }
     }
-    let data = if post.data.is_null() {
-        serde_json::json!({})
-    } else {
-        post.data
-    };
     let seq = ctx.next_msg_seq(team_id)?;
-    let message = Message {
-        seq,
-        id: uuid::Uuid::new_v4().to_string(),
-        from: caller.agent.clone(),
-        to: post.to,
-        kind: post.kind,
-        summary: post.summary,
-        data,
-        created_at: fmt_time(ctx.now_ms),
-    };
+    let message = rules::new_message(seq, caller, post, ctx.now_ms);
     ctx.conn
         .prepare_cached(&format!("insert into messages (team_id, {MESSAGE_COLUMNS}) values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))?
         .execute(params![

@@ -1,6 +1,6 @@
 //! Creating, editing and listing tasks.
 
-use super::super::rules::{self, validate, TaskState, STATE_COLUMNS};
+use super::super::rules::{self, TaskState, STATE_COLUMNS};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
 use super::rows::{append_event, edges_of, load_state, load_task, state_from_row};
@@ -165,19 +165,7 @@ fn open_blockers(ctx: &mut WriteCtx<'_>, team_id: i64, id: &str) -> StoreResult<
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
 pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult<Page<Task>> {
-    let after = match &filter.after {
-        Some(a) => Some(validate::task_id("after", a)?),
-        None => None,
-    };
-    let prefix = filter
-        .prefix
-        .as_deref()
-        .map(|p| validate::prefix("prefix", p))
-        .transpose()?;
-    let (after_prefix, after_number) = after
-        .map(|(p, n)| (Some(p), Some(n)))
-        .unwrap_or((None, None));
-    let limit = filter.limit;
+    let query = rules::task_query(filter)?;
     let mut stmt = conn.prepare_cached(&format!(
         "select {STATE_COLUMNS} from tasks
          where team_id = ?1
@@ -195,22 +183,17 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
             team_id,
             filter.status.map(|s| s.as_str()),
             filter.owner,
-            prefix,
+            query.prefix,
             filter.ready as i64,
-            after_prefix,
-            after_number,
-            limit as i64 + 1,
+            query.after_prefix,
+            query.after_number,
+            query.fetch,
             filter.claimed_by
         ],
         |r| state_from_row(team_id, r),
     )?;
     let mut items: Vec<TaskState> = rows.collect::<Result<_, _>>()?;
-    let next = if items.len() > limit {
-        items.truncate(limit);
-        items.last().map(|t| t.id.clone())
-    } else {
-        None
-    };
+    let next = rules::cut_page(&mut items, filter.limit, |t| t.id.clone());
     let items = items
         .into_iter()
         .map(|state| {
