@@ -1,9 +1,12 @@
 //! The store: every durable operation huddle performs, behind one `async_trait`.
 //!
-//! Handlers only ever see [`Store`]; the SQLite implementation lives in [`sqlite`] and a
-//! PostgreSQL one can sit beside it without touching handlers. Each method is one transaction.
-//! After a write commits, the store publishes what changed to the [`crate::hub::Hub`], which wakes
-//! SSE subscribers and long-polling claimers in process.
+//! Handlers only ever see [`Store`]. What is not storage — every task transition, the blocker
+//! rules, the bus's and shared memory's rules, input checks — is written once in [`rules`];
+//! the backends (`sqlite`, `postgres`, each a cargo feature) only decode rows and run SQL.
+//! Each method commits all or nothing (a backend may commit several callers' operations in
+//! one transaction, each in its own savepoint). After a write commits, the store publishes
+//! what changed to the [`crate::hub::Hub`], which wakes SSE subscribers and long-polling
+//! claimers in process.
 
 mod error;
 mod open;
