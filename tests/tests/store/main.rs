@@ -1,6 +1,7 @@
 //! The store contract, pinned against the `Store` trait rather than one backend.
 //! One test binary per area; a module per concern.
 
+mod attempts;
 mod batch_edges;
 mod batched_writes;
 mod bus;
