@@ -1,13 +1,18 @@
 //! Completing tasks: every listed task or none, in a handful of statements whatever their
-//! number. The rows and their edges are read in one query, each is completed by the shared
-//! rule (`TaskState::complete`), and all are saved together.
+//! number. The common case (a worker completing distinct tasks it holds) is one statement under
+//! the team's lock; anything else reads the rows, completes each by the shared rule
+//! (`TaskState::complete`) and saves them together.
 
-use super::super::rules::{self, TaskState, STATE_COLUMNS};
+use super::super::rules::{self, TaskEdges, TaskState, STATE_COLUMNS};
 use super::super::{Caller, StoreError, StoreResult};
-use super::task_state::{edges_from_row, save_all_with_edges, state_from_row, Edges, EDGE_COLUMNS};
+use super::deps;
+use super::rows::append_event;
+use super::task_state::{
+    edges_from_row, load, save_all_with_edges, state_from_row, Edges, EDGE_COLUMNS,
+};
 use super::tx::Tx;
-use huddle_wire::{Task, TaskStatus};
-use std::collections::HashMap;
+use huddle_wire::{Role, Task, TaskStatus};
+use std::collections::{HashMap, HashSet};
 
 /// Completes one task: [`complete_many`] with one item (same checks, same errors).
 pub async fn complete(
@@ -28,6 +33,10 @@ pub async fn complete_many(
 ) -> StoreResult<Vec<Task>> {
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
+    let distinct = items.iter().map(|(id, _)| id).collect::<HashSet<_>>().len() == items.len();
+    if caller.role != Role::Coordinator && distinct {
+        return complete_held(tx, caller, items).await;
+    }
     let ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
     let rows = sqlx::query(&format!(
         "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = any($2)"
@@ -57,4 +66,86 @@ pub async fn complete_many(
     }
     tx.touch_agent(team_id, &caller.agent);
     save_all_with_edges(tx, done, "task.completed", Some(edges)).await
+}
+
+/// A worker completing distinct tasks. For a caller that is not a coordinator the holder
+/// check of `TaskState::complete` is "in progress and claimed by the caller", so the statement
+/// applies that rule and its save (completed, the result, no lease, one version more, updated
+/// now) to the rows that pass: one round trip instead of a read and a write, which the team's
+/// other writers wait through. A row that does not pass (unknown, closed, someone else's) is
+/// judged by `TaskState::complete` itself, the first such in the given order, and the caller's
+/// transaction is rolled back as for any refusal.
+async fn complete_held(
+    tx: &mut Tx,
+    caller: &Caller,
+    items: Vec<(String, Option<serde_json::Value>)>,
+) -> StoreResult<Vec<Task>> {
+    let team_id = caller.team_id;
+    let now = tx.now_ms;
+    let (ids, results): (Vec<String>, Vec<Option<String>>) = items
+        .into_iter()
+        .map(|(id, result)| (id, result.map(|r| r.to_string())))
+        .unzip();
+    let rows = sqlx::query(&format!(
+        // The rows are found by primary key first: with `status = 'in_progress'` beside it the
+        // generic plan scanned the lease index, dead entries and all.
+        "with target as materialized (
+             select id as target_id, status as target_status, claimed_by as holder,
+                    u.done_result
+             from unnest($2::text[], $3::text[]) as u(done_id, done_result)
+             join tasks on tasks.team_id = $1 and tasks.id = u.done_id
+         )
+         update tasks set status = 'completed', lease_expires_at = null,
+                version = version + 1, updated_at = $4, result = target.done_result
+         from target
+         where tasks.team_id = $1 and tasks.id = target.target_id
+           and target.target_status = 'in_progress' and target.holder = $5
+         returning {STATE_COLUMNS}, {EDGE_COLUMNS}"
+    ))
+    .bind(team_id)
+    .bind(&ids)
+    .bind(&results)
+    .bind(now)
+    .bind(&caller.agent)
+    .fetch_all(tx.conn())
+    .await?;
+    let mut done: HashMap<String, (TaskState, TaskEdges)> = HashMap::new();
+    for row in &rows {
+        let state = state_from_row(team_id, row)?;
+        done.insert(state.id.clone(), (state, edges_from_row(row)?));
+    }
+    if let Some(missing) = ids.iter().find(|id| !done.contains_key(*id)) {
+        return Err(refusal(tx, caller, missing).await);
+    }
+    tx.touch_agent(team_id, &caller.agent);
+    // Each completion readies nothing unless the task blocks others.
+    let blocking: Vec<String> = done
+        .values()
+        .filter(|(_, (_, blocks))| !blocks.is_empty())
+        .map(|(state, _)| state.id.clone())
+        .collect();
+    if !blocking.is_empty() {
+        let deltas = vec![-1; blocking.len()];
+        for ready in deps::adjust_dependents_of(tx, team_id, &blocking, &deltas).await? {
+            tx.task_ready(team_id, ready);
+        }
+    }
+    let mut tasks = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let (state, edges) = done.remove(id).expect("every id was completed");
+        let task = state.into_task(edges);
+        append_event(tx, team_id, "task.completed", &task)?;
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
+/// Why `id` could not be completed by `caller`: `TaskState::complete` on its row as it stands.
+async fn refusal(tx: &mut Tx, caller: &Caller, id: &str) -> StoreError {
+    match load(tx, caller.team_id, id).await {
+        Err(e) => e,
+        Ok(mut task) => task.complete(caller, None).err().unwrap_or_else(|| {
+            StoreError::Internal(format!("task {id} could be completed but was not"))
+        }),
+    }
 }
