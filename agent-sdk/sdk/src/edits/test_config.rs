@@ -40,7 +40,7 @@ pub fn whole_file(rel: &str) -> Option<&'static str> {
 /// the reason names the section. A file that no longer parses is refused too.
 pub fn check_sections(rel: &str, before: &str, after: &str) -> Result<(), String> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    let (sections, parse): (&[&str], fn(&str) -> Option<Json>) = match name {
+    let (sections, parse): (&[&str], Parser) = match name {
         "pyproject.toml" => (&["/tool/pytest"], toml_json),
         "Cargo.toml" => (&["/test", "/bench", "/lib/test", "/lib/harness"], toml_json),
         "package.json" => (
@@ -74,6 +74,9 @@ pub fn check_sections(rel: &str, before: &str, after: &str) -> Result<(), String
     }
     Ok(())
 }
+
+/// Reads a file's text into JSON, `None` when it does not parse.
+type Parser = fn(&str) -> Option<Json>;
 
 fn toml_json(text: &str) -> Option<Json> {
     let value: toml::Value = toml::from_str(text).ok()?;

@@ -3,6 +3,7 @@
 //! same tree before. Such a known-flaky failure is re-run once before any repair is asked for.
 //! The history is advice: when the daemon cannot answer, the cycle goes on without it.
 
+use super::evidence::RecordedRun;
 use super::report::Reporter;
 use crate::cycles::{Observed, Verdict};
 use crate::runners::{Outcome, Report};
@@ -71,7 +72,16 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
     Ok(())
 }
 
-/// The project's name in the history: its directory's name.
+/// The project's stable identity in the history: the task's `project` (metadata or field)
+/// when it names one, else the worker's project directory's name.
+pub fn project_identity(task_project: Option<&str>, project: &Path) -> String {
+    match task_project.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => p.to_string(),
+        None => project_name(project),
+    }
+}
+
+/// The project's directory name.
 pub fn project_name(project: &Path) -> String {
     project
         .canonicalize()
@@ -86,13 +96,20 @@ pub(crate) struct RunHistory {
     project: String,
     /// Known-flaky tests on the tree of the last full run: passes and failures there.
     known: BTreeMap<String, (u64, u64)>,
+    /// The last full run as recorded: the verdict's evidence.
+    pub last: RecordedRun,
 }
 
 impl RunHistory {
-    pub fn new(client: Client, project: &Path) -> RunHistory {
+    /// The history of `name` (the project's stable identity, see [`project_identity`]).
+    pub fn new(client: Client, name: String) -> RunHistory {
         RunHistory {
             client,
-            project: project_name(project),
+            last: RecordedRun {
+                project: name.clone(),
+                ..RecordedRun::default()
+            },
+            project: name,
             known: BTreeMap::new(),
         }
     }
@@ -135,9 +152,14 @@ impl RunHistory {
                 })
                 .collect(),
         };
-        if let Err(e) = self.client.post_test_run(&run).await {
-            tracing::warn!("cannot post the run to the test history: {e}");
-        }
+        self.last.tree = Some(tree.clone());
+        self.last.run_id = match self.client.post_test_run(&run).await {
+            Ok(stored) => Some(stored.id),
+            Err(e) => {
+                tracing::warn!("cannot post the run to the test history: {e}");
+                None
+            }
+        };
         self.known = match self
             .client
             .flaky_tests(Some(&self.project), Some(&tree))

@@ -15,9 +15,13 @@
 //! [`RoleSettings`]: crate::roles::RoleSettings
 //! [`report`]: crate::roles::report
 
+mod changes;
+mod checkout;
 mod drive;
+mod evidence;
 pub mod executor;
 pub mod history;
+mod patience;
 mod repair;
 pub mod report;
 mod runs;

@@ -6,8 +6,9 @@
 use crate::cycles::severity::classify;
 use crate::cycles::{Finish, IterationRecord, Severity, StopReason};
 use crate::runners::scrub::{scrub, scrub_json_value};
-use crate::runners::{Report, TestResult};
+use crate::runners::{Report, Summary, TestResult};
 use crate::wire::PostMessage;
+use crate::worker::TaskContext;
 use crate::Client;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -18,6 +19,8 @@ pub struct Reporter {
     client: Client,
     task_id: String,
     to: String,
+    /// When set, messages wait until the worker has closed the task (the verdict's messages).
+    after_close: Option<TaskContext>,
 }
 
 impl Reporter {
@@ -32,6 +35,16 @@ impl Reporter {
             client,
             task_id: task_id.into(),
             to: to.into(),
+            after_close: None,
+        }
+    }
+
+    /// A reporter whose messages are posted only once the worker has completed or failed the
+    /// task: a coordinator following the bus never sees the verdict before the task is closed.
+    pub fn after_close(&self, ctx: &TaskContext) -> Reporter {
+        Reporter {
+            after_close: Some(ctx.clone()),
+            ..self.clone()
         }
     }
 
@@ -44,12 +57,17 @@ impl Reporter {
             summary,
             data,
         };
+        if let Some(ctx) = &self.after_close {
+            ctx.post_after_close(message);
+            return;
+        }
         if let Err(e) = self.client.post_message(&message).await {
             tracing::warn!("could not post {kind} for {}: {e}", self.task_id);
         }
     }
 
-    /// `impl_progress` for one iteration.
+    /// `impl_progress` for one iteration; `extra` carries what the fix changed
+    /// (`changedFiles`, `diff`, `testFilesChanged`).
     pub async fn progress(
         &self,
         iteration: u32,
@@ -57,15 +75,42 @@ impl Reporter {
         pass_rate: f64,
         strategy: &str,
         note: &str,
+        extra: serde_json::Map<String, Value>,
     ) {
         let summary = format!(
             "{}: iteration {iteration}/{max}, {pass_rate:.1}% passing, {strategy}: {note}",
             self.task_id
         );
-        let data = json!({
+        let mut data = json!({
             "taskId": self.task_id, "iteration": iteration, "maxIterations": max,
             "passRate": round(pass_rate), "strategy": strategy, "note": note,
         });
+        if let Some(o) = data.as_object_mut() {
+            o.extend(extra);
+        }
+        self.post("impl_progress", summary, data).await;
+    }
+
+    /// `impl_progress` when a full run starts (`phase: fullRunStarted`) and when it finished
+    /// (`fullRunFinished`, with its counts), so a long run is never silent.
+    pub async fn full_run(&self, report: Option<&Report>) {
+        let (summary, data) = match report {
+            None => (
+                format!("{}: full run started", self.task_id),
+                json!({"taskId": self.task_id, "phase": "fullRunStarted"}),
+            ),
+            Some(r) => {
+                let s = r.summary;
+                (
+                    format!("{}: full run finished: {}", self.task_id, counts_text(&s)),
+                    json!({
+                        "taskId": self.task_id, "phase": "fullRunFinished",
+                        "passRate": round(r.pass_rate()), "total": s.total, "passed": s.passed,
+                        "failed": s.failed, "errors": s.error, "skipped": s.skipped,
+                    }),
+                )
+            }
+        };
         self.post("impl_progress", summary, data).await;
     }
 
@@ -119,6 +164,10 @@ pub struct CycleSummary {
     pub report: Option<Report>,
     /// Tests whose re-run passed.
     pub flaky: Vec<String>,
+    /// Tests that failed and are no longer reported: counted as failed in `report`.
+    pub vanished: Vec<String>,
+    /// Failures set aside as a broken environment.
+    pub environment: Vec<String>,
     /// The cap in force.
     pub max_iterations: u32,
     /// The gate in force.
@@ -159,6 +208,14 @@ impl CycleSummary {
             .iter()
             .map(|(s, ids)| (s.as_str().to_string(), json!(ids)))
             .collect();
+        let history: Vec<IterationRecord> = self
+            .history
+            .iter()
+            .map(|h| IterationRecord {
+                pass_rate: round(h.pass_rate),
+                ..h.clone()
+            })
+            .collect();
         json!({
             "taskId": self.task_id,
             "passRate": round(self.finish.pass_rate),
@@ -166,13 +223,17 @@ impl CycleSummary {
             "total": s.total,
             "passed": s.passed,
             "failed": s.failed + s.error,
+            "errors": s.error,
             "skipped": s.skipped,
+            "counts": counts_text(&s),
+            "vanished": self.vanished,
+            "environmentFailures": self.environment,
             "criticalFailures": critical,
             "framework": self.report.as_ref().map(|r| r.framework.name()),
             "qualityGatePassed": self.finish.passed,
             "qualityGate": self.quality_gate,
             "stopReason": self.finish.reason,
-            "strategyHistory": self.history,
+            "strategyHistory": history,
             "flaky": self.flaky,
             "remainingFailures": remaining,
             "failures": self.failure_lines(),
@@ -190,13 +251,20 @@ impl CycleSummary {
         let _ = writeln!(out, "### Summary\n");
         if let Some(r) = &self.report {
             let _ = writeln!(out, "- Framework: {}", r.framework);
+            let _ = writeln!(out, "- Tests: {}", counts_text(&r.summary));
+        }
+        if !self.vanished.is_empty() {
             let _ = writeln!(
                 out,
-                "- Tests: {} total, {} passed, {} failed, {} skipped",
-                r.summary.total,
-                r.summary.passed,
-                r.summary.failed + r.summary.error,
-                r.summary.skipped
+                "- No longer reported, counted as failed: {}",
+                self.vanished.join(", ")
+            );
+        }
+        if !self.environment.is_empty() {
+            let _ = writeln!(
+                out,
+                "- Broken environment, not sent for repair: {}",
+                self.environment.join(", ")
             );
         }
         let _ = writeln!(
@@ -303,10 +371,49 @@ pub fn round(rate: f64) -> f64 {
     (rate * 10.0).round() / 10.0
 }
 
+/// Counts in words, errors apart from failures: `4 of 7 run passed, 2 failed, 1 error,
+/// 2 skipped` (parts that are zero left out).
+pub fn counts_text(s: &Summary) -> String {
+    let ran = s.total - s.skipped;
+    let mut out = format!("{} of {ran} run passed", s.passed);
+    for (n, one, many) in [
+        (s.failed, "failed", "failed"),
+        (s.error, "error", "errors"),
+        (s.skipped, "skipped", "skipped"),
+    ] {
+        if n > 0 {
+            let _ = write!(out, ", {n} {}", if n == 1 { one } else { many });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::scrubbed;
+    use super::{counts_text, scrubbed};
+    use crate::runners::Summary;
     use serde_json::json;
+
+    #[test]
+    fn counts_read_as_words_with_errors_apart() {
+        let s = Summary {
+            passed: 4,
+            failed: 2,
+            error: 1,
+            skipped: 2,
+            total: 9,
+        };
+        assert_eq!(
+            counts_text(&s),
+            "4 of 7 run passed, 2 failed, 1 error, 2 skipped"
+        );
+        let clean = Summary {
+            passed: 7,
+            total: 7,
+            ..Summary::default()
+        };
+        assert_eq!(counts_text(&clean), "7 of 7 run passed");
+    }
 
     #[test]
     fn messages_leave_without_secrets() {
