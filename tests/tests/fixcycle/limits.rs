@@ -150,6 +150,6 @@ async fn an_unreachable_model_stops_the_cycle_with_one_error() {
         result["iterations"], 1,
         "stopped at the first call: {result}"
     );
-    let progress = t.messages("impl_progress").await;
+    let progress = t.fix_progress().await;
     assert!(progress.len() <= 1, "{} progress notes", progress.len());
 }

@@ -44,16 +44,16 @@ impl Patience {
         self.server_errors = 0;
         let repeated = !self.refusals.insert(reason.to_string());
         self.in_a_row.push(reason.to_string());
-        if repeated {
-            return Next::GiveUp(format!(
-                "the model gave the same unusable reply twice: {reason}"
-            ));
-        }
         if self.in_a_row.len() >= UNUSABLE_IN_A_ROW {
             return Next::GiveUp(format!(
                 "the model gave {} unusable replies in a row: {}",
                 self.in_a_row.len(),
                 self.in_a_row.join("; ")
+            ));
+        }
+        if repeated {
+            return Next::GiveUp(format!(
+                "the model gave the same unusable reply twice: {reason}"
             ));
         }
         Next::TryAgain
