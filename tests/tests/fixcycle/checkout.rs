@@ -34,7 +34,10 @@ async fn a_second_tester_on_the_same_checkout_waits_for_the_first() {
             .any(|m| m.data["phase"] == "waitingForCheckout")
     })
     .await;
-    assert_eq!(stub.requests().len(), 1);
+    eventually(120, "the first tester asks the model", || async {
+        stub.requests().len() == 1
+    })
+    .await;
     gate.notify_one();
 
     let (a, b) = (t.closed("TEST-001").await, t.closed("TEST-002").await);
