@@ -185,3 +185,45 @@ async fn a_test_file_dropped_from_the_jest_config_counts_as_failed() {
         "{d:#}"
     );
 }
+
+/// The executor's "test files only" mode keeps its meaning — it may rewrite a test's
+/// expectation — but such a change never passes unseen: it is flagged on the bus and in the
+/// task's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_executors_changed_expectation_is_flagged() {
+    let project = pytest_project(true, false);
+    let stub = LlmStub::start("sk-stub", vec![fix(&[EXPECT])]).await;
+    let t = team().await;
+    t.task("QARUN-001", json!({})).await;
+    t.start_executor(settings(&project.root, Some(&stub)));
+    let task = t.closed("QARUN-001").await;
+    let message = t.one("test_result").await;
+    let d = &message.data;
+    assert_eq!(
+        d["testFilesChanged"],
+        json!(["tests/test_strings.py"]),
+        "{d:#}"
+    );
+    assert_eq!(
+        d["changedExpectations"],
+        json!([{"path": "tests/test_strings.py", "was": "assert shout(\"hi\") == \"HI!\""}])
+    );
+    assert!(
+        message.summary.contains("1 test file(s) changed"),
+        "{}",
+        message.summary
+    );
+    assert!(
+        d["summary"]
+            .as_str()
+            .unwrap()
+            .contains("**Expectations changed — review them:**"),
+        "{d:#}"
+    );
+    let result = task.result.expect("the executor's pass carries its result");
+    assert_eq!(result["changedExpectations"], d["changedExpectations"]);
+    assert!(result["diff"]
+        .as_str()
+        .unwrap()
+        .contains("-    assert shout(\"hi\") == \"HI!\""));
+}

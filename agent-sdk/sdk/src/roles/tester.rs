@@ -2,7 +2,7 @@
 //! anywhere the guardrails allow, `test_result` at the end and `fix_required` when a test fix
 //! cannot solve it.
 
-use super::changes::change_fields;
+use super::changes::{change_fields, ChangeSummary};
 use super::checkout::lock_checkout;
 use super::drive::drive;
 use super::evidence::evidence;
@@ -181,6 +181,9 @@ pub(crate) async fn conclude(
     let mut data = summary.test_result();
     data["modelCalls"] = model_use.0.into();
     data["modelTokens"] = model_use.1.into();
+    if let Some(markdown) = data["summary"].as_str() {
+        data["summary"] = changes_markdown(markdown, &changes).into();
+    }
     if let Some(o) = data.as_object_mut() {
         o.extend(change_fields(&changes.files, &changes.diff));
         if !changes.changed_expectations.is_empty() {
@@ -213,6 +216,35 @@ pub(crate) async fn conclude(
         )
         .into())
     }
+}
+
+/// The markdown report with what the cycle changed: the files (test files marked) and, for
+/// the executor, the expectations it rewrote, to be reviewed.
+fn changes_markdown(markdown: &str, changes: &ChangeSummary) -> String {
+    let mut out = markdown.to_string();
+    if changes.files.is_empty() {
+        return out;
+    }
+    out.push_str("\n### Changed files\n\n");
+    for f in &changes.files {
+        let mark = if crate::edits::is_test_file(f) {
+            " (test file)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("- `{f}`{mark}\n"));
+    }
+    if !changes.changed_expectations.is_empty() {
+        out.push_str("\n**Expectations changed — review them:**\n\n");
+        for e in &changes.changed_expectations {
+            out.push_str(&format!(
+                "- `{}`: was `{}`\n",
+                e["path"].as_str().unwrap_or("-"),
+                e["was"].as_str().unwrap_or("-")
+            ));
+        }
+    }
+    out
 }
 
 /// What a reader of the one-line summary must not miss: vanished tests, changed test files.
