@@ -1,8 +1,8 @@
 //! Every fix is visible and every verdict names what it ran on: `impl_progress` says when a
 //! full run starts and how it ended, a fix's `impl_progress` and the `test_result` carry the
 //! changed files and the unified diff, the completed task's result holds the evidence (run id
-//! in the test history, git HEAD, diff hash, counts with errors apart), and the task is closed
-//! before its `test_result` is on the bus.
+//! in the test history under the task's project name, git HEAD, diff hash, counts with errors
+//! apart), and the task is closed before its `test_result` is on the bus.
 
 use futures::StreamExt;
 use huddle_sdk::wire::TaskStatus;
@@ -43,7 +43,7 @@ async fn a_fix_is_on_the_bus_with_its_diff_and_the_result_names_the_tree_it_ran_
     .await;
     let t = team().await;
     let mut events = t.coord.stream_events(&StreamOptions::default()).unwrap();
-    t.task("TEST-001", json!({})).await;
+    t.task("TEST-001", json!({"project": "shop-api"})).await;
     t.start_tester(settings(&project.root, Some(&stub)));
     let task = t.closed("TEST-001").await;
     assert_eq!(
@@ -89,14 +89,15 @@ async fn a_fix_is_on_the_bus_with_its_diff_and_the_result_names_the_tree_it_ran_
         json!({"total": 7, "passed": 7, "failed": 0, "errors": 0, "skipped": 0, "vanished": 0})
     );
     assert_eq!(e["vanished"], json!([]));
-    let history = t.coord.test_history(None).await.unwrap();
+    // The history keeps the runs under the task's project name, not the directory's.
+    let history = t.coord.test_history(Some("shop-api")).await.unwrap();
     let last = history
         .runs
         .last()
         .expect("the verdict run is in the history");
     assert_eq!(e["runId"], last.id, "{e:#}");
     assert_eq!(e["tree"], last.tree.as_str());
-    assert_eq!(e["project"], history.project.clone().unwrap().as_str());
+    assert_eq!(e["project"], "shop-api");
     // The task's result holds the same, without the markdown.
     let result = task.result.expect("a result");
     assert_eq!(result["evidence"], *e);
