@@ -72,13 +72,45 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
     Ok(())
 }
 
-/// The project's stable identity in the history: the task's `project` (metadata or field)
-/// when it names one, else the worker's project directory's name.
-pub fn project_identity(task_project: Option<&str>, project: &Path) -> String {
-    match task_project.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(p) => p.to_string(),
+/// The project's stable identity in the history: the task's `project` metadata when it names
+/// one, else the checkout's git `origin` (`github.com/org/repo`, the same for every clone),
+/// else the project directory's name.
+pub async fn project_identity(task_project: Option<&str>, project: &Path) -> String {
+    if let Some(p) = task_project.map(str::trim).filter(|p| !p.is_empty()) {
+        return p.chars().take(200).collect();
+    }
+    let origin = tokio::process::Command::new("git")
+        .arg("-C")
+        .arg(project)
+        .args(["config", "--get", "remote.origin.url"])
+        .output()
+        .await
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match origin.as_deref().and_then(remote_identity) {
+        Some(id) => id,
         None => project_name(project),
     }
+}
+
+/// `https://user:token@github.com/org/repo.git` and `git@github.com:org/repo.git` →
+/// `github.com/org/repo`: no scheme, no credentials, no `.git`.
+pub fn remote_identity(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+    // scp-like `host:path` (no scheme): the colon separates host and path.
+    let rest = if url.contains("://") {
+        rest.to_string()
+    } else {
+        rest.replacen(':', "/", 1)
+    };
+    let id = rest
+        .trim_end_matches('/')
+        .trim_end_matches(".git")
+        .trim_start_matches('/')
+        .to_string();
+    (!id.is_empty()).then(|| id.chars().take(200).collect())
 }
 
 /// The project's directory name.
@@ -205,7 +237,23 @@ impl RunHistory {
 
 #[cfg(test)]
 mod tests {
-    use super::tree_hash;
+    use super::{remote_identity, tree_hash};
+
+    #[test]
+    fn a_remote_names_the_project_without_credentials() {
+        for url in [
+            "https://ci:s3cr3t@github.com/acme/shop.git",
+            "git@github.com:acme/shop.git",
+            "ssh://git@github.com/acme/shop",
+        ] {
+            assert_eq!(
+                remote_identity(url).as_deref(),
+                Some("github.com/acme/shop"),
+                "{url}"
+            );
+        }
+        assert_eq!(remote_identity(""), None);
+    }
 
     #[test]
     fn the_tree_hash_follows_content_and_ignores_caches() {

@@ -73,7 +73,8 @@ pub(crate) async fn prepare(
     let project = project_identity(
         task.metadata.get("project").and_then(Value::as_str),
         &settings.project,
-    );
+    )
+    .await;
     Ok(Prepared {
         framework: detection.framework,
         cycles,
