@@ -18,6 +18,10 @@ const SKIPPED: &[&str] = &[
     "target",
 ];
 
+/// Most vanished ids listed (the count is always whole), so a message stays within the bus's
+/// size limit when a whole directory of tests goes.
+pub(crate) const MAX_IDS_SHOWN: usize = 100;
+
 /// The verdict run as it was recorded in the test history.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RecordedRun {
@@ -49,7 +53,7 @@ pub(crate) async fn evidence(
             "total": s.total, "passed": s.passed, "failed": s.failed,
             "errors": s.error, "skipped": s.skipped, "vanished": vanished.len(),
         },
-        "vanished": vanished,
+        "vanished": &vanished[..vanished.len().min(MAX_IDS_SHOWN)],
     })
 }
 

@@ -226,7 +226,7 @@ impl CycleSummary {
             "errors": s.error,
             "skipped": s.skipped,
             "counts": counts_text(&s),
-            "vanished": self.vanished,
+            "vanished": &self.vanished[..self.vanished.len().min(super::evidence::MAX_IDS_SHOWN)],
             "environmentFailures": self.environment,
             "criticalFailures": critical,
             "framework": self.report.as_ref().map(|r| r.framework.name()),
