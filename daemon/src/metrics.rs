@@ -12,6 +12,8 @@
 //!   writer's, or a PostgreSQL team's group commit;
 //! - `huddle_tasks{team,status}` — read from the store at scrape time;
 //! - `huddle_claims_known_empty_total` — claims answered empty without the SQLite writer;
+//! - `huddle_claims_undelivered_total` — tasks claimed for a client that left before the answer
+//!   (disconnected, timed out or cancelled), released at once without using an attempt;
 //! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`.
 //!
 //! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
@@ -77,6 +79,10 @@ fn describe() {
     describe_counter!(
         "huddle_claims_known_empty_total",
         "claims answered empty without a write: their searches were known to find nothing (SQLite)"
+    );
+    describe_counter!(
+        "huddle_claims_undelivered_total",
+        "tasks claimed for a client that left before the answer, released without an attempt"
     );
     describe_gauge!("huddle_open_streams", "SSE streams open now");
 }
@@ -183,6 +189,11 @@ pub fn leases_expired(n: usize) {
 /// A claim answered empty from what earlier claims proved, without the writer.
 pub fn claim_known_empty() {
     counter!("huddle_claims_known_empty_total").increment(1);
+}
+
+/// Tasks claimed for a client that had left, released again.
+pub fn claims_undelivered(n: usize) {
+    counter!("huddle_claims_undelivered_total").increment(n as u64);
 }
 
 pub fn messages_posted(n: usize) {

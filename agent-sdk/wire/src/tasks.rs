@@ -239,14 +239,31 @@ pub struct CompleteItem {
     pub result: Option<serde_json::Value>,
 }
 
-/// `POST …/tasks/{id}/fail`
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `POST …/tasks/{id}/fail`: with attempts left and `final` not set, the task goes back to
+/// `pending` for another try (the attempt counts and the reason is kept); with `final: true`, or
+/// on its last attempt, it becomes `failed`. Dependents react only to that final state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FailTask {
+    /// Why the attempt failed, in plain words; kept on the task as `failureReason`.
     #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     pub reason: String,
+    /// `true`: no retry, the task becomes `failed` now. Absent or `false`: retried while
+    /// attempts remain.
+    #[serde(default, rename = "final", skip_serializing_if = "std::ops::Not::not")]
+    pub final_: bool,
+}
+
+/// `POST …/tasks/{id}/release`: give a held task back without counting an attempt.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReleaseTask {
+    /// Why it is given back (optional): posted to the coordinators as a `task_released` message
+    /// (`data`: `{"task": id, "note": …}`), so the next holder and the humans can read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
