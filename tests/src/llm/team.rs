@@ -88,9 +88,10 @@ impl Team {
         tokio::spawn(w.run_until(self.stop.clone()));
     }
 
-    /// Waits (up to 3 minutes) for `id` to be completed or failed, then for its verdict
-    /// (`test_result`, or the `error` that ended it): the roles post the verdict only after the
-    /// task is closed, last of the task's messages.
+    /// Waits (up to 3 minutes) for `id` to be completed or failed, then for its verdict: the
+    /// roles post `test_result` after the task is closed, last of the task's messages — or,
+    /// when the cycle could not run at all, an `error` before it (`model_unreachable` is
+    /// followed by a `test_result`).
     pub async fn closed(&self, id: &str) -> Task {
         eventually(180, &format!("{id} closed"), || async {
             let t = self.coord.get_task(id).await.unwrap();
@@ -103,8 +104,11 @@ impl Team {
                 .list_all_messages(&MessageQuery::default())
                 .await
                 .unwrap();
-            all.iter()
-                .any(|m| m.data["taskId"] == id && (m.kind == "test_result" || m.kind == "error"))
+            all.iter().any(|m| {
+                m.data["taskId"] == id
+                    && (m.kind == "test_result"
+                        || (m.kind == "error" && m.data["code"] != "model_unreachable"))
+            })
         })
         .await;
         self.coord.get_task(id).await.unwrap()
