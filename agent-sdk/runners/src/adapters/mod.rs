@@ -14,6 +14,7 @@ pub mod jest;
 mod jest_json;
 pub mod mocha;
 mod mocha_json;
+pub mod node_entry;
 mod project_args;
 pub mod pytest;
 pub mod pytest_parse;
@@ -196,15 +197,25 @@ pub fn relative(root: &Path, path: &str) -> String {
     rel.to_string_lossy().replace('\\', "/")
 }
 
-/// Node's runner for a JavaScript framework: `node node_modules/.bin/<tool>`.
+/// Toolkits that bring a JavaScript runner in as their own dependency, so a project that
+/// depends only on them still has the runner (kcd-scripts, react-scripts, …).
+pub(crate) const RUNNER_WRAPPERS: &[&str] = &["kcd-scripts", "react-scripts", "razzle", "tsdx"];
+
+/// A JavaScript framework's runner, started as its package manager would: `node <entry>` for
+/// the package's real entry point (see [`node_entry`]), or the `.bin` shim itself. Returns the
+/// invocation and the entry (the script, or the shim).
 pub(crate) fn node_tool(ctx: &Ctx<'_>, tool: &str) -> Result<(Invocation, PathBuf), RunnerError> {
-    let node = tools::find_program("node", &ctx.path)
-        .ok_or_else(|| tools::missing("node", ctx.project))?;
-    let bin =
-        tools::node_bin(ctx.project, tool).ok_or_else(|| tools::missing(tool, ctx.project))?;
-    let mut inv = ctx.invocation(node);
-    inv.arg(&bin);
-    Ok((inv, bin))
+    let resolved = node_entry::resolve(ctx.project, tool, tool, RUNNER_WRAPPERS)?;
+    match resolved.entry {
+        node_entry::Entry::Script(script) => {
+            let node = tools::find_program("node", &ctx.path)
+                .ok_or_else(|| tools::missing("node", ctx.project))?;
+            let mut inv = ctx.invocation(node);
+            inv.arg(&script);
+            Ok((inv, script))
+        }
+        node_entry::Entry::Shim(shim) => Ok((ctx.invocation(&shim), shim)),
+    }
 }
 
 /// Splits a JavaScript node id (`file::describe::…::title`) into its file and the runner's

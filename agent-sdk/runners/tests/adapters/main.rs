@@ -14,6 +14,7 @@ mod missing;
 mod mocha;
 mod mocha8;
 mod no_match;
+mod package_managers;
 mod pytest;
 mod report;
 mod runner_args;
