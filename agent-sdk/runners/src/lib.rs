@@ -14,6 +14,8 @@
 //! - [`affected`], [`conventions`]: `--affected` from git changes.
 //! - [`guard`]: checks on every user value that reaches a runner's argv.
 //! - [`scrub`]: secret removal and truncation for anything sent to a model or the bus.
+//! - [`text`]: runner output made parseable whatever bytes a test wrote (U+FFFD, never a lost
+//!   run).
 //! - [`coverage`]: istanbul, coverage.py and go profiles → one line percentage.
 //!
 //! The `huddle test` command built on these lives in the `huddle-cli` crate. Feature `clap`
@@ -37,6 +39,7 @@ pub mod report;
 pub mod run;
 pub mod rundir;
 pub mod scrub;
+pub mod text;
 pub mod tools;
 
 pub use detect::{Detection, Overrides};

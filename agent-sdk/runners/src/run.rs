@@ -104,6 +104,7 @@ pub async fn run_tests(
         }
     };
     let mut tests = collected.tests;
+    crate::report::disambiguate_ids(tests.iter_mut().map(|t| &mut t.nodeid));
     account_for_exit(&mut tests, &captured, opts, framework);
     let exitcode = match (collected.timed_out, captured.exit_code) {
         (true, _) => process::TIMEOUT_EXIT_CODE,
@@ -211,7 +212,9 @@ pub async fn list_tests(
     let ctx = Ctx::new(&project, &scratch, opts);
     let listing = adapters::list(framework, &ctx).await;
     let _ = std::fs::remove_dir_all(&scratch);
-    listing
+    let mut listing = listing?;
+    crate::report::disambiguate_ids(listing.tests.iter_mut());
+    Ok(listing)
 }
 
 /// What `--failed` should run, from the newest report in `runs_dir`.

@@ -56,7 +56,7 @@ fn outcome(status: &str) -> Outcome {
 /// `file::describe::…::title` with `file` relative to `root`; a suite that failed to load
 /// (or failed outside its tests) becomes an error entry named by its file.
 pub fn parse_jest_json(bytes: &[u8], root: &Path) -> Result<Vec<TestResult>, serde_json::Error> {
-    let output: Output = serde_json::from_slice(bytes)?;
+    let output: Output = serde_json::from_str(&crate::text::json(bytes))?;
     let mut tests = Vec::new();
     for suite in output.suites {
         let file = relative(root, &suite.name);

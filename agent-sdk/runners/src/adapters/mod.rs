@@ -228,10 +228,25 @@ pub(crate) fn split_js_nodeid(nodeid: &str) -> (&str, Option<String>) {
     }
 }
 
-/// A regex that matches exactly one of `names`: `^(?:a|b)$`, each escaped.
+/// A regex that matches exactly one of `names`: `^(?:a|b)$`, each escaped. A name that ends
+/// with a duplicate's ` [N]` (see [`crate::report::disambiguate_ids`]) also matches without it:
+/// the runner knows the test only by its title.
 pub(crate) fn exact_names_pattern(names: &[String]) -> String {
-    let alts: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+    let mut alts: Vec<String> = Vec::new();
+    for name in names {
+        alts.push(regex::escape(name));
+        if let Some(base) = duplicate_base(name) {
+            alts.push(regex::escape(base));
+        }
+    }
+    alts.dedup();
     format!("^(?:{})$", alts.join("|"))
+}
+
+/// The title before a duplicate's ` [N]` suffix, when `name` has one.
+fn duplicate_base(name: &str) -> Option<&str> {
+    let (base, n) = name.strip_suffix(']')?.rsplit_once(" [")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(base)
 }
 
 /// Reads a file the runner was asked to write; `None` when it did not write it.

@@ -235,7 +235,8 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         .arg("--continue-on-collection-errors");
     add_selection(ctx, &mut inv.args);
     let out = ctx.helper(&inv).await?;
-    let collection = read_output(&file).and_then(|b| serde_json::from_slice::<Collection>(&b).ok());
+    let collection = read_output(&file)
+        .and_then(|b| serde_json::from_str::<Collection>(&crate::text::json(&b)).ok());
     let mut listing = Listing::default();
     let exit = match collection {
         Some(c) => {

@@ -108,7 +108,7 @@ struct JsonCollector {
 /// Parses a pytest-json-report file. `xfailed` counts as skipped and `xpassed` as passed;
 /// failed collectors are error entries.
 pub fn parse_json_report(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::Error> {
-    let report: JsonReport = serde_json::from_slice(bytes)?;
+    let report: JsonReport = serde_json::from_str(&crate::text::json(bytes))?;
     let mut tests = Vec::with_capacity(report.tests.len());
     for c in report.collectors.iter().filter(|c| c.outcome == "failed") {
         let mut t = TestResult::new(c.nodeid.clone(), Outcome::Error);
@@ -166,7 +166,7 @@ struct HuddleReport {
 /// (xfailed → skipped, xpassed → passed, a failing setup or teardown → error); failed
 /// collectors are error entries named by their node id (a file), as pytest prints them.
 pub fn parse_huddle_pytest(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::Error> {
-    let report: HuddleReport = serde_json::from_slice(bytes)?;
+    let report: HuddleReport = serde_json::from_str(&crate::text::json(bytes))?;
     let mut tests = Vec::with_capacity(report.tests.len() + report.errors.len());
     for (nodeid, longrepr) in report.errors {
         let mut t = TestResult::new(nodeid.clone(), Outcome::Error);
