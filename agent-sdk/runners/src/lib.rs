@@ -28,6 +28,7 @@ pub mod affected;
 pub mod conventions;
 pub mod coverage;
 pub mod detect;
+mod detect_node;
 pub mod error;
 pub mod framework;
 pub mod guard;

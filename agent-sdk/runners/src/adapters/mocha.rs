@@ -102,7 +102,7 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         // run directory, not the project's `coverage/` or `.nyc_output/`.
         let tool = ["c8", "nyc"]
             .into_iter()
-            .find(|t| node_entry::resolve(ctx.project, t, t, &[]).is_ok())
+            .find(|t| node_entry::resolve(ctx.project, t, t).is_ok())
             .ok_or_else(|| tools::missing("c8", ctx.project))?;
         let temp = if tool == "c8" {
             "--temp-directory"

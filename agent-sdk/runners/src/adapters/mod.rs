@@ -197,15 +197,11 @@ pub fn relative(root: &Path, path: &str) -> String {
     rel.to_string_lossy().replace('\\', "/")
 }
 
-/// Toolkits that bring a JavaScript runner in as their own dependency, so a project that
-/// depends only on them still has the runner (kcd-scripts, react-scripts, …).
-pub(crate) const RUNNER_WRAPPERS: &[&str] = &["kcd-scripts", "react-scripts", "razzle", "tsdx"];
-
 /// A JavaScript framework's runner, started as its package manager would: `node <entry>` for
 /// the package's real entry point (see [`node_entry`]), or the `.bin` shim itself. Returns the
 /// invocation and the entry (the script, or the shim).
 pub(crate) fn node_tool(ctx: &Ctx<'_>, tool: &str) -> Result<(Invocation, PathBuf), RunnerError> {
-    let resolved = node_entry::resolve(ctx.project, tool, tool, RUNNER_WRAPPERS)?;
+    let resolved = node_entry::resolve(ctx.project, tool, tool)?;
     match resolved.entry {
         node_entry::Entry::Script(script) => {
             let node = tools::find_program("node", &ctx.path)

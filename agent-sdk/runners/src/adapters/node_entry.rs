@@ -68,15 +68,42 @@ fn is_javascript(path: &Path) -> bool {
     !first.starts_with("#!") || first.contains("node")
 }
 
-/// Resolves `command` of `package` for a project in `project`; `via` lists packages that may
-/// bring the runner in as their own dependency (a toolkit such as kcd-scripts), searched from
-/// their real directories as Node would resolve the runner from inside them.
-pub fn resolve(
-    project: &Path,
-    package: &str,
-    command: &str,
-    via: &[&str],
-) -> Result<Resolved, RunnerError> {
+/// The project's direct dependencies (all four kinds), by name: the packages that may bring a
+/// runner in as their own dependency (a toolkit such as kcd-scripts).
+pub fn direct_dependencies(project: &Path) -> Vec<String> {
+    let Some(pkg) = std::fs::read_to_string(project.join("package.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = [
+        "dependencies",
+        "devDependencies",
+        "peerDependencies",
+        "optionalDependencies",
+    ]
+    .iter()
+    .filter_map(|k| pkg.get(k)?.as_object())
+    .flat_map(|deps| deps.keys().cloned())
+    .collect();
+    names.dedup();
+    names
+}
+
+/// The dependency of `project` through which `package` is installed (`kcd-scripts` for jest):
+/// `package` resolves from that dependency's real directory as Node resolves it from inside.
+pub fn installed_through(project: &Path, package: &str) -> Option<(String, PathBuf)> {
+    direct_dependencies(project).into_iter().find_map(|dep| {
+        let real = package_dir(project, &dep)?.canonicalize().ok()?;
+        let dir = package_dir(&real, package)?;
+        Some((dep, dir))
+    })
+}
+
+/// Resolves `command` of `package` for a project in `project`: the package itself, else the
+/// package installed through one of the project's dependencies, else the `.bin` entry.
+pub fn resolve(project: &Path, package: &str, command: &str) -> Result<Resolved, RunnerError> {
     if let Some(dir) = package_dir(project, package) {
         if let Some(script) = bin_of(&dir, package, command) {
             return Ok(Resolved {
@@ -89,17 +116,12 @@ pub fn resolve(
             });
         }
     }
-    for wrapper in via {
-        let Some(real) = package_dir(project, wrapper).and_then(|d| d.canonicalize().ok()) else {
-            continue;
-        };
-        if let Some(dir) = package_dir(&real, package) {
-            if let Some(script) = bin_of(&dir, package, command) {
-                return Ok(Resolved {
-                    how: format!("{} (installed through {wrapper})", script.display()),
-                    entry: Entry::Script(script),
-                });
-            }
+    if let Some((wrapper, dir)) = installed_through(project, package) {
+        if let Some(script) = bin_of(&dir, package, command) {
+            return Ok(Resolved {
+                how: format!("{} (installed through {wrapper})", script.display()),
+                entry: Entry::Script(script),
+            });
         }
     }
     if let Some(shim) = crate::tools::node_bin(project, command) {
@@ -157,7 +179,7 @@ mod tests {
         );
         let project = root.join("packages/app");
         std::fs::create_dir_all(&project).unwrap();
-        let found = resolve(&project, "vitest", "vitest", &[]).unwrap();
+        let found = resolve(&project, "vitest", "vitest").unwrap();
         assert_eq!(
             found.entry,
             Entry::Script(root.join("node_modules/vitest/vitest.mjs"))
@@ -180,7 +202,11 @@ mod tests {
             &root.join("node_modules/kcd-scripts/node_modules/jest/bin/jest.js"),
             "",
         );
-        let found = resolve(root, "jest", "jest", &["kcd-scripts"]).unwrap();
+        write(
+            &root.join("package.json"),
+            r#"{"devDependencies": {"kcd-scripts": "1"}}"#,
+        );
+        let found = resolve(root, "jest", "jest").unwrap();
         let Entry::Script(script) = found.entry else {
             panic!("expected a script: {found:?}")
         };
@@ -196,7 +222,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let shim = dir.path().join("node_modules/.bin/jest");
         write(&shim, "#!/bin/sh\nexec node \"$basedir/x.js\" \"$@\"\n");
-        let found = resolve(dir.path(), "jest", "jest", &[]).unwrap();
+        let found = resolve(dir.path(), "jest", "jest").unwrap();
         assert_eq!(found.entry, Entry::Shim(shim));
     }
 
@@ -204,7 +230,7 @@ mod tests {
     fn plug_n_play_says_which_linker_to_use() {
         let dir = tempfile::tempdir().unwrap();
         write(&dir.path().join(".pnp.cjs"), "");
-        let err = resolve(dir.path(), "jest", "jest", &[]).unwrap_err();
+        let err = resolve(dir.path(), "jest", "jest").unwrap_err();
         assert!(
             err.to_string().contains("nodeLinker: node-modules"),
             "{err}"

@@ -11,6 +11,7 @@ mod go;
 mod jest;
 mod jest_config;
 mod jest_odd;
+mod jest_wrapper;
 mod missing;
 mod mocha;
 mod mocha8;

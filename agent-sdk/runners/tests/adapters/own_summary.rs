@@ -7,12 +7,18 @@ use std::path::Path;
 
 /// (passed, failed, skipped, total) from the runner's own `Tests` summary line: jest's
 /// `Tests: 1 failed, 2 passed, 3 total`, vitest's `Tests  1 failed | 2 passed | 1 skipped (4)`.
+/// `tool` is `jest` or `vitest` (started as `vitest run`).
 pub fn own_summary(project: &Path, tool: &str) -> (usize, usize, usize, usize) {
-    let bin = project.join("node_modules/.bin").join(tool);
+    let args: &[&str] = if tool == "vitest" { &["run"] } else { &[] };
+    summary_of(project, tool, args)
+}
+
+/// The same, from `node_modules/.bin/<bin> <args>` (a wrapper's command, `x-scripts test`).
+pub fn summary_of(project: &Path, bin: &str, args: &[&str]) -> (usize, usize, usize, usize) {
+    let tool = bin;
+    let bin = project.join("node_modules/.bin").join(bin);
     let mut cmd = std::process::Command::new(&bin);
-    if tool == "vitest" {
-        cmd.arg("run");
-    }
+    cmd.args(args);
     let out = cmd
         .current_dir(project)
         .env("NO_COLOR", "1")
