@@ -12,6 +12,7 @@
 //!   group (exit 124, `[TIMEOUT]`).
 //! - [`report`], [`junit`], [`rundir`]: the report, JUnit XML in and out, `.huddle/runs/`.
 //! - [`affected`], [`conventions`]: `--affected` from git changes.
+//! - [`limits`]: caps on failure texts, output and runner files; pruning old runs.
 //! - [`guard`]: checks on every user value that reaches a runner's argv.
 //! - [`scrub`]: secret removal and truncation for anything sent to a model or the bus.
 //! - [`text`]: runner output made parseable whatever bytes a test wrote (U+FFFD, never a lost
@@ -34,6 +35,7 @@ pub mod framework;
 pub mod guard;
 pub mod human;
 pub mod junit;
+pub mod limits;
 pub mod options;
 pub mod process;
 pub mod report;
@@ -46,6 +48,7 @@ pub mod tools;
 pub use detect::{Detection, Overrides};
 pub use error::RunnerError;
 pub use framework::Framework;
+pub use limits::OutputLimits;
 pub use options::{Listing, PluginPolicy, RunOptions, Selection};
 pub use report::{Coverage, Outcome, Report, Summary, TestResult};
 pub use run::{list_tests, run_tests, RunOutcome};

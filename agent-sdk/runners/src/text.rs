@@ -69,6 +69,111 @@ pub fn json(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// A reader of runner JSON that repairs it as it goes, as [`json`] does for a whole
+/// document, so a report of any size is parsed without holding it: bytes are consumed in
+/// chunks, each cut where no escape or UTF-8 sequence spans the cut.
+pub struct RepairedJson<R> {
+    inner: R,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    out_pos: usize,
+    eof: bool,
+}
+
+/// Bytes held back at a chunk's end: a surrogate pair's two escapes.
+const LOOKAHEAD: usize = 12;
+
+impl<R: std::io::Read> RepairedJson<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        RepairedJson {
+            inner,
+            input: Vec::new(),
+            output: Vec::new(),
+            out_pos: 0,
+            eof: false,
+        }
+    }
+
+    /// Reads a chunk and repairs what of it is safe to repair.
+    fn fill(&mut self) -> std::io::Result<()> {
+        self.output.clear();
+        self.out_pos = 0;
+        if !self.eof {
+            let start = self.input.len();
+            self.input.resize(start + 64 * 1024, 0);
+            let n = self.inner.read(&mut self.input[start..])?;
+            self.input.truncate(start + n);
+            self.eof = n == 0;
+        }
+        let bytes = &self.input;
+        let mut end = if self.eof {
+            bytes.len()
+        } else {
+            bytes.len().saturating_sub(LOOKAHEAD)
+        };
+        // Never cut a UTF-8 sequence: back up to the start of a character.
+        while end > 0 && end < bytes.len() && bytes[end] & 0xC0 == 0x80 {
+            end -= 1;
+        }
+        let mut fixed = Vec::with_capacity(end + 16);
+        let (mut copied, mut i) = (0, 0);
+        while i < end {
+            if bytes[i] != b'\\' {
+                i += 1;
+                continue;
+            }
+            let lone = match escape_at(bytes, i) {
+                Some(0xD800..=0xDBFF) => match escape_at(bytes, i + 6) {
+                    Some(0xDC00..=0xDFFF) => {
+                        i += 12;
+                        continue;
+                    }
+                    _ => true,
+                },
+                Some(0xDC00..=0xDFFF) => true,
+                Some(_) => {
+                    i += 6;
+                    continue;
+                }
+                None => {
+                    i += 2;
+                    continue;
+                }
+            };
+            if lone {
+                fixed.extend_from_slice(&bytes[copied..i]);
+                fixed.extend_from_slice(b"\\ufffd");
+                i += 6;
+                copied = i;
+            }
+        }
+        let consumed = i.min(bytes.len());
+        fixed.extend_from_slice(&bytes[copied..consumed]);
+        self.output = match String::from_utf8_lossy(&fixed) {
+            std::borrow::Cow::Borrowed(_) => fixed,
+            std::borrow::Cow::Owned(s) => s.into_bytes(),
+        };
+        self.input.drain(..consumed);
+        Ok(())
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for RepairedJson<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.out_pos == self.output.len() {
+            if self.eof && self.input.is_empty() {
+                return Ok(0);
+            }
+            self.fill()?;
+        }
+        let n = buf.len().min(self.output.len() - self.out_pos);
+        buf[..n].copy_from_slice(&self.output[self.out_pos..self.out_pos + n]);
+        self.out_pos += n;
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +200,36 @@ mod tests {
             json_escapes_fixed(r#""\ud800\ud801\udc01""#),
             r#""\ufffd\ud801\udc01""#
         );
+    }
+
+    /// A reader that hands out one byte at a time, so every cut a chunk can have is tried.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else {
+                return Ok(0);
+            };
+            buf[0] = *first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn the_streaming_repair_matches_the_whole_document_repair() {
+        let doc = "{\"a\": \"x \\ud800 \\ud83d\\ude00 \\\\ud800 caf\u{e9}\", \"b\": \"\\udc00\"}"
+            .as_bytes()
+            .iter()
+            .copied()
+            .chain(*b" \"\xff\"")
+            .collect::<Vec<u8>>();
+        let mut streamed = Vec::new();
+        std::io::Read::read_to_end(&mut RepairedJson::new(Trickle(&doc)), &mut streamed).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), json(&doc));
+        let mut big = Vec::new();
+        std::io::Read::read_to_end(&mut RepairedJson::new(&doc[..]), &mut big).unwrap();
+        assert_eq!(String::from_utf8(big).unwrap(), json(&doc));
     }
 
     #[test]

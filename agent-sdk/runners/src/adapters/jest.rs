@@ -224,8 +224,8 @@ pub(crate) fn read_report(
     let Some(path) = prepared.report_file.as_deref() else {
         return Vec::new();
     };
-    match read_output(path) {
-        Some(bytes) => parse_jest_json(&bytes, ctx.project).unwrap_or_else(|e| {
+    match super::jest_json::parse_jest_json_file(path, ctx.project) {
+        Some(parsed) => parsed.unwrap_or_else(|e| {
             vec![unreadable_report(
                 tool,
                 path,

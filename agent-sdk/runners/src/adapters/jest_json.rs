@@ -2,6 +2,7 @@
 //! assertions and locations, turned into huddle's test results.
 
 use super::relative;
+use crate::limits::truncate_middle;
 use crate::report::{Outcome, TestResult};
 use crate::scrub::strip_ansi;
 use serde::Deserialize;
@@ -19,7 +20,7 @@ struct Suite {
     #[serde(default)]
     status: String,
     #[serde(default)]
-    message: String,
+    message: Capped,
     #[serde(rename = "assertionResults", default)]
     assertions: Vec<Assertion>,
 }
@@ -33,9 +34,33 @@ struct Assertion {
     #[serde(default)]
     duration: Option<f64>,
     #[serde(rename = "failureMessages", default)]
-    failure_messages: Vec<String>,
+    failure_messages: Vec<Capped>,
     #[serde(default)]
     location: Option<Location>,
+}
+
+/// A failure text cut to [`PARSE_CAP`] as it is read, so a huge message is never held twice
+/// (the run's own caps, [`crate::limits`], apply after).
+#[derive(Default)]
+struct Capped(String);
+
+/// The most of one failure text kept while parsing.
+const PARSE_CAP: usize = 1024 * 1024;
+
+impl<'de> Deserialize<'de> for Capped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Capped;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Capped, E> {
+                Ok(Capped(truncate_middle(v, PARSE_CAP).into_owned()))
+            }
+        }
+        d.deserialize_str(Visitor)
+    }
 }
 
 #[derive(Deserialize)]
@@ -57,6 +82,25 @@ fn outcome(status: &str) -> Outcome {
 /// (or failed outside its tests) becomes an error entry named by its file.
 pub fn parse_jest_json(bytes: &[u8], root: &Path) -> Result<Vec<TestResult>, serde_json::Error> {
     let output: Output = serde_json::from_str(&crate::text::json(bytes))?;
+    Ok(results(output, root))
+}
+
+/// Parses a jest-format report file as it is read, repaired on the way
+/// ([`crate::text::RepairedJson`]), never holding the whole file. `None` when the file is
+/// missing or empty.
+pub(crate) fn parse_jest_json_file(
+    path: &Path,
+    root: &Path,
+) -> Option<Result<Vec<TestResult>, serde_json::Error>> {
+    let file = std::fs::File::open(path).ok()?;
+    if file.metadata().ok()?.len() == 0 {
+        return None;
+    }
+    let reader = crate::text::RepairedJson::new(std::io::BufReader::new(file));
+    Some(serde_json::from_reader::<_, Output>(reader).map(|output| results(output, root)))
+}
+
+fn results(output: Output, root: &Path) -> Vec<TestResult> {
     let mut tests = Vec::new();
     for suite in output.suites {
         let file = relative(root, &suite.name);
@@ -69,8 +113,10 @@ pub fn parse_jest_json(bytes: &[u8], root: &Path) -> Result<Vec<TestResult>, ser
                 nodeid.push_str(part);
             }
             let outcome = outcome(&a.status);
-            let longrepr = (outcome == Outcome::Failed)
-                .then(|| strip_ansi(&a.failure_messages.join("\n")).into_owned());
+            let longrepr = (outcome == Outcome::Failed).then(|| {
+                let texts: Vec<&str> = a.failure_messages.iter().map(|m| m.0.as_str()).collect();
+                strip_ansi(&texts.join("\n")).into_owned()
+            });
             tests.push(TestResult {
                 nodeid,
                 outcome,
@@ -83,9 +129,9 @@ pub fn parse_jest_json(bytes: &[u8], root: &Path) -> Result<Vec<TestResult>, ser
         if suite.status == "failed" && !any_failed {
             let mut t = TestResult::new(file.clone(), Outcome::Error);
             t.file = Some(file);
-            t.longrepr = Some(strip_ansi(suite.message.trim()).into_owned());
+            t.longrepr = Some(strip_ansi(suite.message.0.trim()).into_owned());
             tests.push(t);
         }
     }
-    Ok(tests)
+    tests
 }

@@ -16,6 +16,7 @@ mod missing;
 mod mocha;
 mod mocha8;
 mod no_match;
+mod output_limits;
 mod own_summary;
 mod package_managers;
 mod pytest;
