@@ -120,7 +120,7 @@ pub async fn run_tests(
     };
     let mut tests = collected.tests;
     crate::report::disambiguate_ids(tests.iter_mut().map(|t| &mut t.nodeid));
-    account_for_exit(&mut tests, &captured, opts, framework);
+    account_for_exit(&mut tests, &captured, opts, framework, &collected.running);
     crate::limits::cap_failures(&mut tests, caps);
     let exitcode = match (collected.timed_out, captured.exit_code) {
         (true, _) => process::TIMEOUT_EXIT_CODE,
@@ -191,12 +191,22 @@ fn account_for_exit(
     captured: &Captured,
     opts: &RunOptions,
     fw: Framework,
+    running: &[String],
 ) {
     if captured.timed_out {
         let mut t = TestResult::new("[TIMEOUT]", Outcome::Error);
         t.duration = captured.elapsed.as_secs_f64();
+        let still = if running.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Still running when it was stopped: {}. The tests that finished before are in \
+                 the report.",
+                running.join(", ")
+            )
+        };
         t.longrepr = Some(format!(
-            "[TIMEOUT] the run exceeded {}s; its process group was killed (exit code {}).\n{}",
+            "[TIMEOUT] the run exceeded {}s; its process group was killed (exit code {}).{still}\n{}",
             opts.timeout.as_secs_f64(),
             process::TIMEOUT_EXIT_CODE,
             output_tail(captured, 30)

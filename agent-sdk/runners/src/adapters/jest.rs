@@ -8,7 +8,7 @@ use super::cli_options::{opt, Arity::*, Opt, Use::*};
 pub use super::jest_json::parse_jest_json;
 use super::project_args::{self, RunnerArgs, RunnerSpec};
 use super::{exact_names_pattern, node_tool, read_output, split_js_nodeid};
-use super::{unreadable_report, Collected, Ctx, Prepared};
+use super::{jest_progress, unreadable_report, Collected, Ctx, Prepared};
 use crate::coverage;
 use crate::error::RunnerError;
 use crate::options::{Listing, Selection};
@@ -141,6 +141,16 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         .arg(format!("--outputFile={}", report.display()))
         .arg("--testLocationInResults")
         .arg("--ci");
+    // jest's default reporter, plus huddle's progress lines for a run stopped at its timeout.
+    let reporter = ctx.out(jest_progress::REPORTER_FILE);
+    std::fs::write(&reporter, jest_progress::REPORTER)
+        .map_err(|e| RunnerError::io(format!("writing {}", reporter.display()), e))?;
+    inv.arg("--reporters=default")
+        .arg(format!("--reporters={}", reporter.display()));
+    inv.env.push((
+        "HUDDLE_JEST_PROGRESS".into(),
+        ctx.out(jest_progress::PROGRESS_FILE).into(),
+    ));
     // A filter that matches nothing is a run of 0 tests, as jest itself reports it.
     if ctx.opts.filter.is_some() && !matches!(ctx.opts.selection, Selection::Related(_)) {
         inv.arg("--passWithNoTests");
@@ -252,6 +262,10 @@ pub(crate) fn collect(
         tests: read_report("jest", ctx, prepared, captured),
         ..Collected::default()
     };
+    if captured.timed_out && collected.tests.is_empty() {
+        let progress = ctx.out(jest_progress::PROGRESS_FILE);
+        (collected.tests, collected.running) = jest_progress::read_progress(&progress, ctx.project);
+    }
     if ctx.opts.coverage {
         collected.coverage = coverage::istanbul(ctx.run_dir, "coverage/coverage-summary.json");
     }

@@ -12,6 +12,7 @@ pub mod go;
 pub mod go_events;
 pub mod jest;
 mod jest_json;
+mod jest_progress;
 pub mod mocha;
 mod mocha_json;
 pub mod node_entry;
@@ -126,6 +127,8 @@ pub(crate) struct Collected {
     pub timed_out: bool,
     /// That command's exit code, the run's when the main command exited 0.
     pub exit_code: Option<i32>,
+    /// Tests that had started and not finished when the timeout stopped the run, by id.
+    pub running: Vec<String>,
 }
 
 /// Checks the caller's runner arguments (`huddle test -- …`) before anything starts: the

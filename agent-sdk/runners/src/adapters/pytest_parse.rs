@@ -196,3 +196,34 @@ pub fn parse_huddle_pytest(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::
     }
     Ok(tests)
 }
+
+/// What a pytest run stopped at its timeout had done, from the progress lines of huddle's
+/// reporter (`HUDDLE_PYTEST_PROGRESS`): the tests that finished and collectors that failed,
+/// and the ids of tests that started and did not finish.
+pub(crate) fn read_huddle_progress(bytes: &[u8]) -> (Vec<TestResult>, Vec<String>) {
+    let text = crate::text::json(bytes);
+    let (mut rows, mut errors, mut started) = (Vec::new(), Vec::new(), Vec::new());
+    for line in text.lines() {
+        let Ok(serde_json::Value::Array(item)) = serde_json::from_str(line) else {
+            continue;
+        };
+        match item.first().and_then(serde_json::Value::as_str) {
+            Some("start") => started.extend(item.get(1).and_then(|v| v.as_str()).map(String::from)),
+            Some("test") => rows.extend(item.get(1).cloned()),
+            Some("error") => errors.push(serde_json::Value::Array(item[1..].to_vec())),
+            _ => {}
+        }
+    }
+    let finished: std::collections::HashSet<&str> = rows
+        .iter()
+        .filter_map(|r| r.get(0).and_then(serde_json::Value::as_str))
+        .collect();
+    let running = started
+        .iter()
+        .filter(|id| !finished.contains(id.as_str()))
+        .cloned()
+        .collect();
+    let doc = serde_json::json!({ "tests": rows, "errors": errors });
+    let tests = parse_huddle_pytest(doc.to_string().as_bytes()).unwrap_or_default();
+    (tests, running)
+}

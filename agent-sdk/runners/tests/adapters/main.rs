@@ -27,5 +27,6 @@ mod scrub_encoded;
 mod scrub_runs;
 mod secrets;
 mod timeout;
+mod timeout_partial;
 mod vitest;
 mod vitest_config;
