@@ -6,15 +6,35 @@
 use crate::report::{Outcome, TestResult};
 use std::collections::HashMap;
 
-/// The source path (or doc-test label) of each test binary, in run order.
-fn binaries(stderr: &str) -> Vec<String> {
+/// Where a workspace member's test binaries' sources are: (target name with `_` for `-`,
+/// source path relative to the member, as cargo's `Running` line gives it) → source path
+/// relative to the project. Empty for a single package, whose paths already are.
+pub type MemberSources = HashMap<(String, String), String>;
+
+/// The source path (or doc-test label) of each test binary, in run order; a workspace
+/// member's paths made relative to the project through `members`.
+fn binaries(stderr: &str, members: &MemberSources) -> Vec<String> {
     stderr
         .lines()
         .filter_map(|l| {
             let l = l.trim_start();
             if let Some(rest) = l.strip_prefix("Running ") {
                 let rest = rest.strip_prefix("unittests ").unwrap_or(rest);
-                Some(rest.split(" (").next().unwrap_or(rest).trim().to_string())
+                let (label, binary) = rest.split_once(" (").unwrap_or((rest, ""));
+                let label = label.trim().to_string();
+                // `target/debug/deps/app-21ddc0deb5b05c85)` → `app`.
+                let stem = binary
+                    .trim_end_matches(')')
+                    .rsplit('/')
+                    .next()
+                    .and_then(|f| f.rsplit_once('-'))
+                    .map_or("", |(name, _)| name);
+                Some(
+                    members
+                        .get(&(stem.to_string(), label.clone()))
+                        .cloned()
+                        .unwrap_or(label),
+                )
             } else {
                 l.strip_prefix("Doc-tests ")
                     .map(|c| format!("doc-tests/{}", c.trim()))
@@ -47,7 +67,12 @@ fn doc_test_location(name: &str) -> Option<(String, u32)> {
 
 /// Parses libtest's per-test lines and failure sections.
 pub fn parse_libtest(stdout: &str, stderr: &str) -> Vec<TestResult> {
-    let bins = binaries(stderr);
+    parse_libtest_in(stdout, stderr, &MemberSources::new())
+}
+
+/// [`parse_libtest`] in a workspace, whose members' paths `members` maps.
+pub fn parse_libtest_in(stdout: &str, stderr: &str, members: &MemberSources) -> Vec<TestResult> {
+    let bins = binaries(stderr, members);
     let mut results: Vec<(usize, TestResult)> = Vec::new();
     let mut details: HashMap<(usize, String), String> = HashMap::new();
     let mut block: Option<usize> = None;
@@ -144,8 +169,8 @@ fn crashes(stderr: &str) -> Vec<TestResult> {
 
 /// Parses `cargo test -- --list`: `name: test` lines, each binary's list closed by an
 /// `N tests, M benchmarks` line.
-pub fn parse_list(stdout: &str, stderr: &str) -> Vec<String> {
-    let bins = binaries(stderr);
+pub fn parse_list(stdout: &str, stderr: &str, members: &MemberSources) -> Vec<String> {
+    let bins = binaries(stderr, members);
     let mut k = 0;
     let mut tests = Vec::new();
     for line in stdout.lines() {

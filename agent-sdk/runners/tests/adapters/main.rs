@@ -6,6 +6,7 @@ mod common;
 
 mod affected;
 mod cargo;
+mod cargo_shadowed;
 mod coverage;
 mod go;
 mod jest;
