@@ -63,7 +63,7 @@ impl Detection {
 /// What detection looks for in a project, for messages when nothing matches.
 pub const LOOKED_FOR: &str = "an explicit --framework, task metadata `framework`, shared memory \
 `test_strategy.test_framework`, package.json with a vitest/jest/mocha dependency or test \
-script, a vitest/jest/mocha config file or installed package (also through a wrapper such as \
+script (or `node --test`), a vitest/jest/mocha config file or installed package (also through a wrapper such as \
 kcd-scripts), pytest.ini, pyproject.toml [tool.pytest…], setup.cfg [tool:pytest], tox.ini [pytest], \
 conftest.py, test_*.py or *_test.py, go.mod, Cargo.toml";
 
@@ -182,6 +182,13 @@ fn from_package_json(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework,
     checks.push(format!(
         "package.json: dependencies {dep_names:?}, test script {script:?}"
     ));
+    let words: Vec<&str> = script.split_whitespace().collect();
+    if named.is_empty() && words.contains(&"node") && words.contains(&"--test") {
+        return Some((
+            Framework::NodeTest,
+            format!("package.json's test script runs node's built-in test runner ({script:?})"),
+        ));
+    }
     if let Some(&f) = named.first() {
         return Some((
             f,

@@ -16,6 +16,8 @@ mod jest_progress;
 pub mod mocha;
 mod mocha_json;
 pub mod node_entry;
+mod node_test;
+pub mod node_test_events;
 mod project_args;
 pub mod pytest;
 pub mod pytest_parse;
@@ -161,6 +163,7 @@ pub(crate) async fn prepare(fw: Framework, ctx: &Ctx<'_>) -> Result<Prepared, Ru
         Framework::Jest => jest::prepare(ctx),
         Framework::Vitest => vitest::prepare(ctx),
         Framework::Mocha => mocha::prepare(ctx),
+        Framework::NodeTest => node_test::prepare(ctx),
         Framework::Go => go::prepare(ctx),
         Framework::Cargo => cargo::prepare(ctx).await,
     }
@@ -177,6 +180,7 @@ pub(crate) async fn collect(
         Framework::Jest => jest::collect(ctx, prepared, captured),
         Framework::Vitest => vitest::collect(ctx, prepared, captured),
         Framework::Mocha => mocha::collect(ctx, prepared, captured),
+        Framework::NodeTest => node_test::collect(ctx, prepared, captured),
         Framework::Go => go::collect(ctx, captured),
         Framework::Cargo => cargo::collect(ctx, prepared, captured).await,
     }
@@ -188,6 +192,7 @@ pub(crate) async fn list(fw: Framework, ctx: &Ctx<'_>) -> Result<Listing, Runner
         Framework::Jest => jest::list(ctx).await,
         Framework::Vitest => vitest::list(ctx).await,
         Framework::Mocha => mocha::list(ctx).await,
+        Framework::NodeTest => node_test::list(ctx).await,
         Framework::Go => go::list(ctx).await,
         Framework::Cargo => cargo::list(ctx).await,
     }
@@ -225,6 +230,21 @@ pub(crate) fn split_js_nodeid(nodeid: &str) -> (&str, Option<String>) {
         Some((file, rest)) => (file, Some(rest.split("::").collect::<Vec<_>>().join(" "))),
         None => (nodeid, None),
     }
+}
+
+/// The distinct files of JavaScript node ids and the names after each file (`a::b::title`).
+pub(crate) fn files_and_names_of(ids: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut files, mut names) = (Vec::new(), Vec::new());
+    for id in ids {
+        let (file, rest) = id.split_once("::").unwrap_or((id, ""));
+        if !files.iter().any(|f| f == file) {
+            files.push(file.to_string());
+        }
+        if !rest.is_empty() {
+            names.push(rest.to_string());
+        }
+    }
+    (files, names)
 }
 
 /// A regex that matches exactly one of `names`: `^(?:a|b)$`, each escaped. A name that ends

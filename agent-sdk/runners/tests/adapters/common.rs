@@ -45,7 +45,9 @@ pub fn fixture(name: &str) -> tempfile::TempDir {
         .prefix(&format!("huddle-{name}-"))
         .tempdir()
         .expect("temp dir");
-    if src.join("package.json").exists() {
+    let needs_packages = std::fs::read_to_string(src.join("package.json"))
+        .is_ok_and(|p| p.contains("\"devDependencies\"") || p.contains("\"dependencies\""));
+    if needs_packages {
         let modules = src.join("node_modules");
         assert!(
             modules.is_dir(),

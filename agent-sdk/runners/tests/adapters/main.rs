@@ -17,6 +17,7 @@ mod missing;
 mod mocha;
 mod mocha8;
 mod no_match;
+mod node_test;
 mod output_limits;
 mod own_summary;
 mod package_managers;
