@@ -1,6 +1,7 @@
 //! Naming conventions that tie a source file to its tests, for runners without a
 //! related-tests mode: `src/x.js` → `x.test.js`, `x.spec.js`, `__tests__/x.test.js`,
-//! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`; go by package directory; cargo by
+//! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`; go by package and its importers
+//! ([`crate::go_importers`]); cargo by
 //! crate or integration-test target.
 
 use crate::framework::Framework;
@@ -85,6 +86,8 @@ pub struct TestIndex<'a> {
     project: &'a Path,
     framework: Framework,
     tests: Vec<String>,
+    /// go's import graph, read once on the first changed go file.
+    go_graph: std::sync::OnceLock<Result<crate::go_importers::ImportGraph, String>>,
 }
 
 impl<'a> TestIndex<'a> {
@@ -99,6 +102,7 @@ impl<'a> TestIndex<'a> {
             project,
             framework,
             tests,
+            go_graph: std::sync::OnceLock::new(),
         }
     }
 
@@ -120,7 +124,28 @@ impl<'a> TestIndex<'a> {
                 let dir = file
                     .rsplit_once('/')
                     .map_or(".".to_string(), |(d, _)| format!("./{d}"));
-                Ok((vec![dir.clone()], format!("{file}: package {dir}")))
+                // A test file changes its own package's tests only.
+                if file.ends_with("_test.go") {
+                    return Ok((vec![dir.clone()], format!("{file}: tests of package {dir}")));
+                }
+                let graph = self
+                    .go_graph
+                    .get_or_init(|| crate::go_importers::ImportGraph::read(self.project));
+                let graph = graph.as_ref().map_err(|why| {
+                    format!("{why}; without the import graph huddle cannot tell which packages {file} affects")
+                })?;
+                let Some(dirs) = graph.affected_by(&dir) else {
+                    return Err(format!("{file} is in no package `go list` knows"));
+                };
+                let why = if dirs.len() == 1 {
+                    format!("{file}: package {dir}")
+                } else {
+                    format!(
+                        "{file}: package {dir} and the packages importing it: {}",
+                        dirs[1..].join(", ")
+                    )
+                };
+                Ok((dirs, why))
             }
             Framework::Cargo if ext(file) == "rs" => self.by_crate(file),
             _ => Err(format!("no test maps to {file}")),

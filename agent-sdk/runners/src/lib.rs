@@ -32,6 +32,7 @@ pub mod detect;
 mod detect_node;
 pub mod error;
 pub mod framework;
+pub mod go_importers;
 pub mod guard;
 pub mod human;
 pub mod junit;
