@@ -88,6 +88,8 @@ pub struct TestIndex<'a> {
     tests: Vec<String>,
     /// go's import graph, read once on the first changed go file.
     go_graph: std::sync::OnceLock<Result<crate::go_importers::ImportGraph, String>>,
+    /// The project's Python import graph, read once on the first changed module.
+    py_graph: std::sync::OnceLock<crate::python_imports::ImportGraph>,
 }
 
 impl<'a> TestIndex<'a> {
@@ -103,6 +105,7 @@ impl<'a> TestIndex<'a> {
             framework,
             tests,
             go_graph: std::sync::OnceLock::new(),
+            py_graph: std::sync::OnceLock::new(),
         }
     }
 
@@ -171,12 +174,30 @@ impl<'a> TestIndex<'a> {
         }
         let n = name(file);
         let stem = n.split('.').next().unwrap_or(n);
-        let tests: Vec<String> = self
+        let mut tests: Vec<String> = self
             .tests
             .iter()
             .filter(|t| subject(t, self.framework).as_deref() == Some(stem))
             .cloned()
             .collect();
+        let by_name = tests.len();
+        if self.framework == Framework::Pytest {
+            let graph = self.py_graph.get_or_init(|| {
+                let mut files = Vec::new();
+                walk(self.project, "", 0, &mut |rel| {
+                    if rel.ends_with(".py") {
+                        files.push(rel.to_string());
+                    }
+                });
+                files.sort();
+                crate::python_imports::ImportGraph::read(self.project, &files)
+            });
+            for t in graph.importers_of(file) {
+                if subject(&t, self.framework).is_some() && !tests.contains(&t) {
+                    tests.push(t);
+                }
+            }
+        }
         if tests.is_empty() {
             let looked = if self.framework == Framework::Pytest {
                 format!("test_{stem}.py, {stem}_test.py")
@@ -185,7 +206,15 @@ impl<'a> TestIndex<'a> {
             };
             return Err(format!("no test found for {file} (looked for {looked})"));
         }
-        let why = format!("{file} → {}", tests.join(", "));
+        let why = match (by_name, tests.len() - by_name) {
+            (_, 0) => format!("{file} → {}", tests.join(", ")),
+            (0, _) => format!("{file} → {} (they import it)", tests.join(", ")),
+            (n, _) => format!(
+                "{file} → {} (by name), {} (they import it)",
+                tests[..n].join(", "),
+                tests[n..].join(", ")
+            ),
+        };
         Ok((tests, why))
     }
 

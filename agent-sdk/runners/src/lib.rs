@@ -39,6 +39,7 @@ pub mod junit;
 pub mod limits;
 pub mod options;
 pub mod process;
+pub mod python_imports;
 pub mod report;
 pub mod run;
 pub mod rundir;

@@ -1,6 +1,7 @@
-//! `--affected` on go follows the import graph (tests/fixtures/go-deps: mathx ← stats ←
-//! report, and an unrelated package): breaking mathx must select every package whose tests
-//! the change can fail, so the affected run finds the failures the full suite finds.
+//! `--affected` follows the import graph: on go (tests/fixtures/go-deps: mathx ← stats ←
+//! report, and an unrelated package) and on pytest (tests/fixtures/pytest-imports). Breaking
+//! the bottom module must select every test the change can fail, so the affected run finds
+//! the failures the full suite finds.
 
 use crate::common::*;
 use huddle_runners::affected::{affected, AffectedPlan};
@@ -86,4 +87,56 @@ async fn a_package_nobody_imports_selects_itself_and_a_test_file_its_package() {
         assert_eq!(selection, Selection::Paths(vec![want.into()]), "{file}");
         std::fs::write(&path, text).unwrap();
     }
+}
+
+/// tests/fixtures/pytest-imports: app.core ← app.service ← app.api, each with a test file;
+/// only tests/test_core.py is named after core. Breaking core fails all three.
+#[tokio::test]
+async fn pytest_follows_imports_beside_names() {
+    require_pytest();
+    require_tool("git");
+    let project = fixture("pytest-imports");
+    git_commit_all(project.path());
+    let core = project.path().join("app/core.py");
+    let broken = std::fs::read_to_string(&core)
+        .unwrap()
+        .replace("a + b", "a - b");
+    std::fs::write(&core, broken).unwrap();
+
+    let a = affected(project.path(), Framework::Pytest, None)
+        .await
+        .expect("affected");
+    let AffectedPlan::Subset { selection, reasons } = a.plan else {
+        panic!("expected a subset: {:?}", a.plan)
+    };
+    assert_eq!(
+        selection.clone(),
+        Selection::Paths(vec![
+            "tests/test_core.py".into(),
+            "tests/test_service.py".into(),
+            "tests/test_api.py".into(),
+        ])
+    );
+    assert_eq!(
+        reasons,
+        ["app/core.py → tests/test_core.py (by name), tests/test_service.py, tests/test_api.py (they import it)"]
+    );
+    let opts = |selection| RunOptions {
+        selection,
+        ..opts()
+    };
+    let subset = run_tests(project.path(), Framework::Pytest, &opts(selection))
+        .await
+        .expect("runs")
+        .report;
+    let full = run_tests(project.path(), Framework::Pytest, &opts(Selection::All))
+        .await
+        .expect("runs")
+        .report;
+    assert_eq!(failures(&full).len(), 3, "{:#?}", full.tests);
+    assert_eq!(
+        failures(&subset),
+        failures(&full),
+        "the affected run finds every failure"
+    );
 }
