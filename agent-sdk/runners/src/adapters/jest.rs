@@ -7,7 +7,7 @@
 use super::cli_options::{opt, Arity::*, Opt, Use::*};
 pub use super::jest_json::parse_jest_json;
 use super::project_args::{self, RunnerArgs, RunnerSpec};
-use super::{exact_names_pattern, node_tool, read_output, split_js_nodeid};
+use super::{exact_names_pattern, node_tool, split_js_nodeid};
 use super::{jest_progress, unreadable_report, Collected, Ctx, Prepared};
 use crate::coverage;
 use crate::error::RunnerError;
@@ -141,16 +141,7 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         .arg(format!("--outputFile={}", report.display()))
         .arg("--testLocationInResults")
         .arg("--ci");
-    // jest's default reporter, plus huddle's progress lines for a run stopped at its timeout.
-    let reporter = ctx.out(jest_progress::REPORTER_FILE);
-    std::fs::write(&reporter, jest_progress::REPORTER)
-        .map_err(|e| RunnerError::io(format!("writing {}", reporter.display()), e))?;
-    inv.arg("--reporters=default")
-        .arg(format!("--reporters={}", reporter.display()));
-    inv.env.push((
-        "HUDDLE_JEST_PROGRESS".into(),
-        ctx.out(jest_progress::PROGRESS_FILE).into(),
-    ));
+    with_progress_reporter(ctx, &mut inv)?;
     // A filter that matches nothing is a run of 0 tests, as jest itself reports it.
     if ctx.opts.filter.is_some() && !matches!(ctx.opts.selection, Selection::Related(_)) {
         inv.arg("--passWithNoTests");
@@ -169,6 +160,21 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let mut prepared = Prepared::new(inv);
     prepared.report_file = Some(report);
     Ok(prepared)
+}
+
+/// jest's default reporter plus huddle's progress lines: each test as it ends (for a run
+/// stopped at its timeout) and each file's project (which `--json` does not name).
+fn with_progress_reporter(ctx: &Ctx<'_>, inv: &mut Invocation) -> Result<(), RunnerError> {
+    let reporter = ctx.out(jest_progress::REPORTER_FILE);
+    std::fs::write(&reporter, jest_progress::REPORTER)
+        .map_err(|e| RunnerError::io(format!("writing {}", reporter.display()), e))?;
+    inv.arg("--reporters=default")
+        .arg(format!("--reporters={}", reporter.display()));
+    inv.env.push((
+        "HUDDLE_JEST_PROGRESS".into(),
+        ctx.out(jest_progress::PROGRESS_FILE).into(),
+    ));
+    Ok(())
 }
 
 /// `node <jest> <the script's options> <the caller's arguments>`, with the script's
@@ -198,6 +204,13 @@ fn add_selection(ctx: &Ctx<'_>, inv: &mut Invocation, extra: &RunnerArgs) -> Opt
         Selection::Tests(ids) => {
             let (files, selected) = files_and_names(ids);
             names = selected;
+            let mut projects: Vec<&str> =
+                ids.iter().filter_map(|id| super::project_of(id)).collect();
+            projects.dedup();
+            if !projects.is_empty() {
+                inv.arg("--selectProjects");
+                inv.args.extend(projects.into_iter().map(Into::into));
+            }
             inv.arg("--runTestsByPath");
             inv.args.extend(files.into_iter().map(Into::into));
         }
@@ -234,7 +247,8 @@ pub(crate) fn read_report(
     let Some(path) = prepared.report_file.as_deref() else {
         return Vec::new();
     };
-    match super::jest_json::parse_jest_json_file(path, ctx.project) {
+    let projects = jest_progress::file_projects(&ctx.out(jest_progress::PROGRESS_FILE));
+    match super::jest_json::parse_jest_json_file(path, ctx.project, &projects) {
         Some(parsed) => parsed.unwrap_or_else(|e| {
             vec![unreadable_report(
                 tool,
@@ -291,6 +305,7 @@ pub(crate) fn listing_from_report(
     captured: &Captured,
     filter: Option<&str>,
     case: NameCase,
+    projects: &[(String, Option<String>)],
 ) -> Result<Listing, RunnerError> {
     let matcher = filter
         .map(|f| {
@@ -306,7 +321,7 @@ pub(crate) fn listing_from_report(
         })
         .transpose()?;
     let mut listing = Listing::default();
-    let Some(bytes) = read_output(report) else {
+    let Some(parsed) = super::jest_json::parse_jest_json_file(report, project, projects) else {
         listing.errors.push(format!(
             "{tool} exited with code {} and wrote no JSON report (expected {}).\n{}",
             captured.exit_code,
@@ -315,8 +330,8 @@ pub(crate) fn listing_from_report(
         ));
         return Ok(listing);
     };
-    let tests = parse_jest_json(&bytes, project)
-        .map_err(|e| RunnerError::io(format!("reading {tool}'s JSON report"), e.into()))?;
+    let tests =
+        parsed.map_err(|e| RunnerError::io(format!("reading {tool}'s JSON report"), e.into()))?;
     for t in tests {
         let (file, name) = split_js_nodeid(&t.nodeid);
         match name {
@@ -341,8 +356,10 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         .arg(format!("--outputFile={}", report.display()))
         .arg("--ci")
         .arg(format!("--testNamePattern={MATCHES_NOTHING}"));
+    with_progress_reporter(ctx, &mut inv)?;
     let filter = add_selection(ctx, &mut inv, &extra);
     let captured = ctx.helper(&inv).await?;
+    let projects = jest_progress::file_projects(&ctx.out(jest_progress::PROGRESS_FILE));
     listing_from_report(
         "jest",
         ctx.project,
@@ -350,5 +367,6 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         &captured,
         filter.as_deref(),
         NameCase::Insensitive,
+        &projects,
     )
 }

@@ -26,6 +26,8 @@ const LINE_CAP: usize = 1024 * 1024;
 struct Line {
     event: String,
     file: String,
+    #[serde(default)]
+    project: Option<String>,
     #[serde(rename = "ancestorTitles", default)]
     ancestors: Vec<String>,
     #[serde(default)]
@@ -47,6 +49,21 @@ struct Location {
     line: u32,
 }
 
+/// Each file result's project (its `displayName`), in the order of the `--json` report's
+/// suites; empty without a progress file.
+pub(crate) fn file_projects(path: &Path) -> Vec<(String, Option<String>)> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    std::io::BufReader::new(file)
+        .split(b'\n')
+        .map_while(Result::ok)
+        .filter_map(|raw| serde_json::from_str::<Line>(&crate::text::json(&raw)).ok())
+        .filter(|l| l.event == "file")
+        .map(|l| (l.file, l.project))
+        .collect()
+}
+
 /// The tests that finished and the ids of those still running, from a progress file.
 pub(crate) fn read_progress(path: &Path, root: &Path) -> (Vec<TestResult>, Vec<String>) {
     let Ok(file) = std::fs::File::open(path) else {
@@ -65,6 +82,9 @@ pub(crate) fn read_progress(path: &Path, root: &Path) -> (Vec<TestResult>, Vec<S
             continue;
         };
         let file = relative(root, &line.file);
+        if line.event == "file" {
+            continue;
+        }
         if line.event == "file-error" {
             let mut t = TestResult::new(file.clone(), Outcome::Error);
             t.file = Some(file);

@@ -227,9 +227,23 @@ pub(crate) fn node_tool(ctx: &Ctx<'_>, tool: &str) -> Result<(Invocation, PathBu
 /// match `-t`/`--grep`). A bare file (a suite that failed to load) has no name.
 pub(crate) fn split_js_nodeid(nodeid: &str) -> (&str, Option<String>) {
     match nodeid.split_once("::") {
-        Some((file, rest)) => (file, Some(rest.split("::").collect::<Vec<_>>().join(" "))),
+        Some((file, rest)) => {
+            let rest = match project_of(nodeid) {
+                Some(p) => rest[p.len() + 2..].trim_start_matches("::"),
+                None => rest,
+            };
+            let name = (!rest.is_empty()).then(|| rest.split("::").collect::<Vec<_>>().join(" "));
+            (file, name)
+        }
         None => (nodeid, None),
     }
+}
+
+/// The jest project a node id names after its file (`src/x.test.js::[unit]::title`).
+pub(crate) fn project_of(nodeid: &str) -> Option<&str> {
+    let (_, rest) = nodeid.split_once("::")?;
+    let segment = rest.split("::").next()?;
+    segment.strip_prefix('[')?.strip_suffix(']')
 }
 
 /// The distinct files of JavaScript node ids and the names after each file (`a::b::title`).

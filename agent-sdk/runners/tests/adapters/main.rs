@@ -13,6 +13,7 @@ mod go;
 mod jest;
 mod jest_config;
 mod jest_odd;
+mod jest_projects;
 mod jest_wrapper;
 mod missing;
 mod mocha;

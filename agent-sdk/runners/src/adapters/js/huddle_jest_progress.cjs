@@ -35,9 +35,14 @@ class HuddleProgress {
     this.write("result", test, result);
   }
 
-  // A file that failed to load (or outside its tests) has no test case of its own.
+  // Each file's result, in the order of the --json report's testResults, with its project
+  // (jest --json names none); a file that failed to load has no test case of its own.
   onTestResult(test, result) {
-    if (this.fd === null || !result.testExecError) return;
+    if (this.fd === null) return;
+    const name = test.context?.config?.displayName;
+    const project = typeof name === "string" ? name : (name?.name ?? null);
+    fs.writeSync(this.fd, `${JSON.stringify({ event: "file", file: test.path, project })}\n`);
+    if (!result.testExecError) return;
     const line = { event: "file-error", file: test.path, message: result.failureMessage || "" };
     fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
   }
