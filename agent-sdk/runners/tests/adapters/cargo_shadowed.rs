@@ -28,7 +28,10 @@ const EXPECTED: &[(&str, Outcome)] = &[
         "doc-tests/itoa::itoa/src/lib.rs - format (line 15)",
         Outcome::Failed,
     ),
-    ("doc-tests/itoa::itoa/src/lib.rs - twice (line 33)", Outcome::Passed),
+    (
+        "doc-tests/itoa::itoa/src/lib.rs - twice (line 33)",
+        Outcome::Passed,
+    ),
     ("doc-tests/app::app/src/lib.rs - (line 3)", Outcome::Passed),
 ];
 
