@@ -174,6 +174,10 @@ fn with_progress_reporter(ctx: &Ctx<'_>, inv: &mut Invocation) -> Result<(), Run
         "HUDDLE_JEST_PROGRESS".into(),
         ctx.out(jest_progress::PROGRESS_FILE).into(),
     ));
+    inv.env.push((
+        "HUDDLE_JEST_FILES".into(),
+        ctx.out(jest_progress::FILES_FILE).into(),
+    ));
     Ok(())
 }
 
@@ -247,7 +251,7 @@ pub(crate) fn read_report(
     let Some(path) = prepared.report_file.as_deref() else {
         return Vec::new();
     };
-    let projects = jest_progress::file_projects(&ctx.out(jest_progress::PROGRESS_FILE));
+    let projects = jest_progress::file_projects(&ctx.out(jest_progress::FILES_FILE));
     match super::jest_json::parse_jest_json_file(path, ctx.project, &projects) {
         Some(parsed) => parsed.unwrap_or_else(|e| {
             vec![unreadable_report(
@@ -359,7 +363,7 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
     with_progress_reporter(ctx, &mut inv)?;
     let filter = add_selection(ctx, &mut inv, &extra);
     let captured = ctx.helper(&inv).await?;
-    let projects = jest_progress::file_projects(&ctx.out(jest_progress::PROGRESS_FILE));
+    let projects = jest_progress::file_projects(&ctx.out(jest_progress::FILES_FILE));
     listing_from_report(
         "jest",
         ctx.project,

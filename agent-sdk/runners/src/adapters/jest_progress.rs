@@ -18,6 +18,9 @@ pub(crate) const REPORTER: &str = include_str!("js/huddle_jest_progress.cjs");
 pub(crate) const REPORTER_FILE: &str = "huddle_jest_progress.cjs";
 /// The file it appends to, named by `HUDDLE_JEST_PROGRESS`.
 pub(crate) const PROGRESS_FILE: &str = "jest-progress.jsonl";
+/// The file it lists each file result and its project in, named by `HUDDLE_JEST_FILES`: kept
+/// apart from the progress lines, which carry failure messages of any size.
+pub(crate) const FILES_FILE: &str = "jest-files.jsonl";
 
 /// The most of one failure text kept from a progress line.
 const LINE_CAP: usize = 1024 * 1024;
@@ -50,7 +53,7 @@ struct Location {
 }
 
 /// Each file result's project (its `displayName`), in the order of the `--json` report's
-/// suites; empty without a progress file.
+/// suites, from the reporter's file list; empty without one.
 pub(crate) fn file_projects(path: &Path) -> Vec<(String, Option<String>)> {
     let Ok(file) = std::fs::File::open(path) else {
         return Vec::new();

@@ -1,13 +1,16 @@
 // huddle's jest progress reporter: appends one JSON line when a test starts and one when it
 // ends to $HUDDLE_JEST_PROGRESS, written at once (not buffered), so a run stopped at its
-// timeout still has the tests that finished, and names the ones still running. jest's own
-// --json report stays the source of a run that completes.
+// timeout still has the tests that finished, and names the ones still running; and one line
+// per file result, with its project, to $HUDDLE_JEST_FILES (small, read on every run). jest's
+// own --json report stays the source of a run that completes.
 const fs = require("fs");
 
 class HuddleProgress {
   constructor() {
     const file = process.env.HUDDLE_JEST_PROGRESS;
     this.fd = file ? fs.openSync(file, "a") : null;
+    const files = process.env.HUDDLE_JEST_FILES;
+    this.filesFd = files ? fs.openSync(files, "a") : null;
   }
 
   write(event, test, info) {
@@ -41,7 +44,9 @@ class HuddleProgress {
     if (this.fd === null) return;
     const name = test.context?.config?.displayName;
     const project = typeof name === "string" ? name : (name?.name ?? null);
-    fs.writeSync(this.fd, `${JSON.stringify({ event: "file", file: test.path, project })}\n`);
+    if (this.filesFd !== null) {
+      fs.writeSync(this.filesFd, `${JSON.stringify({ event: "file", file: test.path, project })}\n`);
+    }
     if (!result.testExecError) return;
     const line = { event: "file-error", file: test.path, message: result.failureMessage || "" };
     fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
