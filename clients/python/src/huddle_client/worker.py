@@ -22,7 +22,8 @@ from typing import Any, Callable, List, Optional
 
 from . import models as m
 from .client import Client
-from .errors import Conflict, HuddleError, NotFound
+from ._transport import backoff
+from .errors import Conflict, HuddleError, NotFound, RateLimited, ServerError, TransportError
 
 log = logging.getLogger("huddle_client.worker")
 
@@ -98,8 +99,17 @@ class Worker:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, lambda *_: self.stop())
         log.info("worker started in team %s", self.client.team)
+        away = 0
         while not self._stop.is_set():
-            task = self.client.claim(self.prefixes, wait=self.wait, lease=self.lease)
+            try:
+                task = self.client.claim(self.prefixes, wait=self.wait, lease=self.lease)
+            except (TransportError, ServerError, RateLimited) as e:
+                # The daemon is away or busy: wait and try again rather than die.
+                away += 1
+                log.warning("claim failed (%s); retrying", e.message)
+                self._stop.wait(backoff(min(away, 6), e))
+                continue
+            away = 0
             if task is not None:
                 self._work(task)
         log.info(
@@ -127,17 +137,26 @@ class Worker:
         except (Conflict, NotFound) as e:
             self.stats.lost += 1
             log.warning("%s is no longer ours (%s): %s", task.id, e.code, e.message)
+        except HuddleError as e:
+            # The answer was refused (a result over the size limit…): give the task back now
+            # rather than leave it held until its lease runs out.
+            log.error("%s: could not report the outcome (%s): %s; releasing it", task.id, e.code, e.message)
+            try:
+                self.client.release(task.id, f"the worker could not report: {e.message}")
+            except HuddleError as again:
+                log.error("%s: release failed too: %s", task.id, again.message)
 
     def _outcome(self, task: m.Task, ctx: TaskContext) -> Callable[[], None]:
         """Runs the handler; returns the call that reports how it went."""
         try:
             result = self.handler(task, ctx)
         except FinalFailure as e:
-            return lambda: self._fail(task, str(e) or "failed", final=True)
+            final_reason = str(e) or "failed"
+            return lambda: self._fail(task, final_reason, final=True)
         except Exception as e:  # noqa: BLE001 - any handler error fails the task, retryable
-            reason = str(e) if isinstance(e, Retry) else f"{type(e).__name__}: {e}"
+            reason = (str(e) if isinstance(e, Retry) else f"{type(e).__name__}: {e}") or "retry"
             log.warning("%s: handler failed: %s", task.id, reason)
-            return lambda: self._fail(task, reason or "retry", final=False)
+            return lambda: self._fail(task, reason, final=False)
         return lambda: self._complete(task, result)
 
     def _complete(self, task: m.Task, result: Any) -> None:
