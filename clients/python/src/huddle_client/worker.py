@@ -145,6 +145,8 @@ class Worker:
                 self.client.release(task.id, f"the worker could not report: {e.message}")
             except HuddleError as again:
                 log.error("%s: release failed too: %s", task.id, again.message)
+            # Something is wrong beyond this task: do not claim again at once.
+            self._stop.wait(backoff(4, None))
 
     def _outcome(self, task: m.Task, ctx: TaskContext) -> Callable[[], None]:
         """Runs the handler; returns the call that reports how it went."""

@@ -1,0 +1,43 @@
+//! `docs/coordinator-guide.md`: its coordinators, exactly as printed there, run against a real
+//! daemon with a real tester and executor (`huddle worker --project` on a passing pytest
+//! project), create the TEST→QARUN pair, and print the verdicts the guide shows.
+
+use crate::support::{code_block, passing_project, repo, run_ok, working_team};
+
+fn guide() -> String {
+    std::fs::read_to_string(repo().join("docs/coordinator-guide.md")).expect("the guide")
+}
+
+/// The output the guide says the coordinators print.
+fn printed_in_guide(doc: &str) -> String {
+    code_block(doc, "It prints, for a project whose suite passes:", "text")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guides_python_coordinator_prints_both_verdicts() {
+    huddle_tests::python::require_modules(&["httpx", "httpx_sse"]);
+    let doc = guide();
+    let program = code_block(&doc, "<!-- coordinator.py", "python");
+    assert!(
+        program.lines().count() <= 30,
+        "the guide promises at most 30 lines"
+    );
+    let project = passing_project();
+    let team = working_team(project.path()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("coordinator.py");
+    std::fs::write(&script, &program).unwrap();
+
+    let mut cmd = tokio::process::Command::new("python3");
+    cmd.arg(&script)
+        .env("PYTHONPATH", repo().join("clients/python/src"))
+        .env("HUDDLE_URL", &team.daemon.url)
+        .env("HUDDLE_TOKEN", &team.coordinator_token)
+        .env("HUDDLE_TEAM", "qa");
+    let out = run_ok(cmd, "the guide's Python coordinator", 240).await;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        printed_in_guide(&doc),
+        "the coordinator prints what the guide shows"
+    );
+}
