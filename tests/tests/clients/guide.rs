@@ -2,7 +2,7 @@
 //! daemon with a real tester and executor (`huddle worker --project` on a passing pytest
 //! project), create the TEST→QARUN pair, and print the verdicts the guide shows.
 
-use crate::support::{code_block, passing_project, repo, run_ok, working_team};
+use crate::support::{code_block, copy_package, passing_project, repo, run_ok, working_team};
 
 fn guide() -> String {
     std::fs::read_to_string(repo().join("docs/coordinator-guide.md")).expect("the guide")
@@ -35,6 +35,54 @@ async fn the_guides_python_coordinator_prints_both_verdicts() {
         .env("HUDDLE_TOKEN", &team.coordinator_token)
         .env("HUDDLE_TEAM", "qa");
     let out = run_ok(cmd, "the guide's Python coordinator", 240).await;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        printed_in_guide(&doc),
+        "the coordinator prints what the guide shows"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guides_typescript_coordinator_prints_both_verdicts() {
+    let doc = guide();
+    let program = code_block(&doc, "<!-- coordinator.ts", "ts");
+    assert!(
+        program.lines().count() <= 30,
+        "the guide promises at most 30 lines"
+    );
+    // The program's own project, with the client built into node_modules/huddle-client.
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    let modules = app.join("node_modules");
+    std::fs::create_dir_all(&modules).unwrap();
+    let client = copy_package(&modules);
+    std::fs::rename(&client, modules.join("huddle-client")).unwrap();
+    let client = modules.join("huddle-client");
+    let tsc = repo().join("clients/typescript/node_modules/.bin/tsc");
+    let mut build = tokio::process::Command::new(&tsc);
+    build.args(["-p", "tsconfig.json"]).current_dir(&client);
+    run_ok(build, "tsc in the client", 300).await;
+    std::fs::write(app.join("package.json"), r#"{"type": "module"}"#).unwrap();
+    std::fs::write(app.join("coordinator.ts"), &program).unwrap();
+    let types = repo().join("clients/typescript/node_modules/@types");
+    let mut compile = tokio::process::Command::new(&tsc);
+    compile
+        .args(["--strict", "--skipLibCheck", "--target", "es2022"])
+        .args(["--module", "nodenext", "--moduleResolution", "nodenext"])
+        .args(["--types", "node", "--typeRoots"])
+        .arg(&types)
+        .args(["--outDir", "out", "coordinator.ts"])
+        .current_dir(&app);
+    run_ok(compile, "tsc coordinator.ts", 300).await;
+
+    let project = passing_project();
+    let team = working_team(project.path()).await;
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(app.join("out/coordinator.js"))
+        .env("HUDDLE_URL", &team.daemon.url)
+        .env("HUDDLE_TOKEN", &team.coordinator_token)
+        .env("HUDDLE_TEAM", "qa");
+    let out = run_ok(cmd, "the guide's TypeScript coordinator", 240).await;
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         printed_in_guide(&doc),

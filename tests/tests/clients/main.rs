@@ -6,3 +6,4 @@
 mod guide;
 mod python;
 mod support;
+mod typescript;

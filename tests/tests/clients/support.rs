@@ -89,3 +89,34 @@ pub fn code_block(doc: &str, marker: &str, lang: &str) -> String {
     let len = after[start..].find("```").expect("the block ends");
     after[start..start + len].to_string()
 }
+
+/// A copy of `clients/typescript` under `dir` (sources, configs, lockfile) that uses the
+/// repository's installed `node_modules`, so builds in it leave nothing in the repository and
+/// tests running at once do not share output directories. Fails the test, naming the fix, when
+/// the packages are not installed.
+pub fn copy_package(dir: &Path) -> PathBuf {
+    let from = repo().join("clients/typescript");
+    let modules = from.join("node_modules");
+    assert!(
+        modules.join("typescript").is_dir() && modules.join("eventsource-parser").is_dir(),
+        "clients/typescript/node_modules is missing: run scripts/install-test-deps (npm ci)"
+    );
+    let to = dir.join("huddle-client");
+    for rel in [
+        "package.json",
+        "package-lock.json",
+        "tsconfig.json",
+        "tsconfig.test.json",
+    ] {
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(from.join(rel), to.join(rel)).unwrap();
+    }
+    for sub in ["src", "test"] {
+        std::fs::create_dir_all(to.join(sub)).unwrap();
+        for entry in std::fs::read_dir(from.join(sub)).unwrap().flatten() {
+            std::fs::copy(entry.path(), to.join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(&modules, to.join("node_modules")).unwrap();
+    to
+}
