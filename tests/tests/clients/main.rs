@@ -5,5 +5,6 @@
 
 mod guide;
 mod python;
+mod rust_snippet;
 mod support;
 mod typescript;
