@@ -68,6 +68,9 @@ pub struct TaskSettings {
     pub max_lease_ms: u64,
     pub min_lease_ms: u64,
     pub max_wait_ms: u64,
+    /// The longest wait over MCP, kept below the 60 s after which MCP clients (the TypeScript
+    /// SDK, Claude Code) give up on a request.
+    pub mcp_max_wait_ms: u64,
     pub default_max_attempts: i64,
     pub lease_sweep_ms: u64,
 }
@@ -229,6 +232,7 @@ impl Default for TaskSettings {
             max_lease_ms: 3_600_000,
             min_lease_ms: 100,
             max_wait_ms: 60_000,
+            mcp_max_wait_ms: 25_000,
             default_max_attempts: 3,
             lease_sweep_ms: 500,
         }

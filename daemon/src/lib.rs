@@ -26,6 +26,7 @@ pub mod hub;
 pub mod identity;
 pub mod leases;
 pub mod metrics;
+pub mod presence;
 pub mod store;
 pub mod validate;
 
@@ -102,6 +103,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
         rate,
         failed_auth,
         streams,
+        presence: Arc::default(),
         shutdown: CancellationToken::new(),
     });
     Ok(Built {
@@ -170,6 +172,11 @@ pub async fn serve(
         state.shutdown.clone(),
     ));
     let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
+    let presence = tokio::spawn(presence::flush(
+        state.presence.clone(),
+        state.store.clone(),
+        state.shutdown.clone(),
+    ));
     let cancel = state.shutdown.clone();
     let app = http::app(state.clone());
     http::serve::serve(listener, app, &state.settings.server, async move {
@@ -186,6 +193,7 @@ pub async fn serve(
     }
     let _ = forgetter.await;
     let _ = shrinker.await;
+    let _ = presence.await;
     built.store.close().await;
     tracing::info!("database closed");
     Ok(())

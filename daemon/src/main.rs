@@ -64,7 +64,8 @@ async fn main() -> ExitCode {
 /// with the current span (a request's id, method and path) flattened in.
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("HUDDLE_LOG")
-        .unwrap_or_else(|_| "info,tower_http=warn".into());
+        // rmcp logs every MCP call at INFO (three lines per call): per-call detail is for debugging.
+        .unwrap_or_else(|_| "info,tower_http=warn,rmcp=warn".into());
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter);

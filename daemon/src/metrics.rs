@@ -12,6 +12,9 @@
 //!   writer's, or a PostgreSQL team's group commit;
 //! - `huddle_tasks{team,status}` — read from the store at scrape time;
 //! - `huddle_claims_known_empty_total` — claims answered empty without the SQLite writer;
+//! - `huddle_claims_undelivered_total` — tasks claimed for a client that left before the answer
+//!   (disconnected, timed out or cancelled), released at once without using an attempt;
+//! - `huddle_long_polls_waiting{kind}` — claims and inbox reads waiting now;
 //! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`.
 //!
 //! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
@@ -78,7 +81,15 @@ fn describe() {
         "huddle_claims_known_empty_total",
         "claims answered empty without a write: their searches were known to find nothing (SQLite)"
     );
+    describe_counter!(
+        "huddle_claims_undelivered_total",
+        "tasks claimed for a client that left before the answer, released without an attempt"
+    );
     describe_gauge!("huddle_open_streams", "SSE streams open now");
+    describe_gauge!(
+        "huddle_long_polls_waiting",
+        "claims and inbox reads waiting now (kind: claim, inbox); ends when the client leaves"
+    );
 }
 
 /// Drains histogram samples into their buckets now and then, so memory stays bounded when
@@ -183,6 +194,28 @@ pub fn leases_expired(n: usize) {
 /// A claim answered empty from what earlier claims proved, without the writer.
 pub fn claim_known_empty() {
     counter!("huddle_claims_known_empty_total").increment(1);
+}
+
+/// A long poll (`claim`, `inbox`) waiting now, counted in `huddle_long_polls_waiting{kind}`
+/// until dropped.
+pub struct LongPoll(&'static str);
+
+impl LongPoll {
+    pub fn start(kind: &'static str) -> LongPoll {
+        gauge!("huddle_long_polls_waiting", "kind" => kind).increment(1.0);
+        LongPoll(kind)
+    }
+}
+
+impl Drop for LongPoll {
+    fn drop(&mut self) {
+        gauge!("huddle_long_polls_waiting", "kind" => self.0).decrement(1.0);
+    }
+}
+
+/// Tasks claimed for a client that had left, released again.
+pub fn claims_undelivered(n: usize) {
+    counter!("huddle_claims_undelivered_total").increment(n as u64);
 }
 
 pub fn messages_posted(n: usize) {

@@ -105,12 +105,17 @@ pub enum TaskCmd {
         #[arg(long, value_parser = parse::json)]
         result: Option<serde_json::Value>,
     },
-    /// Fail a task with a reason (the holder, or a coordinator).
+    /// Fail an attempt at a task, with a reason (the holder, or a coordinator): it goes back to
+    /// the queue while it has attempts left, and is failed for good on its last one or with
+    /// --final.
     Fail {
         /// The task (`TEST-001`).
         id: String,
         /// Why it failed, for the coordinator.
         reason: String,
+        /// Fail the task for good now: no retry, its dependents stay blocked.
+        #[arg(long = "final")]
+        final_: bool,
     },
     /// Claim the next ready task you may do (by your role's prefixes, or --prefix), holding it
     /// under a lease; prints it, or says that none is ready.
@@ -259,9 +264,16 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             let task = ctx.client.complete(&id, result).await?;
             done(ctx, &task, "completed")
         }
-        TaskCmd::Fail { id, reason } => {
-            let task = ctx.client.fail(&id, &reason).await?;
-            done(ctx, &task, "failed")
+        TaskCmd::Fail { id, reason, final_ } => {
+            let task = match final_ {
+                true => ctx.client.fail_final(&id, &reason).await?,
+                false => ctx.client.fail(&id, &reason).await?,
+            };
+            let how = match task.status {
+                TaskStatus::Pending => "requeued after a failed attempt:",
+                _ => "failed",
+            };
+            done(ctx, &task, how)
         }
         TaskCmd::Claim {
             prefixes,

@@ -31,7 +31,9 @@ pub use client::{
     Subscription, TaskQuery,
 };
 pub use exec::ExecHandler;
-pub use worker::{Handler, HandlerError, HandlerResult, TaskContext, Worker, WorkerStats};
+pub use worker::{
+    FinalFailure, Handler, HandlerError, HandlerResult, TaskContext, Worker, WorkerStats,
+};
 
 /// The README's examples, compiled as doctests so they cannot drift from the API.
 #[cfg(doctest)]

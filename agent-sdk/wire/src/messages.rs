@@ -48,14 +48,18 @@ pub struct BatchMessage {
     /// An agent name, a role, or `*`.
     #[cfg_attr(feature = "openapi", schema(example = "*"))]
     pub to: String,
+    /// The kind of message: `test_result`, `impl_progress`, `fix_required`, `error`, or another
+    /// lowercase word (`[a-z][a-z0-9_]*`).
     #[cfg_attr(
         feature = "openapi",
         schema(pattern = "^[a-z][a-z0-9_]{0,63}$", example = "test_result")
     )]
     #[serde(rename = "type")]
     pub kind: String,
+    /// One line for people watching the team.
     #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     pub summary: String,
+    /// Any JSON the recipients read (for `test_result`: passRate, total, passed, failed, …).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default)]
     pub data: serde_json::Value,
@@ -124,6 +128,7 @@ pub struct MessageList {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InboxAck {
+    /// The `seq` of the last message handled; it and everything before it leave the inbox.
     #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub seq: i64,
 }

@@ -50,33 +50,41 @@ impl fmt::Display for TaskStatus {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewTask {
+    /// The task's id, `PREFIX-NNN` (`TEST-007`); give it or `prefix`, not both.
     #[cfg_attr(
         feature = "openapi",
         schema(pattern = "^[A-Z][A-Z0-9_]{0,31}-[0-9]{1,9}$", example = "TEST-007")
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Only the id prefix (`TEST`): the next free number is given.
     #[cfg_attr(
         feature = "openapi",
         schema(pattern = "^[A-Z][A-Z0-9_]{0,31}-?$", example = "TEST")
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    /// What to do, in one line.
     #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     pub subject: String,
+    /// The details: what to test, where, what counts as done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A present-tense label shown while the task runs ("Running the auth suite").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_form: Option<String>,
     /// An agent name or a role; only that agent (or role) may claim it.
     #[cfg_attr(feature = "openapi", schema(pattern = "^$|^[a-z0-9][a-z0-9_-]{0,62}$"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// Ids of tasks that must be completed before this one can be claimed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked_by: Vec<String>,
+    /// Free-form JSON for the workers (framework, scope, cycle settings, …).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
+    /// How many attempts (failed or lapsed) the task gets before it is failed for good (3 by default).
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<i64>,
@@ -141,16 +149,21 @@ pub struct TaskList {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaskPatch {
+    /// A new one-line subject.
     #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// A new description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A new present-tense label shown while the task runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_form: Option<String>,
+    /// Set the status by hand: `pending` (back to the queue), `completed`, `failed` or
+    /// `cancelled`; `in_progress` comes only from a claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskStatus>,
-    /// `Some(None)` (JSON `null`) clears the owner.
+    /// Who the task is for: an agent name or a role; `null` clears it (anyone may claim).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     #[cfg_attr(feature = "schemars", schemars(with = "Option<String>"))]
     #[serde(
@@ -159,15 +172,18 @@ pub struct TaskPatch {
         with = "double_option"
     )]
     pub owner: Option<Option<String>>,
+    /// Ids of tasks that must now be completed first (refused if that would close a cycle).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub add_blocked_by: Vec<String>,
+    /// Ids of tasks this one no longer waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remove_blocked_by: Vec<String>,
+    /// JSON merged into the task's metadata (objects merge, `null` deletes a key).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
-    /// Complete the task although blockers are not completed (refused otherwise, 409
-    /// `blocked`).
+    /// Complete the task although its blockers are not completed (refused otherwise, with
+    /// the code `blocked`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force: bool,
 }
@@ -182,9 +198,10 @@ pub struct ClaimRequest {
     #[cfg_attr(feature = "openapi", schema(max_items = 32, example = json!(["TEST"])))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefixes: Option<Vec<String>>,
-    /// Wait up to this long for a task to become ready (long poll).
+    /// Wait up to this long for a task to become ready (long poll), in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
+    /// How long the claim holds before it lapses, in milliseconds; renew it with a heartbeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
     /// Claim up to this many tasks at once (1–100). When given, the answer is
@@ -207,6 +224,7 @@ pub struct ClaimedTasks {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Heartbeat {
+    /// The new lease, counted from now, in milliseconds (the default lease when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
 }
@@ -239,14 +257,31 @@ pub struct CompleteItem {
     pub result: Option<serde_json::Value>,
 }
 
-/// `POST …/tasks/{id}/fail`
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `POST …/tasks/{id}/fail`: with attempts left and `final` not set, the task goes back to
+/// `pending` for another try (the attempt counts and the reason is kept); with `final: true`, or
+/// on its last attempt, it becomes `failed`. Dependents react only to that final state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FailTask {
+    /// Why the attempt failed, in plain words; kept on the task as `failureReason`.
     #[cfg_attr(feature = "openapi", schema(pattern = "\\S"))]
     pub reason: String,
+    /// `true`: no retry, the task becomes `failed` now. Absent or `false`: retried while
+    /// attempts remain.
+    #[serde(default, rename = "final", skip_serializing_if = "std::ops::Not::not")]
+    pub final_: bool,
+}
+
+/// `POST …/tasks/{id}/release`: give a held task back without counting an attempt.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReleaseTask {
+    /// Why it is given back (optional): posted to the coordinators as a `task_released` message
+    /// (`data`: `{"task": id, "note": …}`), so the next holder and the humans can read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).

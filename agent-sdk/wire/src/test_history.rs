@@ -51,6 +51,7 @@ impl TestOutcome {
 pub struct TestResultRecord {
     /// The runner's id of the test (`tests/test_x.py::test_y`).
     pub nodeid: String,
+    /// `passed`, `failed`, `skipped` or `error`.
     pub outcome: TestOutcome,
 }
 

@@ -126,7 +126,14 @@ fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
             format!("the body is not valid JSON: {inner}"),
         )
     } else {
-        let field = if path == "." { String::new() } else { path };
+        let mut field = if path == "." { String::new() } else { path };
+        // serde names a missing field only in its message; the path stops at its parent.
+        if let Some(missing) = missing_field(&inner.to_string()) {
+            field = match field.is_empty() {
+                true => missing.to_string(),
+                false => format!("{field}.{missing}"),
+            };
+        }
         let message = if field.is_empty() {
             inner.to_string()
         } else {
@@ -135,6 +142,12 @@ fn field_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_FIELD, message)
             .with_details(json!({ "field": field }))
     }
+}
+
+/// `id` from serde's "missing field `id` at line …".
+fn missing_field(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("missing field `")?;
+    rest.split('`').next().filter(|f| !f.is_empty())
 }
 
 /// A query string; a bad value answers 400 naming the parameter.

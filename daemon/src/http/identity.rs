@@ -60,6 +60,7 @@ impl FromRequestParts<AppState> for Principal {
         if let Some((caller, epoch)) = state.auth.get(&hash) {
             state.rate.check(&hash)?;
             parts.extensions.insert(epoch);
+            state.presence.seen(&caller);
             return Ok(Principal::Agent(caller));
         }
         // Not a known agent token: an address that keeps failing is refused before any lookup.
@@ -76,6 +77,7 @@ impl FromRequestParts<AppState> for Principal {
             Some(caller) => {
                 state.rate.check(&hash)?;
                 parts.extensions.insert(epoch.by(&hash));
+                state.presence.seen(&caller);
                 state.auth.insert(hash, caller.clone(), epoch);
                 Ok(Principal::Agent(caller))
             }

@@ -16,6 +16,7 @@ use huddle_wire::{
 use serde::Deserialize;
 use std::time::Duration;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use utoipa::IntoParams;
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -230,19 +231,27 @@ pub async fn inbox(
     epoch: AuthEpoch,
     ApiQuery(q): ApiQuery<InboxQuery>,
 ) -> ApiResult<Json<MessageList>> {
-    read_inbox(&state, &caller, epoch, q).await.map(Json)
+    let max_wait = state.settings.tasks.max_wait_ms;
+    // Over HTTP a client that leaves drops this future, which ends the wait.
+    let departed = CancellationToken::new();
+    read_inbox(&state, &caller, epoch, q, max_wait, &departed)
+        .await
+        .map(Json)
 }
 
-/// The caller's unacknowledged messages, waiting up to `waitMs` for a first one (HTTP and MCP).
+/// The caller's unacknowledged messages, waiting up to `waitMs` (at most `max_wait`) for a first
+/// one; the wait ends when the client leaves (`departed`). Reading never moves the cursor, so a
+/// departed client loses nothing (HTTP and MCP).
 pub async fn read_inbox(
     state: &AppState,
     caller: &Caller,
     epoch: AuthEpoch,
     q: InboxQuery,
+    max_wait: u64,
+    departed: &CancellationToken,
 ) -> ApiResult<MessageList> {
     let limit = page_size(state, q.limit)?;
     let wait_ms = q.wait_ms.unwrap_or(0);
-    let max_wait = state.settings.tasks.max_wait_ms;
     if wait_ms > max_wait {
         return Err(ApiError::bad_request(
             "waitMs",
@@ -250,6 +259,8 @@ pub async fn read_inbox(
         ));
     }
     let deadline = Instant::now() + Duration::from_millis(wait_ms);
+    let _online = (wait_ms > 0).then(|| state.presence.waiting(caller));
+    let _waiting = (wait_ms > 0).then(|| crate::metrics::LongPoll::start("inbox"));
     let mut posted = state.hub.watch_messages(caller.team_id);
     let mut revocation = Revocation::new(&state.auth, caller, epoch);
     loop {
@@ -266,6 +277,7 @@ pub async fn read_inbox(
             r = posted.changed() => if r.is_err() { break },
             _ = tokio::time::sleep_until(deadline) => break,
             _ = state.shutdown.cancelled() => break,
+            _ = departed.cancelled() => break,
             _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
         }
     }

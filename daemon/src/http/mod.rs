@@ -3,6 +3,7 @@
 
 mod auth_cache;
 pub mod authz;
+mod claim_wait;
 mod dashboard;
 pub mod error;
 pub mod extract;
@@ -70,6 +71,8 @@ pub struct AppParts {
     pub failed_auth: Arc<limits::FailedAuth>,
     /// Open streams per agent.
     pub streams: Arc<limits::StreamSlots>,
+    /// When each agent was last seen, written to the store once a second.
+    pub presence: Arc<crate::presence::Presence>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.
     pub shutdown: CancellationToken,
 }

@@ -284,7 +284,8 @@ async fn fetch(
     })
 }
 
-/// The stream body. It holds `slot` (the per-token stream count) for its lifetime and ends on
+/// The stream body. It holds `slot` (the per-token stream count) and the caller's presence for
+/// its lifetime and ends on
 /// shutdown or when the caller's token is revoked or rotated.
 #[allow(clippy::too_many_arguments)]
 fn stream(
@@ -302,8 +303,11 @@ fn stream(
     // at its next item once its token is revoked.
     let mut revocation = Revocation::new(&state.auth, &caller, epoch);
     let every = Duration::from_secs(state.settings.streams.keepalive_secs.max(1));
+    // A follower is online for as long as it follows.
+    let online = state.presence.waiting(&caller);
     async_stream::stream! {
         let _slot = slot;
+        let _online = online;
         let mut cursor = start;
         // The keep-alive timer is re-armed when it fires, not on every frame.
         let mut last_sent = Instant::now();

@@ -1,11 +1,12 @@
 //! Claiming work and acting on a claim: heartbeat, complete, fail, release.
 
 use super::authz::{act, Can};
+use super::claim_wait::{claim_waiting, ClaimPlan};
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
-use super::{AppState, AuthEpoch, Revocation};
+use super::{AppState, AuthEpoch};
 use crate::store::Caller;
 use crate::validate;
 use axum::extract::{Path, State};
@@ -13,12 +14,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use huddle_wire::limits::{MAX_CLAIM_BATCH, MAX_CLAIM_PREFIXES};
 use huddle_wire::{
-    ClaimRequest, ClaimedTasks, CompleteTask, CompleteTasks, FailTask, Heartbeat, Task,
+    ClaimRequest, ClaimedTasks, CompleteTask, CompleteTasks, FailTask, Heartbeat, PostMessage,
+    ReleaseTask, Role, Task,
 };
-use std::time::Duration;
-use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
-fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
+pub fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
     let t = &state.settings.tasks;
     let lease = requested.unwrap_or(t.default_lease_ms);
     if lease < t.min_lease_ms || lease > t.max_lease_ms {
@@ -68,7 +69,11 @@ pub async fn claim(
     ApiJson(req): ApiJson<ClaimRequest>,
 ) -> ApiResult<Response> {
     let batch = req.max.is_some();
-    let mut tasks = claim_tasks(&state, &caller, epoch, req).await?;
+    let max_wait = state.settings.tasks.max_wait_ms;
+    // Over HTTP a client that leaves drops this future; `claim_waiting` still releases what a
+    // claim in flight took for it.
+    let departed = CancellationToken::new();
+    let mut tasks = claim_tasks(&state, &caller, epoch, req, max_wait, &departed).await?;
     Ok(match tasks.is_empty() {
         true => StatusCode::NO_CONTENT.into_response(),
         false if batch => (StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response(),
@@ -76,14 +81,27 @@ pub async fn claim(
     })
 }
 
-/// Claims up to `max` (1 by default) ready tasks, waiting up to `waitMs` for one; empty when
-/// nothing became ready in time (HTTP and MCP).
+/// Claims up to `max` (1 by default) ready tasks, waiting up to `waitMs` (at most `max_wait`)
+/// for one; empty when nothing became ready in time or the client left (HTTP and MCP).
 pub async fn claim_tasks(
     state: &AppState,
     caller: &Caller,
     epoch: AuthEpoch,
     req: ClaimRequest,
+    max_wait: u64,
+    departed: &CancellationToken,
 ) -> ApiResult<Vec<Task>> {
+    let plan = claim_plan(state, caller, req, max_wait)?;
+    claim_waiting(state, caller, epoch, plan, departed).await
+}
+
+/// A claim request checked against the limits, with the role's default prefixes filled in.
+fn claim_plan(
+    state: &AppState,
+    caller: &Caller,
+    req: ClaimRequest,
+    max_wait: u64,
+) -> ApiResult<ClaimPlan> {
     let prefixes = match req.prefixes {
         Some(p) if !p.is_empty() => p,
         _ => caller
@@ -114,7 +132,6 @@ pub async fn claim_tasks(
         .collect::<Result<Vec<_>, _>>()?;
     let lease_ms = lease(state, req.lease_ms)?;
     let wait_ms = req.wait_ms.unwrap_or(0);
-    let max_wait = state.settings.tasks.max_wait_ms;
     if wait_ms > max_wait {
         return Err(ApiError::bad_request(
             "waitMs",
@@ -122,8 +139,8 @@ pub async fn claim_tasks(
         ));
     }
     let max = match req.max {
-        None => None,
-        Some(m @ 1..=MAX_CLAIM_BATCH) => Some(m as usize),
+        None => 1,
+        Some(m @ 1..=MAX_CLAIM_BATCH) => m as usize,
         Some(m) => {
             return Err(ApiError::bad_request(
                 "max",
@@ -131,35 +148,12 @@ pub async fn claim_tasks(
             ))
         }
     };
-    let deadline = Instant::now() + Duration::from_millis(wait_ms);
-    let waiters = state.hub.claim_waiters(caller.team_id);
-    let mut revocation = Revocation::new(&state.auth, caller, epoch);
-    loop {
-        if revocation.is_revoked(&state.auth) {
-            return Err(ApiError::revoked_while_waiting());
-        }
-        // In the queue before looking, so a task made ready meanwhile still wakes this claimer.
-        let ticket =
-            (wait_ms > 0).then(|| waiters.register(&caller.agent, caller.role.as_str(), &prefixes));
-        let tasks = state
-            .store
-            .claim_tasks(caller, prefixes.clone(), lease_ms, max.unwrap_or(1))
-            .await?;
-        // Returning drops the ticket, which hands on any wake that arrived during the look.
-        let Some(ticket) = ticket.filter(|_| tasks.is_empty()) else {
-            return Ok(tasks);
-        };
-        let woken = tokio::select! {
-            _ = ticket.woken() => true,
-            _ = tokio::time::sleep_until(deadline) => false,
-            _ = state.shutdown.cancelled() => false,
-            _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
-        };
-        if !woken {
-            return Ok(Vec::new());
-        }
-        ticket.take_wake(); // used by the look that follows
-    }
+    Ok(ClaimPlan {
+        prefixes,
+        lease_ms,
+        max,
+        wait_ms,
+    })
 }
 
 /// Extends the caller's lease on a task it holds.
@@ -252,7 +246,9 @@ pub async fn complete_many(
     Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())
 }
 
-/// Fails a task the caller holds; it is retried while attempts remain.
+/// Fails the caller's attempt at a task: with attempts left (and `final` not set) the task goes
+/// back to `pending` for another try, the attempt counted and the reason kept; with
+/// `final: true`, or on the last attempt, it becomes `failed`. Dependents wait on the final state.
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/tasks/{id}/fail",
@@ -261,7 +257,10 @@ pub async fn complete_many(
     params(TaskPath),
     request_body = FailTask,
     responses(
-        (status = 200, description = "The task, pending again or failed", body = Task,
+        (status = 200,
+            description = "The task: `pending` again (event `task.retried`) or `failed` \
+                           (event `task.failed`)",
+            body = Task,
             headers(("ETag" = String, description = "The task's new version"))),
         WriteErrors,
     )
@@ -287,17 +286,21 @@ pub async fn fail_task(
     req: FailTask,
 ) -> ApiResult<Task> {
     validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
-    Ok(state.store.fail_task(caller, id, req.reason).await?)
+    Ok(state
+        .store
+        .fail_task(caller, id, req.reason, req.final_)
+        .await?)
 }
 
-/// Gives a held task back without counting an attempt.
+/// Gives a held task back without counting an attempt; an optional `note` (why) is posted to
+/// the coordinators as a `task_released` message.
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/tasks/{id}/release",
     operation_id = "releaseTask",
     tag = "tasks",
     params(TaskPath),
-    request_body(content = Option<Object>, description = "Empty, or `{}`"),
+    request_body(content = Option<ReleaseTask>, description = "May be empty: no note"),
     responses(
         (status = 200, description = "The task, pending again", body = Task,
             headers(("ETag" = String, description = "The task's new version"))),
@@ -309,10 +312,35 @@ pub async fn release(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
-    ApiJson(_): ApiJson<serde_json::Map<String, serde_json::Value>>,
+    ApiJson(req): ApiJson<ReleaseTask>,
 ) -> ApiResult<Response> {
     Ok(task_response(
         StatusCode::OK,
-        state.store.release_task(&caller, &id).await?,
+        release_task(&state, &caller, &id, req).await?,
     ))
+}
+
+/// Releases a held task; a `note` goes to the coordinators as a `task_released` message
+/// (HTTP and MCP).
+pub async fn release_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: ReleaseTask,
+) -> ApiResult<Task> {
+    if let Some(note) = &req.note {
+        validate::text("note", note, state.settings.limits.max_text_chars)?;
+    }
+    let task = state.store.release_task(caller, id).await?;
+    if let Some(note) = req.note {
+        let message = PostMessage {
+            to: Role::Coordinator.as_str().to_string(),
+            kind: "task_released".to_string(),
+            summary: format!("{id} released by {}: {note}", caller.agent),
+            data: serde_json::json!({ "task": id, "note": note }),
+        };
+        state.store.post_message(caller, message, None).await?;
+        crate::metrics::messages_posted(1);
+    }
+    Ok(task)
 }

@@ -104,6 +104,11 @@ pub struct ListQuery {
     pub prefix: Option<String>,
     /// Only pending tasks whose blockers are all completed.
     pub ready: Option<bool>,
+    /// Only tasks claimed by this agent (its current claims with `status=in_progress`; a
+    /// finished task keeps its last holder).
+    #[serde(rename = "claimedBy")]
+    #[param(rename = "claimedBy")]
+    pub claimed_by: Option<String>,
     /// Page size (100 by default).
     pub limit: Option<usize>,
     /// The `next` of the previous page (a task id; empty for the first page).
@@ -147,6 +152,7 @@ pub async fn list_tasks(state: &AppState, caller: &Caller, q: ListQuery) -> ApiR
         ready: q.ready.unwrap_or(false),
         limit,
         after: q.after.filter(|a| !a.is_empty()),
+        claimed_by: q.claimed_by.filter(|a| !a.is_empty()),
     };
     let page = state.store.list_tasks(caller.team_id, filter).await?;
     Ok(TaskList {

@@ -101,8 +101,18 @@ pub trait Store: Send + Sync + 'static {
         caller: &Caller,
         items: Vec<(String, Option<serde_json::Value>)>,
     ) -> StoreResult<Vec<Task>>;
-    async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task>;
+    /// Fails the attempt: back to `pending` while attempts remain, `failed` when `final_` or on
+    /// the last attempt (`rules::failure`).
+    async fn fail_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        reason: String,
+        final_: bool,
+    ) -> StoreResult<Task>;
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task>;
+    /// Moves agents' `lastSeenAt` forward to the given times (team id, agent, ms); never back.
+    async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()>;
     /// Returns expired leases to `pending` (or `failed` past `maxAttempts`); how many moved.
     async fn expire_leases(&self) -> StoreResult<usize>;
     /// How many tasks each team has in each status it has (for `/metrics`, at every scrape:

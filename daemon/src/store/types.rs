@@ -23,6 +23,8 @@ pub struct TaskFilter {
     pub ready: bool,
     pub limit: usize,
     pub after: Option<String>,
+    /// Only tasks whose current or last holder is this agent.
+    pub claimed_by: Option<String>,
 }
 
 /// Filters for listing messages; `after` is a message `seq`.

@@ -6,6 +6,7 @@ mod claims;
 mod history;
 mod memory;
 mod messages;
+mod presence;
 mod stream_lag;
 mod streams;
 mod tasks;

@@ -209,13 +209,33 @@ async fn tasks_are_updated_with_if_match_then_completed_or_failed() {
         (done["status"].as_str(), done["result"]["passed"].as_i64()),
         (Some("completed"), Some(12))
     );
+    // A failed attempt requeues the task while it has attempts left; --final fails it for good.
+    let retried = h
+        .json(&["task", "fail", "TEST-002", "the network dropped"])
+        .await;
+    assert_eq!(
+        (retried["status"].as_str(), retried["attempts"].as_i64()),
+        (Some("pending"), Some(1))
+    );
+    let line = h.ok(&["task", "fail", "TEST-002", "flaky again"]).await;
+    assert!(
+        line.starts_with("requeued after a failed attempt: TEST-002 (pending"),
+        "{line}"
+    );
     let failed = h
-        .json(&["task", "fail", "TEST-002", "the suite does not build"])
+        .json(&[
+            "task",
+            "fail",
+            "TEST-002",
+            "the suite does not build",
+            "--final",
+        ])
         .await;
     assert_eq!(
         (failed["status"].as_str(), failed["failureReason"].as_str()),
         (Some("failed"), Some("the suite does not build"))
     );
+    assert_eq!(failed["attempts"], 3);
     let line = h
         .ok(&["task", "update", "TEST-002", "--status", "pending"])
         .await;

@@ -69,6 +69,7 @@ async fn exec_completes_on_exit_zero_and_fails_with_the_reason_otherwise() {
     s.coord
         .create_task(&NewTask {
             metadata: Some(json!({"mode": "fail"})),
+            max_attempts: Some(2),
             ..clients::task("TEST-002", "breaks")
         })
         .await
@@ -89,11 +90,13 @@ async fn exec_completes_on_exit_zero_and_fails_with_the_reason_otherwise() {
         result["stdout"],
         r#"{"task":"TEST-001","attempt":1,"subjects":1}"#
     );
+    // A failing program fails the attempt: the task is tried again until its attempts are used.
     let failed = state(&s.coord, "TEST-002").await;
     assert_eq!(
         failed.failure_reason.as_deref(),
         Some("sh exited with code 3: cannot do TEST-002")
     );
+    assert_eq!(failed.attempts, 2);
     let posted = s
         .coord
         .list_messages(&MessageQuery {
@@ -105,14 +108,18 @@ async fn exec_completes_on_exit_zero_and_fails_with_the_reason_otherwise() {
     let summaries: Vec<_> = posted.messages.iter().map(|m| m.summary.as_str()).collect();
     assert_eq!(
         summaries,
-        ["working on TEST-001", "working on TEST-002"],
+        [
+            "working on TEST-001",
+            "working on TEST-002",
+            "working on TEST-002"
+        ],
         "the program talks as the worker"
     );
 
     w.signal(Signal::SIGTERM);
     assert_eq!(w.exit_code().await, 0);
     w.stderr
-        .wait_for("worker stopped: 1 completed, 1 failed")
+        .wait_for("worker stopped: 1 completed, 2 failed")
         .await;
 }
 

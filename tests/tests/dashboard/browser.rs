@@ -106,7 +106,7 @@ async fn seed(coord: &Api, tester: &Api) -> usize {
     tester
         .post(
             &tester.t("/tasks/TEST-003/fail"),
-            json!({"reason": "sandbox unreachable: connect ECONNREFUSED 10.0.0.7:443"}),
+            json!({"reason": "sandbox unreachable: connect ECONNREFUSED 10.0.0.7:443", "final": true}),
         )
         .await
         .expect_status(200);

@@ -48,3 +48,26 @@ async fn mcp_with_the_admin_token_is_403_and_with_a_revoked_token_401() {
     let (status, _) = post(&d, Some(&agent.token)).await;
     assert_eq!(status, 401);
 }
+
+#[tokio::test]
+async fn a_body_that_is_not_json_is_a_json_rpc_parse_error_whatever_its_content_type() {
+    let d = TestDaemon::start().await;
+    d.team("qa").await;
+    let agent = d.agent("qa", "ex1", "executor").await;
+    for content_type in ["application/json", "text/plain"] {
+        let response = reqwest::Client::new()
+            .post(format!("{}/mcp", d.url))
+            .bearer_auth(&agent.token)
+            .header("content-type", content_type)
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"#)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(response.status().as_u16(), 400, "{content_type}");
+        let body: Value = response.json().await.expect("a JSON-RPC body");
+        assert_eq!(body["jsonrpc"], "2.0", "{body}");
+        assert_eq!(body["id"], Value::Null, "{body}");
+        assert_eq!(body["error"]["code"], -32700, "{body}");
+    }
+}

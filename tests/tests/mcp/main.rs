@@ -4,4 +4,5 @@
 
 mod auth;
 mod history;
+mod leases;
 mod tools;

@@ -67,10 +67,24 @@ async fn claims_heartbeats_and_completions_follow_the_lease_rules() {
         .await
         .unwrap()
         .expect("TEST-002 again");
-    let failed = other
-        .fail(&second.id, "no tests found")
+    // `fail` fails this attempt: the task is back in the queue; `fail_final` ends it.
+    let retried = other
+        .fail(&second.id, "the runner crashed")
         .await
         .expect("fail");
+    assert_eq!(
+        (retried.status, retried.attempts, retried.claimed_by),
+        (TaskStatus::Pending, 1, None)
+    );
+    let second = other
+        .claim(&ClaimRequest::default())
+        .await
+        .unwrap()
+        .expect("TEST-002 once more");
+    let failed = other
+        .fail_final(&second.id, "no tests found")
+        .await
+        .expect("fail_final");
     assert_eq!(
         (failed.status, failed.failure_reason.as_deref()),
         (TaskStatus::Failed, Some("no tests found"))

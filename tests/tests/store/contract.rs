@@ -166,7 +166,9 @@ async fn only_the_holder_or_a_coordinator_acts_on_a_claim() {
             .unwrap();
         for result in [
             store.complete_task(&other, "TEST-001", None).await,
-            store.fail_task(&other, "TEST-001", "no".into()).await,
+            store
+                .fail_task(&other, "TEST-001", "no".into(), false)
+                .await,
             store.release_task(&other, "TEST-001").await,
             store.heartbeat(&other, "TEST-001", 1000).await,
         ] {
@@ -187,7 +189,7 @@ async fn only_the_holder_or_a_coordinator_acts_on_a_claim() {
             (TaskStatus::Pending, None)
         );
         let failed = store
-            .fail_task(&coord, "TEST-002", "obsolete".into())
+            .fail_task(&coord, "TEST-002", "obsolete".into(), true)
             .await
             .unwrap();
         assert_eq!(failed.failure_reason.as_deref(), Some("obsolete"));

@@ -8,6 +8,7 @@ mod contract;
 mod counts;
 mod dependencies;
 mod empty_claims;
+mod failures;
 mod history;
 mod published;
 mod statistics;

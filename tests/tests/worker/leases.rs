@@ -122,7 +122,7 @@ async fn a_task_taken_back_from_a_worker_cancels_its_handler() {
     assert_eq!(started.recv().await.as_deref(), Some("TEST-001"));
 
     coord
-        .fail("TEST-001", "the coordinator gave up on it")
+        .fail_final("TEST-001", "the coordinator gave up on it")
         .await
         .unwrap();
     eventually(60, "the handler was cancelled", || async {
@@ -187,12 +187,13 @@ async fn a_handler_panic_fails_only_its_task_and_the_worker_goes_on() {
     eventually(60, "the worker went on after the panic", closed("TEST-006")).await;
     stop.cancel();
     let stats = worker.await.unwrap().unwrap();
-    assert_eq!((stats.completed, stats.failed), (5, 1));
+    // A panic fails the attempt: TEST-003 is tried until its three attempts are used.
+    assert_eq!((stats.completed, stats.failed), (5, 3));
 
     for i in 1..=6 {
         let task = task_state(&coord, &format!("TEST-00{i}")).await;
         if i == 3 {
-            assert_eq!(task.status, TaskStatus::Failed);
+            assert_eq!((task.status, task.attempts), (TaskStatus::Failed, 3));
             assert_eq!(
                 task.failure_reason.as_deref(),
                 Some("handler panicked: boom on TEST-003")

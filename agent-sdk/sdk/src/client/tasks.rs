@@ -6,7 +6,7 @@ use super::transport::{decode, Call};
 use super::{Client, Error};
 use crate::wire::{
     ClaimRequest, ClaimedTasks, CompleteItem, CompleteTask, CompleteTasks, FailTask, Heartbeat,
-    NewTask, Task, TaskList, TaskPatch,
+    NewTask, ReleaseTask, Task, TaskList, TaskPatch,
 };
 use reqwest::{Method, Response, StatusCode};
 use std::time::Duration;
@@ -144,10 +144,23 @@ impl Client {
         Ok(done.tasks)
     }
 
-    /// `POST …/tasks/{id}/fail` with the reason, which the task keeps as `failureReason`.
+    /// `POST …/tasks/{id}/fail`: this attempt failed. While the task has attempts left it goes
+    /// back to `pending` for another try (the attempt counts); on its last attempt it becomes
+    /// `failed`. The task keeps the reason as `failureReason`.
     pub async fn fail(&self, id: &str, reason: &str) -> Result<Task, Error> {
+        self.fail_with(id, reason, false).await
+    }
+
+    /// `POST …/tasks/{id}/fail` with `final: true`: the task becomes `failed` now, whatever
+    /// attempts it has left, and its dependents stay blocked.
+    pub async fn fail_final(&self, id: &str, reason: &str) -> Result<Task, Error> {
+        self.fail_with(id, reason, true).await
+    }
+
+    async fn fail_with(&self, id: &str, reason: &str, final_: bool) -> Result<Task, Error> {
         let body = FailTask {
             reason: reason.to_string(),
+            final_,
         };
         self.json(Call::post(self.team_url(&["tasks", id, "fail"])?).json(&body)?)
             .await
@@ -156,8 +169,16 @@ impl Client {
     /// `POST …/tasks/{id}/release`: gives a claimed task back to the queue without counting an
     /// attempt.
     pub async fn release(&self, id: &str) -> Result<Task, Error> {
-        let call =
-            Call::post(self.team_url(&["tasks", id, "release"])?).json(&serde_json::json!({}))?;
+        self.release_with_note(id, None).await
+    }
+
+    /// `POST …/tasks/{id}/release` with a note (why), which the daemon posts to the
+    /// coordinators as a `task_released` message.
+    pub async fn release_with_note(&self, id: &str, note: Option<&str>) -> Result<Task, Error> {
+        let body = ReleaseTask {
+            note: note.map(str::to_string),
+        };
+        let call = Call::post(self.team_url(&["tasks", id, "release"])?).json(&body)?;
         self.json(call).await
     }
 }

@@ -75,11 +75,16 @@ pub(crate) async fn prepare(
 }
 
 /// Posts `error` for `e` and returns the task's failure reason.
+/// Settings that cannot work fail the task for good; a runner that could not run fails this
+/// attempt only (another worker, or a later try, may have what it lacked).
 pub(crate) async fn report_failure(reporter: &Reporter, e: RoleError) -> HandlerError {
     let (code, tool) = e.code_and_tool();
     let message = e.to_string();
     reporter.error(code, &message, tool).await;
-    message.into()
+    match e {
+        RoleError::Config(_) => crate::worker::FinalFailure::new(message).into(),
+        _ => message.into(),
+    }
 }
 
 /// The failure reason for an interrupted cycle (posting `error` when the runner failed).

@@ -154,10 +154,11 @@ pub(crate) async fn conclude(
         data.as_object_mut().map(|o| o.remove("summary"));
         Ok(data)
     } else {
-        Err(format!(
+        // A verdict, not an accident: another try would run the same cycle on the same code.
+        Err(crate::worker::FinalFailure::new(format!(
             "quality gate not met: {}",
             stop_text(f, summary.quality_gate)
-        )
+        ))
         .into())
     }
 }

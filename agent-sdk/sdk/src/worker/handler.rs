@@ -7,7 +7,31 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// A handler's error; its text becomes the task's `failureReason`. Anything that implements
 /// `std::error::Error`, and plain strings (`Err("no tests found".into())`), convert into it.
+/// Such an error fails this attempt only: the task is tried again while it has attempts left.
+/// A [`FinalFailure`] fails the task for good.
 pub type HandlerError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A handler error that no retry can fix (the task is wrong, the project cannot be tested):
+/// the task becomes `failed` now and its dependents stay blocked, whatever attempts it has left.
+///
+/// `Err(FinalFailure::new("no test framework detected").into())`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalFailure(pub String);
+
+impl FinalFailure {
+    /// A final failure with this reason.
+    pub fn new(reason: impl Into<String>) -> FinalFailure {
+        FinalFailure(reason.into())
+    }
+}
+
+impl std::fmt::Display for FinalFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FinalFailure {}
 
 /// What a handler returns: the task's result (any JSON; `null` for none) or why it failed.
 pub type HandlerResult = Result<serde_json::Value, HandlerError>;

@@ -7,9 +7,10 @@
 //! - **Heartbeats** run in the background every third of the lease. If the daemon says the lease
 //!   is gone, or cannot be reached before it runs out, the handler's [`TaskContext::cancelled`]
 //!   fires and its result is dropped: another worker may be doing the task by then.
-//! - **Results**: `Ok(value)` completes the task with `value` as its result; `Err(e)` fails it
-//!   with `e`'s text as the reason; a panic fails it with the panic message, and the worker goes
-//!   on. Completions are retried while the daemon is unreachable; a completion whose answer was
+//! - **Results**: `Ok(value)` completes the task with `value` as its result; `Err(e)` fails
+//!   this attempt with `e`'s text as the reason — the task goes back to the queue while it has
+//!   attempts left — and `Err(FinalFailure::new(..).into())` fails the task for good ([`FinalFailure`]);
+//!   a panic fails the attempt with the panic message, and the worker goes on. Completions are retried while the daemon is unreachable; a completion whose answer was
 //!   lost is recognised on retry rather than reported as a conflict.
 //! - **Shutdown** (SIGINT/SIGTERM with [`Worker::run`], or the token given to
 //!   [`Worker::run_until`]): stop claiming, let the current task finish within the grace period,
@@ -48,7 +49,7 @@ mod lease;
 mod signals;
 mod task_run;
 
-pub use handler::{Handler, HandlerError, HandlerResult, TaskContext};
+pub use handler::{FinalFailure, Handler, HandlerError, HandlerResult, TaskContext};
 pub use signals::shutdown_on_signals;
 
 use crate::client::{Backoff, Client, Error};

@@ -2,7 +2,7 @@
 //! complete, fail or release it.
 
 use super::connectivity::Connectivity;
-use super::handler::{Handler, HandlerResult, TaskContext};
+use super::handler::{FinalFailure, Handler, HandlerResult, TaskContext};
 use super::lease::LeaseKeeper;
 use super::{Outcome, Worker};
 use crate::client::{Backoff, Error};
@@ -27,7 +27,21 @@ enum Ending {
 /// What to tell the daemon.
 enum Finish {
     Complete(serde_json::Value),
-    Fail(String),
+    /// `final_`: fail the task for good rather than this attempt ([`FinalFailure`]).
+    Fail {
+        reason: String,
+        final_: bool,
+    },
+}
+
+impl Finish {
+    /// A handler's error: final when it is a [`FinalFailure`], this attempt only otherwise.
+    fn from_error(e: &(dyn std::error::Error + 'static)) -> Finish {
+        Finish::Fail {
+            reason: e.to_string(),
+            final_: e.downcast_ref::<FinalFailure>().is_some(),
+        }
+    }
 }
 
 impl<H: Handler> Worker<H> {
@@ -87,8 +101,12 @@ impl<H: Handler> Worker<H> {
             Ending::Finished(joined) => {
                 let finish = match joined {
                     Ok(Ok(value)) => Finish::Complete(value),
-                    Ok(Err(e)) => Finish::Fail(e.to_string()),
-                    Err(e) => Finish::Fail(join_failure(e)),
+                    Ok(Err(e)) => Finish::from_error(e.as_ref()),
+                    // A panic or an abort: another attempt may fare better.
+                    Err(e) => Finish::Fail {
+                        reason: join_failure(e),
+                        final_: false,
+                    },
                 };
                 self.finish(&id, holder.as_deref(), finish, connectivity, stop)
                     .await
@@ -134,8 +152,13 @@ impl<H: Handler> Worker<H> {
                         TaskStatus::Completed,
                     )
                 }
-                Finish::Fail(reason) => {
-                    (self.client.fail(id, &cut(reason)).await, TaskStatus::Failed)
+                Finish::Fail { reason, final_ } => {
+                    let reason = cut(reason);
+                    let answer = match final_ {
+                        true => self.client.fail_final(id, &reason).await,
+                        false => self.client.fail(id, &reason).await,
+                    };
+                    (answer, TaskStatus::Failed)
                 }
             };
             match answer {
@@ -166,7 +189,11 @@ impl<H: Handler> Worker<H> {
                     };
                 }
                 Err(e) if matches!(finish, Finish::Complete(_)) && rejects_result(&e) => {
-                    finish = Finish::Fail(format!("the daemon refused the result: {e}"));
+                    // The same result would be refused again: no retry can help.
+                    finish = Finish::Fail {
+                        reason: format!("the daemon refused the result: {e}"),
+                        final_: true,
+                    };
                 }
                 Err(e) => {
                     tracing::warn!(task = %id, "could not report {id}: {e}");
@@ -182,8 +209,9 @@ impl<H: Handler> Worker<H> {
                 tracing::info!(task = %id, "completed {id}");
                 Outcome::Completed
             }
-            Finish::Fail(reason) => {
-                tracing::info!(task = %id, "failed {id}: {}", first_line(reason));
+            Finish::Fail { reason, final_ } => {
+                let how = if *final_ { "for good" } else { "this attempt" };
+                tracing::info!(task = %id, "failed {id} ({how}): {}", first_line(reason));
                 Outcome::Failed
             }
         }

@@ -96,7 +96,9 @@ pub struct TaskId {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct UpdateArgs {
+    /// The id of the task to edit, e.g. `TEST-007`.
     pub id: String,
+    /// The fields to change; fields left out stay as they are.
     pub patch: TaskPatch,
     /// Refuse (`stale_version`) unless the task is at this version.
     #[serde(default)]
@@ -107,18 +109,86 @@ pub struct UpdateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteArgs {
+    /// The id of a task you hold, e.g. `TEST-007`.
     pub id: String,
+    /// What came of it, as any JSON value (a verdict, counts, a link); kept on the task.
     #[serde(default)]
     pub result: Option<Value>,
 }
 
-/// `task_fail`: a held task and why; it is retried while attempts remain.
+/// `task_fail`: a held task and why.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailArgs {
+    /// The id of a task you hold, e.g. `TEST-007`.
     pub id: String,
+    /// Why this attempt failed, in plain words; kept on the task.
     pub reason: String,
+    /// `true` to give up on the task for good: it becomes failed and the tasks waiting on it
+    /// stay blocked. Leave it out (or `false`) to let the task be tried again while it has
+    /// attempts left.
+    #[serde(default, rename = "final")]
+    pub final_: bool,
 }
+
+/// `task_claim`: which tasks, how long to wait for one, and how long to hold it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimArgs {
+    /// Id prefixes to take, e.g. `["TEST"]`; your role's usual prefixes when left out (a
+    /// tester takes TEST, an executor QARUN).
+    #[serde(default)]
+    pub prefixes: Option<Vec<String>>,
+    /// How long to wait for a task to become ready, in milliseconds, when none is ready now.
+    /// 0 (the default) answers at once. The wait ends early if you cancel the call.
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+    /// How long the claim holds before it lapses, in milliseconds (30000 by default). Keep it
+    /// with task_heartbeat before it runs out.
+    #[serde(default)]
+    pub lease_ms: Option<u64>,
+    /// Take up to this many tasks at once (1 by default).
+    #[serde(default)]
+    pub max: Option<u32>,
+}
+
+impl From<ClaimArgs> for huddle_wire::ClaimRequest {
+    fn from(a: ClaimArgs) -> Self {
+        huddle_wire::ClaimRequest {
+            prefixes: a.prefixes,
+            wait_ms: a.wait_ms,
+            lease_ms: a.lease_ms,
+            max: a.max,
+        }
+    }
+}
+
+/// `task_heartbeat`: keep holding a task.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HeartbeatArgs {
+    /// The id of a task you hold, e.g. `TEST-007`.
+    pub id: String,
+    /// The new lease, counted from now, in milliseconds (30000 by default).
+    #[serde(default)]
+    pub lease_ms: Option<u64>,
+}
+
+/// `task_release`: give a held task back.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseArgs {
+    /// The id of a task you hold, e.g. `TEST-007`.
+    pub id: String,
+    /// Why you give it back (optional); sent to the coordinators as a message.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// No arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
 
 /// `memory_get`: the whole document, or the value at a JSON Pointer.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -135,6 +205,7 @@ pub struct MemoryGetArgs {
 pub struct MemoryPatchArgs {
     /// A merge patch (objects merge, `null` deletes), or with `jsonPatch` a list of operations.
     pub patch: Value,
+    /// `true` when `patch` is a list of RFC 6902 operations rather than a merge patch.
     #[serde(default)]
     pub json_patch: bool,
     /// Refuse (`stale_version`) unless the document is at this version.

@@ -10,6 +10,9 @@
 //! structured content is the API's error body.
 
 mod args;
+mod in_flight;
+mod outputs;
+mod schemas;
 mod tools;
 
 use super::error::ApiError;
@@ -17,15 +20,24 @@ use super::identity::Principal;
 use super::AppState;
 use crate::store::Caller;
 use axum::extract::{FromRequestParts, Request, State};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use huddle_wire::{ErrorBody, ErrorInfo};
+use in_flight::{Departed, InFlight};
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde::Serialize;
 use std::sync::Arc;
+
+/// What the `/mcp` middleware needs: the API's state and the tool calls in flight.
+#[derive(Clone)]
+struct McpState {
+    app: AppState,
+    in_flight: Arc<InFlight>,
+}
 
 /// The `/mcp` route, authenticated like the API.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -48,25 +60,87 @@ pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            McpState {
+                app: state.clone(),
+                in_flight: Arc::default(),
+            },
             authenticate,
         ))
 }
 
-/// Resolves the bearer token as the API does and hands the agent to the tools.
-async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// Resolves the bearer token as the API does and hands the agent to the tools; reads the
+/// JSON-RPC message first, so that invalid JSON is answered as JSON-RPC, a `tools/call` is
+/// registered as in flight (its [`Departed`] token fires if the client leaves before the answer)
+/// and a `notifications/cancelled` cancels the caller's call it names.
+async fn authenticate(State(mcp): State<McpState>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
-    match Principal::from_request_parts(&mut parts, &state).await {
-        Ok(Principal::Agent(caller)) => {
-            parts.extensions.insert(caller);
-            next.run(Request::from_parts(parts, body)).await
+    let caller = match Principal::from_request_parts(&mut parts, &mcp.app).await {
+        Ok(Principal::Agent(caller)) => caller,
+        Ok(Principal::Admin) => {
+            return ApiError::forbidden(
+                "the admin token manages teams and agents; use an agent token for MCP",
+            )
+            .into_response()
         }
-        Ok(Principal::Admin) => ApiError::forbidden(
-            "the admin token manages teams and agents; use an agent token for MCP",
-        )
-        .into_response(),
-        Err(e) => e.into_response(),
+        Err(e) => return e.into_response(),
+    };
+    if parts.method != axum::http::Method::POST {
+        parts.extensions.insert(caller);
+        return next.run(Request::from_parts(parts, body)).await;
     }
+    let limit = mcp.app.settings.server.max_body_bytes;
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        let message = format!("the request body is larger than {limit} bytes");
+        return jsonrpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, message);
+    };
+    let message: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(message) => message,
+        Err(e) => {
+            return jsonrpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: {e}"))
+        }
+    };
+    let method = message.get("method").and_then(|m| m.as_str());
+    let mut call = None;
+    match (method, message.get("id")) {
+        (Some("tools/call"), Some(id)) => {
+            let guard = mcp.in_flight.register(&caller, id);
+            parts.extensions.insert(guard.departed());
+            call = Some(guard);
+        }
+        (Some("notifications/cancelled"), _) => {
+            if let Some(id) = message.pointer("/params/requestId") {
+                mcp.in_flight.cancel(&caller, id);
+            }
+        }
+        _ => {}
+    }
+    parts.extensions.insert(caller);
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await;
+    if let Some(call) = call {
+        call.answered();
+    }
+    response
+}
+
+/// A transport-level refusal as a JSON-RPC error without an id, as the MCP transport allows.
+fn jsonrpc_error(status: StatusCode, code: i64, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    });
+    (status, axum::Json(body)).into_response()
+}
+
+/// The token that fires when the client of this tool call has left (see [`in_flight`]).
+fn departed(parts: &axum::http::request::Parts) -> tokio_util::sync::CancellationToken {
+    parts
+        .extensions
+        .get::<Departed>()
+        .map(|d| d.0.clone())
+        .unwrap_or_default()
 }
 
 /// The agent [`authenticate`] put in the request's extensions.

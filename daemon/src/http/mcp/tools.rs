@@ -3,7 +3,8 @@
 //! the same store methods; input schemas come from the wire types through schemars.
 
 use super::args::*;
-use super::{answer, caller};
+use super::outputs::{of, Output};
+use super::{answer, caller, departed};
 use crate::http::authz::{self, Action};
 use crate::http::error::ApiResult;
 use crate::http::extract::parse_value;
@@ -11,7 +12,8 @@ use crate::http::{memory, messages, task_claims, tasks, test_history, AppState};
 use crate::store::Caller;
 use axum::http::request::Parts;
 use huddle_wire::{
-    BatchMessage, ClaimRequest, ClaimedTasks, FailTask, InboxAck, InboxCursor, NewTestRun,
+    AgentList, BatchMessage, ClaimedTasks, FailTask, InboxAck, InboxCursor, NewTestRun,
+    ReleaseTask, Task,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::Extension;
@@ -32,10 +34,9 @@ pub struct Huddle {
 
 impl Huddle {
     pub fn new(state: AppState) -> Self {
-        Huddle {
-            state,
-            tool_router: Self::tool_router(),
-        }
+        let mut tool_router = Self::tool_router();
+        super::schemas::complete(&mut tool_router, &state.settings);
+        Huddle { state, tool_router }
     }
 }
 
@@ -65,7 +66,14 @@ impl Huddle {
     #[tool(
         description = "Create one task or several (all or none). Give `id` (TEST-007) or only \
         `prefix` (TEST) for the next number; `blockedBy` lists tasks that must complete first. \
-        Answers {\"tasks\": [...]}."
+        Answers {\"tasks\": [...]}.",
+        annotations(
+            title = "Create tasks",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn task_create(
         &self,
@@ -87,8 +95,10 @@ impl Huddle {
 
     #[tool(
         description = "List the team's tasks in id order, filtered by status, owner, id \
-        prefix, or `ready` (pending with every blocker completed). `next` is the `after` of the \
-        following page."
+        prefix, `ready` (pending with every blocker completed) or `claimedBy` (with \
+        `status: in_progress` and your own name: the tasks you hold now). `next` is the `after` \
+        of the following page.",
+        annotations(title = "List tasks", read_only_hint = true, open_world_hint = false)
     )]
     async fn task_list(
         &self,
@@ -101,7 +111,11 @@ impl Huddle {
         .await
     }
 
-    #[tool(description = "Read one task by id.")]
+    #[tool(
+        description = "Read one task by id: its status, holder, lease, attempts, blockers, \
+        result and failure reason.",
+        annotations(title = "Read a task", read_only_hint = true, open_world_hint = false)
+    )]
     async fn task_get(
         &self,
         Extension(parts): Extension<Parts>,
@@ -115,7 +129,15 @@ impl Huddle {
 
     #[tool(
         description = "Edit a task: subject, description, status, owner, dependencies \
-        (`addBlockedBy`, `removeBlockedBy`), metadata (merged)."
+        (`addBlockedBy`, `removeBlockedBy`), metadata (merged). Setting a status by hand can \
+        cancel or close a task for everyone.",
+        annotations(
+            title = "Edit a task",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn task_update(
         &self,
@@ -132,29 +154,119 @@ impl Huddle {
     }
 
     #[tool(
-        description = "Claim ready tasks (the role's default prefixes unless `prefixes` is \
-        given), waiting up to `waitMs` for one. Answers {\"tasks\": [...]}: empty when nothing \
-        became ready; one task unless `max` is given."
+        description = "Claim the next ready task you may do (your role's prefixes unless \
+        `prefixes` is given), waiting up to `waitMs` for one. A claim is a lease: you hold the \
+        task for `leaseMs` (30 s by default) and must renew it with task_heartbeat before \
+        `leaseExpiresAt`, for as long as you work on it (every third of the lease is safe). If \
+        the lease lapses the task goes back to the queue for another agent, one of its attempts \
+        is used up, and your task_complete is refused. Finish with task_complete, task_fail or \
+        task_release. Answers {\"tasks\": [...], \"lease\": {...}}: `tasks` is empty when \
+        nothing became ready in time; one task unless `max` is given.",
+        annotations(
+            title = "Claim a task",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn task_claim(
         &self,
         Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<ClaimRequest>>,
+        Parameters(args): Parameters<Args<ClaimArgs>>,
     ) -> ToolResult {
         let epoch = auth_epoch(&self.state, &parts);
+        let gone = departed(&parts);
         run(
             &parts,
             Action::ClaimTasks,
             args,
-            |caller, args| async move {
-                let tasks = task_claims::claim_tasks(&self.state, &caller, epoch, args).await?;
-                Ok(ClaimedTasks { tasks })
+            |caller, args: ClaimArgs| async move {
+                let state = &self.state;
+                let lease_ms = task_claims::lease(state, args.lease_ms)?;
+                let max_wait = state.settings.tasks.mcp_max_wait_ms;
+                let tasks =
+                    task_claims::claim_tasks(state, &caller, epoch, args.into(), max_wait, &gone)
+                        .await?;
+                Ok(claimed_with_lease(tasks, lease_ms))
             },
         )
         .await
     }
 
-    #[tool(description = "Complete a task you hold, with an optional result.")]
+    #[tool(
+        description = "Renew the lease on a task you hold: it now expires `leaseMs` from now \
+        (30 s by default). Call it regularly while you work on a task (every third of the \
+        lease is safe). Answers the task with its new `leaseExpiresAt`.",
+        annotations(
+            title = "Keep a task",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn task_heartbeat(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<HeartbeatArgs>>,
+    ) -> ToolResult {
+        run(
+            &parts,
+            Action::ActOnClaims,
+            args,
+            |caller, args: HeartbeatArgs| async move {
+                let lease_ms = task_claims::lease(&self.state, args.lease_ms)?;
+                Ok(self
+                    .state
+                    .store
+                    .heartbeat(&caller, &args.id, lease_ms)
+                    .await?)
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Give a task you hold back to the queue, for someone else to take now; \
+        no attempt is used. An optional `note` says why and reaches the coordinators as a \
+        message.",
+        annotations(
+            title = "Give a task back",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn task_release(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<ReleaseArgs>>,
+    ) -> ToolResult {
+        run(
+            &parts,
+            Action::ActOnClaims,
+            args,
+            |caller, args: ReleaseArgs| async move {
+                let req = ReleaseTask { note: args.note };
+                task_claims::release_task(&self.state, &caller, &args.id, req).await
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Complete a task you hold, with an optional result. Tasks that were \
+        waiting on it may become ready.",
+        annotations(
+            title = "Complete a task",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
     async fn task_complete(
         &self,
         Extension(parts): Extension<Parts>,
@@ -176,8 +288,18 @@ impl Huddle {
     }
 
     #[tool(
-        description = "Fail a task you hold, saying why; it returns to the queue while \
-        attempts remain."
+        description = "Report that your attempt at a task you hold failed, saying why. While \
+        the task has attempts left it goes back to the queue to be tried again (this attempt \
+        counts); on its last attempt, or with `final: true`, it becomes failed for good and \
+        the tasks waiting on it stay blocked. To hand a task over without using an attempt, \
+        use task_release.",
+        annotations(
+            title = "Fail an attempt",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn task_fail(
         &self,
@@ -191,6 +313,7 @@ impl Huddle {
             |caller, args| async move {
                 let req = FailTask {
                     reason: args.reason,
+                    final_: args.final_,
                 };
                 task_claims::fail_task(&self.state, &caller, &args.id, req).await
             },
@@ -199,9 +322,73 @@ impl Huddle {
     }
 
     #[tool(
+        description = "Your teammates: each agent's name, role and when it was last seen \
+        (any request it made; an agent waiting for work counts as seen).",
+        annotations(
+            title = "List teammates",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn agent_list(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<NoArgs>>,
+    ) -> ToolResult {
+        run(
+            &parts,
+            Action::ListAgents,
+            args,
+            |caller, _: NoArgs| async move {
+                let agents = self.state.store.list_agents(caller.team_id).await?;
+                Ok(AgentList { agents })
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Who you are here: your team, name and role, the task prefixes you \
+        claim by default, the longest wait and the lease limits.",
+        annotations(title = "Who am I", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn whoami(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<NoArgs>>,
+    ) -> ToolResult {
+        run(
+            &parts,
+            Action::ReadTasks,
+            args,
+            |caller, _: NoArgs| async move {
+                let t = &self.state.settings.tasks;
+                Ok(json!({
+                    "team": caller.team,
+                    "agent": caller.agent,
+                    "role": caller.role,
+                    "claimPrefixes": caller.role.default_prefixes(),
+                    "maxWaitMs": t.mcp_max_wait_ms,
+                    "defaultLeaseMs": t.default_lease_ms,
+                    "minLeaseMs": t.min_lease_ms,
+                    "maxLeaseMs": t.max_lease_ms,
+                }))
+            },
+        )
+        .await
+    }
+
+    #[tool(
         description = "Post a message to an agent, a role, or `*` (everyone). `type` is \
         e.g. test_result, impl_progress, fix_required, error. A retry with the same \
-        `idempotencyKey` answers with the stored message."
+        `idempotencyKey` answers with the stored message.",
+        annotations(
+            title = "Post a message",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn msg_post(
         &self,
@@ -225,7 +412,12 @@ impl Huddle {
 
     #[tool(
         description = "List the team's messages in `seq` order, filtered by sender, \
-        recipient or type; `next` is the `after` of the following page."
+        recipient or type; `next` is the `after` of the following page.",
+        annotations(
+            title = "List messages",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn msg_list(
         &self,
@@ -243,7 +435,13 @@ impl Huddle {
 
     #[tool(
         description = "Your unacknowledged messages, waiting up to `waitMs` for a first \
-        one. Reading does not move the cursor: inbox_ack does."
+        one (the wait ends early if you cancel the call). Reading does not move the cursor: \
+        inbox_ack does, so nothing is lost if a read goes unanswered.",
+        annotations(
+            title = "Read your inbox",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn inbox_read(
         &self,
@@ -251,13 +449,24 @@ impl Huddle {
         Parameters(args): Parameters<Args<messages::InboxQuery>>,
     ) -> ToolResult {
         let epoch = auth_epoch(&self.state, &parts);
+        let gone = departed(&parts);
         run(&parts, Action::ReadInbox, args, |caller, args| async move {
-            messages::read_inbox(&self.state, &caller, epoch, args).await
+            let max_wait = self.state.settings.tasks.mcp_max_wait_ms;
+            messages::read_inbox(&self.state, &caller, epoch, args, max_wait, &gone).await
         })
         .await
     }
 
-    #[tool(description = "Mark your inbox handled up to and including `seq`.")]
+    #[tool(
+        description = "Mark your inbox handled up to and including `seq`.",
+        annotations(
+            title = "Acknowledge messages",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
     async fn inbox_ack(
         &self,
         Extension(parts): Extension<Parts>,
@@ -273,7 +482,14 @@ impl Huddle {
     #[tool(
         description = "Post one run of a project's test suite to the test history: `project`, \
         `tree` (a git tree or commit hash, or a content hash of the code), `outcomes` \
-        ([{nodeid, outcome: passed|failed|skipped|error}]). Answers the run, counted."
+        ([{nodeid, outcome: passed|failed|skipped|error}]). Answers the run, counted.",
+        annotations(
+            title = "Record a test run",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn history_post(
         &self,
@@ -293,7 +509,12 @@ impl Huddle {
         description = "Read the test history of a project (the one posted to last by \
         default): `view` `runs` (pass rate per kept run, oldest first), `flaky` (tests that \
         passed and failed on one tree; `tree` narrows it) or `regressions` (failing now, passed \
-        the last time before)."
+        the last time before).",
+        annotations(
+            title = "Read the test history",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn history_get(
         &self,
@@ -325,7 +546,12 @@ impl Huddle {
 
     #[tool(
         description = "Read the team's shared memory: the whole document with its version, \
-        or {\"value\": ...} at a JSON Pointer."
+        or {\"value\": ...} at a JSON Pointer.",
+        annotations(
+            title = "Read shared memory",
+            read_only_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn memory_get(
         &self,
@@ -351,7 +577,14 @@ impl Huddle {
 
     #[tool(
         description = "Change the shared memory with a merge patch (objects merge, null \
-        deletes), or with `jsonPatch: true` an RFC 6902 list of operations applied all or none."
+        deletes), or with `jsonPatch: true` an RFC 6902 list of operations applied all or none.",
+        annotations(
+            title = "Change shared memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn memory_patch(
         &self,
@@ -386,6 +619,91 @@ impl ServerHandler for Huddle {
                 "huddle: the team's shared task list (claim with leases, complete, fail), \
                  message bus and shared JSON memory. You act as the agent of your token.",
             )
+    }
+}
+
+/// A claim's answer over MCP: the tasks, and while there are any, what their lease means.
+fn claimed_with_lease(tasks: Vec<Task>, lease_ms: u64) -> serde_json::Value {
+    let expires = tasks.first().and_then(|t| t.lease_expires_at.clone());
+    let mut answer = json!({ "tasks": tasks });
+    if let Some(expires_at) = expires {
+        answer["lease"] = json!({
+            "leaseMs": lease_ms,
+            "expiresAt": expires_at,
+            "renew": format!(
+                "call task_heartbeat with the task's id before {expires_at} and then at least \
+                 every {} ms while you work on it; when the lease lapses the task returns to \
+                 the queue and your task_complete is refused",
+                lease_ms / 3
+            ),
+        });
+    }
+    answer
+}
+
+/// Which component (or inline schema) each tool answers with.
+pub fn output_of(tool: &str) -> Output {
+    let tasks = json!({
+        "type": "object",
+        "properties": { "tasks": { "type": "array", "items": of("Task") } },
+        "required": ["tasks"],
+    });
+    match tool {
+        "task_create" => Output::Inline(tasks),
+        "task_claim" => {
+            let mut claimed = tasks;
+            claimed["properties"]["lease"] = json!({
+                "type": "object",
+                "description": "Present when a task was claimed: how long it is held and how to keep it",
+                "properties": {
+                    "leaseMs": { "type": "integer" },
+                    "expiresAt": { "type": "string" },
+                    "renew": { "type": "string" },
+                },
+                "required": ["leaseMs", "expiresAt", "renew"],
+            });
+            Output::Inline(claimed)
+        }
+        "task_list" => Output::Component("TaskList"),
+        "task_get" | "task_update" | "task_heartbeat" | "task_release" | "task_complete"
+        | "task_fail" => Output::Component("Task"),
+        "agent_list" => Output::Component("AgentList"),
+        "whoami" => Output::Inline(json!({
+            "type": "object",
+            "properties": {
+                "team": { "type": "string" },
+                "agent": { "type": "string" },
+                "role": of("Role"),
+                "claimPrefixes": { "type": "array", "items": { "type": "string" } },
+                "maxWaitMs": { "type": "integer" },
+                "defaultLeaseMs": { "type": "integer" },
+                "minLeaseMs": { "type": "integer" },
+                "maxLeaseMs": { "type": "integer" },
+            },
+            "required": ["team", "agent", "role", "claimPrefixes", "maxWaitMs",
+                "defaultLeaseMs", "minLeaseMs", "maxLeaseMs"],
+        })),
+        "msg_post" => Output::Inline(json!({
+            "type": "object",
+            "properties": { "message": of("Message"), "replayed": { "type": "boolean" } },
+            "required": ["message", "replayed"],
+        })),
+        "msg_list" | "inbox_read" => Output::Component("MessageList"),
+        "inbox_ack" => Output::Component("InboxCursor"),
+        "history_post" => Output::Component("TestRunSummary"),
+        "history_get" => Output::Inline(json!({
+            "type": "object",
+            "anyOf": [of("TestHistory"), of("FlakyTests"), of("Regressions")],
+        })),
+        "memory_get" => Output::Inline(json!({
+            "type": "object",
+            "anyOf": [
+                of("Memory"),
+                { "type": "object", "properties": { "value": {} }, "required": ["value"] },
+            ],
+        })),
+        "memory_patch" => Output::Component("Memory"),
+        other => panic!("tool {other} has no output schema"),
     }
 }
 

@@ -168,3 +168,22 @@ pub async fn set_token(
     append_event(tx, team_id, event, &agent)?;
     Ok((agent, old_hash))
 }
+
+/// Moves each agent's `lastSeenAt` forward to the time given (never back), in one statement.
+pub async fn record_presence(pool: &PgPool, seen: &[(i64, String, i64)]) -> StoreResult<()> {
+    let teams: Vec<i64> = seen.iter().map(|s| s.0).collect();
+    let names: Vec<&str> = seen.iter().map(|s| s.1.as_str()).collect();
+    let times: Vec<i64> = seen.iter().map(|s| s.2).collect();
+    sqlx::query(
+        "update agents a set last_seen_at = v.at
+         from unnest($1::bigint[], $2::text[], $3::bigint[]) as v(team_id, name, at)
+         where a.team_id = v.team_id and a.name = v.name
+           and (a.last_seen_at is null or a.last_seen_at < v.at)",
+    )
+    .bind(&teams)
+    .bind(&names)
+    .bind(&times)
+    .execute(pool)
+    .await?;
+    Ok(())
+}

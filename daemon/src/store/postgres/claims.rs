@@ -90,15 +90,29 @@ pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) ->
     load_task(tx.conn(), caller.team_id, id).await
 }
 
-pub async fn fail(tx: &mut Tx, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
+/// Back to `pending` for another try while attempts remain, `failed` when `final_` or out of
+/// attempts ([`rules::failure`]).
+pub async fn fail(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: &str,
+    reason: String,
+    final_: bool,
+) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
     let mut task = TaskState::load(tx, caller.team_id, id).await?;
     ensure_holder(&task, caller, true)?;
-    task.status = TaskStatus::Failed;
+    let (status, attempts, event) = rules::failure(task.attempts, task.max_attempts, final_);
+    task.status = status;
+    task.attempts = attempts;
     task.failure_reason = Some(reason);
+    // A failed task keeps its last holder, as a completed one does; a retried one has none.
     task.lease_expires_at = None;
+    if status == TaskStatus::Pending {
+        task.clear_claim();
+    }
     tx.touch_agent(caller.team_id, &caller.agent);
-    task.save(tx, "task.failed").await
+    task.save(tx, event).await
 }
 
 /// Gives the task back to the queue without counting an attempt.

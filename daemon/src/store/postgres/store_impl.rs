@@ -194,9 +194,15 @@ impl Store for PostgresStore {
         })
     }
 
-    async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
+    async fn fail_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        reason: String,
+        final_: bool,
+    ) -> StoreResult<Task> {
         batched!(self, caller.team_id, [caller, id, reason], |tx| {
-            claims::fail(tx, &caller, &id, reason).await
+            claims::fail(tx, &caller, &id, reason, final_).await
         })
     }
 
@@ -204,6 +210,10 @@ impl Store for PostgresStore {
         batched!(self, caller.team_id, [caller, id], |tx| {
             claims::release(tx, &caller, &id).await
         })
+    }
+
+    async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()> {
+        agents::record_presence(&self.pool, &seen).await
     }
 
     async fn expire_leases(&self) -> StoreResult<usize> {

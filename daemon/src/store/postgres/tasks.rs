@@ -103,6 +103,7 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
            and ($4::text is null or prefix = $4)
            and (not $5 or (status = 'pending' and unmet_blockers = 0))
            and ($6::text is null or (prefix, number) > ($6, $7))
+           and ($9::text is null or claimed_by = $9)
          order by prefix, number
          limit $8"
     ))
@@ -114,6 +115,7 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     .bind(after_prefix)
     .bind(after_number)
     .bind(limit as i64 + 1)
+    .bind(&filter.claimed_by)
     .fetch_all(&mut *conn)
     .await?;
     let mut items = rows

@@ -307,6 +307,18 @@ pub fn lease_expiry(
     }
 }
 
+/// What `fail` does: the attempt counts; with attempts left and not `final_`, the task goes back
+/// to `pending` for another try, otherwise it becomes `failed`. Returns the new status and
+/// attempts; the event is `task.retried` or `task.failed` to match.
+pub fn failure(attempts: i64, max_attempts: i64, final_: bool) -> (TaskStatus, i64, &'static str) {
+    let attempts = attempts + 1;
+    if final_ || attempts >= max_attempts {
+        (TaskStatus::Failed, attempts, "task.failed")
+    } else {
+        (TaskStatus::Pending, attempts, "task.retried")
+    }
+}
+
 pub fn self_blocking(task: &str, field: &str) -> StoreError {
     StoreError::invalid(field, format!("task {task} cannot block itself"))
 }

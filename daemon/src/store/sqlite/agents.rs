@@ -140,3 +140,15 @@ pub fn set_token(
     append_event(ctx, team_id, event, &agent)?;
     Ok((agent, old_hash))
 }
+
+/// Moves each agent's `lastSeenAt` forward to the time given (never back).
+pub fn record_presence(ctx: &mut WriteCtx<'_>, seen: &[(i64, String, i64)]) -> StoreResult<()> {
+    let mut update = ctx.conn.prepare_cached(
+        "update agents set last_seen_at = ?3
+         where team_id = ?1 and name = ?2 and (last_seen_at is null or last_seen_at < ?3)",
+    )?;
+    for (team_id, agent, at) in seen {
+        update.execute(params![team_id, agent, at])?;
+    }
+    Ok(())
+}

@@ -99,19 +99,28 @@ pub fn complete(
     task.save(ctx, "task.completed")
 }
 
+/// Back to `pending` for another try while attempts remain, `failed` when `final_` or out of
+/// attempts ([`rules::failure`]).
 pub fn fail(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
     id: &str,
     reason: String,
+    final_: bool,
 ) -> StoreResult<Task> {
     let mut task = TaskState::load(ctx, caller.team_id, id)?;
     ensure_holder(&task, caller, true)?;
-    task.status = TaskStatus::Failed;
+    let (status, attempts, event) = rules::failure(task.attempts, task.max_attempts, final_);
+    task.status = status;
+    task.attempts = attempts;
     task.failure_reason = Some(reason);
+    // A failed task keeps its last holder, as a completed one does; a retried one has none.
     task.lease_expires_at = None;
+    if status == TaskStatus::Pending {
+        task.clear_claim();
+    }
     touch_agent(ctx, caller.team_id, &caller.agent)?;
-    task.save(ctx, "task.failed")
+    task.save(ctx, event)
 }
 
 /// Gives the task back to the queue without counting an attempt.

@@ -189,10 +189,16 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn fail_task(&self, caller: &Caller, id: &str, reason: String) -> StoreResult<Task> {
+    async fn fail_task(
+        &self,
+        caller: &Caller,
+        id: &str,
+        reason: String,
+        final_: bool,
+    ) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::fail(ctx, &caller, &id, reason))
+            .write(move |ctx| claims::fail(ctx, &caller, &id, reason, final_))
             .await
     }
 
@@ -205,6 +211,12 @@ impl Store for SqliteStore {
 
     async fn expire_leases(&self) -> StoreResult<usize> {
         self.writer()?.write(claims::expire_leases).await
+    }
+
+    async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()> {
+        self.writer()?
+            .write(move |ctx| agents::record_presence(ctx, &seen))
+            .await
     }
 
     async fn task_counts(&self) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {

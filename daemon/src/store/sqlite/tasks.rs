@@ -215,6 +215,7 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
            and (?4 is null or prefix = ?4)
            and (?5 = 0 or (status = 'pending' and unmet_blockers = 0))
            and (?6 is null or (prefix, number) > (?6, ?7))
+           and (?9 is null or claimed_by = ?9)
          order by prefix, number
          limit ?8"
     ))?;
@@ -227,7 +228,8 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
             filter.ready as i64,
             after_prefix,
             after_number,
-            limit as i64 + 1
+            limit as i64 + 1,
+            filter.claimed_by
         ],
         task_from_row,
     )?;

@@ -1,0 +1,122 @@
+//! The claim long poll (HTTP and MCP): look, wait for a wake, look again — and never leave a task
+//! claimed for a client that is no longer there to receive it.
+//!
+//! A client leaves in two ways: over HTTP its connection closes and the handler's future is
+//! dropped; over MCP its request is cancelled (`notifications/cancelled`) or its connection
+//! closes, which fires the `departed` token. Either can happen while the store is committing a
+//! claim. So the store call runs in a task of its own that hands the tasks over a channel: if
+//! nobody is left to take them, it releases them at once (no attempt used, no lease to wait out).
+
+use super::error::{ApiError, ApiResult};
+use super::{AppState, AuthEpoch, Revocation};
+use crate::store::{Caller, StoreError};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// One claim request, checked.
+pub struct ClaimPlan {
+    pub prefixes: Vec<String>,
+    pub lease_ms: u64,
+    pub max: usize,
+    pub wait_ms: u64,
+}
+
+/// Claims up to `plan.max` ready tasks, waiting up to `plan.wait_ms` for one; empty when nothing
+/// became ready in time or the client left (`departed`).
+pub async fn claim_waiting(
+    state: &AppState,
+    caller: &Caller,
+    epoch: AuthEpoch,
+    plan: ClaimPlan,
+    departed: &CancellationToken,
+) -> ApiResult<Vec<huddle_wire::Task>> {
+    let deadline = Instant::now() + Duration::from_millis(plan.wait_ms);
+    let _online = (plan.wait_ms > 0).then(|| state.presence.waiting(caller));
+    let _waiting = (plan.wait_ms > 0).then(|| crate::metrics::LongPoll::start("claim"));
+    let waiters = state.hub.claim_waiters(caller.team_id);
+    let mut revocation = Revocation::new(&state.auth, caller, epoch);
+    loop {
+        if revocation.is_revoked(&state.auth) {
+            return Err(ApiError::revoked_while_waiting());
+        }
+        // In the queue before looking, so a task made ready meanwhile still wakes this claimer.
+        let ticket = (plan.wait_ms > 0)
+            .then(|| waiters.register(&caller.agent, caller.role.as_str(), &plan.prefixes));
+        let tasks = claim_delivered(state, caller, &plan, departed).await?;
+        // Returning drops the ticket, which hands on any wake that arrived during the look.
+        let Some(ticket) = ticket.filter(|_| tasks.is_empty()) else {
+            return Ok(tasks);
+        };
+        let woken = tokio::select! {
+            _ = ticket.woken() => true,
+            _ = tokio::time::sleep_until(deadline) => false,
+            _ = state.shutdown.cancelled() => false,
+            _ = departed.cancelled() => false,
+            _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
+        };
+        if !woken {
+            return Ok(Vec::new());
+        }
+        ticket.take_wake(); // used by the look that follows
+    }
+}
+
+/// One look at the store whose tasks reach the caller or go back to the queue.
+async fn claim_delivered(
+    state: &AppState,
+    caller: &Caller,
+    plan: &ClaimPlan,
+    departed: &CancellationToken,
+) -> ApiResult<Vec<huddle_wire::Task>> {
+    if departed.is_cancelled() {
+        return Ok(Vec::new());
+    }
+    let (hand_over, taken) = oneshot::channel();
+    let (owner, look) = (state.clone(), caller.clone());
+    let (prefixes, lease_ms, max) = (plan.prefixes.clone(), plan.lease_ms, plan.max);
+    tokio::spawn(async move {
+        let claimed = owner
+            .store
+            .claim_tasks(&look, prefixes, lease_ms, max)
+            .await;
+        if let Err(Ok(tasks)) = hand_over.send(claimed) {
+            release_undelivered(&owner, &look, tasks).await;
+        }
+    });
+    let claimed = taken
+        .await
+        .map_err(|_| StoreError::Internal("the claim's task ended without an answer".into()))?;
+    let tasks = claimed?;
+    if departed.is_cancelled() && !tasks.is_empty() {
+        release_undelivered(state, caller, tasks).await;
+        return Ok(Vec::new());
+    }
+    Ok(tasks)
+}
+
+/// Gives back tasks claimed for a client that left: released, so no attempt is used and the
+/// next claimer gets them now rather than after the lease.
+async fn release_undelivered(state: &AppState, caller: &Caller, tasks: Vec<huddle_wire::Task>) {
+    if tasks.is_empty() {
+        return;
+    }
+    crate::metrics::claims_undelivered(tasks.len());
+    for task in tasks {
+        match state.store.release_task(caller, &task.id).await {
+            Ok(_) => tracing::info!(
+                agent = %caller.agent,
+                task = %task.id,
+                "released a task claimed for a client that left before the answer"
+            ),
+            // Left to its lease, as before this release existed.
+            Err(e) => tracing::warn!(
+                agent = %caller.agent,
+                task = %task.id,
+                error = %e,
+                "could not release a task claimed for a client that left"
+            ),
+        }
+    }
+}

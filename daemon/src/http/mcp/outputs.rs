@@ -1,0 +1,108 @@
+//! Every tool's `outputSchema`, taken from the OpenAPI document's component schemas — the same
+//! text that describes the HTTP answers, so the two cannot drift. MCP clients validate a tool's
+//! structured content against it (the Python SDK does), so the tool tests check each answer too.
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// What a tool answers, in terms of the document's components.
+pub enum Output {
+    /// One component, e.g. `Task`.
+    Component(&'static str),
+    /// A schema written here, whose `$ref`s name components (`#/components/schemas/X`).
+    Inline(Value),
+}
+
+/// The output schema: the answer's schema at the root (an object, as MCP asks) with every
+/// component it reaches under `$defs`.
+pub fn schema(doc: &Value, output: Output) -> Arc<Map<String, Value>> {
+    let mut root = match output {
+        Output::Component(name) => component(doc, name).clone(),
+        Output::Inline(value) => value,
+    };
+    let mut wanted = BTreeSet::new();
+    collect_refs(&root, &mut wanted);
+    let mut defs = Map::new();
+    while let Some(name) = wanted.pop_first() {
+        if defs.contains_key(&name) {
+            continue;
+        }
+        let mut def = component(doc, &name).clone();
+        collect_refs(&def, &mut wanted);
+        rewrite_refs(&mut def);
+        defs.insert(name, def);
+    }
+    rewrite_refs(&mut root);
+    let mut root = match root {
+        Value::Object(map) => map,
+        other => Map::from_iter([("allOf".to_string(), json!([other]))]),
+    };
+    root.entry("type").or_insert_with(|| json!("object"));
+    if !defs.is_empty() {
+        root.insert("$defs".into(), Value::Object(defs));
+    }
+    Arc::new(root)
+}
+
+fn component<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc.pointer(&format!("/components/schemas/{name}"))
+        .unwrap_or_else(|| panic!("the OpenAPI document has no component schema {name}"))
+}
+
+const PREFIX: &str = "#/components/schemas/";
+
+fn collect_refs(value: &Value, into: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(name) = map.get("$ref").and_then(Value::as_str) {
+                if let Some(name) = name.strip_prefix(PREFIX) {
+                    into.insert(name.to_string());
+                }
+            }
+            map.values().for_each(|v| collect_refs(v, into));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, into)),
+        _ => {}
+    }
+}
+
+fn rewrite_refs(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get_mut("$ref") {
+                if let Some(name) = r.strip_prefix(PREFIX) {
+                    *r = format!("#/$defs/{name}");
+                }
+            }
+            map.values_mut().for_each(rewrite_refs);
+        }
+        Value::Array(items) => items.iter_mut().for_each(rewrite_refs),
+        _ => {}
+    }
+}
+
+/// `{"$ref": …}` to a component, for inline schemas.
+pub fn of(name: &str) -> Value {
+    json!({ "$ref": format!("{PREFIX}{name}") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_component_brings_every_component_it_reaches_and_nothing_else() {
+        let doc = json!({"components": {"schemas": {
+            "A": {"type": "object", "properties": {"b": {"$ref": "#/components/schemas/B"}}},
+            "B": {"type": "array", "items": {"$ref": "#/components/schemas/C"}},
+            "C": {"type": "string"},
+            "D": {"type": "integer"},
+        }}});
+        let out = schema(&doc, Output::Component("A"));
+        assert_eq!(out["properties"]["b"]["$ref"], "#/$defs/B");
+        let defs = out["$defs"].as_object().unwrap();
+        assert_eq!(defs.keys().collect::<Vec<_>>(), ["B", "C"]);
+        assert_eq!(defs["B"]["items"]["$ref"], "#/$defs/C");
+    }
+}
