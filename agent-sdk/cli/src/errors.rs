@@ -22,7 +22,7 @@ const FLAGS: &[(&str, &str)] = &[
 ];
 
 /// The error as (code, message, details), in the command line's terms. The message is the
-/// message alone: the code travels beside it, and people see the status in [`print`]'s line.
+/// message alone: the code travels beside it, and people see the status in [`fn@print`]'s line.
 pub fn describe(
     error: &(dyn std::error::Error + Send + Sync + 'static),
 ) -> (String, String, Value) {
