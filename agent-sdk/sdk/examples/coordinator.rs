@@ -50,21 +50,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if !closed || !waiting.remove(task.id.as_str()) {
             continue;
         }
-        let result = task.result.clone().unwrap_or_default();
-        println!(
-            "{}: {}, pass rate {}%, quality gate {}{}",
-            task.id,
-            task.status,
-            result["passRate"],
-            if result["qualityGatePassed"] == true {
-                "passed"
-            } else {
-                "not passed"
-            },
-            task.failure_reason
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default()
-        );
+        match (&task.status, &task.result) {
+            // The result holds the test_result's numbers.
+            (TaskStatus::Completed, Some(result)) => {
+                println!("{}: completed, pass rate {}%", task.id, result["passRate"]);
+            }
+            _ => println!(
+                "{}: {} ({})",
+                task.id,
+                task.status,
+                task.failure_reason.as_deref().unwrap_or("no reason given")
+            ),
+        }
         if task.status != TaskStatus::Completed || waiting.is_empty() {
             break;
         }

@@ -35,10 +35,19 @@ pub async fn run_ok(mut cmd: tokio::process::Command, what: &str, secs: u64) -> 
 
 /// A small pytest project whose whole suite passes, in its own temporary directory.
 pub fn passing_project() -> tempfile::TempDir {
+    project("def add(a, b):\n    return a + b\n")
+}
+
+/// The same project with a bug: one of its two tests fails.
+pub fn failing_project() -> tempfile::TempDir {
+    project("def add(a, b):\n    return abs(a) + b\n")
+}
+
+fn project(calc: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = [
         ("pytest.ini", "[pytest]\n"),
-        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        ("calc.py", calc),
         ("tests/__init__.py", ""),
         (
             "tests/test_calc.py",
@@ -54,7 +63,7 @@ pub fn passing_project() -> tempfile::TempDir {
 }
 
 /// A daemon with team `qa`: a coordinator's token, and a tester and an executor running as
-/// real `huddle worker --project` processes on `project`.
+/// real `huddle worker --project` processes on `project`, without a model.
 pub struct WorkingTeam {
     pub daemon: TestDaemon,
     pub coordinator_token: String,
@@ -69,7 +78,17 @@ pub async fn working_team(project: &Path) -> WorkingTeam {
         let api = daemon.agent("qa", role, role).await;
         let h = Huddle::new(&daemon.url, &api.token, "qa");
         let dir = project.to_str().expect("utf-8 path");
-        workers.push(h.spawn(&["worker", "--role", role, "--wait", "1s", "--project", dir]));
+        let mut cmd = h.command(&["worker", "--role", role, "--wait", "1s", "--project", dir]);
+        // No model, whatever the environment says: a failing test stays failing.
+        for key in [
+            "HUDDLE_LLM_BASE_URL",
+            "HUDDLE_LLM_MODEL",
+            "HUDDLE_LLM_API_KEY",
+            "HUDDLE_CONFIG",
+        ] {
+            cmd.env_remove(key);
+        }
+        workers.push(Running::start(cmd));
     }
     WorkingTeam {
         coordinator_token: coord.token.clone(),
