@@ -44,7 +44,7 @@ test("heartbeats keep a task past its lease", async () => {
       lost = ctx.signal.aborted;
       return "kept";
     },
-    { waitMs: 500, leaseMs: 300, log: quiet },
+    { waitMs: 500, leaseMs: 1500, log: quiet },
   );
   const running = worker.run();
   try {
