@@ -9,9 +9,9 @@ from typing import List
 
 
 class CuttingProxy:
-    def __init__(self, target_port: int) -> None:
+    def __init__(self, target_port: int, port: int = 0) -> None:
         self.target_port = target_port
-        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server = socket.create_server(("127.0.0.1", port))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.connections: List[socket.socket] = []
         self.lock = threading.Lock()

@@ -7,6 +7,7 @@
 """
 
 from .aio import AsyncClient
+from .aio_worker import AsyncTaskContext, AsyncWorker
 from .client import Client
 from .errors import (
     BadRequest,
@@ -43,6 +44,8 @@ from .worker import FinalFailure, Retry, TaskContext, Worker, WorkerStats
 
 __all__ = [
     "AsyncClient",
+    "AsyncTaskContext",
+    "AsyncWorker",
     "Client",
     "BadRequest",
     "Conflict",

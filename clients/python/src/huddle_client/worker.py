@@ -17,34 +17,16 @@ import logging
 import signal
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Callable, List, Optional
 
 from . import models as m
+from ._work import FinalFailure, Retry, WorkerStats, beat_interval, claim_backoff, count_failure, failure, report_backoff
 from .client import Client
-from ._transport import backoff
 from .errors import Conflict, HuddleError, NotFound, RateLimited, ServerError, TransportError
 
+__all__ = ["FinalFailure", "Handler", "Retry", "TaskContext", "Worker", "WorkerStats"]
+
 log = logging.getLogger("huddle_client.worker")
-
-
-class Retry(Exception):
-    """Raise from a handler to give the task back for another attempt (while attempts remain)."""
-
-
-class FinalFailure(Exception):
-    """Raise from a handler to fail the task for good."""
-
-
-@dataclass
-class WorkerStats:
-    completed: int = 0
-    #: Failed for good (``final``, or the daemon said no attempts remain).
-    failed: int = 0
-    #: Failed with attempts left: back in the queue.
-    retried: int = 0
-    #: Lost to an expired lease before the answer could be given.
-    lost: int = 0
 
 
 @dataclass
@@ -107,18 +89,12 @@ class Worker:
                 # The daemon is away or busy: wait and try again rather than die.
                 away += 1
                 log.warning("claim failed (%s); retrying", e.message)
-                self._stop.wait(backoff(min(away, 6), e))
+                self._stop.wait(claim_backoff(away, e))
                 continue
             away = 0
             if task is not None:
                 self._work(task)
-        log.info(
-            "worker stopped: %d completed, %d failed, %d retried, %d lost",
-            self.stats.completed,
-            self.stats.failed,
-            self.stats.retried,
-            self.stats.lost,
-        )
+        log.info("worker stopped: %s", self.stats.summary())
         return self.stats
 
     def _work(self, task: m.Task) -> None:
@@ -146,19 +122,17 @@ class Worker:
             except HuddleError as again:
                 log.error("%s: release failed too: %s", task.id, again.message)
             # Something is wrong beyond this task: do not claim again at once.
-            self._stop.wait(backoff(4, None))
+            self._stop.wait(report_backoff())
 
     def _outcome(self, task: m.Task, ctx: TaskContext) -> Callable[[], None]:
         """Runs the handler; returns the call that reports how it went."""
         try:
             result = self.handler(task, ctx)
-        except FinalFailure as e:
-            final_reason = str(e) or "failed"
-            return lambda: self._fail(task, final_reason, final=True)
         except Exception as e:  # noqa: BLE001 - any handler error fails the task, retryable
-            reason = (str(e) if isinstance(e, Retry) else f"{type(e).__name__}: {e}") or "retry"
-            log.warning("%s: handler failed: %s", task.id, reason)
-            return lambda: self._fail(task, reason, final=False)
+            reason, final = failure(e)
+            if not final:
+                log.warning("%s: handler failed: %s", task.id, reason)
+            return lambda: self._fail(task, reason, final=final)
         return lambda: self._complete(task, result)
 
     def _complete(self, task: m.Task, result: Any) -> None:
@@ -168,15 +142,10 @@ class Worker:
 
     def _fail(self, task: m.Task, reason: str, *, final: bool) -> None:
         after = self.client.fail(task.id, reason, final=final)
-        if after.status == m.PENDING:
-            self.stats.retried += 1
-            log.info("%s back in the queue (attempt %d of %d used): %s", task.id, after.attempts, after.max_attempts, reason)
-        else:
-            self.stats.failed += 1
-            log.info("failed %s: %s", task.id, reason)
+        count_failure(self.stats, after, reason, log)
 
     def _heartbeat(self, task: m.Task, ctx: TaskContext, done: threading.Event) -> None:
-        every = self._beat_interval(task)
+        every = beat_interval(self.lease, task)
         while not done.wait(every):
             try:
                 self._beat_client.heartbeat(task.id, lease=self.lease)
@@ -187,12 +156,3 @@ class Worker:
             except HuddleError as e:
                 # The daemon may be briefly away; the lease usually outlasts a few misses.
                 log.warning("%s: heartbeat failed: %s", task.id, e.message)
-
-    def _beat_interval(self, task: m.Task) -> float:
-        if self.lease is not None:
-            return max(self.lease / 3, 0.05)
-        if task.lease_expires_at:
-            expires = datetime.fromisoformat(task.lease_expires_at.replace("Z", "+00:00"))
-            left = (expires - datetime.now(timezone.utc)).total_seconds()
-            return max(left / 3, 0.05)
-        return 10.0
