@@ -1,9 +1,9 @@
 //! Reading `cargo test` output: libtest prints one `test NAME ... RESULT` line per test on
 //! stdout, and cargo announces each test binary with a `Running …` line on stderr. Cargo runs
 //! binaries one after another, so the k-th `running N tests` block on stdout belongs to the
-//! k-th binary — except that an edition 2024 crate's doc tests print two blocks (its merged
-//! doctests, then the standalone ones) under one `Doc-tests` line (see [`block_owners`]); and
-//! k-th `Running` line on stderr.
+//! k-th `Running` line on stderr — except that an edition 2024 crate's doc tests print two
+//! blocks (its merged doctests, then the standalone ones) under one `Doc-tests` line (see
+//! `block_owners`).
 
 use crate::report::{Outcome, TestResult};
 use std::collections::HashMap;
