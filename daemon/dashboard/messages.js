@@ -85,7 +85,7 @@ export function mountMessages(root, state) {
     h('td', {}, h('span', { class: `type type-${kind}` }, m.type)),
     h('td', { class: 'summary' }, extra(m), h('span', { class: 'summary-text' }, m.summary)));
     if (!open.has(m.seq)) return [main];
-    return [main, h('tr', { class: 'msg-details' }, h('td', { colspan: 5 }, h('pre', {}, JSON.stringify(m.data, null, 2))))];
+    return [main, h('tr', { class: 'msg-details' }, h('td', { colspan: 5 }, details(m.data)))];
   }
 
   state.on('messages', draw);
@@ -98,6 +98,32 @@ export function mountMessages(root, state) {
       replace(root);
     },
   };
+}
+
+/**
+ * A message's data in its detail row. A fix (`impl_progress`, `test_result`) shows its changed
+ * files — test files marked — and its unified diff line by line before the rest of the JSON.
+ */
+function details(data) {
+  const d = data && typeof data === 'object' && !Array.isArray(data) ? data : null;
+  if (!d || !Array.isArray(d.changedFiles) || !d.changedFiles.length || typeof d.diff !== 'string') {
+    return h('pre', {}, JSON.stringify(data, null, 2));
+  }
+  const tests = new Set(Array.isArray(d.testFilesChanged) ? d.testFilesChanged : []);
+  const { diff, ...rest } = d;
+  const kind = (line) => {
+    if (line.startsWith('+++') || line.startsWith('---')) return 'diff-file';
+    if (line.startsWith('+')) return 'diff-add';
+    if (line.startsWith('-')) return 'diff-del';
+    if (line.startsWith('@@')) return 'diff-hunk';
+    return null;
+  };
+  return [
+    h('div', { class: 'changed-files' }, 'Changed files: ',
+      d.changedFiles.map((f) => h('code', { class: tests.has(f) && 'test-file', title: tests.has(f) ? 'a test file' : null }, String(f)))),
+    h('pre', { class: 'diff' }, diff.split('\n').map((line) => h('span', { class: kind(line) }, `${line}\n`))),
+    h('pre', {}, JSON.stringify(rest, null, 2)),
+  ];
 }
 
 /** What a known type adds in front of the summary. */

@@ -174,7 +174,13 @@ async function main() {
   check((await page.locator('#message-log tr.msg').count()) === 12, 'the tester sent 12 of the messages');
   await page.selectOption('#filter-from', '');
   await result.click();
-  await page.locator('#message-log tr.msg-details', { hasText: '"passRate": 96' }).waitFor({ timeout: PATIENCE });
+  const detail = page.locator('#message-log tr.msg-details', { hasText: '"passRate": 96' });
+  await detail.waitFor({ timeout: PATIENCE });
+  check((await detail.locator('.changed-files code').allTextContents()).join(' ') === 'src/auth.py tests/test_auth.py', 'the detail lists the changed files');
+  check((await detail.locator('.changed-files code.test-file').textContent()) === 'tests/test_auth.py', 'a changed test file is marked');
+  check((await detail.locator('.diff .diff-del').textContent()).startsWith('-assert token_ttl() == 60'), 'removed lines are marked');
+  check((await detail.locator('.diff .diff-add').textContent()).includes('# <b>x</b>'), 'added lines are marked, markup stays text');
+  check((await detail.locator('.diff b').count()) === 0, 'a diff creates no element');
   await shot('messages');
 
   // --- pass-rate chart -------------------------------------------------------------------

@@ -117,3 +117,14 @@ pub fn task(id: &str, blocked_by: &[&str]) -> NewTask {
 pub fn prefixes(p: &str) -> Vec<String> {
     vec![p.to_string()]
 }
+
+/// The ids of the team's ready tasks (pending, every blocker completed), in id order.
+pub async fn ready_ids(store: &dyn Store, team_id: i64) -> Vec<String> {
+    let filter = huddle_daemon::store::TaskFilter {
+        ready: true,
+        limit: 100,
+        ..Default::default()
+    };
+    let page = store.list_tasks(team_id, filter).await.unwrap();
+    page.items.into_iter().map(|t| t.id).collect()
+}

@@ -52,6 +52,20 @@ pub struct DemoArgs {
     /// Colour the message log.
     #[arg(long, value_enum, default_value = "auto")]
     color: ColorChoice,
+    /// `--json`: each message as one JSON line and a JSON summary on stdout; the narration
+    /// goes to stderr.
+    #[arg(skip)]
+    pub json: bool,
+}
+
+/// A line of narration: on stdout, or on stderr when stdout carries JSON.
+fn say(json: bool, text: &str) -> CliResult {
+    if json {
+        eprintln!("{text}");
+        Ok(())
+    } else {
+        output::line(text)
+    }
 }
 
 pub async fn run(args: DemoArgs) -> CliResult {
@@ -64,7 +78,11 @@ pub async fn run(args: DemoArgs) -> CliResult {
     let tokens = Mutex::new(Vec::new());
     let outcome = run_in(&args, &dir, &tokens).await;
     let kept = if args.keep {
-        print_kept(&dir, &tokens.lock().unwrap_or_else(|p| p.into_inner()))
+        print_kept(
+            &dir,
+            &tokens.lock().unwrap_or_else(|p| p.into_inner()),
+            args.json,
+        )
     } else {
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
@@ -72,9 +90,21 @@ pub async fn run(args: DemoArgs) -> CliResult {
     outcome.and(kept)
 }
 
-/// Where a kept demo is and how to pick it up again: the directory, the team and every token.
-fn print_kept(dir: &Path, tokens: &[(String, String)]) -> CliResult {
+/// Where a kept demo is and how to pick it up again: the directory, the team and every token
+/// (one JSON object with `--json`).
+fn print_kept(dir: &Path, tokens: &[(String, String)], json: bool) -> CliResult {
     let data = dir.join("data");
+    if json {
+        let tokens: serde_json::Map<String, serde_json::Value> = tokens
+            .iter()
+            .map(|(name, token)| (name.clone(), token.clone().into()))
+            .collect();
+        let kept = serde_json::json!({
+            "kept": dir, "database": data.join("huddle.db"), "project": dir.join("project"),
+            "adminTokenFile": data.join("admin-token"), "team": "demo", "tokens": tokens,
+        });
+        return output::line(&kept.to_string());
+    }
     output::line("")?;
     output::line(&format!("kept {}", dir.display()))?;
     output::line(&format!(
@@ -98,11 +128,14 @@ fn print_kept(dir: &Path, tokens: &[(String, String)]) -> CliResult {
 
 async fn run_in(args: &DemoArgs, dir: &Path, tokens: &Mutex<Vec<(String, String)>>) -> CliResult {
     let daemon = DemoDaemon::start(&dir.join("data")).await?;
-    output::line(&format!(
-        "huddled running at {} (data in {})",
-        daemon.url,
-        dir.join("data").display()
-    ))?;
+    say(
+        args.json,
+        &format!(
+            "huddled running at {} (data in {})",
+            daemon.url,
+            dir.join("data").display()
+        ),
+    )?;
     let result = tokio::select! {
         r = demo(args, dir, &daemon.url, &daemon.admin_token, tokens) => r,
         _ = tokio::signal::ctrl_c() => Err("interrupted".into()),
@@ -142,17 +175,22 @@ async fn demo(
     let coord = admin.with_token(&tokens[0]);
     let settings = RoleSettings::load(&project, args.config.as_deref(), |k| std::env::var(k).ok())?;
     match &settings.llm {
-        Some(llm) => output::line(&format!(
-            "model: {} at {}",
-            llm.config().model,
-            llm.config().base_url
-        ))?,
-        None => output::line(&format!(
-            "{} — the tester will run the tests and report fix_required",
-            settings.llm_missing
-        ))?,
+        Some(llm) => say(
+            args.json,
+            &format!("model: {} at {}", llm.config().model, llm.config().base_url),
+        )?,
+        None => say(
+            args.json,
+            &format!(
+                "{} — the tester will run the tests and report fix_required",
+                settings.llm_missing
+            ),
+        )?,
     }
-    output::line(&format!("sample project copied to {}\n", project.display()))?;
+    say(
+        args.json,
+        &format!("sample project copied to {}\n", project.display()),
+    )?;
     coord
         .create_tasks(&[
             NewTask {
@@ -174,6 +212,7 @@ async fn demo(
     let printed = Arc::new(AtomicI64::new(0));
     let printer_view = Arc::new(View {
         colors: Colors::new(args.color),
+        json: args.json,
         // Said once above; the messages repeat it, so they get a short form.
         missing_model: (!settings.llm_missing.is_empty()).then(|| settings.llm_missing.clone()),
     });
@@ -221,6 +260,14 @@ async fn demo(
     }
     let (test, qarun) =
         finished.map_err(|_| format!("the demo did not finish within {:?}", args.timeout))??;
+    if args.json {
+        let results = coord.memory_at("/execution_results").await.ok();
+        let summary = serde_json::json!({
+            "tasks": {"TEST-001": test, "QARUN-001": qarun},
+            "executionResults": results,
+        });
+        return output::line(&summary.to_string());
+    }
     output::line("")?;
     output::line(&format!("TEST-001: {test}   QARUN-001: {qarun}"))?;
     if qarun == TaskStatus::Pending {
@@ -253,6 +300,8 @@ async fn wait_until_done(coord: &Client) -> Result<(TaskStatus, TaskStatus), hud
 /// How messages are printed.
 struct View {
     colors: Colors,
+    /// Messages as JSON lines (`--json`).
+    json: bool,
     /// The missing-model text, printed once at the start and shortened in messages.
     missing_model: Option<String>,
 }
@@ -287,6 +336,9 @@ async fn print_live(
 }
 
 fn print_message(m: &Message, view: &View) -> CliResult {
+    if view.json {
+        return output::line(&serde_json::to_string(m)?);
+    }
     let colors = &view.colors;
     let head = format!(
         "#{:<3} {} {} → {} [{}]",

@@ -44,14 +44,19 @@ impl DemoDaemon {
     /// kept demo directory can be served again with the same token.
     pub async fn start(data_dir: &Path) -> Result<DemoDaemon, String> {
         let bin = find_huddled()?;
-        let mut child = Command::new(&bin)
+        let mut cmd = Command::new(&bin);
+        // The demo's daemon is temporary and on SQLite whatever the caller's shell says: none
+        // of the caller's HUDDLE_* settings (a database URL, an admin token, a config file…)
+        // reach it.
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("HUDDLE_") {
+                cmd.env_remove(&key);
+            }
+        }
+        let mut child = cmd
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
-            .env_remove("HUDDLE_ADMIN_TOKEN")
             .env("HUDDLE_LOG", "info,tower_http=warn")
-            .env_remove("HUDDLE_CONFIG")
-            .env_remove("HUDDLE_LISTEN")
-            .env_remove("HUDDLE_DATA_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -21,14 +21,15 @@ const FLAGS: &[(&str, &str)] = &[
     ("result", "--result"),
 ];
 
-/// The error as (code, message, details), in the command line's terms.
+/// The error as (code, message, details), in the command line's terms. The message is the
+/// message alone: the code travels beside it, and people see the status in [`fn@print`]'s line.
 pub fn describe(
     error: &(dyn std::error::Error + Send + Sync + 'static),
 ) -> (String, String, Value) {
     match error.downcast_ref::<SdkError>() {
         Some(SdkError::Api(api)) => (
             api.code.clone(),
-            format!("{} ({} {})", in_flags(&api.message), api.status, api.code),
+            in_flags(&api.message),
             api.details.clone(),
         ),
         Some(SdkError::NoTeam) => (
@@ -49,12 +50,18 @@ pub fn describe(
 pub fn print(error: &(dyn std::error::Error + Send + Sync + 'static), as_json: bool) {
     let (code, message, details) = describe(error);
     let message = message.replace(['\n', '\r'], " ");
+    let status = match error.downcast_ref::<SdkError>() {
+        Some(SdkError::Api(api)) => Some(api.status),
+        _ => None,
+    };
     if as_json {
         let mut body = json!({ "error": { "code": code, "message": message } });
         if !details.is_null() {
             body["error"]["details"] = details;
         }
         eprintln!("{body}");
+    } else if let Some(status) = status {
+        eprintln!("huddle: {message} ({status} {code})");
     } else {
         eprintln!("huddle: {message}");
     }
@@ -67,13 +74,37 @@ pub fn is_closed_output(error: &(dyn std::error::Error + Send + Sync + 'static))
         .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
-/// `` `waitMs` must be at most 60000 `` → `` `--wait` must be at most 60000 ``.
+/// `` `waitMs` must be at most 60000, got 90000 `` → `` `--wait` must be at most 60s, got 90s ``:
+/// the flag's name, and durations in the units the flags take.
 fn in_flags(message: &str) -> String {
-    FLAGS
-        .iter()
-        .fold(message.to_string(), |text, (field, flag)| {
-            text.replace(&format!("`{field}`"), &format!("`{flag}`"))
+    let message = if message.starts_with("`waitMs`") || message.starts_with("`leaseMs`") {
+        in_seconds(message)
+    } else {
+        message.to_string()
+    };
+    FLAGS.iter().fold(message, |text, (field, flag)| {
+        text.replace(&format!("`{field}`"), &format!("`{flag}`"))
+    })
+}
+
+/// Every whole number of milliseconds in `message` (a word, maybe followed by `,` or `.`)
+/// as seconds: `60000` → `60s`, `100` → `0.1s`.
+fn in_seconds(message: &str) -> String {
+    let words: Vec<String> = message
+        .split(' ')
+        .map(|word| {
+            let number = word.trim_end_matches([',', '.']);
+            match number.parse::<u64>() {
+                Ok(ms) => {
+                    let rest = &word[number.len()..];
+                    let secs = ms as f64 / 1000.0;
+                    format!("{secs}s{rest}")
+                }
+                Err(_) => word.to_string(),
+            }
         })
+        .collect();
+    words.join(" ")
 }
 
 #[cfg(test)]
@@ -83,10 +114,22 @@ mod tests {
     #[test]
     fn api_field_names_become_flags() {
         assert_eq!(
-            in_flags("`waitMs` must be at most 60000 ms; `leaseMs` too"),
-            "`--wait` must be at most 60000 ms; `--lease` too"
+            in_flags("`blockedBy` names TEST-9; `activeForm` too"),
+            "`--blocked-by` names TEST-9; `--active-form` too"
         );
         assert_eq!(in_flags("`dataset` stays"), "`dataset` stays");
+    }
+
+    #[test]
+    fn waits_and_leases_are_said_in_seconds() {
+        assert_eq!(
+            in_flags("`waitMs` must be at most 60000, got 500000"),
+            "`--wait` must be at most 60s, got 500s"
+        );
+        assert_eq!(
+            in_flags("`leaseMs` must be between 100 and 3600000, got 50"),
+            "`--lease` must be between 0.1s and 3600s, got 0.05s"
+        );
     }
 
     #[test]

@@ -129,8 +129,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> CliResult {
-    if let Command::Demo(args) = cli.command {
+    if let Command::Demo(mut args) = cli.command {
         // The demo brings its own daemon and tokens.
+        args.json = cli.json;
         return demo::run(args).await;
     }
     let token = cli.token.filter(|t| !t.trim().is_empty());

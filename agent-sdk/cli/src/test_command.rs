@@ -99,12 +99,69 @@ impl CommandOutput {
     }
 }
 
-/// Runs `huddle test` and prints its output; the exit code is the process's.
+/// Runs `huddle test` and prints its output; the exit code is the process's. On a terminal,
+/// and not with `--json`, a live line on stderr shows the run is going and a final line says
+/// how long it took.
 pub async fn run_test_command(args: TestArgs) -> std::process::ExitCode {
+    let live = LiveLine::start(&args);
     let out = execute(&args).await;
+    let took = match live {
+        Some(live) => Some(live.stop().await),
+        None => None,
+    };
     print!("{}", out.stdout);
     eprint!("{}", out.stderr);
+    if let Some(took) = took {
+        eprintln!("huddle test: finished in {took:.1}s (exit {})", out.code);
+    }
     std::process::ExitCode::from(u8::try_from(out.code).unwrap_or(1))
+}
+
+/// The line `huddle test: running the suite… 12s` on stderr, redrawn every second.
+struct LiveLine {
+    stop: tokio::sync::oneshot::Sender<()>,
+    drawing: tokio::task::JoinHandle<()>,
+    started: std::time::Instant,
+}
+
+impl LiveLine {
+    /// Only for a person watching: stderr is a terminal and the output is not JSON.
+    fn start(args: &TestArgs) -> Option<LiveLine> {
+        use std::io::IsTerminal;
+        if args.json || args.list || args.explain || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let started = std::time::Instant::now();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let drawing = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {
+                        eprint!(
+                            "\r\x1b[2Khuddle test: running the suite… {}s",
+                            started.elapsed().as_secs()
+                        );
+                    }
+                    _ = &mut stopped => break,
+                }
+            }
+            // Wipe the live line before the summary.
+            eprint!("\r\x1b[2K");
+        });
+        Some(LiveLine {
+            stop,
+            drawing,
+            started,
+        })
+    }
+
+    /// Clears the line; returns the seconds the run took.
+    async fn stop(self) -> f64 {
+        let _ = self.stop.send(());
+        let _ = self.drawing.await;
+        self.started.elapsed().as_secs_f64()
+    }
 }
 
 /// Runs `huddle test` and returns what it would print (the testable entry point). Everything

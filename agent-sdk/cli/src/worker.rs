@@ -45,7 +45,9 @@ pub struct WorkerArgs {
     #[arg(long)]
     workdir: Option<PathBuf>,
     /// Run the built-in role on this project: its real tests, fixes through the configured
-    /// model, reports on the bus (instead of --exec).
+    /// model, reports on the bus (instead of --exec). The model (any OpenAI-compatible
+    /// endpoint) is set by HUDDLE_LLM_BASE_URL, HUDDLE_LLM_MODEL and HUDDLE_LLM_API_KEY, or
+    /// the `[llm]` table of --config; without one the tests still run and report.
     #[arg(long, conflicts_with_all = ["exec", "workdir", "timeout"])]
     project: Option<PathBuf>,
     /// With --project: a config file whose `[llm]` and `[cycles]` tables set the model and the

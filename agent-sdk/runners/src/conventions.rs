@@ -1,6 +1,7 @@
 //! Naming conventions that tie a source file to its tests, for runners without a
 //! related-tests mode: `src/x.js` → `x.test.js`, `x.spec.js`, `__tests__/x.test.js`,
-//! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`; go by package directory; cargo by
+//! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`; go by package and its importers
+//! ([`crate::go_importers`]); cargo by
 //! crate or integration-test target.
 
 use crate::framework::Framework;
@@ -85,6 +86,10 @@ pub struct TestIndex<'a> {
     project: &'a Path,
     framework: Framework,
     tests: Vec<String>,
+    /// go's import graph, read once on the first changed go file.
+    go_graph: std::sync::OnceLock<Result<crate::go_importers::ImportGraph, String>>,
+    /// The project's Python import graph, read once on the first changed module.
+    py_graph: std::sync::OnceLock<crate::python_imports::ImportGraph>,
 }
 
 impl<'a> TestIndex<'a> {
@@ -99,6 +104,8 @@ impl<'a> TestIndex<'a> {
             project,
             framework,
             tests,
+            go_graph: std::sync::OnceLock::new(),
+            py_graph: std::sync::OnceLock::new(),
         }
     }
 
@@ -120,7 +127,28 @@ impl<'a> TestIndex<'a> {
                 let dir = file
                     .rsplit_once('/')
                     .map_or(".".to_string(), |(d, _)| format!("./{d}"));
-                Ok((vec![dir.clone()], format!("{file}: package {dir}")))
+                // A test file changes its own package's tests only.
+                if file.ends_with("_test.go") {
+                    return Ok((vec![dir.clone()], format!("{file}: tests of package {dir}")));
+                }
+                let graph = self
+                    .go_graph
+                    .get_or_init(|| crate::go_importers::ImportGraph::read(self.project));
+                let graph = graph.as_ref().map_err(|why| {
+                    format!("{why}; without the import graph huddle cannot tell which packages {file} affects")
+                })?;
+                let Some(dirs) = graph.affected_by(&dir) else {
+                    return Err(format!("{file} is in no package `go list` knows"));
+                };
+                let why = if dirs.len() == 1 {
+                    format!("{file}: package {dir}")
+                } else {
+                    format!(
+                        "{file}: package {dir} and the packages importing it: {}",
+                        dirs[1..].join(", ")
+                    )
+                };
+                Ok((dirs, why))
             }
             Framework::Cargo if ext(file) == "rs" => self.by_crate(file),
             _ => Err(format!("no test maps to {file}")),
@@ -146,12 +174,30 @@ impl<'a> TestIndex<'a> {
         }
         let n = name(file);
         let stem = n.split('.').next().unwrap_or(n);
-        let tests: Vec<String> = self
+        let mut tests: Vec<String> = self
             .tests
             .iter()
             .filter(|t| subject(t, self.framework).as_deref() == Some(stem))
             .cloned()
             .collect();
+        let by_name = tests.len();
+        if self.framework == Framework::Pytest {
+            let graph = self.py_graph.get_or_init(|| {
+                let mut files = Vec::new();
+                walk(self.project, "", 0, &mut |rel| {
+                    if rel.ends_with(".py") {
+                        files.push(rel.to_string());
+                    }
+                });
+                files.sort();
+                crate::python_imports::ImportGraph::read(self.project, &files)
+            });
+            for t in graph.importers_of(file) {
+                if subject(&t, self.framework).is_some() && !tests.contains(&t) {
+                    tests.push(t);
+                }
+            }
+        }
         if tests.is_empty() {
             let looked = if self.framework == Framework::Pytest {
                 format!("test_{stem}.py, {stem}_test.py")
@@ -160,7 +206,15 @@ impl<'a> TestIndex<'a> {
             };
             return Err(format!("no test found for {file} (looked for {looked})"));
         }
-        let why = format!("{file} → {}", tests.join(", "));
+        let why = match (by_name, tests.len() - by_name) {
+            (_, 0) => format!("{file} → {}", tests.join(", ")),
+            (0, _) => format!("{file} → {} (they import it)", tests.join(", ")),
+            (n, _) => format!(
+                "{file} → {} (by name), {} (they import it)",
+                tests[..n].join(", "),
+                tests[n..].join(", ")
+            ),
+        };
         Ok((tests, why))
     }
 

@@ -63,7 +63,8 @@ impl Detection {
 /// What detection looks for in a project, for messages when nothing matches.
 pub const LOOKED_FOR: &str = "an explicit --framework, task metadata `framework`, shared memory \
 `test_strategy.test_framework`, package.json with a vitest/jest/mocha dependency or test \
-script, pytest.ini, pyproject.toml [tool.pytest…], setup.cfg [tool:pytest], tox.ini [pytest], \
+script (or `node --test`), a vitest/jest/mocha config file or installed package (also through a wrapper such as \
+kcd-scripts), pytest.ini, pyproject.toml [tool.pytest…], setup.cfg [tool:pytest], tox.ini [pytest], \
 conftest.py, test_*.py or *_test.py, go.mod, Cargo.toml";
 
 /// A check of the project's files: the framework it found and why, noting what it saw.
@@ -138,7 +139,8 @@ fn read(path: &Path) -> Option<String> {
 
 /// `package.json`: the framework the `test` script names wins; else the one dependency; with
 /// several and no script, vitest, then jest, then mocha (the newer tool is usually the one
-/// being migrated to).
+/// being migrated to); with none, the runner's config file or installed package
+/// ([`crate::detect_node`]).
 fn from_package_json(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework, String)> {
     let Some(text) = read(&dir.join("package.json")) else {
         checks.push("package.json: absent".into());
@@ -159,7 +161,11 @@ fn from_package_json(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework,
         .iter()
         .any(|k| pkg.get(k).and_then(|d| d.get(name)).is_some())
     };
-    let deps: Vec<Framework> = node.into_iter().filter(|f| has_dep(f.name())).collect();
+    let mut deps: Vec<Framework> = node.into_iter().filter(|f| has_dep(f.name())).collect();
+    // jest's own configuration key in package.json says jest as much as a dependency does.
+    if deps.is_empty() && pkg.get("jest").is_some_and(Value::is_object) {
+        deps.push(Framework::Jest);
+    }
     let script = pkg
         .pointer("/scripts/test")
         .and_then(Value::as_str)
@@ -176,6 +182,13 @@ fn from_package_json(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework,
     checks.push(format!(
         "package.json: dependencies {dep_names:?}, test script {script:?}"
     ));
+    let words: Vec<&str> = script.split_whitespace().collect();
+    if named.is_empty() && words.contains(&"node") && words.contains(&"--test") {
+        return Some((
+            Framework::NodeTest,
+            format!("package.json's test script runs node's built-in test runner ({script:?})"),
+        ));
+    }
     if let Some(&f) = named.first() {
         return Some((
             f,
@@ -183,7 +196,7 @@ fn from_package_json(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework,
         ));
     }
     match deps.as_slice() {
-        [] => None,
+        [] => crate::detect_node::from_config_or_install(dir, checks),
         [f] => Some((*f, format!("package.json depends on {f}"))),
         [f, ..] => Some((
             *f,

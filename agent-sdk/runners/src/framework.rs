@@ -16,6 +16,9 @@ pub enum Framework {
     Vitest,
     /// Mocha (`node_modules/.bin/mocha`).
     Mocha,
+    /// Node's built-in test runner (`node --test`).
+    #[serde(rename = "node-test")]
+    NodeTest,
     /// `go test`.
     Go,
     /// `cargo test`, or `cargo nextest run` when cargo-nextest is installed.
@@ -24,10 +27,11 @@ pub enum Framework {
 
 impl Framework {
     /// Every framework, in detection order of their project files.
-    pub const ALL: [Framework; 6] = [
+    pub const ALL: [Framework; 7] = [
         Framework::Vitest,
         Framework::Jest,
         Framework::Mocha,
+        Framework::NodeTest,
         Framework::Pytest,
         Framework::Go,
         Framework::Cargo,
@@ -40,6 +44,7 @@ impl Framework {
             Framework::Jest => "jest",
             Framework::Vitest => "vitest",
             Framework::Mocha => "mocha",
+            Framework::NodeTest => "node-test",
             Framework::Go => "go",
             Framework::Cargo => "cargo",
         }
@@ -47,7 +52,10 @@ impl Framework {
 
     /// Whether the framework runs on Node.js (and so lives in `node_modules`).
     pub fn is_node(self) -> bool {
-        matches!(self, Framework::Jest | Framework::Vitest | Framework::Mocha)
+        matches!(
+            self,
+            Framework::Jest | Framework::Vitest | Framework::Mocha | Framework::NodeTest
+        )
     }
 }
 
@@ -65,7 +73,7 @@ impl fmt::Display for UnknownFramework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown test framework {:?}: expected one of pytest, jest, vitest, mocha, go, cargo",
+            "unknown test framework {:?}: expected one of pytest, jest, vitest, mocha, node-test, go, cargo",
             self.0
         )
     }
@@ -77,7 +85,7 @@ impl FromStr for Framework {
     type Err = UnknownFramework;
 
     /// Accepts the canonical names and the usual spellings in task metadata and shared memory
-    /// (`"go test"`, `"cargo test"`, `"nextest"`, `"py.test"`, any case).
+    /// (`"go test"`, `"cargo test"`, `"nextest"`, `"py.test"`, `"node:test"`, any case).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let norm = s.trim().to_ascii_lowercase();
         let fw = match norm.as_str() {
@@ -85,6 +93,9 @@ impl FromStr for Framework {
             "jest" => Framework::Jest,
             "vitest" => Framework::Vitest,
             "mocha" => Framework::Mocha,
+            "node-test" | "node:test" | "node --test" | "node test" | "nodetest" => {
+                Framework::NodeTest
+            }
             "go" | "go test" | "gotest" | "go-test" | "golang" => Framework::Go,
             "cargo" | "cargo test" | "cargo-test" | "nextest" | "cargo nextest" | "rust" => {
                 Framework::Cargo

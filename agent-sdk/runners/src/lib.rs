@@ -12,8 +12,11 @@
 //!   group (exit 124, `[TIMEOUT]`).
 //! - [`report`], [`junit`], [`rundir`]: the report, JUnit XML in and out, `.huddle/runs/`.
 //! - [`affected`], [`conventions`]: `--affected` from git changes.
+//! - [`limits`]: caps on failure texts, output and runner files; pruning old runs.
 //! - [`guard`]: checks on every user value that reaches a runner's argv.
 //! - [`scrub`]: secret removal and truncation for anything sent to a model or the bus.
+//! - [`text`]: runner output made parseable whatever bytes a test wrote (U+FFFD, never a lost
+//!   run).
 //! - [`coverage`]: istanbul, coverage.py and go profiles → one line percentage.
 //!
 //! The `huddle test` command built on these lives in the `huddle-cli` crate. Feature `clap`
@@ -26,22 +29,28 @@ pub mod affected;
 pub mod conventions;
 pub mod coverage;
 pub mod detect;
+mod detect_node;
 pub mod error;
 pub mod framework;
+pub mod go_importers;
 pub mod guard;
 pub mod human;
 pub mod junit;
+pub mod limits;
 pub mod options;
 pub mod process;
+pub mod python_imports;
 pub mod report;
 pub mod run;
 pub mod rundir;
 pub mod scrub;
+pub mod text;
 pub mod tools;
 
 pub use detect::{Detection, Overrides};
 pub use error::RunnerError;
 pub use framework::Framework;
+pub use limits::OutputLimits;
 pub use options::{Listing, PluginPolicy, RunOptions, Selection};
 pub use report::{Coverage, Outcome, Report, Summary, TestResult};
 pub use run::{list_tests, run_tests, RunOutcome};

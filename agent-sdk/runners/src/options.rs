@@ -59,6 +59,8 @@ pub struct RunOptions {
     /// script sets) and before huddle's reporter flags; [`crate::guard::check_runner_args`]
     /// and each adapter's refusals (reporter and output options, watch mode) apply.
     pub runner_args: Vec<String>,
+    /// How much of the run huddle keeps (failure texts, output, run directories).
+    pub output: crate::limits::OutputLimits,
 }
 
 impl Default for RunOptions {
@@ -73,6 +75,7 @@ impl Default for RunOptions {
             plugins: PluginPolicy::Auto,
             runs_dir: None,
             runner_args: Vec::new(),
+            output: crate::limits::OutputLimits::default(),
         }
     }
 }

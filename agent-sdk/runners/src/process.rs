@@ -2,6 +2,7 @@
 //! timeout that stops the whole group — SIGTERM first so runners that manage their own children
 //! (nextest) can clean up, then SIGKILL for whatever is left.
 
+use crate::limits::HeadTail;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -77,7 +78,7 @@ pub struct Captured {
     pub elapsed: Duration,
 }
 
-type Buffer = Arc<Mutex<Vec<u8>>>;
+type Buffer = Arc<Mutex<HeadTail>>;
 
 async fn read_into<R: AsyncRead + Unpin>(pipe: Option<R>, buf: Buffer) {
     let Some(mut pipe) = pipe else { return };
@@ -86,9 +87,7 @@ async fn read_into<R: AsyncRead + Unpin>(pipe: Option<R>, buf: Buffer) {
         if n == 0 {
             break;
         }
-        buf.lock()
-            .expect("output buffer")
-            .extend_from_slice(&chunk[..n]);
+        buf.lock().expect("output buffer").push(&chunk[..n]);
     }
 }
 
@@ -101,8 +100,20 @@ fn signal_group(pgid: Option<u32>, signal: nix::sys::signal::Signal) {
     }
 }
 
-/// Runs `inv` to completion or to its timeout, capturing stdout and stderr.
+/// Runs `inv` to completion or to its timeout, capturing stdout and stderr whole.
 pub async fn run(inv: &Invocation, limits: Limits) -> std::io::Result<Captured> {
+    run_capped(inv, limits, None, None).await
+}
+
+/// Runs `inv` like [`run`], keeping at most `stdout_cap` and `stderr_cap` bytes of each
+/// stream in memory (the start and the end, with a marker between; `None`: everything), so
+/// a runner that prints a huge failure cannot make huddle hold all of it.
+pub async fn run_capped(
+    inv: &Invocation,
+    limits: Limits,
+    stdout_cap: Option<usize>,
+    stderr_cap: Option<usize>,
+) -> std::io::Result<Captured> {
     let mut cmd = tokio::process::Command::new(&inv.program);
     cmd.args(&inv.args)
         .current_dir(&inv.cwd)
@@ -118,7 +129,8 @@ pub async fn run(inv: &Invocation, limits: Limits) -> std::io::Result<Captured> 
     let pgid = child.id();
     #[cfg(not(unix))]
     let _ = pgid;
-    let (out, err) = (Buffer::default(), Buffer::default());
+    let out: Buffer = Arc::new(Mutex::new(HeadTail::new(stdout_cap)));
+    let err: Buffer = Arc::new(Mutex::new(HeadTail::new(stderr_cap)));
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (out2, err2) = (out.clone(), err.clone());
     let mut reader: JoinHandle<()> = tokio::spawn(async move {
@@ -164,7 +176,9 @@ pub async fn run(inv: &Invocation, limits: Limits) -> std::io::Result<Captured> 
     } else {
         exit_code_of(status)
     };
-    let take = |b: Buffer| std::mem::take(&mut *b.lock().expect("output buffer"));
+    let take = |b: Buffer| {
+        std::mem::replace(&mut *b.lock().expect("output buffer"), HeadTail::new(None)).into_bytes()
+    };
     Ok(Captured {
         exit_code,
         stdout: take(out),

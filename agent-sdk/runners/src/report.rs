@@ -70,6 +70,21 @@ impl TestResult {
     }
 }
 
+/// Makes ids unique in order: the second and later entries with an id already seen get
+/// ` [2]`, ` [3]`… (`test.each` cases whose title does not tell them apart, one file run by
+/// two jest projects), so one id never stands for a pass and a failure at once. A re-run by
+/// id matches the title with or without the suffix (see `exact_names_pattern`).
+pub fn disambiguate_ids<'a>(ids: impl Iterator<Item = &'a mut String>) {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for id in ids {
+        let n = seen.entry(id.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            id.push_str(&format!(" [{n}]"));
+        }
+    }
+}
+
 /// Counts by outcome; `total` is their sum.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {

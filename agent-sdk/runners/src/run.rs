@@ -85,7 +85,20 @@ pub async fn run_tests(
         timeout: opts.timeout,
         grace: opts.kill_grace,
     };
-    let captured = match process::run(&prepared.invocation, limits).await {
+    let caps = &opts.output;
+    // go, cargo and mocha 8 report on stdout, which huddle must read whole.
+    let stdout_cap = (!matches!(
+        framework,
+        Framework::Go | Framework::Cargo | Framework::Mocha
+    ))
+    .then_some(caps.per_stream);
+    let run = process::run_capped(
+        &prepared.invocation,
+        limits,
+        stdout_cap,
+        Some(caps.per_stream),
+    );
+    let captured = match run.await {
         Ok(c) => c,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&run_dir);
@@ -93,9 +106,11 @@ pub async fn run_tests(
             return Err(RunnerError::io(format!("running {program}"), e));
         }
     };
-    rundir::write(&run_dir, "stdout.txt", &captured.stdout)?;
+    rundir::write(&run_dir, "stdout.txt", &head_tail(&captured.stdout, caps))?;
     rundir::write(&run_dir, "stderr.txt", &captured.stderr)?;
-    let collected = match adapters::collect(framework, &ctx, &prepared, &captured).await {
+    let collected = adapters::collect(framework, &ctx, &prepared, &captured).await;
+    rundir::drop_oversize_runner_files(&run_dir, caps.per_stream)?;
+    let collected = match collected {
         Ok(c) => c,
         Err(e) => {
             // The runner's own files stay for a look, but never with a secret in them.
@@ -104,7 +119,9 @@ pub async fn run_tests(
         }
     };
     let mut tests = collected.tests;
-    account_for_exit(&mut tests, &captured, opts, framework);
+    crate::report::disambiguate_ids(tests.iter_mut().map(|t| &mut t.nodeid));
+    account_for_exit(&mut tests, &captured, opts, framework, &collected.running);
+    crate::limits::cap_failures(&mut tests, caps);
     let exitcode = match (collected.timed_out, captured.exit_code) {
         (true, _) => process::TIMEOUT_EXIT_CODE,
         (false, 0) => collected.exit_code.unwrap_or(0),
@@ -123,7 +140,21 @@ pub async fn run_tests(
         coverage: collected.coverage,
     };
     rundir::finish(&run_dir, &mut report)?;
+    rundir::prune(&runs_dir, caps.keep_runs)?;
     Ok(RunOutcome { report, run_dir })
+}
+
+/// stdout for `stdout.txt`: capped like stderr even when kept whole in memory for parsing.
+fn head_tail<'a>(
+    bytes: &'a [u8],
+    caps: &crate::limits::OutputLimits,
+) -> std::borrow::Cow<'a, [u8]> {
+    if bytes.len() <= caps.per_stream {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let mut kept = crate::limits::HeadTail::new(Some(caps.per_stream));
+    kept.push(bytes);
+    std::borrow::Cow::Owned(kept.into_bytes())
 }
 
 fn output_tail(captured: &Captured, lines: usize) -> String {
@@ -160,12 +191,22 @@ fn account_for_exit(
     captured: &Captured,
     opts: &RunOptions,
     fw: Framework,
+    running: &[String],
 ) {
     if captured.timed_out {
         let mut t = TestResult::new("[TIMEOUT]", Outcome::Error);
         t.duration = captured.elapsed.as_secs_f64();
+        let still = if running.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Still running when it was stopped: {}. The tests that finished before are in \
+                 the report.",
+                running.join(", ")
+            )
+        };
         t.longrepr = Some(format!(
-            "[TIMEOUT] the run exceeded {}s; its process group was killed (exit code {}).\n{}",
+            "[TIMEOUT] the run exceeded {}s; its process group was killed (exit code {}).{still}\n{}",
             opts.timeout.as_secs_f64(),
             process::TIMEOUT_EXIT_CODE,
             output_tail(captured, 30)
@@ -211,7 +252,9 @@ pub async fn list_tests(
     let ctx = Ctx::new(&project, &scratch, opts);
     let listing = adapters::list(framework, &ctx).await;
     let _ = std::fs::remove_dir_all(&scratch);
-    listing
+    let mut listing = listing?;
+    crate::report::disambiguate_ids(listing.tests.iter_mut());
+    Ok(listing)
 }
 
 /// What `--failed` should run, from the newest report in `runs_dir`.

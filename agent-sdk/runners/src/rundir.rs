@@ -90,6 +90,67 @@ pub fn finish(run_dir: &Path, report: &mut Report) -> Result<(), RunnerError> {
         )))
 }
 
+/// Replaces each runner file in `run_dir` larger than `cap` bytes (a runner's JSON report
+/// holding a huge failure message) with a note: its results are in `report.json`, capped,
+/// and a file that size is never read back whole to be scrubbed.
+pub fn drop_oversize_runner_files(run_dir: &Path, cap: usize) -> Result<(), RunnerError> {
+    let entries =
+        std::fs::read_dir(run_dir).map_err(io(format!("reading {}", run_dir.display())))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = entry.metadata() else { continue };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !meta.is_file()
+            || meta.len() <= cap as u64
+            || name == "stdout.txt"
+            || name == "stderr.txt"
+        {
+            continue;
+        }
+        std::fs::remove_file(&path).map_err(io(format!("removing {}", path.display())))?;
+        let note = format!(
+            "{} huddle removed {name} ({} bytes), the runner's own output, after reading it: it \
+             is over the cap of {cap} bytes per file. report.json holds its results, with long \
+             failure texts cut …]\n",
+            crate::limits::TRUNCATED,
+            meta.len()
+        );
+        write_clean(run_dir, &format!("{name}.truncated.txt"), note.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Removes all but the newest `keep` run directories of `runs_dir` (0 keeps all). Run
+/// directories are named by their UTC start time, so names sort by age.
+pub fn prune(runs_dir: &Path, keep: usize) -> Result<(), RunnerError> {
+    if keep == 0 {
+        return Ok(());
+    }
+    let latest = std::fs::read_to_string(runs_dir.join(LATEST_FILE)).unwrap_or_default();
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(runs_dir)
+        .map_err(io(format!("reading {}", runs_dir.display())))?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.len() >= 19 && n.as_bytes()[..8].iter().all(u8::is_ascii_digit))
+        })
+        .collect();
+    runs.sort();
+    let excess = runs.len().saturating_sub(keep);
+    for old in &runs[..excess] {
+        if old.file_name().is_some_and(|n| n == latest.trim()) {
+            continue;
+        }
+        // A run another process is still writing may vanish under it; losing an old run is
+        // the point, so a failure here is not the new run's failure.
+        let _ = std::fs::remove_dir_all(old);
+    }
+    Ok(())
+}
+
 /// The newest complete run in `runs_dir` and its report, if any.
 pub fn latest(runs_dir: &Path) -> Result<Option<(PathBuf, Report)>, RunnerError> {
     let pointer = runs_dir.join(LATEST_FILE);

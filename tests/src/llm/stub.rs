@@ -31,6 +31,9 @@ pub enum Scripted {
     },
     /// Waits, then answers.
     Delay(Duration, Box<Scripted>),
+    /// Waits until the test opens the gate, then answers: holds a worker inside its cycle
+    /// for as long as the test needs, without a timed sleep.
+    Gate(Arc<tokio::sync::Notify>, Box<Scripted>),
 }
 
 /// A text answer.
@@ -180,10 +183,19 @@ async fn complete(
         inner.script.pop_front()
     };
     let mut reply = next.unwrap_or_else(|| error(500, "stub: no scripted reply left"));
-    while let Scripted::Delay(d, then) = reply {
-        tokio::time::sleep(d).await;
-        reply = *then;
-    }
+    let reply = loop {
+        reply = match reply {
+            Scripted::Delay(d, then) => {
+                tokio::time::sleep(d).await;
+                *then
+            }
+            Scripted::Gate(gate, then) => {
+                gate.notified().await;
+                *then
+            }
+            other => break other,
+        };
+    };
     match reply {
         Scripted::Error {
             status,
@@ -206,6 +218,6 @@ async fn complete(
             }
             Json(body).into_response()
         }
-        Scripted::Delay(..) => unreachable!("delays are unwrapped above"),
+        Scripted::Delay(..) | Scripted::Gate(..) => unreachable!("waits are unwrapped above"),
     }
 }

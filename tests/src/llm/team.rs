@@ -88,14 +88,50 @@ impl Team {
         tokio::spawn(w.run_until(self.stop.clone()));
     }
 
-    /// Waits (up to 3 minutes) for `id` to be completed or failed.
+    /// Waits (up to 3 minutes) for `id` to be completed or failed, then for its verdict: the
+    /// roles post `test_result` after the task is closed, last of the task's messages — or,
+    /// when the cycle could not run at all, an `error` before it (`model_unreachable` is
+    /// followed by a `test_result`).
     pub async fn closed(&self, id: &str) -> Task {
         eventually(180, &format!("{id} closed"), || async {
             let t = self.coord.get_task(id).await.unwrap();
             matches!(t.status, TaskStatus::Completed | TaskStatus::Failed)
         })
         .await;
+        eventually(60, &format!("{id}'s verdict on the bus"), || async {
+            let all = self
+                .coord
+                .list_all_messages(&MessageQuery::default())
+                .await
+                .unwrap();
+            all.iter().any(|m| {
+                m.data["taskId"] == id
+                    && (m.kind == "test_result"
+                        || (m.kind == "error" && m.data["code"] != "model_unreachable"))
+            })
+        })
+        .await;
         self.coord.get_task(id).await.unwrap()
+    }
+
+    /// The `impl_progress` messages of fix attempts (not the full-run and waiting notes).
+    pub async fn fix_progress(&self) -> Vec<Message> {
+        let mut all = self.messages("impl_progress").await;
+        all.retain(|m| m.data.get("iteration").is_some());
+        all
+    }
+
+    /// Creates task `id` with `metadata`.
+    pub async fn task(&self, id: &str, metadata: serde_json::Value) {
+        self.coord
+            .create_task(&huddle_sdk::wire::NewTask {
+                id: Some(id.into()),
+                subject: format!("{id} on the fixture"),
+                metadata: Some(metadata),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     }
 
     /// Messages of `kind`, oldest first.

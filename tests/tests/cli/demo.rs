@@ -207,3 +207,40 @@ async fn a_missing_huddled_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// The caller's own daemon settings — a PostgreSQL URL, an admin token too short to start
+/// with — never reach the demo's temporary daemon; and `--json` prints JSON only on stdout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_ignores_the_callers_daemon_settings_and_prints_json() {
+    require_tool("python3");
+    huddled_beside(huddle_bin());
+    let hostile = [
+        ("HUDDLE_DATABASE_URL", "postgres://nobody@127.0.0.1:1/none"),
+        ("HUDDLE_STORAGE_BACKEND", "postgres"),
+        ("HUDDLE_ADMIN_TOKEN", "short"),
+    ];
+    let mut cmd = demo_command(huddle_bin(), &[], &hostile);
+    cmd.arg("--json");
+    let out = cmd.output().await.expect("huddle demo runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "demo failed:\n{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("huddled running at http://127.0.0.1:"),
+        "the narration is on stderr:\n{stderr}"
+    );
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(
+        lines.iter().any(|m| m["type"] == "test_result"),
+        "the messages are JSON lines:\n{stdout}"
+    );
+    let summary = lines.last().expect("a summary");
+    for id in ["TEST-001", "QARUN-001"] {
+        assert!(summary["tasks"][id].is_string(), "{id} in {summary}");
+    }
+}

@@ -14,16 +14,19 @@ async fn errors_name_the_flag_and_come_as_json_with_json() {
 
     let (code, err) = h.fails(&["inbox", "--wait", "5s"]).await;
     assert_eq!(code, 1);
-    assert!(err.contains("`--wait` must be at most 1000"), "{err}");
+    assert!(
+        err.contains("`--wait` must be at most 1s, got 5s (400 invalid_field)"),
+        "in the flag's units: {err}"
+    );
     assert!(!err.contains("waitMs"), "{err}");
 
     let (_, err) = h.fails(&["--json", "inbox", "--wait", "5s"]).await;
     let body: Value = serde_json::from_str(err.trim()).expect("one JSON document on stderr");
     assert_eq!(body["error"]["code"], "invalid_field");
-    assert!(body["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("`--wait`"));
+    assert_eq!(
+        body["error"]["message"], "`--wait` must be at most 1s, got 5s",
+        "the message alone: status and code are not repeated in it"
+    );
 
     let (_, err) = Huddle::new(&d.url, ADMIN, "")
         .fails(&["--json", "agent", "ls"])
@@ -54,4 +57,20 @@ async fn offline_commands_neither_show_nor_take_connection_options() {
     let help = h.ok(&["task", "--help"]).await;
     assert!(help.contains("[env: HUDDLE_URL]"), "{help}");
     assert!(!help.contains(&d.url), "{help}");
+}
+
+#[tokio::test]
+async fn worker_help_names_the_model_settings() {
+    let d = TestDaemon::start().await;
+    let help = Huddle::new(&d.url, ADMIN, "qa")
+        .ok(&["worker", "--help"])
+        .await;
+    for setting in [
+        "HUDDLE_LLM_BASE_URL",
+        "HUDDLE_LLM_MODEL",
+        "HUDDLE_LLM_API_KEY",
+        "[llm]",
+    ] {
+        assert!(help.contains(setting), "{setting} missing from:\n{help}");
+    }
 }

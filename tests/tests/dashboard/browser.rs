@@ -213,7 +213,10 @@ async fn seed(coord: &Api, tester: &Api) -> usize {
         )
         .await;
     }
-    let result = json!({"taskId": "TEST-001", "passRate": 96.0, "iterations": 4, "total": 50, "passed": 48, "failed": 2, "qualityGatePassed": true});
+    // A fix's files and diff: the detail row shows them; markup in a diff stays text.
+    let diff = "--- a/tests/test_auth.py\n+++ b/tests/test_auth.py\n@@ -1 +1 @@\n-assert token_ttl() == 60\n+assert token_ttl() == 30 # <b>x</b>\n";
+    let result = json!({"taskId": "TEST-001", "passRate": 96.0, "iterations": 4, "total": 50, "passed": 48, "failed": 2, "qualityGatePassed": true,
+        "changedFiles": ["src/auth.py", "tests/test_auth.py"], "testFilesChanged": ["tests/test_auth.py"], "diff": diff});
     post(tester, &mut n, "test_result", "auth: 48/50 passing", result).await;
     // Untrusted text: markup in a summary must show as text and run nothing.
     let hostile = r#"<img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script> is just text"#;

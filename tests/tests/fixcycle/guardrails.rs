@@ -1,7 +1,7 @@
 //! Adversarial model replies, each refused with the right message — which goes back to the
 //! model at the next attempt — and nothing outside the allowed files changed: malformed JSON,
-//! an edit to `../../outside`, to a lockfile, to source from the executor, a skip marker, a
-//! search that matches twice or never, a timeout, a 500.
+//! an edit to `../../outside`, to a lockfile, to source from the executor, to a test from the
+//! tester, a skip marker, a search that matches twice or never, a timeout, a 500.
 
 use huddle_sdk::roles::RoleSettings;
 use huddle_sdk::wire::{NewTask, TaskStatus};
@@ -69,7 +69,7 @@ async fn refused_then_fixed(
     let requests = stub.requests();
     assert!(requests.len() >= tries.min(2));
     let last = stub.user_message(requests.len() - 1);
-    let progress = t.messages("impl_progress").await;
+    let progress = t.fix_progress().await;
     let first_note = progress[0].data["note"].as_str().unwrap().to_string();
     assert!(
         first_note.contains(expected),
@@ -151,12 +151,30 @@ async fn the_executor_may_not_change_source() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skip_marker_is_refused() {
+    // The executor may edit tests, but not skip them.
     let bad = fix(&[(
         "tests/test_strings.py",
         "def test_shout():",
         "@pytest.mark.skip\ndef test_shout():",
     )]);
-    refused_then_fixed(vec![bad], "adds `@pytest.mark.skip`", false, GOOD).await;
+    let good = ("tests/test_strings.py", "\"HI?\"", "\"HI!\"");
+    refused_then_fixed(vec![bad], "adds `@pytest.mark.skip`", true, good).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tester_may_not_edit_a_test_file() {
+    let bad = fix(&[(
+        "tests/test_strings.py",
+        "assert shout(\"hi\") == \"HI!\"",
+        "assert shout(\"hi\") == \"HI?\"",
+    )]);
+    refused_then_fixed(
+        vec![bad],
+        "`tests/test_strings.py` is a test file; the tester fixes the code under test",
+        false,
+        GOOD,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

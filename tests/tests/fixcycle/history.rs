@@ -101,3 +101,44 @@ COUNTER.write_text(str(n + 1))\n    assert n != 0, \"fails on its first run only
     assert_eq!((tester_runs[1].passed, tester_runs[1].failed), (8, 0));
     assert!(tester_runs.iter().all(|r| r.tree == tree));
 }
+
+/// Two checkouts of one repository share a history: without a `project` in the task, the
+/// checkout's git `origin` names it (credentials left out), not the directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_names_a_git_checkout_by_its_origin() {
+    huddle_tests::llm::projects::require_tool("git");
+    let project = pytest_project(false, false);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&project.root)
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://ci:s3cr3t@example.com/acme/shop.git",
+    ]);
+    let t = team().await;
+    t.task("TEST-001", serde_json::json!({})).await;
+    t.start_tester(settings(&project.root, None));
+    let task = t.closed("TEST-001").await;
+    assert_eq!(
+        task.status,
+        TaskStatus::Completed,
+        "{:?}",
+        task.failure_reason
+    );
+    let history = t.coord.test_history(None).await.unwrap();
+    assert_eq!(history.project.as_deref(), Some("example.com/acme/shop"));
+    assert_eq!(
+        task.result.unwrap()["evidence"]["project"],
+        "example.com/acme/shop"
+    );
+}

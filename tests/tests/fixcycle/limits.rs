@@ -17,6 +17,15 @@ fn task(metadata: serde_json::Value) -> NewTask {
     }
 }
 
+/// A task with one attempt: a runner that cannot run fails only the attempt, so with more
+/// attempts the task would be tried (and the error posted) again.
+fn one_attempt(metadata: serde_json::Value) -> NewTask {
+    NewTask {
+        max_attempts: Some(1),
+        ..task(metadata)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_metadata_caps_the_iterations() {
     let project = pytest_project(true, false);
@@ -74,7 +83,7 @@ async fn a_missing_runner_is_reported_as_an_error() {
     )
     .unwrap();
     let t = team().await;
-    t.coord.create_task(&task(json!({}))).await.unwrap();
+    t.coord.create_task(&one_attempt(json!({}))).await.unwrap();
     t.start_tester(settings(dir.path(), None));
     let done = t.closed("TEST-001").await;
     assert_eq!(done.status, TaskStatus::Failed);
@@ -96,7 +105,7 @@ async fn a_run_that_times_out_is_reported_as_an_error() {
     );
     let t = team().await;
     t.coord
-        .create_task(&task(json!({"cycle": {"runTimeoutSecs": 2}})))
+        .create_task(&one_attempt(json!({"cycle": {"runTimeoutSecs": 2}})))
         .await
         .unwrap();
     t.start_tester(settings(&project.root, None));
@@ -150,6 +159,6 @@ async fn an_unreachable_model_stops_the_cycle_with_one_error() {
         result["iterations"], 1,
         "stopped at the first call: {result}"
     );
-    let progress = t.messages("impl_progress").await;
+    let progress = t.fix_progress().await;
     assert!(progress.len() <= 1, "{} progress notes", progress.len());
 }

@@ -2,10 +2,15 @@
 //! an OpenAI-compatible stub over real HTTP.
 //! One test binary per area; a module per concern.
 
+mod checkout;
 mod cli;
+mod environment;
 mod guardrails;
 mod history;
 mod jest;
 mod limits;
 mod llm_client;
 mod pytest;
+mod useless_replies;
+mod verdicts;
+mod visibility;

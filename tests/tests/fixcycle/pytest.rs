@@ -98,7 +98,7 @@ async fn the_model_fixes_two_bugs_the_gate_passes_on_a_full_run_and_the_executor
     ] {
         assert!(summary.contains(part), "{summary}");
     }
-    let progress = t.messages("impl_progress").await;
+    let progress = t.fix_progress().await;
     assert_eq!(progress.len(), 2);
     assert_eq!(progress[0].data["iteration"], 1);
     assert_eq!(progress[0].data["maxIterations"], 10);
@@ -191,7 +191,7 @@ async fn a_fix_that_regresses_is_rolled_back_before_a_surgical_fix() {
         "the regressing fix was rolled back"
     );
     assert_eq!(project.read("pkg/strings.py"), STRINGS_PY);
-    let progress = t.messages("impl_progress").await;
+    let progress = t.fix_progress().await;
     let surgical = progress
         .iter()
         .find(|m| m.data["strategy"] == "surgical")

@@ -13,55 +13,17 @@ import json
 import os
 import sys
 
-import httpx2
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from agent import Agent
 
 URL = os.environ["HUDDLE_MCP_URL"]
-
-
-class Agent:
-    """One agent's MCP session, authenticated with its bearer token."""
-
-    def __init__(self, token):
-        self.token = token
-
-    async def open(self, stack):
-        http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {self.token}"},
-            timeout=httpx2.Timeout(60.0),
-        )
-        await stack.enter_async_context(http)
-        streams = await stack.enter_async_context(
-            streamable_http_client(URL, http_client=http)
-        )
-        self.session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-        self.init = await self.session.initialize()
-        return self
-
-    async def call(self, tool, args):
-        """A successful call's structured content; a tool error raises."""
-        result = await self.session.call_tool(tool, args)
-        if result.is_error:
-            raise AssertionError(f"{tool} failed: {result.content}")
-        return result.structured_content
-
-    async def refused(self, tool, args):
-        """A call that must come back as a tool error: its API error body."""
-        result = await self.session.call_tool(tool, args)
-        assert result.is_error, f"{tool} should have been refused: {result}"
-        text = result.content[0].text
-        error = result.structured_content["error"]
-        assert text.startswith(error["code"] + ":"), text
-        return error
 
 
 async def main():
     report = {}
     async with contextlib.AsyncExitStack() as stack:
-        coord = await Agent(os.environ["HUDDLE_COORDINATOR"]).open(stack)
-        executor = await Agent(os.environ["HUDDLE_EXECUTOR"]).open(stack)
-        observer = await Agent(os.environ["HUDDLE_OBSERVER"]).open(stack)
+        coord = await Agent(URL, os.environ["HUDDLE_COORDINATOR"]).open(stack)
+        executor = await Agent(URL, os.environ["HUDDLE_EXECUTOR"]).open(stack)
+        observer = await Agent(URL, os.environ["HUDDLE_OBSERVER"]).open(stack)
         report["server"] = coord.init.server_info.name
         tools = (await coord.session.list_tools()).tools
         report["tools"] = sorted(t.name for t in tools)

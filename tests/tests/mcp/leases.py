@@ -18,8 +18,8 @@ import sys
 import time
 
 import httpx2
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+
+from agent import Agent
 
 URL = os.environ["HUDDLE_URL"]
 TEAM = os.environ["HUDDLE_TEAM"]
@@ -33,32 +33,6 @@ JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type":
 
 def auth(token):
     return {"Authorization": f"Bearer {token}"}
-
-
-class Agent:
-    """One agent's MCP session through the official SDK."""
-
-    def __init__(self, token):
-        self.token = token
-
-    async def open(self, stack):
-        http = httpx2.AsyncClient(headers=auth(self.token), timeout=httpx2.Timeout(60.0))
-        await stack.enter_async_context(http)
-        streams = await stack.enter_async_context(streamable_http_client(MCP, http_client=http))
-        self.session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-        await self.session.initialize()
-        return self
-
-    async def call(self, tool, args, **kw):
-        result = await self.session.call_tool(tool, args, **kw)
-        if result.is_error:
-            raise AssertionError(f"{tool} failed: {result.content}")
-        return result.structured_content
-
-    async def refused(self, tool, args):
-        result = await self.session.call_tool(tool, args)
-        assert result.is_error, f"{tool} should have been refused: {result}"
-        return result.structured_content["error"]
 
 
 async def metric(http, name, labels=""):
@@ -104,8 +78,8 @@ def rpc(id, name, arguments):
 async def long_turn(report):
     """A lease of L ms kept for TURN_LEASES × L by heartbeats, while a rival keeps asking."""
     async with contextlib.AsyncExitStack() as stack:
-        holder = await Agent(TESTERS[0]).open(stack)
-        rival = await Agent(TESTERS[1]).open(stack)
+        holder = await Agent(MCP, TESTERS[0]).open(stack)
+        rival = await Agent(MCP, TESTERS[1]).open(stack)
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)) as http:
             await create(http, "TURN", 1)
         # Heartbeats every sixth of the lease: a loaded machine may stall one or two of them.
@@ -145,7 +119,7 @@ async def abandon_waits(report):
     token = lambda i: TESTERS[i % len(TESTERS)]
     async with httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)) as http, \
             contextlib.AsyncExitStack() as stack:
-        sdk_agents = [await Agent(token(i)).open(stack) for i in range(4)]
+        sdk_agents = [await Agent(MCP, token(i)).open(stack) for i in range(4)]
         # The longest wait MCP allows: a wait that outlived its client would still be running
         # long after every client below has gone.
         wait = {"prefixes": ["GHOST"], "waitMs": 25000}

@@ -1,14 +1,15 @@
 //! The Python SDK plays a coordinator, an executor and an observer (`client.py`); its report is
 //! checked here, and what it did is read back through the HTTP API.
 
+use huddle_tests::http::Api;
 use huddle_tests::{python, TestDaemon};
 use serde_json::{json, Value};
 use std::path::Path;
 
-#[tokio::test]
-async fn an_mcp_client_creates_claims_completes_posts_and_is_refused_by_role_and_bad_input() {
+/// Runs `client.py` against `d` as a coordinator, an executor and an observer of team `qa`;
+/// its JSON report, and the coordinator's API.
+async fn client_report(d: &TestDaemon) -> (Value, Api) {
     python::require_modules(&["mcp", "httpx2"]);
-    let d = TestDaemon::start().await;
     let coordinator = d.team("qa").await;
     let executor = d.agent("qa", "ex1", "executor").await;
     let observer = d.agent("qa", "watcher", "observer").await;
@@ -24,7 +25,14 @@ async fn an_mcp_client_creates_claims_completes_posts_and_is_refused_by_role_and
         ],
     )
     .await;
-    let report: Value = serde_json::from_slice(&output.stdout).expect("the client's JSON report");
+    let report = serde_json::from_slice(&output.stdout).expect("the client's JSON report");
+    (report, coordinator)
+}
+
+#[tokio::test]
+async fn an_mcp_client_creates_claims_completes_posts_and_is_refused_by_role_and_bad_input() {
+    let d = TestDaemon::start().await;
+    let (report, coordinator) = client_report(&d).await;
 
     assert_eq!(report["server"], "huddled");
     let tools: Vec<&str> = report["tools"]
@@ -197,29 +205,13 @@ fn properties<'a>(schema: &'a Value, path: &str, out: &mut Vec<(String, &'a Valu
 
 #[tokio::test]
 async fn every_tool_is_titled_annotated_described_and_bounded_like_the_server() {
-    python::require_modules(&["mcp", "httpx2"]);
     let d = TestDaemon::start_with(|s| {
         s.tasks.min_lease_ms = 250;
         s.tasks.max_lease_ms = 90_000;
         s.tasks.mcp_max_wait_ms = 12_000;
     })
     .await;
-    let coordinator = d.team("qa").await;
-    let executor = d.agent("qa", "ex1", "executor").await;
-    let observer = d.agent("qa", "watcher", "observer").await;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let url = format!("{}/mcp", d.url);
-    let output = python::run(
-        &script,
-        &[
-            ("HUDDLE_MCP_URL", &url),
-            ("HUDDLE_COORDINATOR", &coordinator.token),
-            ("HUDDLE_EXECUTOR", &executor.token),
-            ("HUDDLE_OBSERVER", &observer.token),
-        ],
-    )
-    .await;
-    let report: Value = serde_json::from_slice(&output.stdout).expect("the client's JSON report");
+    let (report, _) = client_report(&d).await;
     let tools = report["tool_defs"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for tool in ["task_heartbeat", "task_release", "agent_list", "whoami"] {

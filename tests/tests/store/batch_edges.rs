@@ -1,19 +1,9 @@
 //! A batch of new tasks with `blockedBy` edges between them and to stored tasks: checked in
 //! batch order, counted once per distinct open blocker, refused whole with the cycle named.
 
-use huddle_daemon::store::{Store, StoreError, TaskFilter};
-use huddle_tests::store::{backends, prefixes, task, team};
+use huddle_daemon::store::StoreError;
+use huddle_tests::store::{backends, prefixes, ready_ids, task, team};
 use serde_json::json;
-
-async fn ready_ids(store: &dyn Store, team_id: i64) -> Vec<String> {
-    let filter = TaskFilter {
-        ready: true,
-        limit: 100,
-        ..Default::default()
-    };
-    let page = store.list_tasks(team_id, filter).await.unwrap();
-    page.items.into_iter().map(|t| t.id).collect()
-}
 
 #[tokio::test]
 async fn a_batch_counts_only_open_blockers_once_each() {

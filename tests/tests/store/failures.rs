@@ -2,19 +2,8 @@
 //! while it has attempts left; `final`, or the last attempt, fails it; dependents react only to
 //! the final state.
 
-use huddle_daemon::store::{Store, TaskFilter};
 use huddle_sdk::wire::TaskStatus;
-use huddle_tests::store::{agent, backends, prefixes, task, team};
-
-async fn ready(store: &dyn Store, team_id: i64) -> Vec<String> {
-    let filter = TaskFilter {
-        ready: true,
-        limit: 100,
-        ..Default::default()
-    };
-    let page = store.list_tasks(team_id, filter).await.unwrap();
-    page.items.into_iter().map(|t| t.id).collect()
-}
+use huddle_tests::store::{agent, backends, prefixes, ready_ids, task, team};
 
 #[tokio::test]
 async fn a_failed_attempt_requeues_the_task_until_its_attempts_are_used() {
@@ -51,7 +40,7 @@ async fn a_failed_attempt_requeues_the_task_until_its_attempts_are_used() {
             assert_eq!(t.lease_expires_at, None);
             assert_eq!(t.failure_reason.as_deref(), Some(reason.as_str()));
             // The dependent waits: a retry is not a final state.
-            assert_eq!(ready(&*store, coord.team_id).await, ["TEST-001"]);
+            assert_eq!(ready_ids(&*store, coord.team_id).await, ["TEST-001"]);
         }
         let events = store.list_events(coord.team_id, 0, 1000).await.unwrap();
         let retried = events.iter().filter(|e| e.kind == "task.retried").count();
@@ -72,7 +61,7 @@ async fn a_failed_attempt_requeues_the_task_until_its_attempts_are_used() {
             Some("tester"),
             "the last holder is kept"
         );
-        assert!(ready(&*store, coord.team_id).await.is_empty());
+        assert!(ready_ids(&*store, coord.team_id).await.is_empty());
         let events = store.list_events(coord.team_id, 0, 1000).await.unwrap();
         assert_eq!(events.last().unwrap().kind, "task.failed");
     }
@@ -114,7 +103,7 @@ async fn a_final_failure_fails_the_task_at_once_and_a_retry_can_still_complete()
             .fail_task(&tester, "TEST-002", "timeout".into(), false)
             .await
             .unwrap();
-        assert_eq!(ready(&*store, coord.team_id).await, ["TEST-002"]);
+        assert_eq!(ready_ids(&*store, coord.team_id).await, ["TEST-002"]);
         let again = store
             .claim_task(&tester, prefixes("TEST"), 60_000)
             .await
@@ -125,6 +114,6 @@ async fn a_final_failure_fails_the_task_at_once_and_a_retry_can_still_complete()
             .complete_task(&tester, "TEST-002", None)
             .await
             .unwrap();
-        assert_eq!(ready(&*store, coord.team_id).await, ["TEST-003"]);
+        assert_eq!(ready_ids(&*store, coord.team_id).await, ["TEST-003"]);
     }
 }

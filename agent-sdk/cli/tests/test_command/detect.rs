@@ -136,7 +136,7 @@ fn explicit_choices_outrank_files_in_order() {
     .unwrap_err();
     assert!(
         err.to_string()
-            .contains("expected one of pytest, jest, vitest, mocha, go, cargo"),
+            .contains("expected one of pytest, jest, vitest, mocha, node-test, go, cargo"),
         "{err}"
     );
 }

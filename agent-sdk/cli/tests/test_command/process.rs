@@ -84,3 +84,39 @@ fn the_huddle_binary_prints_no_secret() {
         Vec::new()
     );
 }
+
+/// `huddle test` under a terminal (util-linux `script` gives it a pty): a live line while the
+/// suite runs and a final line; with `--json`, neither.
+#[test]
+fn on_a_terminal_huddle_test_shows_a_live_line_and_stays_quiet_with_json() {
+    require_pytest();
+    let project = fixture("pytest");
+    let dir = project.path().to_str().unwrap();
+    let on_a_terminal = |extra: &str| {
+        let command = format!(
+            "'{}' test --project '{dir}' {extra}",
+            env!("CARGO_BIN_EXE_huddle")
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env_remove("HUDDLE_TOKEN")
+            .env_remove("HUDDLE_TEAM")
+            .output()
+            .expect("util-linux `script` is required by this test: apt-get install bsdutils");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let human = on_a_terminal("");
+    assert!(
+        human.contains("huddle test: running the suite… "),
+        "{human}"
+    );
+    assert!(human.contains("huddle test: finished in "), "{human}");
+    assert!(human.contains("(exit 1)"), "{human}");
+    let json = on_a_terminal("--json");
+    assert!(!json.contains("running the suite"), "{json}");
+    assert!(!json.contains("finished in"), "{json}");
+    assert!(
+        json.contains("\"summary\""),
+        "the report is still printed: {json}"
+    );
+}

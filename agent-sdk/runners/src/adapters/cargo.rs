@@ -32,8 +32,14 @@ pub struct Workspace {
     pub sources: HashMap<String, String>,
     /// Package name → package directory, relative to the project (`""` for the root).
     pub packages: Vec<(String, String)>,
+    /// Package name → its unambiguous package id spec (`path+file:///…#name@1.0.0`), for
+    /// every `--package`: a bare name is ambiguous when Cargo.lock also holds a registry
+    /// crate of that name (a member `itoa` beside a dependency on the registry's `itoa`).
+    pub pkgids: HashMap<String, String>,
     /// Packages whose library has doc tests.
     pub doc_packages: Vec<DocPackage>,
+    /// Members' test binaries, for `cargo test`'s package-relative `Running` lines.
+    pub member_sources: cargo_libtest::MemberSources,
 }
 
 /// A package whose library has doc tests.
@@ -41,6 +47,8 @@ pub struct Workspace {
 pub struct DocPackage {
     /// The package name (`my-crate`).
     pub package: String,
+    /// Its package id spec, as `--package` takes it.
+    pub pkgid: String,
     /// The library's crate name, as `Doc-tests my_crate` names it.
     pub crate_name: String,
     /// Whether cargo tests it when no package is named.
@@ -58,6 +66,7 @@ struct Metadata {
 struct MetaPackage {
     id: String,
     name: String,
+    version: String,
     manifest_path: PathBuf,
     targets: Vec<MetaTarget>,
 }
@@ -111,8 +120,26 @@ pub(crate) async fn workspace(ctx: &Ctx<'_>, cargo: &Path) -> Result<Workspace, 
                 // library's place.
                 _ => continue,
             };
-            ws.sources.insert(id, rel(ctx.project, &t.src_path));
+            let project_rel = rel(ctx.project, &t.src_path);
+            if !dir.is_empty() {
+                let member_rel = p
+                    .manifest_path
+                    .parent()
+                    .map_or_else(String::new, |d| rel(d, &t.src_path));
+                ws.member_sources
+                    .insert((t.name.replace('-', "_"), member_rel), project_rel.clone());
+            }
+            ws.sources.insert(id, project_rel);
         }
+        // Since cargo 1.77 the id is a package id spec; before, `name version (source)`,
+        // where `name@version` is the closest spec (the registry's crate of the same name
+        // rarely has the member's version).
+        let pkgid = if p.id.contains('#') {
+            p.id.clone()
+        } else {
+            format!("{}@{}", p.name, p.version)
+        };
+        ws.pkgids.insert(p.name.clone(), pkgid.clone());
         let doc_lib = p
             .targets
             .iter()
@@ -120,6 +147,7 @@ pub(crate) async fn workspace(ctx: &Ctx<'_>, cargo: &Path) -> Result<Workspace, 
         if let Some(lib) = doc_lib {
             ws.doc_packages.push(DocPackage {
                 package: p.name.clone(),
+                pkgid,
                 crate_name: lib.name.clone(),
                 // Cargo before 1.71 does not say: every member then counts.
                 default_member: match &meta.workspace_default_members {
@@ -175,8 +203,9 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
                 } else if let Some((name, _)) =
                     ws.and_then(|w| w.packages.iter().find(|(_, d)| d == p))
                 {
+                    let spec = ws.and_then(|w| w.pkgids.get(name)).unwrap_or(name);
                     plan.cargo_args
-                        .extend(["--package".to_string(), name.clone()]);
+                        .extend(["--package".to_string(), spec.clone()]);
                     doc.packages.get_or_insert_with(Vec::new).push(name.clone());
                 }
             }
@@ -291,7 +320,15 @@ pub(crate) async fn collect(
         let (tests, ws) = cargo_nextest::collect(ctx, prepared, captured).await?;
         (tests, ws)
     } else {
-        (cargo_libtest::parse_libtest(&stdout, &stderr), None)
+        let ws = workspace(ctx, &cargo(ctx)?).await.ok();
+        let members = ws
+            .as_ref()
+            .map(|w| w.member_sources.clone())
+            .unwrap_or_default();
+        (
+            cargo_libtest::parse_libtest_in(&stdout, &stderr, &members),
+            ws,
+        )
     };
     let build_failed = build_errors(&stderr);
     let mut collected = Collected::default();
@@ -334,24 +371,25 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         inv.args.extend(plan.cargo_args.iter().map(Into::into));
         inv.arg("--").arg("--list");
         inv.args.extend(plan.test_args.iter().map(Into::into));
-        read_list(&ctx.helper(&inv).await?, &mut listing);
+        read_list(&ctx.helper(&inv).await?, &mut listing, ws.as_ref());
     }
     if let (Some(doc), Some(ws)) = (&plan.doc, &ws) {
         let packages = cargo_doc::packages(doc, ws);
         if !packages.is_empty() {
             let inv = cargo_doc::invocation(ctx, &cargo, &packages, &doc.test_args, true);
-            read_list(&ctx.helper(&inv).await?, &mut listing);
+            read_list(&ctx.helper(&inv).await?, &mut listing, Some(ws));
         }
     }
     Ok(listing)
 }
 
-fn read_list(out: &Captured, listing: &mut Listing) {
+fn read_list(out: &Captured, listing: &mut Listing, ws: Option<&Workspace>) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    let members = ws.map(|w| w.member_sources.clone()).unwrap_or_default();
     listing
         .tests
-        .extend(cargo_libtest::parse_list(&stdout, &stderr));
+        .extend(cargo_libtest::parse_list(&stdout, &stderr, &members));
     listing
         .errors
         .extend(build_errors(&stderr).and_then(|t| t.longrepr));

@@ -65,7 +65,8 @@ pub fn filter_for(id: &str) -> String {
     }
 }
 
-/// The packages whose doc tests `doc` asks for, among those that have any.
+/// The packages whose doc tests `doc` asks for, among those that have any, by package id
+/// spec.
 pub(crate) fn packages(doc: &DocRun, ws: &Workspace) -> Vec<String> {
     ws.doc_packages
         .iter()
@@ -73,7 +74,7 @@ pub(crate) fn packages(doc: &DocRun, ws: &Workspace) -> Vec<String> {
             None => d.default_member,
             Some(wanted) => wanted.iter().any(|w| *w == d.package || *w == d.crate_name),
         })
-        .map(|d| d.package.clone())
+        .map(|d| d.pkgid.clone())
         .collect()
 }
 

@@ -55,7 +55,7 @@ pub fn parse_go_events(stdout: &str, stderr: &str, module: &str) -> Vec<TestResu
     let mut build_output: HashMap<String, String> = HashMap::new();
     let mut updates: Vec<(usize, Event)> = Vec::new();
     for line in stdout.lines() {
-        match serde_json::from_str::<Event>(line) {
+        match serde_json::from_str::<Event>(&crate::text::json_escapes_fixed(line)) {
             Ok(ev) if ev.action == "build-output" => build_output
                 .entry(ev.import_path.clone())
                 .or_default()

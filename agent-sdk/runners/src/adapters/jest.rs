@@ -7,8 +7,8 @@
 use super::cli_options::{opt, Arity::*, Opt, Use::*};
 pub use super::jest_json::parse_jest_json;
 use super::project_args::{self, RunnerArgs, RunnerSpec};
-use super::{exact_names_pattern, node_tool, read_output, split_js_nodeid};
-use super::{unreadable_report, Collected, Ctx, Prepared};
+use super::{exact_names_pattern, node_tool, split_js_nodeid};
+use super::{jest_progress, unreadable_report, Collected, Ctx, Prepared};
 use crate::coverage;
 use crate::error::RunnerError;
 use crate::options::{Listing, Selection};
@@ -141,6 +141,7 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
         .arg(format!("--outputFile={}", report.display()))
         .arg("--testLocationInResults")
         .arg("--ci");
+    with_progress_reporter(ctx, &mut inv)?;
     // A filter that matches nothing is a run of 0 tests, as jest itself reports it.
     if ctx.opts.filter.is_some() && !matches!(ctx.opts.selection, Selection::Related(_)) {
         inv.arg("--passWithNoTests");
@@ -159,6 +160,25 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let mut prepared = Prepared::new(inv);
     prepared.report_file = Some(report);
     Ok(prepared)
+}
+
+/// jest's default reporter plus huddle's progress lines: each test as it ends (for a run
+/// stopped at its timeout) and each file's project (which `--json` does not name).
+fn with_progress_reporter(ctx: &Ctx<'_>, inv: &mut Invocation) -> Result<(), RunnerError> {
+    let reporter = ctx.out(jest_progress::REPORTER_FILE);
+    std::fs::write(&reporter, jest_progress::REPORTER)
+        .map_err(|e| RunnerError::io(format!("writing {}", reporter.display()), e))?;
+    inv.arg("--reporters=default")
+        .arg(format!("--reporters={}", reporter.display()));
+    inv.env.push((
+        "HUDDLE_JEST_PROGRESS".into(),
+        ctx.out(jest_progress::PROGRESS_FILE).into(),
+    ));
+    inv.env.push((
+        "HUDDLE_JEST_FILES".into(),
+        ctx.out(jest_progress::FILES_FILE).into(),
+    ));
+    Ok(())
 }
 
 /// `node <jest> <the script's options> <the caller's arguments>`, with the script's
@@ -188,6 +208,13 @@ fn add_selection(ctx: &Ctx<'_>, inv: &mut Invocation, extra: &RunnerArgs) -> Opt
         Selection::Tests(ids) => {
             let (files, selected) = files_and_names(ids);
             names = selected;
+            let mut projects: Vec<&str> =
+                ids.iter().filter_map(|id| super::project_of(id)).collect();
+            projects.dedup();
+            if !projects.is_empty() {
+                inv.arg("--selectProjects");
+                inv.args.extend(projects.into_iter().map(Into::into));
+            }
             inv.arg("--runTestsByPath");
             inv.args.extend(files.into_iter().map(Into::into));
         }
@@ -224,8 +251,9 @@ pub(crate) fn read_report(
     let Some(path) = prepared.report_file.as_deref() else {
         return Vec::new();
     };
-    match read_output(path) {
-        Some(bytes) => parse_jest_json(&bytes, ctx.project).unwrap_or_else(|e| {
+    let projects = jest_progress::file_projects(&ctx.out(jest_progress::FILES_FILE));
+    match super::jest_json::parse_jest_json_file(path, ctx.project, &projects) {
+        Some(parsed) => parsed.unwrap_or_else(|e| {
             vec![unreadable_report(
                 tool,
                 path,
@@ -252,6 +280,10 @@ pub(crate) fn collect(
         tests: read_report("jest", ctx, prepared, captured),
         ..Collected::default()
     };
+    if captured.timed_out && collected.tests.is_empty() {
+        let progress = ctx.out(jest_progress::PROGRESS_FILE);
+        (collected.tests, collected.running) = jest_progress::read_progress(&progress, ctx.project);
+    }
     if ctx.opts.coverage {
         collected.coverage = coverage::istanbul(ctx.run_dir, "coverage/coverage-summary.json");
     }
@@ -277,6 +309,7 @@ pub(crate) fn listing_from_report(
     captured: &Captured,
     filter: Option<&str>,
     case: NameCase,
+    projects: &[(String, Option<String>)],
 ) -> Result<Listing, RunnerError> {
     let matcher = filter
         .map(|f| {
@@ -292,7 +325,7 @@ pub(crate) fn listing_from_report(
         })
         .transpose()?;
     let mut listing = Listing::default();
-    let Some(bytes) = read_output(report) else {
+    let Some(parsed) = super::jest_json::parse_jest_json_file(report, project, projects) else {
         listing.errors.push(format!(
             "{tool} exited with code {} and wrote no JSON report (expected {}).\n{}",
             captured.exit_code,
@@ -301,8 +334,8 @@ pub(crate) fn listing_from_report(
         ));
         return Ok(listing);
     };
-    let tests = parse_jest_json(&bytes, project)
-        .map_err(|e| RunnerError::io(format!("reading {tool}'s JSON report"), e.into()))?;
+    let tests =
+        parsed.map_err(|e| RunnerError::io(format!("reading {tool}'s JSON report"), e.into()))?;
     for t in tests {
         let (file, name) = split_js_nodeid(&t.nodeid);
         match name {
@@ -327,8 +360,10 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         .arg(format!("--outputFile={}", report.display()))
         .arg("--ci")
         .arg(format!("--testNamePattern={MATCHES_NOTHING}"));
+    with_progress_reporter(ctx, &mut inv)?;
     let filter = add_selection(ctx, &mut inv, &extra);
     let captured = ctx.helper(&inv).await?;
+    let projects = jest_progress::file_projects(&ctx.out(jest_progress::FILES_FILE));
     listing_from_report(
         "jest",
         ctx.project,
@@ -336,5 +371,6 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         &captured,
         filter.as_deref(),
         NameCase::Insensitive,
+        &projects,
     )
 }

@@ -10,7 +10,7 @@ use super::cli_options::{opt, Arity::*, Opt, Use::*};
 use super::jest::files_and_names;
 pub use super::mocha_json::{json_on_stdout, parse_mocha_json};
 use super::project_args::{self, RunnerArgs, RunnerSpec};
-use super::{exact_names_pattern, node_tool, read_output, relative, unreadable_report};
+use super::{exact_names_pattern, node_entry, node_tool, read_output, relative, unreadable_report};
 use super::{Collected, Ctx, Prepared};
 use crate::conventions::test_files;
 use crate::coverage;
@@ -98,19 +98,19 @@ pub(crate) const SPEC: RunnerSpec = RunnerSpec {
 pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let (mut inv, mocha_bin) = node_tool(ctx, "mocha")?;
     if ctx.opts.coverage {
-        // node <c8|nyc> <options> <mocha> <mocha options>; their scratch data goes to the
+        // <c8|nyc> <options> <mocha> <mocha options>; their scratch data goes to the
         // run directory, not the project's `coverage/` or `.nyc_output/`.
-        let (tool, bin) = ["c8", "nyc"]
+        let tool = ["c8", "nyc"]
             .into_iter()
-            .find_map(|t| tools::node_bin(ctx.project, t).map(|b| (t, b)))
+            .find(|t| node_entry::resolve(ctx.project, t, t).is_ok())
             .ok_or_else(|| tools::missing("c8", ctx.project))?;
         let temp = if tool == "c8" {
             "--temp-directory"
         } else {
             "--temp-dir"
         };
-        inv.args.clear();
-        inv.arg(bin).arg("--reporter=json-summary");
+        inv = node_tool(ctx, tool)?.0;
+        inv.arg("--reporter=json-summary");
         inv.arg(format!("--report-dir={}", ctx.out("coverage").display()));
         inv.arg(format!("{temp}={}", ctx.out("coverage-tmp").display()));
         inv.arg(&mocha_bin);
@@ -236,13 +236,10 @@ fn load_error(root: &Path, stderr: &[u8]) -> Option<TestResult> {
     Some(t)
 }
 
-/// The version of the mocha package that owns `bin` (`node_modules/.bin/mocha`), and where
-/// it was read.
-fn mocha_version(bin: &Path) -> (Option<(u64, u64)>, PathBuf) {
-    let manifest = bin
-        .parent()
-        .and_then(Path::parent)
-        .map_or_else(PathBuf::new, |modules| modules.join("mocha/package.json"));
+/// The version of the mocha package the project resolves, and where it was read.
+fn mocha_version(project: &Path) -> (Option<(u64, u64)>, PathBuf) {
+    let manifest = node_entry::package_dir(project, "mocha")
+        .map_or_else(PathBuf::new, |dir| dir.join("package.json"));
     let version = std::fs::read_to_string(&manifest)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
@@ -255,9 +252,9 @@ fn mocha_version(bin: &Path) -> (Option<(u64, u64)>, PathBuf) {
 }
 
 pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
-    let (mut inv, mocha_bin) = node_tool(ctx, "mocha")?;
+    let (mut inv, _) = node_tool(ctx, "mocha")?;
     // Mocha 8 ignores --dry-run and would run every test: refuse rather than run.
-    match mocha_version(&mocha_bin) {
+    match mocha_version(ctx.project) {
         (Some((major, _)), _) if major >= 9 => {}
         (Some((major, minor)), manifest) => {
             return Err(RunnerError::Unsupported(format!(

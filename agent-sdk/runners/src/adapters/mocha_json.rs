@@ -76,7 +76,7 @@ impl Test {
 /// Parses mocha's json reporter output. Outcomes come from the `passes`, `failures` and
 /// `pending` lists; a failure that is not a test (a `before all` hook) is an error.
 pub fn parse_mocha_json(bytes: &[u8], root: &Path) -> Result<Vec<TestResult>, serde_json::Error> {
-    let out: Output = serde_json::from_slice(bytes)?;
+    let out: Output = serde_json::from_str(&crate::text::json(bytes))?;
     let failed: HashSet<(&str, &str)> = out.failures.iter().map(Test::key).collect();
     let pending: HashSet<(&str, &str)> = out.pending.iter().map(Test::key).collect();
     let passed: HashSet<(&str, &str)> = out.passes.iter().map(Test::key).collect();

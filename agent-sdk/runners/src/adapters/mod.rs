@@ -12,8 +12,12 @@ pub mod go;
 pub mod go_events;
 pub mod jest;
 mod jest_json;
+mod jest_progress;
 pub mod mocha;
 mod mocha_json;
+pub mod node_entry;
+mod node_test;
+pub mod node_test_events;
 mod project_args;
 pub mod pytest;
 pub mod pytest_parse;
@@ -125,6 +129,8 @@ pub(crate) struct Collected {
     pub timed_out: bool,
     /// That command's exit code, the run's when the main command exited 0.
     pub exit_code: Option<i32>,
+    /// Tests that had started and not finished when the timeout stopped the run, by id.
+    pub running: Vec<String>,
 }
 
 /// Checks the caller's runner arguments (`huddle test -- …`) before anything starts: the
@@ -157,6 +163,7 @@ pub(crate) async fn prepare(fw: Framework, ctx: &Ctx<'_>) -> Result<Prepared, Ru
         Framework::Jest => jest::prepare(ctx),
         Framework::Vitest => vitest::prepare(ctx),
         Framework::Mocha => mocha::prepare(ctx),
+        Framework::NodeTest => node_test::prepare(ctx),
         Framework::Go => go::prepare(ctx),
         Framework::Cargo => cargo::prepare(ctx).await,
     }
@@ -173,6 +180,7 @@ pub(crate) async fn collect(
         Framework::Jest => jest::collect(ctx, prepared, captured),
         Framework::Vitest => vitest::collect(ctx, prepared, captured),
         Framework::Mocha => mocha::collect(ctx, prepared, captured),
+        Framework::NodeTest => node_test::collect(ctx, prepared, captured),
         Framework::Go => go::collect(ctx, captured),
         Framework::Cargo => cargo::collect(ctx, prepared, captured).await,
     }
@@ -184,6 +192,7 @@ pub(crate) async fn list(fw: Framework, ctx: &Ctx<'_>) -> Result<Listing, Runner
         Framework::Jest => jest::list(ctx).await,
         Framework::Vitest => vitest::list(ctx).await,
         Framework::Mocha => mocha::list(ctx).await,
+        Framework::NodeTest => node_test::list(ctx).await,
         Framework::Go => go::list(ctx).await,
         Framework::Cargo => cargo::list(ctx).await,
     }
@@ -196,15 +205,21 @@ pub fn relative(root: &Path, path: &str) -> String {
     rel.to_string_lossy().replace('\\', "/")
 }
 
-/// Node's runner for a JavaScript framework: `node node_modules/.bin/<tool>`.
+/// A JavaScript framework's runner, started as its package manager would: `node <entry>` for
+/// the package's real entry point (see [`node_entry`]), or the `.bin` shim itself. Returns the
+/// invocation and the entry (the script, or the shim).
 pub(crate) fn node_tool(ctx: &Ctx<'_>, tool: &str) -> Result<(Invocation, PathBuf), RunnerError> {
-    let node = tools::find_program("node", &ctx.path)
-        .ok_or_else(|| tools::missing("node", ctx.project))?;
-    let bin =
-        tools::node_bin(ctx.project, tool).ok_or_else(|| tools::missing(tool, ctx.project))?;
-    let mut inv = ctx.invocation(node);
-    inv.arg(&bin);
-    Ok((inv, bin))
+    let resolved = node_entry::resolve(ctx.project, tool, tool)?;
+    match resolved.entry {
+        node_entry::Entry::Script(script) => {
+            let node = tools::find_program("node", &ctx.path)
+                .ok_or_else(|| tools::missing("node", ctx.project))?;
+            let mut inv = ctx.invocation(node);
+            inv.arg(&script);
+            Ok((inv, script))
+        }
+        node_entry::Entry::Shim(shim) => Ok((ctx.invocation(&shim), shim)),
+    }
 }
 
 /// Splits a JavaScript node id (`file::describe::…::title`) into its file and the runner's
@@ -212,15 +227,59 @@ pub(crate) fn node_tool(ctx: &Ctx<'_>, tool: &str) -> Result<(Invocation, PathBu
 /// match `-t`/`--grep`). A bare file (a suite that failed to load) has no name.
 pub(crate) fn split_js_nodeid(nodeid: &str) -> (&str, Option<String>) {
     match nodeid.split_once("::") {
-        Some((file, rest)) => (file, Some(rest.split("::").collect::<Vec<_>>().join(" "))),
+        Some((file, rest)) => {
+            let rest = match project_of(nodeid) {
+                Some(p) => rest[p.len() + 2..].trim_start_matches("::"),
+                None => rest,
+            };
+            let name = (!rest.is_empty()).then(|| rest.split("::").collect::<Vec<_>>().join(" "));
+            (file, name)
+        }
         None => (nodeid, None),
     }
 }
 
-/// A regex that matches exactly one of `names`: `^(?:a|b)$`, each escaped.
+/// The jest project a node id names after its file (`src/x.test.js::[unit]::title`).
+pub(crate) fn project_of(nodeid: &str) -> Option<&str> {
+    let (_, rest) = nodeid.split_once("::")?;
+    let segment = rest.split("::").next()?;
+    segment.strip_prefix('[')?.strip_suffix(']')
+}
+
+/// The distinct files of JavaScript node ids and the names after each file (`a::b::title`).
+pub(crate) fn files_and_names_of(ids: &[String]) -> (Vec<String>, Vec<String>) {
+    let (mut files, mut names) = (Vec::new(), Vec::new());
+    for id in ids {
+        let (file, rest) = id.split_once("::").unwrap_or((id, ""));
+        if !files.iter().any(|f| f == file) {
+            files.push(file.to_string());
+        }
+        if !rest.is_empty() {
+            names.push(rest.to_string());
+        }
+    }
+    (files, names)
+}
+
+/// A regex that matches exactly one of `names`: `^(?:a|b)$`, each escaped. A name that ends
+/// with a duplicate's ` [N]` (see [`crate::report::disambiguate_ids`]) also matches without it:
+/// the runner knows the test only by its title.
 pub(crate) fn exact_names_pattern(names: &[String]) -> String {
-    let alts: Vec<String> = names.iter().map(|n| regex::escape(n)).collect();
+    let mut alts: Vec<String> = Vec::new();
+    for name in names {
+        alts.push(regex::escape(name));
+        if let Some(base) = duplicate_base(name) {
+            alts.push(regex::escape(base));
+        }
+    }
+    alts.dedup();
     format!("^(?:{})$", alts.join("|"))
+}
+
+/// The title before a duplicate's ` [N]` suffix, when `name` has one.
+fn duplicate_base(name: &str) -> Option<&str> {
+    let (base, n) = name.strip_suffix(']')?.rsplit_once(" [")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(base)
 }
 
 /// Reads a file the runner was asked to write; `None` when it did not write it.

@@ -53,14 +53,36 @@ impl RunnerArgs {
         }
     }
 
-    /// Puts the script's environment and node's options on `inv` (a `node <bin> …`
-    /// invocation whose first argument is the runner's bin).
+    /// Puts the script's environment and node's options on `inv`: a `node <bin> …`
+    /// invocation takes node's options before the bin; a shim that starts node itself (pnpm's
+    /// `.bin` scripts) gets them through `NODE_OPTIONS`.
     pub fn apply_to(&self, inv: &mut Invocation) {
         // Later entries win when the process starts: the caller's environment goes last.
         let caller_env = std::mem::take(&mut inv.env);
         inv.env = self.env.iter().cloned().chain(caller_env).collect();
-        inv.args
-            .splice(0..0, self.node_args.iter().map(OsString::from));
+        let starts_node = inv
+            .program
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("node"));
+        if starts_node {
+            inv.args
+                .splice(0..0, self.node_args.iter().map(OsString::from));
+        } else if !self.node_args.is_empty() {
+            let inherited = inv
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "NODE_OPTIONS")
+                .map(|(_, v)| v.to_string_lossy().into_owned())
+                .or_else(|| std::env::var("NODE_OPTIONS").ok())
+                .unwrap_or_default();
+            let joined = std::iter::once(inherited.as_str())
+                .chain(self.node_args.iter().map(String::as_str))
+                .filter(|a| !a.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            inv.env.push(("NODE_OPTIONS".into(), joined.into()));
+        }
     }
 }
 

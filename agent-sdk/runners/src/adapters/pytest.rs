@@ -63,6 +63,10 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
             inv.env.push(("PYTHONPATH".into(), path));
             inv.env
                 .push(("HUDDLE_PYTEST_REPORT".into(), report.clone().into()));
+            inv.env.push((
+                "HUDDLE_PYTEST_PROGRESS".into(),
+                ctx.out(HUDDLE_PROGRESS_FILE).into(),
+            ));
             inv.arg("-p").arg(HUDDLE_MODULE);
         }
         Reporter::JsonReport => {
@@ -105,7 +109,12 @@ pub(crate) async fn collect(
                     captured,
                 )]
             }),
-            None if captured.timed_out => Vec::new(),
+            None if captured.timed_out => {
+                let progress = read_output(&ctx.out(HUDDLE_PROGRESS_FILE)).unwrap_or_default();
+                let (tests, running) = super::pytest_parse::read_huddle_progress(&progress);
+                collected.running = running;
+                tests
+            }
             None => vec![unreadable_report(
                 "pytest",
                 path,
@@ -152,6 +161,8 @@ enum Reporter {
 const HUDDLE_MODULE: &str = "huddle_pytest_report";
 const HUDDLE_PLUGIN: &str = include_str!("python/huddle_pytest_report.py");
 const HUDDLE_FILE: &str = "pytest-huddle.json";
+/// The progress lines of huddle's reporter, read when the run was stopped at its timeout.
+const HUDDLE_PROGRESS_FILE: &str = "pytest-huddle-progress.jsonl";
 const JSON_REPORT_FILE: &str = "pytest-report.json";
 const JUNIT_FILE: &str = "pytest-junit.xml";
 
@@ -235,7 +246,8 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         .arg("--continue-on-collection-errors");
     add_selection(ctx, &mut inv.args);
     let out = ctx.helper(&inv).await?;
-    let collection = read_output(&file).and_then(|b| serde_json::from_slice::<Collection>(&b).ok());
+    let collection = read_output(&file)
+        .and_then(|b| serde_json::from_str::<Collection>(&crate::text::json(&b)).ok());
     let mut listing = Listing::default();
     let exit = match collection {
         Some(c) => {

@@ -108,7 +108,7 @@ struct JsonCollector {
 /// Parses a pytest-json-report file. `xfailed` counts as skipped and `xpassed` as passed;
 /// failed collectors are error entries.
 pub fn parse_json_report(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::Error> {
-    let report: JsonReport = serde_json::from_slice(bytes)?;
+    let report: JsonReport = serde_json::from_str(&crate::text::json(bytes))?;
     let mut tests = Vec::with_capacity(report.tests.len());
     for c in report.collectors.iter().filter(|c| c.outcome == "failed") {
         let mut t = TestResult::new(c.nodeid.clone(), Outcome::Error);
@@ -166,7 +166,7 @@ struct HuddleReport {
 /// (xfailed → skipped, xpassed → passed, a failing setup or teardown → error); failed
 /// collectors are error entries named by their node id (a file), as pytest prints them.
 pub fn parse_huddle_pytest(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::Error> {
-    let report: HuddleReport = serde_json::from_slice(bytes)?;
+    let report: HuddleReport = serde_json::from_str(&crate::text::json(bytes))?;
     let mut tests = Vec::with_capacity(report.tests.len() + report.errors.len());
     for (nodeid, longrepr) in report.errors {
         let mut t = TestResult::new(nodeid.clone(), Outcome::Error);
@@ -195,4 +195,35 @@ pub fn parse_huddle_pytest(bytes: &[u8]) -> Result<Vec<TestResult>, serde_json::
         });
     }
     Ok(tests)
+}
+
+/// What a pytest run stopped at its timeout had done, from the progress lines of huddle's
+/// reporter (`HUDDLE_PYTEST_PROGRESS`): the tests that finished and collectors that failed,
+/// and the ids of tests that started and did not finish.
+pub(crate) fn read_huddle_progress(bytes: &[u8]) -> (Vec<TestResult>, Vec<String>) {
+    let text = crate::text::json(bytes);
+    let (mut rows, mut errors, mut started) = (Vec::new(), Vec::new(), Vec::new());
+    for line in text.lines() {
+        let Ok(serde_json::Value::Array(item)) = serde_json::from_str(line) else {
+            continue;
+        };
+        match item.first().and_then(serde_json::Value::as_str) {
+            Some("start") => started.extend(item.get(1).and_then(|v| v.as_str()).map(String::from)),
+            Some("test") => rows.extend(item.get(1).cloned()),
+            Some("error") => errors.push(serde_json::Value::Array(item[1..].to_vec())),
+            _ => {}
+        }
+    }
+    let finished: std::collections::HashSet<&str> = rows
+        .iter()
+        .filter_map(|r| r.get(0).and_then(serde_json::Value::as_str))
+        .collect();
+    let running = started
+        .iter()
+        .filter(|id| !finished.contains(id.as_str()))
+        .cloned()
+        .collect();
+    let doc = serde_json::json!({ "tests": rows, "errors": errors });
+    let tests = parse_huddle_pytest(doc.to_string().as_bytes()).unwrap_or_default();
+    (tests, running)
 }

@@ -213,5 +213,6 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         &captured,
         filter.as_deref(),
         NameCase::Sensitive,
+        &[],
     )
 }

@@ -9,11 +9,13 @@ use std::borrow::Cow;
 use std::io;
 use std::path::Path;
 
+/// A JSON document, or JSON lines (each an object or an array, as huddle's pytest progress
+/// lines are).
 fn is_json(text: &str) -> bool {
     let whole = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
     whole
         || text.lines().filter(|l| !l.trim().is_empty()).all(|l| {
-            l.trim_start().starts_with('{')
+            l.trim_start().starts_with(['{', '['])
                 && serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok()
         })
 }
@@ -38,6 +40,13 @@ pub fn scrub_text_file(text: &str) -> Cow<'_, str> {
     let start = text.trim_start();
     if (start.starts_with('{') || start.starts_with('[')) && is_json(text) {
         return scrub_json(text);
+    }
+    // JSON lines cut off mid-line (a runner killed at its timeout while writing one): the
+    // whole lines as JSON, the cut one as plain text.
+    if let Some((lines, cut)) = text.trim_end_matches('\n').rsplit_once('\n') {
+        if (start.starts_with('{') || start.starts_with('[')) && is_json(lines) {
+            return Cow::Owned(format!("{}\n{}", scrub_json(lines), scrub(cut)));
+        }
     }
     if start.starts_with('<') && is_xml(text) {
         return scrub_xml(text);

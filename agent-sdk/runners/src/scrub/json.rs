@@ -64,7 +64,7 @@ pub fn scrub_json(text: &str) -> Cow<'_, str> {
             let decoded: String = serde_json::from_str(raw).unwrap_or_default();
             (!decoded.starts_with(REDACTED_PREFIX)).then(|| format!("\"{}\"", marker("secret")))
         } else if might_contain_secret(raw) {
-            serde_json::from_str::<String>(raw)
+            serde_json::from_str::<String>(&crate::text::json_escapes_fixed(raw))
                 .ok()
                 .and_then(|decoded| match scrub(&decoded) {
                     Cow::Owned(s) => Some(serde_json::to_string(&s).expect("strings encode")),

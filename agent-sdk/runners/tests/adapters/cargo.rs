@@ -57,7 +57,7 @@ const EXPECTED: &[(&str, Outcome)] = &[
 
 /// (passed, failed, ignored) summed over the `test result:` lines of a real `cargo test`:
 /// the framework's own count.
-fn counts_from_cargo_test(project: &std::path::Path) -> (usize, usize, usize) {
+pub(crate) fn counts_from_cargo_test(project: &std::path::Path) -> (usize, usize, usize) {
     let (key, dir) = own_target(project);
     let out = std::process::Command::new("cargo")
         .args(["test", "--no-fail-fast", "--quiet"])
@@ -86,7 +86,7 @@ fn counts_from_cargo_test(project: &std::path::Path) -> (usize, usize, usize) {
 /// Each copy builds into its own target directory: copies of one crate get the same artifact
 /// names, so with a shared `CARGO_TARGET_DIR` one test's build rewrites the library another
 /// test's doc tests are linking against.
-fn own_target(project: &Path) -> (String, String) {
+pub(crate) fn own_target(project: &Path) -> (String, String) {
     let dir = project.join("target");
     ("CARGO_TARGET_DIR".into(), dir.display().to_string())
 }

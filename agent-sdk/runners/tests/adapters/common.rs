@@ -13,14 +13,9 @@ pub fn fixture_source(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Directories never copied: installed or generated. `node_modules` is linked instead.
-const NOT_COPIED: &[&str] = &[
-    "node_modules",
-    "target",
-    ".huddle",
-    "__pycache__",
-    ".pytest_cache",
-];
+/// Directories never copied: installed or generated (yarn berry's `.yarn` holds its cache and
+/// install state). Every `node_modules` is linked instead (a workspace has one per member).
+const NOT_COPIED: &[&str] = &[".yarn", "target", ".huddle", "__pycache__", ".pytest_cache"];
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create fixture copy");
@@ -31,7 +26,9 @@ fn copy_tree(from: &Path, to: &Path) {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));
-        if entry.file_type().expect("file type").is_dir() {
+        if name == "node_modules" {
+            std::os::unix::fs::symlink(&src, &dst).expect("link node_modules");
+        } else if entry.file_type().expect("file type").is_dir() {
             copy_tree(&src, &dst);
         } else {
             std::fs::copy(&src, &dst).expect("copy fixture file");
@@ -40,7 +37,7 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// A private copy of fixture `name` in a temporary directory. A node fixture's installed
-/// `node_modules` is symlinked, not copied; when it is missing the test fails, naming the
+/// `node_modules` directories are symlinked, not copied; when it is missing the test fails, naming the
 /// command that installs it.
 pub fn fixture(name: &str) -> tempfile::TempDir {
     let src = fixture_source(name);
@@ -48,17 +45,18 @@ pub fn fixture(name: &str) -> tempfile::TempDir {
         .prefix(&format!("huddle-{name}-"))
         .tempdir()
         .expect("temp dir");
-    copy_tree(&src, dir.path());
-    if src.join("package.json").exists() {
+    let needs_packages = std::fs::read_to_string(src.join("package.json"))
+        .is_ok_and(|p| p.contains("\"devDependencies\"") || p.contains("\"dependencies\""));
+    if needs_packages {
         let modules = src.join("node_modules");
         assert!(
             modules.is_dir(),
-            "{} is missing: run scripts/install-test-deps (npm ci in tests/fixtures/{name})",
+            "{} is missing: run scripts/install-test-deps (it installs tests/fixtures/{name}'s \
+             packages from its lockfile)",
             modules.display()
         );
-        std::os::unix::fs::symlink(&modules, dir.path().join("node_modules"))
-            .expect("link node_modules");
     }
+    copy_tree(&src, dir.path());
     dir
 }
 

@@ -62,6 +62,32 @@ fn json_lines_and_quotes_inside_strings_stay_valid() {
 }
 
 #[test]
+fn progress_lines_as_arrays_and_a_line_cut_by_a_kill_are_scrubbed() {
+    // huddle's pytest progress lines: JSON arrays, the secret behind an escaped quote; the
+    // last line cut off where a timeout killed the writer.
+    let whole = json!([
+        "test",
+        [
+            "t.py::test_x",
+            "failed",
+            0.1,
+            3,
+            "login(password=\"hunter2-xyz\")"
+        ]
+    ]);
+    let text = format!(
+        "{whole}\n[\"test\", [\"t.py::y\", \"failed\", 0.1, 3, \"token={}",
+        SECRETS[2].1
+    );
+    let out = String::from_utf8(scrub_bytes(text.as_bytes()).into_owned()).unwrap();
+    for secret in ["hunter2-xyz", SECRETS[2].1] {
+        assert!(!out.contains(secret), "{secret} survived: {out}");
+    }
+    let first = out.lines().next().unwrap();
+    serde_json::from_str::<Value>(first).expect("the whole line is still JSON");
+}
+
+#[test]
 fn xml_text_attributes_and_entity_split_secrets_are_scrubbed() {
     let message = failure_message();
     let mut w = quick_xml::Writer::new(Vec::new());

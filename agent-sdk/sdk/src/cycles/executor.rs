@@ -25,6 +25,10 @@ pub struct ExecutorCycle {
     /// The ledger is exactly the last full run.
     ledger_is_full_run: bool,
     plan: Option<FixPlan>,
+    /// Failures of a broken environment: still failing, never sent for repair.
+    environment: BTreeSet<String>,
+    /// What is broken, one line per set-aside batch.
+    environment_reasons: Vec<String>,
 }
 
 impl ExecutorCycle {
@@ -39,7 +43,14 @@ impl ExecutorCycle {
             rechecked: BTreeSet::new(),
             ledger_is_full_run: false,
             plan: None,
+            environment: BTreeSet::new(),
+            environment_reasons: Vec::new(),
         }
+    }
+
+    /// Failures set aside as a broken environment.
+    pub fn environment(&self) -> &BTreeSet<String> {
+        &self.environment
     }
 
     /// The first step: a run of the suite.
@@ -112,6 +123,13 @@ impl ExecutorCycle {
             FixOutcome::CannotFix { category, reason } => {
                 self.finish(StopReason::CannotFix { category, reason })
             }
+            FixOutcome::Environment { tests, reason } => {
+                // Nothing was tried: the iteration is planned again without these tests.
+                self.history.pop();
+                self.environment.extend(tests);
+                self.environment_reasons.push(reason);
+                self.evaluate()
+            }
         }
     }
 
@@ -134,6 +152,13 @@ impl ExecutorCycle {
         }
         if self.gate_met() && self.iteration >= self.limits.min_iterations {
             return self.finish(StopReason::GateMet);
+        }
+        let failures = &failures - &self.environment;
+        if failures.is_empty() {
+            return self.finish(StopReason::CannotFix {
+                category: "environment".into(),
+                reason: self.environment_reasons.join("; "),
+            });
         }
         if self.iteration >= self.limits.max_iterations {
             return self.finish(StopReason::MaxIterations);

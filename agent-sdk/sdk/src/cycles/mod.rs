@@ -8,6 +8,7 @@
 //! - [`executor`]: `QARUN-*` tasks — up to 5 iterations, stops once the gate holds after at
 //!   least two iterations.
 //! - [`ledger`]: what is known about each test; the pass rate.
+//! - [`baseline`]: the first full run's tests, so a later run cannot drop a failing one unseen.
 //! - [`severity`]: critical / high / medium / low for remaining failures.
 //! - [`config`]: every threshold and cap, with per-team and per-task overrides.
 //!
@@ -21,9 +22,11 @@
 //! [`strategy`]: crate::cycles::strategy
 //! [`executor`]: crate::cycles::executor
 //! [`ledger`]: crate::cycles::ledger
+//! [`baseline`]: crate::cycles::baseline
 //! [`severity`]: crate::cycles::severity
 //! [`config`]: crate::cycles::config
 
+pub mod baseline;
 pub mod config;
 pub mod executor;
 pub mod ledger;
@@ -100,6 +103,14 @@ pub enum FixOutcome {
         /// The model's explanation.
         reason: String,
     },
+    /// These targets fail because the environment is broken (a missing module, a service that
+    /// is not there): they are set aside and the cycle goes on with the other failures.
+    Environment {
+        /// The tests set aside.
+        tests: Vec<String>,
+        /// What is broken, per test.
+        reason: String,
+    },
 }
 
 impl FixOutcome {
@@ -111,6 +122,9 @@ impl FixOutcome {
             FixOutcome::Unavailable { reason } => format!("no fix available: {reason}"),
             FixOutcome::CannotFix { category, reason } => {
                 format!("cannot fix ({category}): {reason}")
+            }
+            FixOutcome::Environment { reason, .. } => {
+                format!("set aside, not sent for repair: {reason}")
             }
         }
     }

@@ -38,6 +38,12 @@ pub struct TesterCycle {
     /// A stop decided before a full run confirms or refutes it.
     verifying: Option<StopReason>,
     plan: Option<FixPlan>,
+    /// `previous` as it was before the pending plan, restored when the plan is set aside.
+    previous_before_plan: Option<(f64, BTreeSet<String>)>,
+    /// Failures of a broken environment: still failing, never sent for repair.
+    environment: BTreeSet<String>,
+    /// What is broken, one line per set-aside batch.
+    environment_reasons: Vec<String>,
 }
 
 impl TesterCycle {
@@ -59,7 +65,15 @@ impl TesterCycle {
             can_roll_back: false,
             verifying: None,
             plan: None,
+            previous_before_plan: None,
+            environment: BTreeSet::new(),
+            environment_reasons: Vec::new(),
         }
+    }
+
+    /// Failures set aside as a broken environment.
+    pub fn environment(&self) -> &BTreeSet<String> {
+        &self.environment
     }
 
     /// The first step: a full run.
@@ -185,6 +199,14 @@ impl TesterCycle {
             FixOutcome::CannotFix { category, reason } => {
                 self.conclude(StopReason::CannotFix { category, reason })
             }
+            FixOutcome::Environment { tests, reason } => {
+                // Nothing was tried: the iteration is planned again without these tests.
+                self.history.pop();
+                self.previous = self.previous_before_plan.take();
+                self.environment.extend(tests);
+                self.environment_reasons.push(reason);
+                self.evaluate()
+            }
         }
     }
 
@@ -202,6 +224,13 @@ impl TesterCycle {
         let failures = self.failures();
         if failures.is_empty() {
             return self.conclude(StopReason::OnlyFlaky);
+        }
+        let failures = &failures - &self.environment;
+        if failures.is_empty() {
+            return self.conclude(StopReason::CannotFix {
+                category: "environment".into(),
+                reason: self.environment_reasons.join("; "),
+            });
         }
         let stuck: Vec<String> = self
             .stagnation
@@ -262,7 +291,7 @@ impl TesterCycle {
             failing: failures.len(),
             note: String::new(),
         });
-        self.previous = Some((pass_rate, failures));
+        self.previous_before_plan = self.previous.replace((pass_rate, failures));
         self.plan = Some(plan.clone());
         Step::Fix(plan)
     }

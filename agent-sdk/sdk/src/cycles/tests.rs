@@ -289,3 +289,48 @@ fn the_executor_stops_at_the_gate_only_after_two_iterations() {
     assert!(f.passed);
     assert_eq!(f.iterations, 2);
 }
+
+#[test]
+fn an_environment_failure_is_set_aside_and_the_others_are_still_repaired() {
+    let limits = TesterLimits {
+        recheck_flaky: false,
+        ..TesterLimits::default()
+    };
+    let mut c = TesterCycle::new(limits);
+    c.start();
+    let first = [
+        obs("broken.py", false, "ModuleNotFoundError"),
+        obs("t.py::a", false, "E assert 1 == 2"),
+        obs("t.py::b", true, ""),
+    ];
+    let Step::Fix(plan) = c.on_run(Scope::Full, &first) else {
+        panic!("fix expected")
+    };
+    assert_eq!(plan.targets, vec!["broken.py".to_string()]);
+    let Step::Fix(plan) = c.on_fix(FixOutcome::Environment {
+        tests: vec!["broken.py".into()],
+        reason: "broken.py: No module named x".into(),
+    }) else {
+        panic!("the other failure is tried")
+    };
+    assert_eq!(
+        (plan.iteration, plan.targets),
+        (1, vec!["t.py::a".to_string()])
+    );
+    assert_eq!(c.history().len(), 1, "one record for iteration 1");
+    assert_eq!(c.on_fix(FixOutcome::Applied), Step::Run(Scope::Affected));
+    let fixed = [obs("t.py::a", true, "")];
+    assert_eq!(c.on_run(Scope::Affected, &fixed), Step::Run(Scope::Full));
+    let last = [first[0].clone(), fixed[0].clone(), first[2].clone()];
+    let Step::Finish(f) = c.on_run(Scope::Full, &last) else {
+        panic!("finish expected")
+    };
+    assert!(!f.passed);
+    assert_eq!(
+        f.reason,
+        StopReason::CannotFix {
+            category: "environment".into(),
+            reason: "broken.py: No module named x".into()
+        }
+    );
+}

@@ -16,6 +16,8 @@ pub struct Applied {
     pub files: Vec<String>,
     /// The files as they were before; restoring it undoes the fix.
     pub snapshot: Snapshot,
+    /// The unified diff of the change, file by file (not yet scrubbed or capped).
+    pub diff: String,
 }
 
 /// One file's planned change.
@@ -69,7 +71,7 @@ pub fn apply(root: &Path, edits: &[Edit], policy: &Policy) -> Result<Applied, Ve
         }
     }
     for c in &changes {
-        if let Err(r) = check_content(&c.rel, c.before.as_deref().unwrap_or(""), &c.after) {
+        if let Err(r) = check_content(&c.rel, c.before.as_deref().unwrap_or(""), &c.after, policy) {
             refusals.push(r);
         }
     }
@@ -92,7 +94,15 @@ pub fn apply(root: &Path, edits: &[Edit], policy: &Policy) -> Result<Applied, Ve
             }]);
         }
     }
-    Ok(Applied { files, snapshot })
+    let diff = changes
+        .iter()
+        .map(|c| super::diff::unified(&c.rel, c.before.as_deref(), Some(&c.after)))
+        .collect();
+    Ok(Applied {
+        files,
+        snapshot,
+        diff,
+    })
 }
 
 /// The file's text, `None` when it does not exist.

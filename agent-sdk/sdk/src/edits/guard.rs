@@ -3,6 +3,7 @@
 //! after all of a reply's edits, so splitting a forbidden change over several edits does not
 //! get it through.
 
+use super::test_config;
 use super::Refusal;
 use regex::Regex;
 use std::path::{Component, Path, PathBuf};
@@ -11,14 +12,19 @@ use std::sync::OnceLock;
 /// What a role may change.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
-    /// Only test files (the executor).
+    /// Only test files (the executor). Its changed expectations are flagged, not refused.
     pub tests_only: bool,
     /// When set, only paths under one of these prefixes (a task's `scope` metadata).
     pub scope: Option<Vec<String>>,
+    /// Test files may change at all: always for the executor, for the tester only when the
+    /// task allows it (`allowTestEdits`) — and even then not what a test expects.
+    pub test_edits: bool,
+    /// Test configuration may change (`allowTestConfigEdits`): it decides which tests run.
+    pub test_config_edits: bool,
 }
 
 impl Policy {
-    /// The tester's policy: any file but the forbidden ones.
+    /// The tester's policy: the code under test, not its tests or their configuration.
     pub fn tester() -> Policy {
         Policy::default()
     }
@@ -27,7 +33,8 @@ impl Policy {
     pub fn executor() -> Policy {
         Policy {
             tests_only: true,
-            scope: None,
+            test_edits: true,
+            ..Policy::default()
         }
     }
 }
@@ -126,6 +133,19 @@ pub fn check_path(rel: &str, policy: &Policy) -> Result<(), Refusal> {
     if CI_FILES.contains(&name) || parts.first().is_some_and(|d| CI_DIRS.contains(d)) {
         return Err(forbidden("it is CI configuration"));
     }
+    if !policy.test_config_edits {
+        if let Some(why) = test_config::whole_file(rel) {
+            return Err(Refusal::TestConfig {
+                path: rel.to_string(),
+                why: why.to_string(),
+            });
+        }
+    }
+    if !policy.test_edits && is_test_file(rel) {
+        return Err(Refusal::TestEdit {
+            path: rel.to_string(),
+        });
+    }
     if policy.tests_only && !is_test_file(rel) {
         return Err(Refusal::NotAllowed {
             path: rel.to_string(),
@@ -215,8 +235,15 @@ pub fn count_assertions(text: &str) -> usize {
 }
 
 /// Refuses a change of `rel` from `before` to `after` that adds a skip/ignore/type-escape
-/// marker or removes assertions.
-pub fn check_content(rel: &str, before: &str, after: &str) -> Result<(), Refusal> {
+/// marker, removes assertions, changes the test sections of a configuration file, or — outside
+/// the executor's test-files-only mode — changes what a test expects.
+pub fn check_content(rel: &str, before: &str, after: &str, policy: &Policy) -> Result<(), Refusal> {
+    if !policy.test_config_edits {
+        test_config::check_sections(rel, before, after).map_err(|why| Refusal::TestConfig {
+            path: rel.to_string(),
+            why,
+        })?;
+    }
     for (re, name) in markers() {
         if re.find_iter(after).count() > re.find_iter(before).count() {
             return Err(Refusal::Marker {
@@ -233,7 +260,47 @@ pub fn check_content(rel: &str, before: &str, after: &str) -> Result<(), Refusal
             after: a,
         });
     }
+    if !policy.tests_only && is_test_file(rel) {
+        if let Some(line) = changed_expectations(before, after).into_iter().next() {
+            return Err(Refusal::ExpectationChanged {
+                path: rel.to_string(),
+                line,
+            });
+        }
+    }
     Ok(())
+}
+
+fn expectation_lines() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\.(to[A-Z]\w*|equals?|eql|deepEqual|strictEqual|deepStrictEqual)\s*\(")
+            .expect("expectation pattern")
+    })
+}
+
+/// Lines of `before` that state an expectation (an assertion, a matcher such as `.toBe(`) and
+/// are gone from `after`: a test made to expect something else. Moved or re-indented lines
+/// do not count.
+pub fn changed_expectations(before: &str, after: &str) -> Vec<String> {
+    let expecting = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| assertions().is_match(l) || expectation_lines().is_match(l))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut remaining = expecting(after);
+    let mut changed = Vec::new();
+    for line in expecting(before) {
+        match remaining.iter().position(|l| *l == line) {
+            Some(i) => {
+                remaining.swap_remove(i);
+            }
+            None => changed.push(line),
+        }
+    }
+    changed
 }
 
 #[cfg(test)]

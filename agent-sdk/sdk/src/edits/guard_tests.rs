@@ -101,25 +101,88 @@ fn skip_markers_and_type_escapes_are_refused() {
         ("let x = f();", "let x = f() as any;", "as any"),
     ];
     for (before, after, marker) in cases {
-        match check_content("t", before, after) {
+        match check_content("t", before, after, &Policy::executor()) {
             Err(Refusal::Marker { marker: m, .. }) => assert_eq!(m, marker),
             other => panic!("{after}: {other:?}"),
         }
     }
     // Existing markers may stay; `exit(` is not `xit(`.
-    assert!(check_content("t", "it.skip('a')\n", "it.skip('a')\nprocess.exit(1)\n").is_ok());
+    assert!(check_content(
+        "t",
+        "it.skip('a')\n",
+        "it.skip('a')\nprocess.exit(1)\n",
+        &Policy::executor()
+    )
+    .is_ok());
 }
 
 #[test]
-fn deleting_assertions_is_refused_changing_them_is_not() {
+fn deleting_assertions_is_refused_and_only_the_executor_may_change_them() {
+    let exec = Policy::executor();
     let before = "def test_a():\n    assert f() == 1\n    assert g() == 2\n";
-    assert!(check_content("t", before, "def test_a():\n    assert f() == 1\n").is_err());
+    let changed = "def test_a():\n    assert f() == 3\n    assert g() == 2\n";
     assert!(check_content(
-        "t",
+        "tests/test_a.py",
         before,
-        "def test_a():\n    assert f() == 3\n    assert g() == 2\n"
+        "def test_a():\n    assert f() == 1\n",
+        &exec
+    )
+    .is_err());
+    assert!(check_content("tests/test_a.py", before, changed, &exec).is_ok());
+    assert!(check_content(
+        "a.test.js",
+        "expect(a).toBe(1);",
+        "expect(a).toBe(2);",
+        &exec
     )
     .is_ok());
-    assert!(check_content("t", "expect(a).toBe(1);", "expect(a).toBe(2);").is_ok());
-    assert!(check_content("t", "expect(a).toBe(1);", "a;").is_err());
+    assert!(check_content("a.test.js", "expect(a).toBe(1);", "a;", &exec).is_err());
+    // A tester allowed to edit tests still may not change what they expect.
+    let tester = Policy {
+        test_edits: true,
+        ..Policy::tester()
+    };
+    let e = check_content("tests/test_a.py", before, changed, &tester).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the edit to `tests/test_a.py` changes what a test expects (`assert f() == 1`); fix the code under test instead"
+    );
+    let multi = "expect(avg([5]))\n  .toBe(5);\n";
+    assert!(check_content("a.test.js", multi, &multi.replace("5)", "2.5)"), &tester).is_err());
+    // Moving or re-indenting an assertion, or fixing an import, is not a changed expectation.
+    let moved = "import x\ndef test_a():\n        assert g() == 2\n        assert f() == 1\n";
+    assert!(check_content("tests/test_a.py", before, moved, &tester).is_ok());
+}
+
+#[test]
+fn the_tester_leaves_tests_and_test_configuration_alone_unless_allowed() {
+    let tester = Policy::tester();
+    let e = check_path("tests/test_a.py", &tester).unwrap_err();
+    assert!(matches!(e, Refusal::TestEdit { .. }), "{e}");
+    assert!(e.to_string().contains("allowTestEdits"), "{e}");
+    for config in [
+        "pytest.ini",
+        "tests/conftest.py",
+        "jest.config.js",
+        "tox.ini",
+    ] {
+        for policy in [Policy::tester(), Policy::executor()] {
+            let e = check_path(config, &policy).unwrap_err();
+            assert!(matches!(e, Refusal::TestConfig { .. }), "{config}: {e}");
+        }
+    }
+    let allowed = Policy {
+        test_edits: true,
+        test_config_edits: true,
+        ..Policy::tester()
+    };
+    assert!(check_path("tests/test_a.py", &allowed).is_ok());
+    assert!(check_path("pytest.ini", &allowed).is_ok());
+    let py = "[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+    let deselect = py.replace("-q", "-q --deselect tests/test_a.py::test_x");
+    assert!(matches!(
+        check_content("pyproject.toml", py, &deselect, &tester),
+        Err(Refusal::TestConfig { .. })
+    ));
+    assert!(check_content("pyproject.toml", py, &deselect, &allowed).is_ok());
 }

@@ -1,8 +1,12 @@
 //! Search/replace edits proposed by the code-developer model, and everything that stands
 //! between them and the project:
 //! - [`guard`]: where an edit may go (inside the project root; never `.git/`, lockfiles, CI
-//!   configuration or files outside the role's allowlist) and what it may not do (add skip or
-//!   ignore markers, `@ts-ignore`, `as any`; delete assertions).
+//!   configuration or files outside the role's allowlist; test files only when the role or the
+//!   task allows) and what it may not do (add skip or ignore markers, `@ts-ignore`, `as any`;
+//!   delete assertions; change what a test expects, outside the executor's mode).
+//! - [`test_config`]: test configuration (`pytest.ini`, `conftest.py`, jest/vitest/mocha
+//!   config, the test sections of `pyproject.toml`, `package.json`…) is protected like lockfiles.
+//! - [`diff`]: the unified diff of a fix, for the bus and the task result.
 //! - [`apply`]: every edit of a reply applied atomically — all or none — after each `search`
 //!   matched exactly once.
 //! - [`snapshot`]: the touched files as they were, so a fix that regressed can be rolled back.
@@ -12,10 +16,14 @@
 //! [`guard`]: crate::edits::guard
 //! [`apply`]: mod@crate::edits::apply
 //! [`snapshot`]: crate::edits::snapshot
+//! [`test_config`]: crate::edits::test_config
+//! [`diff`]: crate::edits::diff
 
 pub mod apply;
+pub mod diff;
 pub mod guard;
 pub mod snapshot;
+pub mod test_config;
 
 pub use apply::{apply, Applied};
 pub use guard::{is_test_file, Policy};
@@ -102,6 +110,28 @@ pub enum Refusal {
         path: String,
         /// The marker, as written.
         marker: String,
+    },
+    /// Test configuration (which tests run, and how).
+    #[error("`{path}` may not be edited: {why}; test configuration decides which tests run (a task may allow it with metadata `allowTestConfigEdits: true`)")]
+    TestConfig {
+        /// The path as given.
+        path: String,
+        /// What is protected.
+        why: String,
+    },
+    /// A test file, for a role that repairs code.
+    #[error("`{path}` is a test file; the tester fixes the code under test, not its tests (a task may allow test edits with metadata `allowTestEdits: true`)")]
+    TestEdit {
+        /// The path as given.
+        path: String,
+    },
+    /// The edit changes what a test expects.
+    #[error("the edit to `{path}` changes what a test expects (`{line}`); fix the code under test instead")]
+    ExpectationChanged {
+        /// The file.
+        path: String,
+        /// The expectation as it was.
+        line: String,
     },
     /// The edit removes assertions.
     #[error("the edit to `{path}` deletes assertions ({before} before, {after} after); fix the code or the expectation instead")]

@@ -35,6 +35,11 @@ impl Snapshot {
         self.files.iter().map(|(p, _)| p.as_str())
     }
 
+    /// The recorded files with their contents (`None`: the file did not exist).
+    pub fn contents(&self) -> impl Iterator<Item = (&str, Option<&[u8]>)> {
+        self.files.iter().map(|(p, c)| (p.as_str(), c.as_deref()))
+    }
+
     /// Puts every recorded file back as it was; tries them all and reports the first error.
     pub fn restore(&self) -> std::io::Result<()> {
         let mut first_error = None;

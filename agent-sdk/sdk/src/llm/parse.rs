@@ -109,12 +109,17 @@ struct WireEdit {
     replace: String,
 }
 
+/// `cannot_fix` as asked for, or as a bare string (taken as the reason).
 #[derive(Deserialize)]
-struct WireCannotFix {
-    #[serde(default)]
-    category: String,
-    #[serde(default)]
-    reason: String,
+#[serde(untagged)]
+enum WireCannotFix {
+    Object {
+        #[serde(default)]
+        category: String,
+        #[serde(default)]
+        reason: String,
+    },
+    Reason(String),
 }
 
 #[derive(Deserialize)]
@@ -195,8 +200,11 @@ fn convert(w: WireFix) -> ProposedFix {
         explanation: w.explanation,
         cannot_fix: w
             .cannot_fix
-            .filter(|c| !c.reason.is_empty() || !c.category.is_empty())
-            .map(|c| (c.category, c.reason)),
+            .map(|c| match c {
+                WireCannotFix::Object { category, reason } => (category, reason),
+                WireCannotFix::Reason(reason) => ("other".into(), reason),
+            })
+            .filter(|(category, reason)| !reason.trim().is_empty() || !category.is_empty()),
     }
 }
 

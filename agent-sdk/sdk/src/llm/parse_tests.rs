@@ -66,6 +66,18 @@ fn search_replace_blocks_are_the_fallback() {
 }
 
 #[test]
+fn cannot_fix_given_as_a_string_is_the_reason() {
+    let fix = parse_fix(&content(
+        r#"{"edits":[],"explanation":"","cannot_fix":"the test expects the wrong value"}"#,
+    ))
+    .unwrap();
+    assert_eq!(
+        fix.cannot_fix,
+        Some(("other".into(), "the test expects the wrong value".into()))
+    );
+}
+
+#[test]
 fn cannot_fix_is_read() {
     let fix = parse_fix(&content(r#"{"edits":[],"explanation":"","cannot_fix":{"category":"environment","reason":"redis is down"}}"#)).unwrap();
     assert_eq!(

@@ -31,6 +31,8 @@ pub struct ScopeFile {
 pub struct FixRequest {
     /// `true` for the executor: only test files may change.
     pub tests_only: bool,
+    /// Whether test files may change at all (the tester: only when the task allows it).
+    pub test_edits: bool,
     /// The strategy of this attempt.
     pub strategy: Strategy,
     /// The framework, for the model's orientation (`pytest`, `jest`…).
@@ -52,15 +54,18 @@ const RULES: &str = "Rules:
 - All edits are applied together or not at all.
 - Never skip, ignore, disable or delete tests or assertions: no @pytest.mark.skip, it.skip, xit, .only, t.Skip, #[ignore]; no @ts-ignore and no `as any`.
 - Never edit lockfiles, .git/, CI configuration or dependency manifests to make tests pass.
+- Never edit test configuration (pytest.ini, conftest.py, jest/vitest/mocha config, the test script, tox.ini) and never rename or deselect a test: a failing test that stops running still counts as failed.
 - If no code change can fix the failure (a missing dependency or service, a broken environment, a design problem), answer with no edits and set `cannot_fix` to {\"category\": \"environment\" | \"architecture\" | \"other\", \"reason\": \"...\"}; otherwise `cannot_fix` is null.
 - Nothing you write is executed; only your edits are applied.";
 
 /// The chat messages for `request`.
 pub fn messages(request: &FixRequest) -> Vec<Value> {
     let who = if request.tests_only {
-        "You repair failing tests in an automated QA team. You may change test files only: when a test is wrong or outdated, fix the test; when the code under test is wrong, say so with `cannot_fix` (category \"other\")."
+        "You repair failing tests in an automated QA team. You may change test files only: when a test is wrong or outdated, fix the test; when the code under test is wrong, say so with `cannot_fix` (category \"other\"). Every change you make to an expectation is shown to the coordinator."
+    } else if request.test_edits {
+        "You are the code developer of an automated QA team. Tests fail; find the cause and fix it in the code under test. You may repair a test's setup or imports, but never change what a test expects."
     } else {
-        "You are the code developer of an automated QA team. Tests fail; find the cause and fix it, usually in the code under test. Change a test only when its expectation is clearly wrong."
+        "You are the code developer of an automated QA team. Tests fail; find the cause and fix it in the code under test. Test files are read-only: never change, rename, skip or deselect a test or what it expects."
     };
     vec![
         json!({"role": "system", "content": format!("{who}\n\n{RULES}")}),
@@ -183,6 +188,7 @@ mod tests {
     fn secrets_are_scrubbed_and_feedback_is_included() {
         let r = FixRequest {
             tests_only: false,
+            test_edits: false,
             strategy: Strategy::Conservative,
             framework: "pytest".into(),
             task: "fix it".into(),

@@ -1,6 +1,7 @@
 //! The loop both roles share: ask the pure cycle for a step, carry it out (run, re-check,
 //! fix), feed the result back, post `impl_progress` per iteration, until it finishes.
 
+use super::changes::change_fields;
 use super::history::RunHistory;
 use super::repair::Repairer;
 use super::report::{round, Reporter};
@@ -88,7 +89,17 @@ pub(crate) async fn drive(
         }
         step = match step {
             Step::Run(scope) => {
+                if scope == Scope::Full {
+                    reporter.full_run(None).await;
+                }
                 let (ran, tests) = runs.run(scope).await.map_err(Interrupted::Role)?;
+                if ran == Scope::Full {
+                    if scope != Scope::Full {
+                        // An affected run that had to run everything; say so afterwards.
+                        reporter.full_run(None).await;
+                    }
+                    reporter.full_run(runs.last_full.as_ref()).await;
+                }
                 if let (Scope::Full, Some(history), Some(report)) =
                     (ran, history.as_deref_mut(), runs.last_full.as_ref())
                 {
@@ -124,6 +135,10 @@ pub(crate) async fn drive(
                     _ = ctx.cancelled() => return Err(Interrupted::Cancelled),
                 };
                 let note = outcome.describe();
+                let change = match outcome {
+                    FixOutcome::Applied => repairer.last_change.take(),
+                    _ => None,
+                };
                 let next = cycle.on_fix(outcome);
                 tracing::info!("iteration {}: {note}", plan.iteration);
                 let targets = plan.targets.join(", ");
@@ -139,6 +154,9 @@ pub(crate) async fn drive(
                         round(plan.pass_rate),
                         plan.strategy.as_str(),
                         &format!("{rollback}{targets}: {note}"),
+                        change
+                            .map(|c| change_fields(&c.files, &c.diff))
+                            .unwrap_or_default(),
                     )
                     .await;
                 next

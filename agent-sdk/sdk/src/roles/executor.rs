@@ -3,12 +3,15 @@
 //! files only, and records its results in shared memory at `execution_results.<layer>` (and
 //! `execution_results.pass_rate`, `.coverage`) with a merge patch.
 
+use super::checkout::lock_checkout;
 use super::drive::drive;
+use super::evidence::evidence;
+use super::history::RunHistory;
 use super::repair::Repairer;
 use super::report::{round, CycleSummary};
 use super::runs::Runs;
 use super::settings::RoleSettings;
-use super::setup::{interrupted, prepare, report_failure, task_cycle, task_scope};
+use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy};
 use super::tester::conclude;
 use super::RoleError;
 use crate::cycles::executor::ExecutorCycle;
@@ -98,6 +101,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         None => Selection::All,
     };
     tracing::info!("{}: QA run of layer {layer}", task.id);
+    let _checkout = lock_checkout(&settings.project, &p.reporter, ctx).await?;
     let timeout = Duration::from_secs(limits.run_timeout_secs);
     let mut runs = Runs::new(
         &settings.project,
@@ -106,12 +110,15 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         suite,
         limits.coverage,
     );
-    let policy = Policy {
-        scope: task_scope(task),
-        ..Policy::executor()
-    };
-    let mut repairer = Repairer::new(settings.llm.clone(), settings.llm_missing.clone(), policy);
+    let policy = task_policy(task, Policy::executor());
+    let mut repairer = Repairer::new(
+        settings.llm.clone(),
+        settings.llm_missing.clone(),
+        policy,
+        &settings.project,
+    );
     let mut cycle = ExecutorCycle::new(limits.clone());
+    let mut history = RunHistory::new(ctx.client().clone(), p.project.clone());
     let finish = match drive(
         &mut cycle,
         &mut runs,
@@ -119,7 +126,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &p.reporter,
         ctx,
         &p.task_text,
-        None,
+        Some(&mut history),
     )
     .await
     {
@@ -158,8 +165,17 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         history: cycle.history().to_vec(),
         report,
         flaky: cycle.flaky().iter().cloned().collect(),
+        vanished: runs.vanished.clone(),
+        environment: cycle.environment().iter().cloned().collect(),
         max_iterations: limits.max_iterations,
         quality_gate: limits.quality_gate,
     };
-    conclude(&summary, &p.reporter, &repairer).await
+    let evidence = evidence(
+        &settings.project,
+        runs.last_full.as_ref(),
+        &runs.vanished,
+        &history.last,
+    )
+    .await;
+    conclude(&summary, &p.reporter.after_close(ctx), &repairer, evidence).await
 }

@@ -3,6 +3,7 @@
 //! same tree before. Such a known-flaky failure is re-run once before any repair is asked for.
 //! The history is advice: when the daemon cannot answer, the cycle goes on without it.
 
+use super::evidence::RecordedRun;
 use super::report::Reporter;
 use crate::cycles::{Observed, Verdict};
 use crate::runners::{Outcome, Report};
@@ -71,7 +72,48 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()
     Ok(())
 }
 
-/// The project's name in the history: its directory's name.
+/// The project's stable identity in the history: the task's `project` metadata when it names
+/// one, else the checkout's git `origin` (`github.com/org/repo`, the same for every clone),
+/// else the project directory's name.
+pub async fn project_identity(task_project: Option<&str>, project: &Path) -> String {
+    if let Some(p) = task_project.map(str::trim).filter(|p| !p.is_empty()) {
+        return p.chars().take(200).collect();
+    }
+    let origin = tokio::process::Command::new("git")
+        .arg("-C")
+        .arg(project)
+        .args(["config", "--get", "remote.origin.url"])
+        .output()
+        .await
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match origin.as_deref().and_then(remote_identity) {
+        Some(id) => id,
+        None => project_name(project),
+    }
+}
+
+/// `https://user:token@github.com/org/repo.git` and `git@github.com:org/repo.git` →
+/// `github.com/org/repo`: no scheme, no credentials, no `.git`.
+pub fn remote_identity(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+    // scp-like `host:path` (no scheme): the colon separates host and path.
+    let rest = if url.contains("://") {
+        rest.to_string()
+    } else {
+        rest.replacen(':', "/", 1)
+    };
+    let id = rest
+        .trim_end_matches('/')
+        .trim_end_matches(".git")
+        .trim_start_matches('/')
+        .to_string();
+    (!id.is_empty()).then(|| id.chars().take(200).collect())
+}
+
+/// The project's directory name.
 pub fn project_name(project: &Path) -> String {
     project
         .canonicalize()
@@ -86,13 +128,20 @@ pub(crate) struct RunHistory {
     project: String,
     /// Known-flaky tests on the tree of the last full run: passes and failures there.
     known: BTreeMap<String, (u64, u64)>,
+    /// The last full run as recorded: the verdict's evidence.
+    pub last: RecordedRun,
 }
 
 impl RunHistory {
-    pub fn new(client: Client, project: &Path) -> RunHistory {
+    /// The history of `name` (the project's stable identity, see [`project_identity`]).
+    pub fn new(client: Client, name: String) -> RunHistory {
         RunHistory {
             client,
-            project: project_name(project),
+            last: RecordedRun {
+                project: name.clone(),
+                ..RecordedRun::default()
+            },
+            project: name,
             known: BTreeMap::new(),
         }
     }
@@ -135,9 +184,14 @@ impl RunHistory {
                 })
                 .collect(),
         };
-        if let Err(e) = self.client.post_test_run(&run).await {
-            tracing::warn!("cannot post the run to the test history: {e}");
-        }
+        self.last.tree = Some(tree.clone());
+        self.last.run_id = match self.client.post_test_run(&run).await {
+            Ok(stored) => Some(stored.id),
+            Err(e) => {
+                tracing::warn!("cannot post the run to the test history: {e}");
+                None
+            }
+        };
         self.known = match self
             .client
             .flaky_tests(Some(&self.project), Some(&tree))
@@ -183,7 +237,23 @@ impl RunHistory {
 
 #[cfg(test)]
 mod tests {
-    use super::tree_hash;
+    use super::{remote_identity, tree_hash};
+
+    #[test]
+    fn a_remote_names_the_project_without_credentials() {
+        for url in [
+            "https://ci:s3cr3t@github.com/acme/shop.git",
+            "git@github.com:acme/shop.git",
+            "ssh://git@github.com/acme/shop",
+        ] {
+            assert_eq!(
+                remote_identity(url).as_deref(),
+                Some("github.com/acme/shop"),
+                "{url}"
+            );
+        }
+        assert_eq!(remote_identity(""), None);
+    }
 
     #[test]
     fn the_tree_hash_follows_content_and_ignores_caches() {

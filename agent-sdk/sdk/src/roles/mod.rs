@@ -5,7 +5,8 @@
 //! - [`TesterRole`] (`TEST-*`) and [`ExecutorRole`] (`QARUN-*`) are [`crate::Handler`]s for a
 //!   [`crate::Worker`]; `huddle worker --role tester|executor --project DIR` runs them.
 //! - [`RoleSettings`]: the project, the cycle limits and the model (or why there is none).
-//! - [`report`]: the messages (`impl_progress`, `test_result`, `fix_required`, `error`).
+//! - [`report`]: the messages (`impl_progress`, `test_result`, `fix_required`, `error`);
+//!   [`summary`]: the `test_result` data and its markdown.
 //!
 //! A task completes when the quality gate holds on a full run and fails otherwise, with the
 //! reason; the coordinator decides what follows.
@@ -14,16 +15,22 @@
 //! [`ExecutorRole`]: crate::roles::ExecutorRole
 //! [`RoleSettings`]: crate::roles::RoleSettings
 //! [`report`]: crate::roles::report
+//! [`summary`]: crate::roles::summary
 
+mod changes;
+mod checkout;
 mod drive;
+mod evidence;
 pub mod executor;
 pub mod history;
+mod patience;
 mod repair;
 pub mod report;
 mod runs;
 mod scope;
 pub mod settings;
 mod setup;
+pub mod summary;
 pub mod tester;
 
 pub use executor::ExecutorRole;

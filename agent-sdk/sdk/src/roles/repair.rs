@@ -1,12 +1,17 @@
-//! One fix attempt: roll back the last fix when the plan says so, ask the model with the
-//! failures and the files in scope, read its edits, check and apply them all or none, and keep
-//! a snapshot for the next rollback. Refusals go back to the model at the next attempt.
+//! One fix attempt: roll back the last fix when the plan says so, set aside failures of a
+//! broken environment, ask the model with the failures and the files in scope, read its edits,
+//! check and apply them all or none, and keep a snapshot for the next rollback and the diff for
+//! the bus. Refusals go back to the model at the next attempt; a model whose replies keep
+//! being unusable is given up on ([`Patience`]).
 
+use super::changes::{Changes, FixChange};
+use super::patience::{Next, Patience};
 use super::runs::Runs;
 use super::scope::files_in_scope;
 use crate::cycles::{FixOutcome, FixPlan};
 use crate::edits::{apply, Policy, Snapshot};
 use crate::llm::{prompt, Budget, FixRequest, LlmClient, LlmError};
+use std::path::Path;
 
 /// The model side of one task's cycle.
 pub(crate) struct Repairer {
@@ -22,13 +27,26 @@ pub(crate) struct Repairer {
     /// Model calls made.
     pub calls: u32,
     /// Set when the model endpoint cannot be used at all (unreachable after the client's
-    /// retries, or refusing the key or the model): the cycle stops and says so once, as an
-    /// `error`, instead of spending its iterations on calls that cannot succeed.
+    /// retries, or refusing the key or the model, or answering 5xx call after call): the
+    /// cycle stops and says so once, as an `error`, instead of spending its iterations on calls
+    /// that cannot succeed.
     pub model_failure: Option<String>,
+    patience: Patience,
+    /// Set when the model's replies kept being unusable: why the cycle gave up on it.
+    pub gave_up: Option<String>,
+    /// The fix just applied, for its `impl_progress` (taken once posted).
+    pub last_change: Option<FixChange>,
+    /// Everything the cycle's fixes changed.
+    pub changes: Changes,
 }
 
 impl Repairer {
-    pub fn new(llm: Option<LlmClient>, missing: String, policy: Policy) -> Repairer {
+    pub fn new(
+        llm: Option<LlmClient>,
+        missing: String,
+        policy: Policy,
+        project: &Path,
+    ) -> Repairer {
         let budget = llm.as_ref().map_or(Budget::new(0, 0), LlmClient::budget);
         Repairer {
             llm,
@@ -39,6 +57,10 @@ impl Repairer {
             last: None,
             calls: 0,
             model_failure: None,
+            patience: Patience::default(),
+            gave_up: None,
+            last_change: None,
+            changes: Changes::new(project.to_path_buf()),
         }
     }
 
@@ -59,10 +81,18 @@ impl Repairer {
                 runs.edited.extend(files);
             }
         }
-        if let Some(reason) = environment_problem(plan, runs) {
-            return FixOutcome::CannotFix {
-                category: "environment".into(),
-                reason,
+        let broken = environment_failures(plan, runs);
+        if !broken.is_empty() {
+            return FixOutcome::Environment {
+                tests: broken.iter().map(|(t, _)| t.clone()).collect(),
+                reason: format!(
+                    "the environment is broken, not the code: {}",
+                    broken
+                        .iter()
+                        .map(|(t, line)| format!("{t}: {line}"))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
             };
         }
         let Some(llm) = &self.llm else {
@@ -72,6 +102,7 @@ impl Repairer {
         };
         let request = FixRequest {
             tests_only: self.policy.tests_only,
+            test_edits: self.policy.test_edits,
             strategy: plan.strategy,
             framework: runs.framework.name().to_string(),
             task: task.to_string(),
@@ -106,11 +137,22 @@ impl Repairer {
                     reason: e.to_string(),
                 };
             }
+            Err(e @ LlmError::Status { status: 500.., .. }) => {
+                tracing::warn!("fix attempt ended: {e}");
+                return match self.patience.server_error(&e.to_string()) {
+                    Next::Unreachable => {
+                        self.model_failure = Some(e.to_string());
+                        FixOutcome::Unavailable {
+                            reason: e.to_string(),
+                        }
+                    }
+                    next => self.after_unusable(next, e.to_string()),
+                };
+            }
             Err(e) => {
                 tracing::warn!("fix attempt ended: {e}");
-                return FixOutcome::NotApplied {
-                    reason: e.to_string(),
-                };
+                let next = self.patience.unusable(&e.to_string());
+                return self.after_unusable(next, e.to_string());
             }
         };
         let fix = match crate::llm::parse::parse_fix(&reply) {
@@ -122,6 +164,7 @@ impl Repairer {
                 "environment" | "architecture" => category,
                 _ => "other".into(),
             };
+            self.patience.usable();
             return FixOutcome::CannotFix { category, reason };
         }
         match apply(&runs.project, &fix.edits, &self.policy) {
@@ -131,7 +174,10 @@ impl Repairer {
                     fix.edits.len(),
                     applied.files.join(", ")
                 );
+                self.patience.usable();
                 runs.edited.extend(applied.files.iter().cloned());
+                self.changes.note(&applied);
+                self.last_change = Some(FixChange::of(&applied));
                 self.last = Some(applied.snapshot);
                 FixOutcome::Applied
             }
@@ -143,17 +189,28 @@ impl Repairer {
         for r in &reasons {
             tracing::warn!("model reply refused: {r}");
         }
-        let reason = reasons.join("; ");
+        let reason = format!("refused: {}", reasons.join("; "));
         self.feedback = reasons;
-        FixOutcome::NotApplied {
-            reason: format!("refused: {reason}"),
+        let next = self.patience.unusable(&reason);
+        self.after_unusable(next, reason)
+    }
+
+    /// Goes on (the reason goes back to the model) or gives up on the model.
+    fn after_unusable(&mut self, next: Next, reason: String) -> FixOutcome {
+        match next {
+            Next::GiveUp(why) => {
+                tracing::warn!("giving up on the model: {why}");
+                self.gave_up = Some(why.clone());
+                FixOutcome::Unavailable { reason: why }
+            }
+            _ => FixOutcome::NotApplied { reason },
         }
     }
 }
 
-/// Failure texts that no code change fixes: a missing package or program, a service that is
-/// not there. Only when every target looks like that.
-fn environment_problem(plan: &FixPlan, runs: &Runs) -> Option<String> {
+/// The targets whose failure text no code change fixes — a missing package or program, a
+/// service that is not there — each with the line that says so.
+fn environment_failures(plan: &FixPlan, runs: &Runs) -> Vec<(String, String)> {
     const SIGNS: &[&str] = &[
         "ModuleNotFoundError: No module named",
         "ImportError: No module named",
@@ -176,19 +233,15 @@ fn environment_problem(plan: &FixPlan, runs: &Runs) -> Option<String> {
                 let rest = text.split("Cannot find module '").nth(1)?;
                 (!rest.starts_with('.') && !rest.starts_with('/'))
                     .then(|| "Cannot find module".to_string())
-            })?;
+            });
+        let Some(sign) = sign else { continue };
         let line = text
             .lines()
             .find(|l| l.contains(&sign))
             .unwrap_or(&sign)
             .trim()
             .to_string();
-        found.push(format!("{t}: {}", crate::runners::scrub::scrub(&line)));
+        found.push((t.clone(), crate::runners::scrub::scrub(&line).into_owned()));
     }
-    (!found.is_empty()).then(|| {
-        format!(
-            "the environment is broken, not the code: {}",
-            found.join("; ")
-        )
-    })
+    found
 }

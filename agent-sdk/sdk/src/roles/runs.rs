@@ -1,10 +1,15 @@
 //! Running the project's tests for a cycle: full and affected runs, flaky re-checks, and what
 //! the latest run said about each test (its failure text and file, for prompts and reports).
+//! Every full run is checked against the first one ([`Baseline`]): a test that failed and is no
+//! longer reported enters the report as failed, so no verdict comes from a shrunken suite.
 
 use super::RoleError;
+use crate::cycles::baseline::{Baseline, Gone};
 use crate::cycles::{Observed, Scope, Verdict};
 use crate::runners::affected::{plan, AffectedPlan};
-use crate::runners::{run_tests, Framework, Outcome, Report, RunOptions, Selection, TestResult};
+use crate::runners::{
+    run_tests, Framework, Outcome, Report, RunOptions, Selection, Summary, TestResult,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -26,6 +31,10 @@ pub(crate) struct Runs {
     pub last_full: Option<Report>,
     /// Runs made (the first one's crashes and timeouts are errors, later ones failures).
     pub runs: u32,
+    /// The first full run's tests and every failure since.
+    baseline: Baseline,
+    /// Tests the last full run counted as failed because they were no longer reported.
+    pub vanished: Vec<String>,
 }
 
 impl Runs {
@@ -46,6 +55,8 @@ impl Runs {
             edited: BTreeSet::new(),
             last_full: None,
             runs: 0,
+            baseline: Baseline::default(),
+            vanished: Vec::new(),
         }
     }
 
@@ -56,7 +67,15 @@ impl Runs {
             Scope::Full => (Scope::Full, self.full.clone()),
             Scope::Affected => self.affected_selection(),
         };
-        let report = self.execute(selection, scope == Scope::Full).await?;
+        let mut report = self.execute(selection, scope == Scope::Full).await?;
+        if scope == Scope::Full {
+            let gone = self.baseline.check_full(&observed(&report));
+            for (id, why) in &gone {
+                tracing::warn!("{id} counts as failed: {}", why.explain());
+            }
+            self.vanished = gone.iter().map(|(id, _)| id.clone()).collect();
+            count_as_failed(&mut report, &gone);
+        }
         tracing::info!(
             "{} run: {} passed, {} failed, {} errors, {} skipped ({:.1}% pass rate)",
             if scope == Scope::Full {
@@ -75,7 +94,9 @@ impl Runs {
             self.latest.clear();
             self.last_full = Some(report.clone());
         }
-        Ok((scope, self.observe(&report)))
+        let seen = self.observe(&report);
+        self.baseline.observe(&seen);
+        Ok((scope, seen))
     }
 
     /// Runs `tests` once more.
@@ -87,7 +108,9 @@ impl Runs {
         let report = self
             .execute(Selection::Tests(tests.to_vec()), false)
             .await?;
-        Ok(self.observe(&report))
+        let seen = self.observe(&report);
+        self.baseline.observe(&seen);
+        Ok(seen)
     }
 
     /// The failure text of `test` in its latest run.
@@ -178,22 +201,53 @@ impl Runs {
     }
 
     fn observe(&mut self, report: &Report) -> Vec<Observed> {
-        report
-            .tests
-            .iter()
-            .map(|t| {
-                self.latest.insert(t.nodeid.clone(), t.clone());
-                let verdict = match t.outcome {
-                    Outcome::Passed => Verdict::Pass,
-                    Outcome::Skipped => Verdict::Skip,
-                    Outcome::Failed | Outcome::Error => Verdict::Fail,
-                };
-                Observed::new(
-                    t.nodeid.clone(),
-                    verdict,
-                    t.longrepr.as_deref().unwrap_or(""),
-                )
-            })
-            .collect()
+        for t in &report.tests {
+            self.latest.insert(t.nodeid.clone(), t.clone());
+        }
+        observed(report)
     }
+}
+
+/// A report's tests as the cycles see them.
+fn observed(report: &Report) -> Vec<Observed> {
+    report
+        .tests
+        .iter()
+        .map(|t| {
+            let verdict = match t.outcome {
+                Outcome::Passed => Verdict::Pass,
+                Outcome::Skipped => Verdict::Skip,
+                Outcome::Failed | Outcome::Error => Verdict::Fail,
+            };
+            Observed::new(
+                t.nodeid.clone(),
+                verdict,
+                t.longrepr.as_deref().unwrap_or(""),
+            )
+        })
+        .collect()
+}
+
+/// Puts the tests that vanished into the report as failed (a skipped one turns failed), with
+/// why, and counts again.
+fn count_as_failed(report: &mut Report, gone: &[(String, Gone)]) {
+    if gone.is_empty() {
+        return;
+    }
+    for (id, why) in gone {
+        let text = format!("{id}: {}", why.explain());
+        match report.tests.iter_mut().find(|t| &t.nodeid == id) {
+            Some(t) => {
+                t.outcome = Outcome::Failed;
+                t.longrepr = Some(text);
+            }
+            None => {
+                let mut t = TestResult::new(id.clone(), Outcome::Failed);
+                t.file = id.split("::").next().map(str::to_string);
+                t.longrepr = Some(text);
+                report.tests.push(t);
+            }
+        }
+    }
+    report.summary = Summary::of(&report.tests);
 }

@@ -3,10 +3,12 @@
 //! task's failure reason.
 
 use super::drive::Interrupted;
+use super::history::project_identity;
 use super::report::Reporter;
 use super::settings::RoleSettings;
 use super::RoleError;
 use crate::cycles::CycleConfig;
+use crate::edits::Policy;
 use crate::runners::detect::{detect, Overrides};
 use crate::runners::Framework;
 use crate::wire::Task;
@@ -19,6 +21,8 @@ pub(crate) struct Prepared {
     pub cycles: CycleConfig,
     pub reporter: Reporter,
     pub task_text: String,
+    /// The project's stable identity: the task's `project` metadata, else the directory name.
+    pub project: String,
 }
 
 /// Reads memory, detects the framework and applies the team's `cycle_config`.
@@ -66,11 +70,17 @@ pub(crate) async fn prepare(
     let task_text = format!("{}\n{}", task.subject, task.description)
         .trim()
         .to_string();
+    let project = project_identity(
+        task.metadata.get("project").and_then(Value::as_str),
+        &settings.project,
+    )
+    .await;
     Ok(Prepared {
         framework: detection.framework,
         cycles,
         reporter,
         task_text,
+        project,
     })
 }
 
@@ -100,13 +110,24 @@ pub(crate) fn task_cycle(task: &Task) -> &Value {
     task.metadata.get("cycle").unwrap_or(&Value::Null)
 }
 
-/// The task metadata's `scope` (path prefixes fixes may touch), when given.
-pub(crate) fn task_scope(task: &Task) -> Option<Vec<String>> {
-    let list = task.metadata.get("scope")?.as_array()?;
-    Some(
-        list.iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect(),
-    )
+/// The role's edit policy as the task's metadata narrows or widens it: `scope` (path prefixes
+/// fixes may touch), `allowTestEdits` and `allowTestConfigEdits` (both off unless `true`).
+pub(crate) fn task_policy(task: &Task, role: Policy) -> Policy {
+    let flag = |key: &str| task.metadata.get(key).and_then(Value::as_bool) == Some(true);
+    let scope = task
+        .metadata
+        .get("scope")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        });
+    Policy {
+        scope,
+        test_edits: role.test_edits || flag("allowTestEdits"),
+        test_config_edits: role.test_config_edits || flag("allowTestConfigEdits"),
+        ..role
+    }
 }

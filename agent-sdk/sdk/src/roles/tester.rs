@@ -2,13 +2,16 @@
 //! anywhere the guardrails allow, `test_result` at the end and `fix_required` when a test fix
 //! cannot solve it.
 
+use super::changes::{change_fields, ChangeSummary};
+use super::checkout::lock_checkout;
 use super::drive::drive;
+use super::evidence::evidence;
 use super::history::RunHistory;
 use super::repair::Repairer;
 use super::report::{round, stop_text, CycleSummary};
 use super::runs::Runs;
 use super::settings::RoleSettings;
-use super::setup::{interrupted, prepare, report_failure, task_cycle, task_scope};
+use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy};
 use super::RoleError;
 use crate::cycles::tester::TesterCycle;
 use crate::cycles::{Finish, StopReason};
@@ -16,6 +19,7 @@ use crate::edits::Policy;
 use crate::runners::Selection;
 use crate::wire::Task;
 use crate::worker::{Handler, HandlerResult, TaskContext};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,6 +55,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Ok(l) => l,
         Err(e) => return Err(report_failure(&p.reporter, RoleError::Config(e.to_string())).await),
     };
+    let _checkout = lock_checkout(&settings.project, &p.reporter, ctx).await?;
     let timeout = Duration::from_secs(limits.run_timeout_secs);
     let mut runs = Runs::new(
         &settings.project,
@@ -59,13 +64,15 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Selection::All,
         false,
     );
-    let policy = Policy {
-        scope: task_scope(task),
-        ..Policy::tester()
-    };
-    let mut repairer = Repairer::new(settings.llm.clone(), settings.llm_missing.clone(), policy);
+    let policy = task_policy(task, Policy::tester());
+    let mut repairer = Repairer::new(
+        settings.llm.clone(),
+        settings.llm_missing.clone(),
+        policy,
+        &settings.project,
+    );
     let mut cycle = TesterCycle::new(limits.clone());
-    let mut history = RunHistory::new(ctx.client().clone(), &settings.project);
+    let mut history = RunHistory::new(ctx.client().clone(), p.project.clone());
     let finish = match drive(
         &mut cycle,
         &mut runs,
@@ -87,19 +94,31 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         history: cycle.history().to_vec(),
         report: runs.last_full.clone(),
         flaky: cycle.flaky().iter().cloned().collect(),
+        vanished: runs.vanished.clone(),
+        environment: cycle.environment().iter().cloned().collect(),
         max_iterations: limits.max_iterations,
         quality_gate: limits.quality_gate,
     };
-    conclude(&summary, &p.reporter, &repairer).await
+    let evidence = evidence(
+        &settings.project,
+        runs.last_full.as_ref(),
+        &runs.vanished,
+        &history.last,
+    )
+    .await;
+    conclude(&summary, &p.reporter.after_close(ctx), &repairer, evidence).await
 }
 
 /// Posts `error` when the model could not be used at all, or `fix_required` when the stop
-/// calls for it; then `test_result`. Completes the task when the gate holds, else fails it with
-/// the reason.
+/// calls for it (and for failures of a broken environment set aside); then `test_result` with
+/// what the cycle changed and the evidence of the verdict run. `reporter` is expected to post
+/// after the task is closed. Completes the task when the gate holds, else fails it with the
+/// reason.
 pub(crate) async fn conclude(
     summary: &CycleSummary,
     reporter: &super::Reporter,
     repairer: &Repairer,
+    evidence: Value,
 ) -> HandlerResult {
     let model_use = (repairer.calls, repairer.tokens());
     let f: &Finish = &summary.finish;
@@ -124,30 +143,67 @@ pub(crate) async fn conclude(
         StopReason::Unavailable { reason } if !f.passed => Some((
             reason.clone(),
             failing.clone(),
-            "other",
+            if repairer.gave_up.is_some() {
+                "model"
+            } else {
+                "other"
+            },
             format!("{} failing test(s) could not be repaired", failing.len()),
         )),
         _ => None,
     };
+    let environment_stop =
+        matches!(&f.reason, StopReason::CannotFix { category, .. } if category == "environment");
     if let Some(failure) = &repairer.model_failure {
         reporter.error("model_unreachable", failure, "llm").await;
-    } else if let Some((reason, tests, category, details)) = required {
+    } else if let Some((reason, tests, category, details)) = &required {
         reporter
-            .fix_required(&reason, &tests, category, &details)
+            .fix_required(reason, tests, category, details)
             .await;
     }
+    let set_aside: Vec<String> = summary
+        .environment
+        .iter()
+        .filter(|t| failing.contains(t))
+        .cloned()
+        .collect();
+    if !set_aside.is_empty() && !environment_stop {
+        reporter
+            .fix_required(
+                "the environment is broken for these tests; the other failures were repaired",
+                &set_aside,
+                "environment",
+                &stop_text(f, summary.quality_gate),
+            )
+            .await;
+    }
+    let changes = repairer.changes.summary();
     let mut data = summary.test_result();
     data["modelCalls"] = model_use.0.into();
     data["modelTokens"] = model_use.1.into();
+    if let Some(markdown) = data["summary"].as_str() {
+        data["summary"] = changes_markdown(markdown, &changes).into();
+    }
+    if let Some(o) = data.as_object_mut() {
+        o.extend(change_fields(&changes.files, &changes.diff));
+        if !changes.changed_expectations.is_empty() {
+            o.insert(
+                "changedExpectations".into(),
+                changes.changed_expectations.clone().into(),
+            );
+        }
+        o.insert("evidence".into(), evidence);
+    }
     // The task's result is stored too: no secret in it, as in the message.
     crate::runners::scrub::scrub_json_value(&mut data);
-    let counts = format!("{}/{} passed", data["passed"], data["total"]);
     let text = format!(
-        "{}: {:.1}% ({counts}) after {} iteration(s), gate {}",
+        "{}: {} ({}%) after {} iteration(s), gate {}{}",
         summary.task_id,
+        data["counts"].as_str().unwrap_or(""),
         round(f.pass_rate),
         f.iterations,
-        if f.passed { "met" } else { "not met" }
+        if f.passed { "met" } else { "not met" },
+        flags(summary, &changes.files),
     );
     reporter.post("test_result", text, data.clone()).await;
     if f.passed {
@@ -161,4 +217,52 @@ pub(crate) async fn conclude(
         ))
         .into())
     }
+}
+
+/// The markdown report with what the cycle changed: the files (test files marked) and, for
+/// the executor, the expectations it rewrote, to be reviewed.
+fn changes_markdown(markdown: &str, changes: &ChangeSummary) -> String {
+    let mut out = markdown.to_string();
+    if changes.files.is_empty() {
+        return out;
+    }
+    out.push_str("\n### Changed files\n\n");
+    for f in &changes.files {
+        let mark = if crate::edits::is_test_file(f) {
+            " (test file)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("- `{f}`{mark}\n"));
+    }
+    if !changes.changed_expectations.is_empty() {
+        out.push_str("\n**Expectations changed — review them:**\n\n");
+        for e in &changes.changed_expectations {
+            out.push_str(&format!(
+                "- `{}`: was `{}`\n",
+                e["path"].as_str().unwrap_or("-"),
+                e["was"].as_str().unwrap_or("-")
+            ));
+        }
+    }
+    out
+}
+
+/// What a reader of the one-line summary must not miss: vanished tests, changed test files.
+fn flags(summary: &CycleSummary, changed: &[String]) -> String {
+    let mut out = String::new();
+    if !summary.vanished.is_empty() {
+        out.push_str(&format!(
+            "; {} test(s) no longer reported, counted as failed",
+            summary.vanished.len()
+        ));
+    }
+    let tests = changed
+        .iter()
+        .filter(|f| crate::edits::is_test_file(f))
+        .count();
+    if tests > 0 {
+        out.push_str(&format!("; {tests} test file(s) changed"));
+    }
+    out
 }

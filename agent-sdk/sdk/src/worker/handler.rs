@@ -1,8 +1,9 @@
 //! What a worker runs for each task: the [`Handler`] trait and the [`TaskContext`] it gets.
 
 use crate::client::Client;
-use crate::wire::Task;
+use crate::wire::{PostMessage, Task};
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// A handler's error; its text becomes the task's `failureReason`. Anything that implements
@@ -64,9 +65,21 @@ where
 pub struct TaskContext {
     pub(crate) client: Client,
     pub(crate) cancel: CancellationToken,
+    /// Messages to post once the task is completed or failed.
+    pub(crate) after_close: Arc<Mutex<Vec<PostMessage>>>,
 }
 
 impl TaskContext {
+    /// Posts `message` right after the worker completes or fails the task (not when the task
+    /// was lost or released), so whoever follows the bus never sees a verdict before the task
+    /// is closed.
+    pub fn post_after_close(&self, message: PostMessage) {
+        self.after_close
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message);
+    }
+
     /// A client acting as the worker's agent in the worker's team.
     pub fn client(&self) -> &Client {
         &self.client

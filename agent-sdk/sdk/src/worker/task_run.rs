@@ -62,9 +62,11 @@ impl<H: Handler> Worker<H> {
             cancel.clone(),
             connectivity.clone(),
         );
+        let after_close = Arc::new(std::sync::Mutex::new(Vec::new()));
         let ctx = TaskContext {
             client: self.client.clone(),
             cancel: cancel.clone(),
+            after_close: after_close.clone(),
         };
         let handler = self.handler.clone();
         let mut job: JoinHandle<HandlerResult> =
@@ -108,8 +110,19 @@ impl<H: Handler> Worker<H> {
                         final_: false,
                     },
                 };
-                self.finish(&id, holder.as_deref(), finish, connectivity, stop)
-                    .await
+                let outcome = self
+                    .finish(&id, holder.as_deref(), finish, connectivity, stop)
+                    .await;
+                if matches!(outcome, Outcome::Completed | Outcome::Failed) {
+                    let queued =
+                        std::mem::take(&mut *after_close.lock().unwrap_or_else(|e| e.into_inner()));
+                    for message in queued {
+                        if let Err(e) = self.client.post_message(&message).await {
+                            tracing::warn!(task = %id, "could not post {} for {id}: {e}", message.kind);
+                        }
+                    }
+                }
+                outcome
             }
         };
         keeper.stop().await;

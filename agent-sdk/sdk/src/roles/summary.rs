@@ -1,0 +1,214 @@
+//! The cycle's final report: the `test_result` data and its markdown summary in the seeds'
+//! layout (status, summary, strategy history, remaining failures by severity and why they fail).
+
+use super::report::{counts_text, round, stop_text};
+use crate::cycles::severity::classify;
+use crate::cycles::{Finish, IterationRecord, Severity};
+use crate::runners::scrub::scrub;
+use crate::runners::{Report, TestResult};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// Everything a cycle's final report is made of.
+#[derive(Debug, Clone)]
+pub struct CycleSummary {
+    /// The task.
+    pub task_id: String,
+    /// `Test cycle` or `QA run (L1)`, for the heading.
+    pub title: String,
+    /// How the cycle ended.
+    pub finish: Finish,
+    /// Its iterations.
+    pub history: Vec<IterationRecord>,
+    /// The final full run.
+    pub report: Option<Report>,
+    /// Tests whose re-run passed.
+    pub flaky: Vec<String>,
+    /// Tests that failed and are no longer reported: counted as failed in `report`.
+    pub vanished: Vec<String>,
+    /// Failures set aside as a broken environment.
+    pub environment: Vec<String>,
+    /// The cap in force.
+    pub max_iterations: u32,
+    /// The gate in force.
+    pub quality_gate: f64,
+}
+
+impl CycleSummary {
+    /// Remaining failures (flaky ones excluded) grouped by severity, most severe first.
+    pub fn by_severity(&self) -> Vec<(Severity, Vec<String>)> {
+        let failing: Vec<String> = self
+            .report
+            .iter()
+            .flat_map(|r| r.failures())
+            .map(|t| t.nodeid.clone())
+            .filter(|id| !self.flaky.contains(id))
+            .collect();
+        Severity::ALL
+            .into_iter()
+            .map(|s| {
+                (
+                    s,
+                    failing
+                        .iter()
+                        .filter(|id| classify(id) == s)
+                        .cloned()
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// The `test_result` data.
+    pub fn test_result(&self) -> Value {
+        let s = self.report.as_ref().map(|r| r.summary).unwrap_or_default();
+        let groups = self.by_severity();
+        let critical = groups[0].1.clone();
+        let remaining: serde_json::Map<String, Value> = groups
+            .iter()
+            .map(|(s, ids)| (s.as_str().to_string(), json!(ids)))
+            .collect();
+        let history: Vec<IterationRecord> = self
+            .history
+            .iter()
+            .map(|h| IterationRecord {
+                pass_rate: round(h.pass_rate),
+                ..h.clone()
+            })
+            .collect();
+        json!({
+            "taskId": self.task_id,
+            "passRate": round(self.finish.pass_rate),
+            "iterations": self.finish.iterations,
+            "total": s.total,
+            "passed": s.passed,
+            "failed": s.failed + s.error,
+            "errors": s.error,
+            "skipped": s.skipped,
+            "counts": counts_text(&s),
+            "vanished": &self.vanished[..self.vanished.len().min(super::evidence::MAX_IDS_SHOWN)],
+            "environmentFailures": self.environment,
+            "criticalFailures": critical,
+            "framework": self.report.as_ref().map(|r| r.framework.name()),
+            "qualityGatePassed": self.finish.passed,
+            "qualityGate": self.quality_gate,
+            "stopReason": self.finish.reason,
+            "strategyHistory": history,
+            "flaky": self.flaky,
+            "remainingFailures": remaining,
+            "failures": self.failure_lines(),
+            "summary": self.markdown(),
+        })
+    }
+
+    /// The markdown report.
+    pub fn markdown(&self) -> String {
+        let f = &self.finish;
+        let mut out = String::new();
+        let status = if f.passed { "PASSED" } else { "FAILED" };
+        let _ = writeln!(out, "## {} {}: {status}\n", self.title, self.task_id);
+        let _ = writeln!(out, "**Status:** {}\n", stop_text(f, self.quality_gate));
+        let _ = writeln!(out, "### Summary\n");
+        if let Some(r) = &self.report {
+            let _ = writeln!(out, "- Framework: {}", r.framework);
+            let _ = writeln!(out, "- Tests: {}", counts_text(&r.summary));
+        }
+        if !self.vanished.is_empty() {
+            let _ = writeln!(
+                out,
+                "- No longer reported, counted as failed: {}",
+                self.vanished.join(", ")
+            );
+        }
+        if !self.environment.is_empty() {
+            let _ = writeln!(
+                out,
+                "- Broken environment, not sent for repair: {}",
+                self.environment.join(", ")
+            );
+        }
+        let _ = writeln!(
+            out,
+            "- Pass rate: {:.1}% (quality gate {:.0}%)",
+            f.pass_rate, self.quality_gate
+        );
+        let _ = writeln!(
+            out,
+            "- Iterations: {} of at most {}",
+            f.iterations, self.max_iterations
+        );
+        if !self.flaky.is_empty() {
+            let _ = writeln!(
+                out,
+                "- Flaky (passed on re-run, not repaired): {}",
+                self.flaky.join(", ")
+            );
+        }
+        let _ = writeln!(out, "\n### Strategy history\n\n| iteration | strategy | pass rate | note |\n|---|---|---|---|");
+        for h in &self.history {
+            let strategy = h.strategy.map_or("-", |s| s.as_str());
+            let _ = writeln!(
+                out,
+                "| {} | {strategy} | {:.1}% | {} |",
+                h.iteration,
+                h.pass_rate,
+                h.note.replace('|', "\\|").replace('\n', " ")
+            );
+        }
+        let _ = writeln!(out, "\n### Remaining failures by severity\n");
+        let groups = self.by_severity();
+        if groups.iter().all(|(_, ids)| ids.is_empty()) {
+            let _ = writeln!(out, "None.");
+        }
+        for (severity, ids) in groups.iter().filter(|(_, ids)| !ids.is_empty()) {
+            let _ = writeln!(out, "- **{severity}** ({}): {}", ids.len(), ids.join(", "));
+        }
+        let failures = self.failure_lines();
+        if !failures.is_empty() {
+            let _ = writeln!(out, "\n### Why they fail\n");
+            for f in &failures {
+                let _ = writeln!(
+                    out,
+                    "- {}: `{}`",
+                    f["nodeid"].as_str().unwrap_or("-"),
+                    f["message"].as_str().unwrap_or("-")
+                );
+            }
+        }
+        out
+    }
+
+    /// The first failing tests with the line that says why (the assertion), scrubbed and
+    /// short: what a person reading the bus needs without opening the run directory.
+    pub fn failure_lines(&self) -> Vec<Value> {
+        const SHOWN: usize = 20;
+        let Some(report) = &self.report else {
+            return Vec::new();
+        };
+        report
+            .tests
+            .iter()
+            .filter(|t| t.outcome.is_failure())
+            .take(SHOWN)
+            .map(|t| json!({ "nodeid": t.nodeid, "message": why(t) }))
+            .collect()
+    }
+}
+
+/// The line of a failure that says what went wrong: pytest's `E   assert …` line, or else the
+/// first line with text; at most 200 characters, secrets removed.
+fn why(test: &TestResult) -> String {
+    let text = test.longrepr.as_deref().unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("E ") || l.starts_with("E\t"))
+        .map(|l| l[1..].trim())
+        .or_else(|| text.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("(no failure text)");
+    let line = scrub(line);
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.into_owned(),
+    }
+}

@@ -1,0 +1,224 @@
+"""The API's data as typed dataclasses, written to match the daemon's OpenAPI document
+(``/openapi.json``; ``tests/test_openapi.py`` checks every field against a live daemon).
+
+Python names are snake_case; the wire names are the API's camelCase (``blocked_by`` is
+``blockedBy``). Fields the daemon adds later are ignored when reading, so a newer daemon does
+not break an older client.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Type, TypeVar
+
+T = TypeVar("T")
+
+#: A task's statuses; ``CLOSED`` ones never change again.
+PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED = (
+    "pending",
+    "in_progress",
+    "completed",
+    "failed",
+    "cancelled",
+)
+CLOSED = frozenset({COMPLETED, FAILED, CANCELLED})
+
+
+def camel(name: str) -> str:
+    """``blocked_by`` → ``blockedBy``; a trailing ``_`` (``from_``, ``type_``) is dropped."""
+    head, *rest = name.rstrip("_").split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def from_json(cls: Type[T], data: Dict[str, Any]) -> T:
+    """Builds ``cls`` from the wire JSON, reading each field by its camelCase name."""
+    nested: Dict[str, Any] = getattr(cls, "_nested", {})
+    values = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        key = camel(f.name)
+        if key not in data:
+            continue
+        value = data[key]
+        inner = nested.get(f.name)
+        if inner is not None and value is not None:
+            value = [from_json(inner, v) for v in value] if isinstance(value, list) else from_json(inner, value)
+        values[f.name] = value
+    return cls(**values)
+
+
+def to_json(obj: Any) -> Dict[str, Any]:
+    """The wire JSON of an input dataclass, leaving out fields that are ``None``."""
+    return {camel(f.name): getattr(obj, f.name) for f in dataclasses.fields(obj) if getattr(obj, f.name) is not None}
+
+
+@dataclass
+class Team:
+    name: str
+    created_at: str
+
+
+@dataclass
+class Agent:
+    name: str
+    role: str
+    #: When the agent last made a request; ``None`` if it never did.
+    last_seen_at: Optional[str] = None
+
+
+@dataclass
+class CreatedAgent:
+    name: str
+    role: str
+    #: The agent's bearer token, shown once.
+    token: str
+
+
+@dataclass
+class NewTask:
+    """A task to create: give ``id`` (``TEST-007``) or only ``prefix`` (``TEST``)."""
+
+    subject: str
+    id: Optional[str] = None
+    prefix: Optional[str] = None
+    description: Optional[str] = None
+    active_form: Optional[str] = None
+    owner: Optional[str] = None
+    blocked_by: Optional[List[str]] = None
+    metadata: Optional[Dict[str, Any]] = None
+    max_attempts: Optional[int] = None
+
+
+@dataclass
+class Task:
+    id: str
+    subject: str
+    status: str
+    version: int
+    created_at: str
+    updated_at: str
+    description: str = ""
+    active_form: Optional[str] = None
+    owner: Optional[str] = None
+    claimed_by: Optional[str] = None
+    lease_expires_at: Optional[str] = None
+    attempts: int = 0
+    max_attempts: int = 0
+    blocked_by: List[str] = field(default_factory=list)
+    blocks: List[str] = field(default_factory=list)
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    result: Optional[Any] = None
+    failure_reason: Optional[str] = None
+
+    @property
+    def closed(self) -> bool:
+        """Completed, failed or cancelled: it will not change again."""
+        return self.status in CLOSED
+
+
+@dataclass
+class TaskList:
+    tasks: List[Task]
+    #: The ``after`` of the next page; ``None`` on the last.
+    next: Optional[str] = None
+    _nested = {"tasks": Task}
+
+
+@dataclass
+class Message:
+    seq: int
+    id: str
+    from_: str
+    to: str
+    type: str
+    summary: str
+    created_at: str
+    data: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MessageList:
+    messages: List[Message]
+    #: The ``after`` of the next page; ``None`` on the last.
+    next: Optional[int] = None
+    _nested = {"messages": Message}
+
+
+@dataclass
+class Event:
+    """One change in the team: ``task.created``, ``task.claimed``, ``task.completed``,
+    ``task.failed``, ``task.released``, ``task.expired``, ``task.updated``,
+    ``message.posted`` or ``memory.updated``."""
+
+    seq: int
+    type: str
+    created_at: str
+    data: Any = None
+
+    @property
+    def task(self) -> Optional[Task]:
+        """The task as it is after a ``task.*`` event."""
+        return from_json(Task, self.data) if self.type.startswith("task.") else None
+
+    @property
+    def message(self) -> Optional[Message]:
+        """The message of a ``message.posted`` event."""
+        return from_json(Message, self.data) if self.type == "message.posted" else None
+
+
+@dataclass
+class Memory:
+    version: int
+    doc: Any
+
+
+@dataclass
+class MemoryChange:
+    version: int
+    agent: str
+    kind: str
+    patch: Any
+    created_at: str
+
+
+@dataclass
+class TestRunSummary:
+    __test__ = False  # not a pytest test class
+    id: int
+    project: str
+    tree: str
+    agent: str
+    started_at: str
+    passed: int
+    failed: int
+    skipped: int
+    errors: int
+    pass_rate: float
+
+
+@dataclass
+class TestHistory:
+    __test__ = False
+    runs: List[TestRunSummary]
+    projects: List[str] = field(default_factory=list)
+    project: Optional[str] = None
+    pass_rate_change: Optional[float] = None
+    _nested = {"runs": TestRunSummary}
+
+
+@dataclass
+class FlakyTest:
+    nodeid: str
+    passes: int
+    failures: int
+    trees: int
+    score: float
+
+
+@dataclass
+class FlakyTests:
+    runs: int
+    tests: List[FlakyTest]
+    project: Optional[str] = None
+    tree: Optional[str] = None
+    _nested = {"tests": FlakyTest}

@@ -1,0 +1,288 @@
+/** The client: one method per API operation, typed answers, typed errors. */
+import type * as m from "./models.js";
+import { follow, type StreamOptions } from "./streams.js";
+import { send, type Connection, type Request } from "./transport.js";
+
+export interface ClientOptions {
+  /** `http://127.0.0.1:7700` */
+  url: string;
+  /** An agent's token (or the admin token for teams and agents). */
+  token: string;
+  team?: string;
+  /** Per-request timeout, on top of any long-poll wait (default 30 000 ms). */
+  timeoutMs?: number;
+  /** Tries after the first for requests safe to repeat (default 3). */
+  retries?: number;
+  /** A fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+export interface TaskFilter {
+  status?: m.TaskStatus;
+  owner?: string;
+  prefix?: string;
+  ready?: boolean;
+  limit?: number;
+  after?: string;
+}
+
+export interface MessageFilter {
+  after?: number;
+  to?: string;
+  from?: string;
+  type?: string;
+  limit?: number;
+}
+
+export interface ClaimOptions {
+  /** Id prefixes (`TEST`); default: the role's (tester `TEST`, executor `QARUN`). */
+  prefixes?: string[];
+  /** Long-poll up to this long for a task. */
+  waitMs?: number;
+  /** How long the claim lasts unless renewed with `heartbeat` (default: the daemon's, 30 s). */
+  leaseMs?: number;
+}
+
+const seg = encodeURIComponent;
+
+function ifMatch(version?: number): Record<string, string> {
+  return version === undefined ? {} : { "if-match": `"${version}"` };
+}
+
+function newKey(): string {
+  const c = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
+  return c?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`;
+}
+
+/**
+ * A client acting as one agent (its bearer token) in one team. Requests that are safe to
+ * repeat (reads, heartbeats, message posts with their idempotency key) are retried when the
+ * connection drops or the daemon answers 429/503.
+ */
+export class HuddleClient {
+  readonly url: string;
+  readonly token: string;
+  readonly team?: string;
+  private readonly options: ClientOptions;
+  private readonly conn: Connection;
+
+  constructor(options: ClientOptions) {
+    this.options = options;
+    this.url = options.url.replace(/\/+$/, "");
+    this.token = options.token;
+    this.team = options.team;
+    this.conn = {
+      url: this.url,
+      token: this.token,
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      timeoutMs: options.timeoutMs ?? 30_000,
+      retries: options.retries ?? 3,
+    };
+  }
+
+  /** A client from `HUDDLE_URL` (default `http://127.0.0.1:7700`), `HUDDLE_TOKEN` and `HUDDLE_TEAM`, like the `huddle` CLI. */
+  static fromEnv(overrides: Partial<ClientOptions> = {}): HuddleClient {
+    const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {};
+    const token = overrides.token ?? env.HUDDLE_TOKEN;
+    if (!token) throw new Error("HUDDLE_TOKEN is not set: export an agent's token (or the admin token)");
+    return new HuddleClient({
+      ...overrides,
+      url: overrides.url ?? (env.HUDDLE_URL || "http://127.0.0.1:7700"),
+      token,
+      team: overrides.team ?? (env.HUDDLE_TEAM || undefined),
+    });
+  }
+
+  withTeam(team: string): HuddleClient {
+    return new HuddleClient({ ...this.options, team });
+  }
+
+  withToken(token: string): HuddleClient {
+    return new HuddleClient({ ...this.options, token });
+  }
+
+  private t(rest = ""): string {
+    if (!this.team) throw new Error("this call needs a team: pass `team` to the client");
+    return `/v1/teams/${seg(this.team)}${rest}`;
+  }
+
+  private send<T>(req: Request): Promise<T> {
+    return send<T>(this.conn, req);
+  }
+
+  // Teams and agents -------------------------------------------------------------------------
+  createTeam(name: string): Promise<m.Team> {
+    return this.send({ method: "POST", path: "/v1/teams", body: { name } });
+  }
+
+  async listTeams(): Promise<m.Team[]> {
+    return (await this.send<{ teams: m.Team[] }>({ method: "GET", path: "/v1/teams", retry: true })).teams;
+  }
+
+  createAgent(name: string, role: m.Role): Promise<m.CreatedAgent> {
+    return this.send({ method: "POST", path: this.t("/agents"), body: { name, role } });
+  }
+
+  async listAgents(): Promise<m.Agent[]> {
+    return (await this.send<{ agents: m.Agent[] }>({ method: "GET", path: this.t("/agents"), retry: true })).agents;
+  }
+
+  // Tasks ------------------------------------------------------------------------------------
+  createTask(task: m.NewTask): Promise<m.Task> {
+    return this.send({ method: "POST", path: this.t("/tasks"), body: task });
+  }
+
+  /** Several tasks, all or none; `blockedBy` may name tasks of the same batch. */
+  createTasks(tasks: m.NewTask[]): Promise<m.Task[]> {
+    return this.send({ method: "POST", path: this.t("/tasks"), body: tasks });
+  }
+
+  /** One page in id order; pass `after: page.next` for the next. */
+  listTasks(filter: TaskFilter = {}): Promise<m.TaskList> {
+    return this.send({ method: "GET", path: this.t("/tasks"), query: { ...filter }, retry: true });
+  }
+
+  getTask(id: string): Promise<m.Task> {
+    return this.send({ method: "GET", path: this.t(`/tasks/${seg(id)}`), retry: true });
+  }
+
+  /** With `ifVersion`, refused (412 `stale_version`) when the task moved on. */
+  updateTask(id: string, patch: m.TaskPatch, options: { ifVersion?: number } = {}): Promise<m.Task> {
+    return this.send({ method: "PATCH", path: this.t(`/tasks/${seg(id)}`), body: patch, headers: ifMatch(options.ifVersion) });
+  }
+
+  /** The next task this agent may do, or null. */
+  async claim(options: ClaimOptions = {}): Promise<m.Task | null> {
+    const task = await this.send<m.Task | undefined>({ method: "POST", path: this.t("/tasks/claim"), body: options, waitMs: options.waitMs });
+    return task ?? null;
+  }
+
+  async claimMany(max: number, options: ClaimOptions = {}): Promise<m.Task[]> {
+    const body = { ...options, max };
+    const got = await this.send<{ tasks: m.Task[] } | undefined>({ method: "POST", path: this.t("/tasks/claim"), body, waitMs: options.waitMs });
+    return got?.tasks ?? [];
+  }
+
+  /** Extends the lease on a held task. */
+  heartbeat(id: string, options: { leaseMs?: number } = {}): Promise<m.Task> {
+    return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/heartbeat`), body: options, retry: true });
+  }
+
+  complete(id: string, result?: unknown): Promise<m.Task> {
+    const body = result === undefined ? {} : { result };
+    return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/complete`), body });
+  }
+
+  /** With attempts left and `final` not set the task returns to `pending`; `final: true` (or the last attempt) fails it. */
+  fail(id: string, reason: string, options: { final?: boolean } = {}): Promise<m.Task> {
+    // `final` goes only when true: without it the daemon retries while attempts remain.
+    const body = options.final ? { reason, final: true } : { reason };
+    return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/fail`), body });
+  }
+
+  /** Gives a held task back without using an attempt. */
+  release(id: string, note?: string): Promise<m.Task> {
+    const body = note === undefined ? {} : { note };
+    return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/release`), body });
+  }
+
+  // Messages ---------------------------------------------------------------------------------
+  /** A post repeated with the same `idempotencyKey` is stored once (one is made per call, so retries never duplicate). */
+  postMessage(message: m.NewMessage, options: { idempotencyKey?: string } = {}): Promise<m.Message> {
+    const body = { ...message, data: message.data ?? {} };
+    const headers = { "idempotency-key": options.idempotencyKey ?? newKey() };
+    return this.send({ method: "POST", path: this.t("/messages"), body, headers, retry: true });
+  }
+
+  listMessages(filter: MessageFilter = {}): Promise<m.MessageList> {
+    return this.send({ method: "GET", path: this.t("/messages"), query: { ...filter }, retry: true });
+  }
+
+  /** Unacknowledged messages to this agent, its role or `*`; waits up to `waitMs` for a first one. */
+  async inbox(options: { waitMs?: number; limit?: number } = {}): Promise<m.Message[]> {
+    const got = await this.send<{ messages: m.Message[] }>({
+      method: "GET",
+      path: this.t("/inbox"),
+      query: { ...options },
+      retry: true,
+      waitMs: options.waitMs,
+    });
+    return got.messages;
+  }
+
+  async ack(seq: number): Promise<void> {
+    await this.send({ method: "POST", path: this.t("/inbox/ack"), body: { seq }, retry: true });
+  }
+
+  // Shared memory ----------------------------------------------------------------------------
+  memory(): Promise<m.Memory> {
+    return this.send({ method: "GET", path: this.t("/memory"), retry: true });
+  }
+
+  /** The value at a JSON Pointer (`/test_strategy/framework`). */
+  memoryAt(pointer: string): Promise<unknown> {
+    if (!pointer.startsWith("/")) throw new Error(`a JSON Pointer starts with '/': ${pointer}`);
+    const path = pointer.slice(1).split("/").map(seg).join("/");
+    return this.send({ method: "GET", path: this.t(`/memory/${path}`), retry: true });
+  }
+
+  /** A JSON Merge Patch (RFC 7396: null removes a key). */
+  mergeMemory(patch: Record<string, unknown>, options: { ifVersion?: number } = {}): Promise<m.Memory> {
+    return this.send({
+      method: "PATCH",
+      path: this.t("/memory"),
+      body: patch,
+      contentType: "application/merge-patch+json",
+      headers: ifMatch(options.ifVersion),
+    });
+  }
+
+  /** A JSON Patch (RFC 6902: `[{op: "add", path: "/a", value: 1}]`). */
+  patchMemory(operations: Record<string, unknown>[], options: { ifVersion?: number } = {}): Promise<m.Memory> {
+    return this.send({
+      method: "PATCH",
+      path: this.t("/memory"),
+      body: operations,
+      contentType: "application/json-patch+json",
+      headers: ifMatch(options.ifVersion),
+    });
+  }
+
+  replaceMemory(doc: unknown, options: { ifVersion?: number } = {}): Promise<m.Memory> {
+    return this.send({ method: "PUT", path: this.t("/memory"), body: { doc }, headers: ifMatch(options.ifVersion) });
+  }
+
+  async memoryHistory(options: { limit?: number } = {}): Promise<m.MemoryChange[]> {
+    const got = await this.send<{ changes: m.MemoryChange[] }>({ method: "GET", path: this.t("/memory-history"), query: { ...options }, retry: true });
+    return got.changes;
+  }
+
+  // Test history -----------------------------------------------------------------------------
+  postTestRun(run: { project: string; tree: string; startedAt?: string; outcomes: m.TestOutcome[] }): Promise<unknown> {
+    return this.send({ method: "POST", path: this.t("/history/runs"), body: run });
+  }
+
+  testHistory(project?: string): Promise<m.TestHistory> {
+    return this.send({ method: "GET", path: this.t("/history"), query: { project }, retry: true });
+  }
+
+  flakyTests(options: { project?: string; tree?: string } = {}): Promise<m.FlakyTests> {
+    return this.send({ method: "GET", path: this.t("/history/flaky"), query: { ...options }, retry: true });
+  }
+
+  regressions(project?: string): Promise<unknown> {
+    return this.send({ method: "GET", path: this.t("/history/regressions"), query: { project }, retry: true });
+  }
+
+  // Streams ----------------------------------------------------------------------------------
+  /** Every change in the team from `after` on, live, resuming across drops; `type` filters (`task.completed`, or a family: `task.`). */
+  events(options: StreamOptions & { type?: string } = {}): AsyncGenerator<m.HuddleEvent, void, undefined> {
+    return follow<m.HuddleEvent>(this.conn, this.t("/events"), { type: options.type }, options);
+  }
+
+  /** The team's messages from `after` on, live, resuming across drops. */
+  messages(options: StreamOptions & { to?: string; from?: string; type?: string } = {}): AsyncGenerator<m.Message, void, undefined> {
+    const query = { to: options.to, from: options.from, type: options.type };
+    return follow<m.Message>(this.conn, this.t("/messages/stream"), query, options);
+  }
+}

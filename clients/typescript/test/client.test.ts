@@ -1,0 +1,125 @@
+// Tasks, messages, memory and errors against a real daemon.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { HuddleClient, HuddleError } from "../src/index.js";
+import { Daemon, team } from "./daemon.js";
+
+let daemon: Daemon;
+before(async () => {
+  daemon = await Daemon.start();
+});
+after(async () => {
+  await daemon.close();
+});
+
+test("a batch with dependencies is created and only unblocked tasks are ready", async () => {
+  const t = await team(daemon);
+  const created = await t.coordinator.createTasks([
+    { id: "TEST-001", subject: "unit", activeForm: "Testing" },
+    { prefix: "TEST", subject: "e2e", blockedBy: ["TEST-001"] },
+  ]);
+  assert.deepEqual(created.map((x) => x.id), ["TEST-001", "TEST-002"]);
+  const ready = await t.coordinator.listTasks({ ready: true });
+  assert.deepEqual(ready.tasks.map((x) => x.id), ["TEST-001"]);
+  assert.deepEqual((await t.coordinator.getTask("TEST-001")).blocks, ["TEST-002"]);
+  const page = await t.coordinator.listTasks({ limit: 1 });
+  assert.equal(page.next, "TEST-001");
+  assert.deepEqual((await t.coordinator.listTasks({ after: page.next! })).tasks.map((x) => x.id), ["TEST-002"]);
+});
+
+test("errors carry status, code and details, and the message does not repeat the status", async () => {
+  const t = await team(daemon);
+  const task = await t.coordinator.createTask({ id: "TEST-001", subject: "a" });
+  const moved = await t.coordinator.updateTask("TEST-001", { subject: "b" }, { ifVersion: task.version });
+  const stale = await t.coordinator.updateTask("TEST-001", { subject: "c" }, { ifVersion: task.version }).catch((e) => e);
+  assert.ok(stale instanceof HuddleError);
+  assert.equal(stale.status, 412);
+  assert.equal(stale.code, "stale_version");
+  assert.equal(stale.details.currentVersion, moved.version);
+  assert.ok(!stale.message.includes("412"));
+  await t.coordinator.createTask({ id: "TEST-002", subject: "b", blockedBy: ["TEST-001"] });
+  const cycle = await t.coordinator.updateTask("TEST-001", { addBlockedBy: ["TEST-002"] }).catch((e) => e);
+  assert.equal(cycle.code, "dependency_cycle");
+  assert.ok((cycle.details.cycle as string[]).includes("TEST-001"));
+  const missing = await t.coordinator.getTask("TEST-404").catch((e) => e);
+  assert.equal(missing.status, 404);
+  const unauthorized = await new HuddleClient({ url: t.url, token: "nope", team: t.name }).listTasks().catch((e) => e);
+  assert.equal(unauthorized.status, 401);
+  const away = await new HuddleClient({ url: "http://127.0.0.1:1", token: "x", team: "t", retries: 0 }).listTasks().catch((e) => e);
+  assert.ok(away instanceof HuddleError && away.isTransport);
+});
+
+test("a waiting claim gets a task created while it waits; heartbeat, release, complete", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  const waiting = tester.claim({ waitMs: 20_000 });
+  await t.coordinator.createTask({ id: "TEST-001", subject: "late" });
+  const held = await waiting;
+  assert.equal(held?.id, "TEST-001");
+  assert.equal(held?.claimedBy, "tester");
+  const beat = await tester.heartbeat("TEST-001", { leaseMs: 60_000 });
+  assert.ok(beat.leaseExpiresAt! > held!.leaseExpiresAt!);
+  const back = await tester.release("TEST-001", "not now");
+  assert.equal(back.status, "pending");
+  assert.equal((await tester.claim())?.id, "TEST-001");
+  const done = await tester.complete("TEST-001", { passRate: 100 });
+  assert.deepEqual(done.result, { passRate: 100 });
+  assert.equal(await tester.claim(), null);
+});
+
+test("fail with attempts left requeues; final fails for good", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  await t.coordinator.createTasks([
+    { id: "FLAKY-001", subject: "flaky", maxAttempts: 3 },
+    { id: "BROKEN-001", subject: "broken", maxAttempts: 3 },
+  ]);
+  assert.equal((await tester.claim({ prefixes: ["FLAKY"] }))?.id, "FLAKY-001");
+  const retried = await tester.fail("FLAKY-001", "runner crashed");
+  assert.equal(retried.status, "pending", "attempts remain: back in the queue");
+  assert.equal((await tester.claim({ prefixes: ["BROKEN"] }))?.id, "BROKEN-001");
+  const final = await tester.fail("BROKEN-001", "cannot build", { final: true });
+  assert.equal(final.status, "failed");
+  assert.equal(final.failureReason, "cannot build");
+});
+
+test("messages: idempotent posts, filtered pages, inbox and ack", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  const first = await tester.postMessage({ to: "coordinator", type: "test_result", summary: "r1", data: { passRate: 90 } }, { idempotencyKey: "k1" });
+  const again = await tester.postMessage({ to: "coordinator", type: "test_result", summary: "r1", data: { passRate: 90 } }, { idempotencyKey: "k1" });
+  assert.equal(again.seq, first.seq);
+  await tester.postMessage({ to: "coordinator", type: "note", summary: "n" });
+  const results = await t.coordinator.listMessages({ from: "tester", type: "test_result" });
+  assert.deepEqual(results.messages.map((m) => m.summary), ["r1"]);
+  const inbox = await t.coordinator.inbox({ waitMs: 1000 });
+  assert.deepEqual(inbox.map((m) => m.summary), ["r1", "n"]);
+  await t.coordinator.ack(inbox[1].seq);
+  assert.deepEqual(await t.coordinator.inbox(), []);
+});
+
+test("memory: merge patch, JSON Patch, pointers, If-Match, history", async () => {
+  const t = await team(daemon);
+  const c = t.coordinator;
+  const v1 = await c.mergeMemory({ test_strategy: { framework: "pytest", layers: ["L1"] } });
+  const v2 = await c.patchMemory([{ op: "add", path: "/test_strategy/layers/-", value: "L2" }], { ifVersion: v1.version });
+  assert.deepEqual((v2.doc as { test_strategy: { layers: string[] } }).test_strategy.layers, ["L1", "L2"]);
+  assert.equal(await c.memoryAt("/test_strategy/layers/1"), "L2");
+  const stale = await c.mergeMemory({ x: 1 }, { ifVersion: v1.version }).catch((e) => e);
+  assert.equal(stale.status, 412);
+  const replaced = await c.replaceMemory({ a: 1 });
+  assert.deepEqual(replaced.doc, { a: 1 });
+  assert.equal((await c.memoryHistory()).length, 3);
+});
+
+test("test history: runs, trend and flaky tests", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  for (const outcome of ["passed", "failed", "passed"] as const) {
+    await tester.postTestRun({ project: "calc", tree: "tree-1", outcomes: [{ nodeid: "t.py::a", outcome }] });
+  }
+  const history = await t.coordinator.testHistory("calc");
+  assert.deepEqual(history.runs.map((r) => r.passRate), [100, 0, 100]);
+  const flaky = await t.coordinator.flakyTests({ project: "calc", tree: "tree-1" });
+  assert.deepEqual(flaky.tests.map((f) => [f.nodeid, f.passes, f.failures]), [["t.py::a", 2, 1]]);
+});

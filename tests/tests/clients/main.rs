@@ -1,0 +1,10 @@
+//! The Python and TypeScript client packages and the coordinator guide, driven against real
+//! daemons: each package installed from its folder runs its own test suite (which starts
+//! `huddled` itself), and the guide's coordinators run against real `huddle worker` processes.
+//! One test binary per area; a module per concern.
+
+mod guide;
+mod python;
+mod rust_snippet;
+mod support;
+mod typescript;
