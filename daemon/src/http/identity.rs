@@ -63,13 +63,15 @@ impl FromRequestParts<AppState> for Principal {
             state.presence.seen(&caller);
             return Ok(Principal::Agent(caller));
         }
-        // Not a known agent token: an address that keeps failing is refused before any lookup.
-        if let Some(ip) = client {
-            state.failed_auth.check(ip)?;
-        }
+        // The admin token is known without a lookup: it is never throttled for other clients'
+        // failures from the same address (behind a proxy every client shares one).
         if same_secret(token, &state.admin_token) {
             state.rate.check(&hash)?;
             return Ok(Principal::Admin);
+        }
+        // Not a known token: an address that keeps failing is refused before any lookup.
+        if let Some(ip) = client {
+            state.failed_auth.check(ip)?;
         }
         // Read before the store: a revocation after this makes the insert a no-op.
         let epoch = state.auth.epoch();
