@@ -8,8 +8,8 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The project (as the workers name it: the project directory's name); the one posted to
-    /// last when absent.
+    /// The project (as the workers name it: the task's metadata `project`, else the checkout's
+    /// git origin, else the directory's name); the one posted to last when absent.
     #[arg(long)]
     project: Option<String>,
     /// Tests that passed and failed on the same tree, most flaky first.

@@ -158,8 +158,8 @@ impl Huddle {
         `prefixes` is given), waiting up to `waitMs` for one. A claim is a lease: you hold the \
         task for `leaseMs` (30 s by default) and must renew it with task_heartbeat before \
         `leaseExpiresAt`, for as long as you work on it (every third of the lease is safe). If \
-        the lease lapses the task goes back to the queue for another agent, one of its attempts \
-        is used up, and your task_complete is refused. Finish with task_complete, task_fail or \
+        the lease lapses one of the task's attempts is used up, the task goes back to the queue \
+        for another agent (or fails, on its last attempt), and your task_complete is refused. Finish with task_complete, task_fail or \
         task_release. Answers {\"tasks\": [...], \"lease\": {...}}: `tasks` is empty when \
         nothing became ready in time; one task unless `max` is given.",
         annotations(
