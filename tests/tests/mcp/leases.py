@@ -38,8 +38,9 @@ def auth(token):
 async def metric(http, name, labels=""):
     """A metric's value from /metrics (0 when absent)."""
     text = (await http.get(f"{URL}/metrics", headers=auth(ADMIN))).text
-    pattern = re.escape(name) + (r"\{" + re.escape(labels) + r"\}" if labels else "") + r" (\S+)"
-    found = re.search(pattern, text)
+    # A sample line, never the `# HELP`/`# TYPE` lines that also name the metric.
+    pattern = r"^" + re.escape(name) + (r"\{" + re.escape(labels) + r"\}" if labels else "") + r" (\S+)$"
+    found = re.search(pattern, text, re.MULTILINE)
     return float(found.group(1)) if found else 0.0
 
 
