@@ -11,6 +11,7 @@
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
 //! - [`metrics`]: what `/metrics` reports, measured where it happens.
+//! - [`open_files`]: the open-file limit, raised at start; connection caps kept under it.
 //!
 //! [`run`] is the testable entry point: give it settings, a bound listener and a shutdown
 //! future; it serves until the future completes, then drains and closes the database. It is
@@ -26,6 +27,7 @@ pub mod hub;
 pub mod identity;
 pub mod leases;
 pub mod metrics;
+pub mod open_files;
 pub mod presence;
 pub mod store;
 
@@ -130,6 +132,13 @@ pub async fn serve(
 ) -> Result<(), DaemonError> {
     let state = built.state.clone();
     let addr = listener.local_addr().map_err(DaemonError::Serve)?;
+    let server = config::ServerSettings {
+        max_connections: open_files::connection_cap(
+            state.settings.server.max_connections,
+            open_files::raise(),
+        ),
+        ..state.settings.server.clone()
+    };
     let token_at = match &built.admin_token_source {
         identity::AdminTokenSource::Configured => "from HUDDLE_ADMIN_TOKEN / config".to_string(),
         identity::AdminTokenSource::File(path) => format!("in {}", path.display()),
@@ -154,13 +163,20 @@ pub async fn serve(
             tracing::info!("metrics at http://{at}/metrics (no token)");
             let app = http::scrape::separate(state.clone());
             let stop = state.shutdown.clone();
+            // The same guarded accept loop as the API (head timeout, connection cap), with a
+            // cap of its own: no token is needed here, so it must not take the API's room.
+            let settings = config::ServerSettings {
+                max_connections: open_files::METRICS_MAX_CONNECTIONS,
+                ..server.clone()
+            };
             Some(tokio::spawn(async move {
-                let served = axum::serve(listener, app)
-                    .with_graceful_shutdown(async move { stop.cancelled().await })
-                    .await;
-                if let Err(e) = served {
-                    tracing::warn!(error = %e, "the metrics listener stopped");
-                }
+                http::serve::serve(
+                    listener,
+                    app,
+                    &settings,
+                    async move { stop.cancelled().await },
+                )
+                .await;
             }))
         }
     };
@@ -178,7 +194,7 @@ pub async fn serve(
     ));
     let cancel = state.shutdown.clone();
     let app = http::app(state.clone());
-    http::serve::serve(listener, app, &state.settings.server, async move {
+    http::serve::serve(listener, app, &server, async move {
         shutdown.await;
         tracing::info!("shutting down: finishing in-flight requests");
         cancel.cancel();

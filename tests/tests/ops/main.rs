@@ -2,5 +2,6 @@
 //! Python parser (`metrics.rs`), and `huddled`'s JSON logs with a request id per request, read
 //! from a real `huddled` process (`logs.rs`). One test binary per area; a module per concern.
 
+mod credentials;
 mod logs;
 mod metrics;

@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Reads until the daemon closes the connection; fails the test if it stays open 30 s.
-async fn read_to_close(tcp: &mut TcpStream) -> String {
+pub(crate) async fn read_to_close(tcp: &mut TcpStream) -> String {
     let mut out = Vec::new();
     tokio::time::timeout(Duration::from_secs(30), tcp.read_to_end(&mut out))
         .await
@@ -19,7 +19,7 @@ async fn read_to_close(tcp: &mut TcpStream) -> String {
 }
 
 /// The status and JSON body of a raw HTTP response.
-fn parse(response: &str) -> (u16, Value) {
+pub(crate) fn parse(response: &str) -> (u16, Value) {
     let status = response
         .split(' ')
         .nth(1)

@@ -6,6 +6,7 @@ mod dependency_edges;
 mod files;
 mod guessing;
 mod limits;
+mod open_files;
 mod recipients;
 mod revocation;
 mod roles;

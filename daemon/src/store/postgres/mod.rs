@@ -17,6 +17,7 @@ mod deps;
 mod listener;
 mod memory;
 mod messages;
+mod redact;
 mod rows;
 mod store_impl;
 mod task_create;
@@ -31,6 +32,7 @@ use crate::hub::Hub;
 use analyzer::Analyzer;
 use batcher::Batcher;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
+pub use redact::redact;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::ConnectOptions;
 use sqlx::PgPool;
@@ -102,18 +104,6 @@ impl PostgresStore {
             stop,
             listener: tokio::sync::Mutex::new(Some(task)),
         })
-    }
-}
-
-/// The URL without its password, for logs and errors.
-pub fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        Ok(u) => u.to_string(),
-        Err(_) => "(unparsable URL)".into(),
     }
 }
 
