@@ -18,7 +18,7 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// Readiness: the database answers and the writer runs.
+/// Readiness: the database answers, the writer runs and the store can take writes.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -27,18 +27,27 @@ pub async fn healthz() -> Json<Value> {
     security(()),
     responses(
         (status = 200, description = "`{\"status\": \"ready\"}`", body = Status),
-        (status = 503, description = "`{\"status\": \"unavailable\"}`", body = Status),
+        (status = 503, description = "`{\"status\": \"unavailable\"}` when the database does not \
+            answer; `{\"status\": \"read_only\"}` when it answers reads but cannot take writes \
+            (a full disk, a read-only file system)", body = Status),
     )
 )]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
-    match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+    let status = match state.store.ping().await {
         Err(e) => {
             tracing::warn!(error = %e, "not ready");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({ "status": "unavailable" })),
-            )
+            "unavailable"
         }
-    }
+        Ok(()) => match state.store.writable().await {
+            Err(e) => {
+                tracing::warn!(error = %e, "not ready: the store is read-only");
+                "read_only"
+            }
+            Ok(()) => return (StatusCode::OK, Json(json!({ "status": "ready" }))),
+        },
+    };
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        Json(json!({ "status": status })),
+    )
 }

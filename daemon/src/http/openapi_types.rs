@@ -85,7 +85,7 @@ pub enum Claimed {
 /// `GET /healthz` and `GET /readyz`.
 #[derive(Serialize, ToSchema)]
 pub struct Status {
-    /// `ok`, `ready` or `unavailable`.
+    /// `ok`, `ready`, `unavailable` or `read_only`.
     #[schema(examples("ok"))]
     pub status: String,
 }

@@ -194,6 +194,12 @@ pub trait Store: Send + Sync + 'static {
     // --- health ---
     /// Checks the database answers (for `/readyz`).
     async fn ping(&self) -> StoreResult<()>;
+
+    /// Checks the store can take writes now: a full disk or a read-only file system cannot,
+    /// though reads still answer (for `/readyz`). Backends that cannot tell say yes.
+    async fn writable(&self) -> StoreResult<()> {
+        Ok(())
+    }
     /// Flushes and closes; later calls fail with `Unavailable`.
     async fn close(&self);
     /// Where the data lives, for the start-up line (a file path, or a database URL without

@@ -108,9 +108,12 @@ async fn a_full_disk_answers_503_loses_nothing_and_recovers_when_space_returns()
         .as_str()
         .unwrap()
         .contains("disk full"));
-    // Reads still work while writes cannot.
+    // Reads still work while writes cannot, and readiness says so.
     c.get(&c.t("/tasks/TEST-001")).await.expect_status(200);
     c.get(&c.t("/messages?limit=1")).await.expect_status(200);
+    let ready = c.get("/readyz").await;
+    assert_eq!(ready.status.as_u16(), 503, "{}", ready.body);
+    assert_eq!(ready.body["status"], "read_only");
 
     std::fs::remove_file(&filler).unwrap();
     huddle_tests::eventually(30, "writes resume after space returns", || {
@@ -118,6 +121,10 @@ async fn a_full_disk_answers_503_loses_nothing_and_recovers_when_space_returns()
         async move { post(&c, 9999, 10).await.status.as_u16() == 201 }
     })
     .await;
+    assert_eq!(
+        c.get("/readyz").await.expect_status(200).body["status"],
+        "ready"
+    );
     let all = c.get(&c.t("/messages?limit=1000")).await.expect_status(200);
     let seqs: Vec<i64> = all.body["messages"]
         .as_array()
@@ -164,6 +171,9 @@ async fn a_read_only_filesystem_answers_503_and_writes_resume_when_it_is_writabl
         )
         .await;
     r.expect_error(503, "store_unavailable");
+    let ready = c.get("/readyz").await;
+    assert_eq!(ready.status.as_u16(), 503, "{}", ready.body);
+    assert_eq!(ready.body["status"], "read_only");
     assert_eq!(
         c.get(&c.t("/tasks/TEST-001")).await.expect_status(200).body["subject"],
         "before"

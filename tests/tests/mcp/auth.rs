@@ -71,3 +71,60 @@ async fn a_body_that_is_not_json_is_a_json_rpc_parse_error_whatever_its_content_
         assert_eq!(body["error"]["code"], -32700, "{body}");
     }
 }
+
+/// Every refusal of the transport itself — a wrong `Accept` or `Content-Type`, a body that is
+/// JSON but not a JSON-RPC message, a method the stateless transport does not serve — is a
+/// JSON-RPC error object (never plain text), with the HTTP status the transport chose.
+#[tokio::test]
+async fn transport_refusals_are_json_rpc_errors() {
+    let d = TestDaemon::start().await;
+    d.team("qa").await;
+    let agent = d.agent("qa", "ex1", "executor").await;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let cases: [(&str, &str, &str, &str); 5] = [
+        ("POST", "text/html", "application/json", init),
+        (
+            "POST",
+            "application/json, text/event-stream",
+            "text/plain",
+            init,
+        ),
+        (
+            "POST",
+            "application/json, text/event-stream",
+            "application/json",
+            r#"{"hello":"world"}"#,
+        ),
+        ("GET", "text/event-stream", "application/json", ""),
+        ("DELETE", "application/json", "application/json", ""),
+    ];
+    for (method, accept, content_type, body) in cases {
+        let response = reqwest::Client::new()
+            .request(method.parse().unwrap(), format!("{}/mcp", d.url))
+            .bearer_auth(&agent.token)
+            .header("accept", accept)
+            .header("content-type", content_type)
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("body");
+        let case =
+            format!("{method} accept={accept} content-type={content_type} {body}: {status} {text}");
+        assert!((400..500).contains(&status), "{case}");
+        let parsed: Value =
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {case}"));
+        assert_eq!(parsed["jsonrpc"], "2.0", "{case}");
+        assert!(
+            parsed["error"]["code"].as_i64().is_some_and(|c| c < 0),
+            "{case}"
+        );
+        assert!(
+            parsed["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{case}"
+        );
+    }
+}

@@ -86,7 +86,7 @@ async fn authenticate(State(mcp): State<McpState>, request: Request, next: Next)
     };
     if parts.method != axum::http::Method::POST {
         parts.extensions.insert(caller);
-        return next.run(Request::from_parts(parts, body)).await;
+        return as_json_rpc(next.run(Request::from_parts(parts, body)).await).await;
     }
     let limit = mcp.app.settings.server.max_body_bytes;
     let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
@@ -121,7 +121,39 @@ async fn authenticate(State(mcp): State<McpState>, request: Request, next: Next)
     if let Some(call) = call {
         call.answered();
     }
-    response
+    as_json_rpc(response).await
+}
+
+/// The transport answers its own refusals (a wrong `Accept` or `Content-Type`, a message that
+/// is not JSON-RPC, a method it does not serve) in plain text; clients parse JSON-RPC. Such an
+/// answer becomes a JSON-RPC "invalid request" carrying the text, with the same status.
+async fn as_json_rpc(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("refused").to_string()
+    } else {
+        text
+    };
+    let mut answer = jsonrpc_error(status, -32600, message);
+    if let Some(allow) = parts.headers.get(axum::http::header::ALLOW) {
+        answer
+            .headers_mut()
+            .insert(axum::http::header::ALLOW, allow.clone());
+    }
+    answer
 }
 
 /// A transport-level refusal as a JSON-RPC error without an id, as the MCP transport allows.

@@ -9,6 +9,7 @@ mod events;
 mod memory;
 mod messages;
 mod migrate;
+mod probe;
 mod readers;
 mod rows;
 mod store_impl;

@@ -397,6 +397,14 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn writable(&self) -> StoreResult<()> {
+        let dir = self.options.path.parent().map(ToOwned::to_owned);
+        let dir = dir.unwrap_or_else(|| ".".into());
+        tokio::task::spawn_blocking(move || super::probe::probe_writes(&dir))
+            .await
+            .map_err(|e| crate::store::StoreError::Internal(e.to_string()))?
+    }
+
     async fn close(&self) {
         self.shut_down().await;
     }
