@@ -15,6 +15,7 @@ mod memory;
 mod messages;
 mod tasks;
 mod test_history;
+pub mod whole;
 
 pub use agents::*;
 pub use errors::*;

@@ -130,6 +130,7 @@ pub struct MessageList {
 pub struct InboxAck {
     /// The `seq` of the last message handled; it and everything before it leave the inbox.
     #[cfg_attr(feature = "openapi", schema(minimum = 0))]
+    #[serde(deserialize_with = "crate::whole::required")]
     pub seq: i64,
 }
 

@@ -86,7 +86,11 @@ pub struct NewTask {
     pub metadata: Option<serde_json::Value>,
     /// How many attempts (failed or lapsed) the task gets before it is failed for good (3 by default).
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_attempts: Option<i64>,
 }
 
@@ -199,15 +203,27 @@ pub struct ClaimRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefixes: Option<Vec<String>>,
     /// Wait up to this long for a task to become ready (long poll), in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub wait_ms: Option<u64>,
     /// How long the claim holds before it lapses, in milliseconds; renew it with a heartbeat.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub lease_ms: Option<u64>,
     /// Claim up to this many tasks at once (1–100). When given, the answer is
     /// `{"tasks": [...]}` instead of a single task.
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max: Option<u32>,
 }
 
@@ -225,7 +241,11 @@ pub struct ClaimedTasks {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Heartbeat {
     /// The new lease, counted from now, in milliseconds (the default lease when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub lease_ms: Option<u64>,
 }
 

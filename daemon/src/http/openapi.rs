@@ -78,7 +78,7 @@ impl utoipa::Modify for BearerAuth {
     }
 }
 
-use huddle_wire::limits::{PREFIX_PATTERN as PREFIX, TASK_ID_PATTERN as TASK_ID};
+use huddle_wire::limits::{NAME_PATTERN, PREFIX_PATTERN as PREFIX, TASK_ID_PATTERN as TASK_ID};
 
 /// The document as the routes describe it, before this daemon's bounds are filled in; built
 /// once, since it never changes while the daemon runs.
@@ -154,7 +154,76 @@ pub fn document(settings: &Settings) -> Value {
         property(&mut doc, "TestResultRecord", "nodeid"),
         &json!({ "minLength": 1, "maxLength": l.max_nodeid_chars }),
     );
+    as_strict_as_the_server(&mut doc, l.max_text_chars);
     doc
+}
+
+/// Rules the handlers check that the wire types cannot carry into the document, so that a
+/// request the document calls valid is never refused as malformed (schemathesis's
+/// `positive_data_acceptance` check holds the two together).
+fn as_strict_as_the_server(doc: &mut Value, max_text_chars: usize) {
+    // Headers, wherever an operation takes them (`http/messages.rs`, `http/streams.rs`).
+    let headers = [
+        ("Idempotency-Key", json!({ "pattern": "^[!-~]{1,255}$" })),
+        ("Last-Event-ID", json!({ "pattern": "^[0-9]{1,18}$" })),
+    ];
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        let operations = paths.values_mut().filter_map(Value::as_object_mut);
+        for op in operations.flat_map(|item| item.values_mut()) {
+            let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) else {
+                continue;
+            };
+            for param in params.iter_mut().filter(|p| p["in"] == "header") {
+                if let Some((_, rule)) = headers.iter().find(|(name, _)| param["name"] == *name) {
+                    extend_schema(param.get_mut("schema"), rule);
+                }
+            }
+        }
+    }
+    // A note is text: not blank (`store::rules::validate::text`), bounded.
+    extend_schema(
+        property(doc, "ReleaseTask", "note"),
+        &json!({ "minLength": 1, "maxLength": max_text_chars, "pattern": "\\S" }),
+    );
+    extend_schema(
+        property(doc, "NewTestRun", "startedAt"),
+        &json!({ "format": "date-time" }),
+    );
+    // A task names its id or the prefix to number it from.
+    extend_schema(
+        doc.pointer_mut("/components/schemas/NewTask"),
+        &json!({ "anyOf": [{ "required": ["id"] }, { "required": ["prefix"] }] }),
+    );
+    // A merge patch of the memory document must leave it an object, so it is one itself.
+    extend_schema(
+        doc.pointer_mut(
+            "/paths/~1v1~1teams~1{team}~1memory/patch/requestBody/content/application~1merge-patch+json/schema",
+        ),
+        &json!({ "type": "object" }),
+    );
+    // RFC 6902 operations (utoipa sees a list of any JSON).
+    let pointer = json!({ "type": "string", "pattern": "^(/[^/]*)*$" });
+    extend_schema(
+        doc.pointer_mut(
+            "/paths/~1v1~1teams~1{team}~1memory/patch/requestBody/content/application~1json-patch+json/schema/items",
+        ),
+        &json!({
+            "type": "object",
+            "required": ["op", "path"],
+            "properties": {
+                "op": { "enum": ["add", "remove", "replace", "move", "copy", "test"] },
+                "path": pointer,
+                "from": pointer,
+                "value": {},
+            },
+        }),
+    );
+    // A stream's `?to=` names an agent, a role or `*` (empty: no filter).
+    let to = json!({ "pattern": format!("^$|{NAME_PATTERN}|^\\*$") });
+    extend_schema(
+        query_param(doc, "/v1/teams/{team}/messages/stream", "to"),
+        &to,
+    );
 }
 
 /// Parameters are strings on the wire and an empty body reads as `{}`, so neither can be JSON
