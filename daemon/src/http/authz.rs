@@ -232,6 +232,38 @@ impl<A: ActionName + Send> FromRequestParts<AppState> for Can<A> {
 mod tests {
     use super::*;
 
+    /// SECURITY.md's table promises the matrix to operators; it must say what the code does.
+    #[test]
+    fn the_security_document_states_the_matrix() {
+        let doc = include_str!("../../../SECURITY.md");
+        let columns = [
+            None,
+            Some(Role::Coordinator),
+            Some(Role::Tester),
+            Some(Role::Observer),
+        ];
+        for action in Action::ALL {
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| {} |", action.describe())))
+                .unwrap_or_else(|| panic!("SECURITY.md has no row for {:?}", action));
+            let cells: Vec<&str> = row.split('|').map(str::trim).skip(2).take(4).collect();
+            assert_eq!(cells.len(), 4, "{row}");
+            for (role, cell) in columns.iter().zip(cells) {
+                assert_eq!(
+                    cell == "yes",
+                    allowed(*role, action),
+                    "SECURITY.md says {cell:?} for {role:?} / {action:?}"
+                );
+            }
+            assert_eq!(
+                allowed(Some(Role::Tester), action),
+                allowed(Some(Role::Executor), action),
+                "testers and executors share a column"
+            );
+        }
+    }
+
     /// The matrix, cell by cell: every (who, action) pair has an expected answer here.
     #[test]
     fn every_cell_of_the_matrix() {

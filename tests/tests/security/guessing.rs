@@ -1,5 +1,5 @@
 //! Guessing tokens: failed authentications are limited per client address (429 with
-//! Retry-After, before any lookup), the bookkeeping stays bounded, junk tokens leave nothing
+//! Retry-After; a valid token is never refused for them), the bookkeeping stays bounded, junk tokens leave nothing
 //! behind, and a short configured admin token is refused at start.
 
 use huddle_tests::{test_settings, Api, TestDaemon, ADMIN};
@@ -28,6 +28,7 @@ async fn failed_authentications_from_one_address_are_limited_with_retry_after() 
     .await;
     let t = d.team("qa").await; // a valid token, cached by its first use
     t.get(&t.t("/tasks")).await.expect_status(200);
+    let fresh = d.agent("qa", "late-tester", "tester").await; // not used yet
     let guesser = from_address(&d, 1, "hud_not-a-token");
     for _ in 0..5 {
         assert_eq!(status(&guesser).await.status(), 401);
@@ -50,6 +51,11 @@ async fn failed_authentications_from_one_address_are_limited_with_retry_after() 
     // Agents whose tokens are known keep working from the same address, and so does the admin.
     t.get(&t.t("/tasks")).await.expect_status(200);
     d.admin().get("/v1/teams").await.expect_status(200);
+    // A valid token's first use is not refused for the address's failures either.
+    Api::new(&d.url, &fresh.token)
+        .send(Method::GET, "/v1/teams/qa/tasks", None, &[])
+        .await
+        .expect_status(200);
     // Another address has its own allowance.
     assert_eq!(
         status(&from_address(&d, 2, "hud_guess")).await.status(),
