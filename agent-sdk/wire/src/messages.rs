@@ -111,6 +111,19 @@ pub struct Message {
     pub created_at: String,
 }
 
+/// A page of a message search, newest first: `total` counts every message the filters match
+/// (not only this page); `next` is the `before` cursor of the following page, absent at the end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct MessageSearchPage {
+    pub messages: Vec<Message>,
+    pub total: i64,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    #[serde(default)]
+    pub next: Option<i64>,
+}
+
 /// A page of messages; `next` is the `after` cursor for the following page, absent at the end.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

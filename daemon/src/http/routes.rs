@@ -4,7 +4,8 @@
 //! [`api`]).
 
 use super::{
-    health, memory, messages, openapi, streams, task_claims, tasks, teams, test_history, AppState,
+    health, memory, message_search, messages, openapi, streams, task_claims, tasks, teams,
+    test_history, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -29,6 +30,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(task_claims::release))
         .routes(routes!(messages::post, messages::list))
         .routes(routes!(messages::post_many))
+        .routes(routes!(message_search::search))
         .routes(routes!(streams::messages))
         .routes(routes!(messages::inbox))
         .routes(routes!(messages::ack))

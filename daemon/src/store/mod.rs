@@ -142,6 +142,12 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Vec<Posted>>;
     async fn list_messages(&self, team_id: i64, filter: MessageFilter)
         -> StoreResult<Vec<Message>>;
+    /// A page of the messages `search` matches, newest first, and how many match in all.
+    async fn search_messages(
+        &self,
+        team_id: i64,
+        search: MessageSearch,
+    ) -> StoreResult<(Vec<Message>, i64)>;
     /// Messages to the caller, its role or `*`, past its inbox cursor.
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>>;
     async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64>;

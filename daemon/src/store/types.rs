@@ -37,6 +37,25 @@ pub struct MessageFilter {
     pub limit: usize,
 }
 
+/// A message search: every filter given must match; newest first, before `before`.
+#[derive(Debug, Clone, Default)]
+pub struct MessageSearch {
+    /// Words every match contains, as prefixes (`rules::search_words`); empty: any text.
+    pub words: Vec<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub kind: Option<String>,
+    /// The task a message is about: its `data.taskId` or `data.task`.
+    pub task: Option<String>,
+    /// Created at or after this time (milliseconds since the epoch).
+    pub since_ms: Option<i64>,
+    /// Created before this time.
+    pub until_ms: Option<i64>,
+    /// Only messages with a smaller `seq` (the `next` of the previous page).
+    pub before: Option<i64>,
+    pub limit: usize,
+}
+
 /// One page of a list plus the cursor for the next, `None` at the end.
 #[derive(Debug, Clone)]
 pub struct Page<T> {

@@ -19,6 +19,7 @@ mod memory;
 mod messages;
 mod redact;
 mod rows;
+mod search;
 mod store_impl;
 mod task_create;
 mod task_state;

@@ -3,7 +3,8 @@
 use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
-    Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreError, StoreResult, TaskFilter,
+    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreError,
+    StoreResult, TaskFilter,
 };
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
@@ -279,6 +280,15 @@ impl Store for PostgresStore {
     ) -> StoreResult<Vec<Message>> {
         filter.limit = self.page(filter.limit);
         messages::list(&self.pool, team_id, &filter).await
+    }
+
+    async fn search_messages(
+        &self,
+        team_id: i64,
+        mut search: MessageSearch,
+    ) -> StoreResult<(Vec<Message>, i64)> {
+        search.limit = self.page(search.limit);
+        super::search::search(&self.pool, team_id, &search).await
     }
 
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {

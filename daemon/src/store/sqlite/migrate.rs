@@ -16,6 +16,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         3,
         include_str!("../../../../migrations/sqlite/0003_test_history.sql"),
     ),
+    (
+        4,
+        include_str!("../../../../migrations/sqlite/0004_message_search.sql"),
+    ),
 ];
 
 pub fn apply(conn: &mut Connection) -> StoreResult<()> {

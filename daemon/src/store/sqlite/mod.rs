@@ -12,6 +12,7 @@ mod migrate;
 mod probe;
 mod readers;
 mod rows;
+mod search;
 mod store_impl;
 mod task_state;
 mod tasks;

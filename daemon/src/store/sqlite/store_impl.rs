@@ -3,7 +3,8 @@
 use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
-    Caller, MemoryChange, MessageFilter, Page, Posted, Store, StoreResult, TaskFilter,
+    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreResult,
+    TaskFilter,
 };
 use super::{agents, claims, events, memory, messages, tasks, test_history, SqliteStore};
 use async_trait::async_trait;
@@ -257,6 +258,17 @@ impl Store for SqliteStore {
         filter.limit = self.page(filter.limit);
         self.readers
             .read(move |conn| messages::list(conn, team_id, &filter))
+            .await
+    }
+
+    async fn search_messages(
+        &self,
+        team_id: i64,
+        mut search: MessageSearch,
+    ) -> StoreResult<(Vec<Message>, i64)> {
+        search.limit = self.page(search.limit);
+        self.readers
+            .read(move |conn| super::search::search(conn, team_id, &search))
             .await
     }
 

@@ -1,0 +1,20 @@
+-- Full-text search of messages (summary and data). A contentless FTS5 index: the text stays in
+-- `messages`; a row's rowid is team_id * 2^40 + seq, so a team's rows are one rowid range.
+-- remove_diacritics 0 keeps words as PostgreSQL's 'simple' configuration keeps them.
+create virtual table messages_fts using fts5(
+    summary, data,
+    content = '', contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 0'
+);
+
+insert into messages_fts (rowid, summary, data)
+    select team_id * 1099511627776 + seq, summary, data from messages;
+
+create trigger messages_fts_insert after insert on messages begin
+    insert into messages_fts (rowid, summary, data)
+        values (new.team_id * 1099511627776 + new.seq, new.summary, new.data);
+end;
+
+create trigger messages_fts_delete after delete on messages begin
+    delete from messages_fts where rowid = old.team_id * 1099511627776 + old.seq;
+end;
