@@ -12,7 +12,7 @@ pub mod identity;
 pub mod limits;
 mod mcp;
 mod memory;
-mod message_search;
+pub(crate) mod message_search;
 mod messages;
 pub mod openapi;
 mod openapi_types;

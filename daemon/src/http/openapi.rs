@@ -118,6 +118,7 @@ pub fn document(settings: &Settings) -> Value {
     for path in [
         "/v1/teams/{team}/tasks",
         "/v1/teams/{team}/messages",
+        "/v1/teams/{team}/messages/search",
         "/v1/teams/{team}/inbox",
         "/v1/teams/{team}/memory-history",
     ] {
@@ -218,6 +219,14 @@ fn as_strict_as_the_server(doc: &mut Value, max_text_chars: usize) {
             },
         }),
     );
+    let search = "/v1/teams/{team}/messages/search";
+    for field in ["since", "until"] {
+        extend_schema(
+            query_param(doc, search, field),
+            &json!({ "format": "date-time" }),
+        );
+    }
+    extend_schema(query_param(doc, search, "q"), &json!({ "maxLength": 512 }));
     // A stream's `?to=` names an agent, a role or `*` (empty: no filter).
     let to = json!({ "pattern": format!("^$|{NAME_PATTERN}|^\\*$") });
     extend_schema(

@@ -15,14 +15,21 @@ async fn every_message_is_reachable_and_counts_are_exact() {
         let messages: Vec<Value> = (0..100)
             .map(|i| {
                 let n = batch * 100 + i;
-                let kind = if n % 3 == 0 { "fix_required" } else { "test_result" };
+                let kind = if n % 3 == 0 {
+                    "fix_required"
+                } else {
+                    "test_result"
+                };
                 json!({"to": "coordinator", "type": kind,
                        "summary": format!("run {n}: average failed on TEST-{:03}", n % 40),
                        "data": {"taskId": format!("TEST-{:03}", n % 40), "n": n}})
             })
             .collect();
         tester
-            .post(&tester.t("/messages/batch"), json!({ "messages": messages }))
+            .post(
+                &tester.t("/messages/batch"),
+                json!({ "messages": messages }),
+            )
             .await
             .expect_status(201);
     }
@@ -65,7 +72,10 @@ async fn every_message_is_reachable_and_counts_are_exact() {
     assert_eq!(total("q=run%201199%3A").await, 1);
     assert_eq!(total("from=tester-1&q=nothing-like-this").await, 0);
     assert_eq!(total("from=coordinator").await, 0);
-    assert_eq!(total("since=2000-01-01T00:00:00Z&until=2999-01-01T00:00:00Z").await, 1200);
+    assert_eq!(
+        total("since=2000-01-01T00:00:00Z&until=2999-01-01T00:00:00Z").await,
+        1200
+    );
 
     // Bad filters name the field.
     for (query, field) in [
@@ -75,7 +85,11 @@ async fn every_message_is_reachable_and_counts_are_exact() {
     ] {
         let r = c.get(&c.t(&format!("/messages/search?{query}"))).await;
         let r = r.expect_error(400, "invalid_field");
-        assert_eq!(r.body["error"]["details"]["field"], field, "{query}: {}", r.body);
+        assert_eq!(
+            r.body["error"]["details"]["field"], field,
+            "{query}: {}",
+            r.body
+        );
     }
     c.get(&c.t("/messages/search?bogus=1"))
         .await

@@ -5,7 +5,7 @@
 use huddle_tests::TestDaemon;
 use serde_json::{json, Value};
 
-async fn call(d: &TestDaemon, token: &str, tool: &str, arguments: Value) -> Value {
+pub(crate) async fn call(d: &TestDaemon, token: &str, tool: &str, arguments: Value) -> Value {
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments},
@@ -24,7 +24,7 @@ async fn call(d: &TestDaemon, token: &str, tool: &str, arguments: Value) -> Valu
 }
 
 /// A tool answer's JSON (its text content), and whether it is an error.
-fn answer(result: &Value) -> (Value, bool) {
+pub(crate) fn answer(result: &Value) -> (Value, bool) {
     let text = result["content"][0]["text"].as_str().unwrap_or("null");
     (
         serde_json::from_str(text).unwrap_or(Value::Null),

@@ -13,6 +13,7 @@ mod args;
 mod in_flight;
 mod outputs;
 mod schemas;
+mod search_tools;
 mod tools;
 
 use super::error::ApiError;

@@ -106,3 +106,70 @@ mod tests {
         assert_eq!(defs["B"]["items"]["$ref"], "#/$defs/C");
     }
 }
+
+/// Which component (or inline schema) each tool answers with.
+pub fn output_of(tool: &str) -> Output {
+    let tasks = json!({
+        "type": "object",
+        "properties": { "tasks": { "type": "array", "items": of("Task") } },
+        "required": ["tasks"],
+    });
+    match tool {
+        "task_create" => Output::Inline(tasks),
+        "task_claim" => {
+            let mut claimed = tasks;
+            claimed["properties"]["lease"] = json!({
+                "type": "object",
+                "description": "Present when a task was claimed: how long it is held and how to keep it",
+                "properties": {
+                    "leaseMs": { "type": "integer" },
+                    "expiresAt": { "type": "string" },
+                    "renew": { "type": "string" },
+                },
+                "required": ["leaseMs", "expiresAt", "renew"],
+            });
+            Output::Inline(claimed)
+        }
+        "task_list" => Output::Component("TaskList"),
+        "task_get" | "task_update" | "task_heartbeat" | "task_release" | "task_complete"
+        | "task_fail" => Output::Component("Task"),
+        "agent_list" => Output::Component("AgentList"),
+        "whoami" => Output::Inline(json!({
+            "type": "object",
+            "properties": {
+                "team": { "type": "string" },
+                "agent": { "type": "string" },
+                "role": of("Role"),
+                "claimPrefixes": { "type": "array", "items": { "type": "string" } },
+                "maxWaitMs": { "type": "integer" },
+                "defaultLeaseMs": { "type": "integer" },
+                "minLeaseMs": { "type": "integer" },
+                "maxLeaseMs": { "type": "integer" },
+            },
+            "required": ["team", "agent", "role", "claimPrefixes", "maxWaitMs",
+                "defaultLeaseMs", "minLeaseMs", "maxLeaseMs"],
+        })),
+        "msg_post" => Output::Inline(json!({
+            "type": "object",
+            "properties": { "message": of("Message"), "replayed": { "type": "boolean" } },
+            "required": ["message", "replayed"],
+        })),
+        "msg_list" | "inbox_read" => Output::Component("MessageList"),
+        "msg_search" => Output::Component("MessageSearchPage"),
+        "inbox_ack" => Output::Component("InboxCursor"),
+        "history_post" => Output::Component("TestRunSummary"),
+        "history_get" => Output::Inline(json!({
+            "type": "object",
+            "anyOf": [of("TestHistory"), of("FlakyTests"), of("Regressions")],
+        })),
+        "memory_get" => Output::Inline(json!({
+            "type": "object",
+            "anyOf": [
+                of("Memory"),
+                { "type": "object", "properties": { "value": {} }, "required": ["value"] },
+            ],
+        })),
+        "memory_patch" => Output::Component("Memory"),
+        other => panic!("tool {other} has no output schema"),
+    }
+}

@@ -2,7 +2,8 @@
 //! server accepts (waits, leases, page and batch sizes), and every tool's `outputSchema`.
 
 use super::outputs;
-use super::tools::{output_of, Huddle};
+use super::outputs::output_of;
+use super::tools::Huddle;
 use crate::config::Settings;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
 use rmcp::handler::server::router::tool::ToolRouter;

@@ -3,7 +3,6 @@
 //! the same store methods; input schemas come from the wire types through schemars.
 
 use super::args::*;
-use super::outputs::{of, Output};
 use super::{answer, caller, departed};
 use crate::http::authz::{self, Action};
 use crate::http::error::ApiResult;
@@ -28,13 +27,13 @@ type ToolResult = Result<CallToolResult, ErrorData>;
 /// The tool set; one per daemon, cloned for each request (the transport is stateless).
 #[derive(Clone)]
 pub struct Huddle {
-    state: AppState,
+    pub(super) state: AppState,
     tool_router: ToolRouter<Self>,
 }
 
 impl Huddle {
     pub fn new(state: AppState) -> Self {
-        let mut tool_router = Self::tool_router();
+        let mut tool_router = Self::tool_router() + Self::search_router();
         super::schemas::complete(&mut tool_router, &state.settings);
         Huddle { state, tool_router }
     }
@@ -42,7 +41,7 @@ impl Huddle {
 
 /// The caller checked against the permission matrix (403 first, as over HTTP), the arguments
 /// parsed, then `work` — as one tool answer.
-async fn run<A, T, F>(
+pub(super) async fn run<A, T, F>(
     parts: &Parts,
     action: Action,
     args: Args<A>,
@@ -639,72 +638,6 @@ fn claimed_with_lease(tasks: Vec<Task>, lease_ms: u64) -> serde_json::Value {
         });
     }
     answer
-}
-
-/// Which component (or inline schema) each tool answers with.
-pub fn output_of(tool: &str) -> Output {
-    let tasks = json!({
-        "type": "object",
-        "properties": { "tasks": { "type": "array", "items": of("Task") } },
-        "required": ["tasks"],
-    });
-    match tool {
-        "task_create" => Output::Inline(tasks),
-        "task_claim" => {
-            let mut claimed = tasks;
-            claimed["properties"]["lease"] = json!({
-                "type": "object",
-                "description": "Present when a task was claimed: how long it is held and how to keep it",
-                "properties": {
-                    "leaseMs": { "type": "integer" },
-                    "expiresAt": { "type": "string" },
-                    "renew": { "type": "string" },
-                },
-                "required": ["leaseMs", "expiresAt", "renew"],
-            });
-            Output::Inline(claimed)
-        }
-        "task_list" => Output::Component("TaskList"),
-        "task_get" | "task_update" | "task_heartbeat" | "task_release" | "task_complete"
-        | "task_fail" => Output::Component("Task"),
-        "agent_list" => Output::Component("AgentList"),
-        "whoami" => Output::Inline(json!({
-            "type": "object",
-            "properties": {
-                "team": { "type": "string" },
-                "agent": { "type": "string" },
-                "role": of("Role"),
-                "claimPrefixes": { "type": "array", "items": { "type": "string" } },
-                "maxWaitMs": { "type": "integer" },
-                "defaultLeaseMs": { "type": "integer" },
-                "minLeaseMs": { "type": "integer" },
-                "maxLeaseMs": { "type": "integer" },
-            },
-            "required": ["team", "agent", "role", "claimPrefixes", "maxWaitMs",
-                "defaultLeaseMs", "minLeaseMs", "maxLeaseMs"],
-        })),
-        "msg_post" => Output::Inline(json!({
-            "type": "object",
-            "properties": { "message": of("Message"), "replayed": { "type": "boolean" } },
-            "required": ["message", "replayed"],
-        })),
-        "msg_list" | "inbox_read" => Output::Component("MessageList"),
-        "inbox_ack" => Output::Component("InboxCursor"),
-        "history_post" => Output::Component("TestRunSummary"),
-        "history_get" => Output::Inline(json!({
-            "type": "object",
-            "anyOf": [of("TestHistory"), of("FlakyTests"), of("Regressions")],
-        })),
-        "memory_get" => Output::Inline(json!({
-            "type": "object",
-            "anyOf": [
-                of("Memory"),
-                { "type": "object", "properties": { "value": {} }, "required": ["value"] },
-            ],
-        })),
-        "memory_patch" => Output::Component("Memory"),
-        other => panic!("tool {other} has no output schema"),
-    }
 }
 
 /// The revocation epoch at which `authenticate` let the request in (so a long poll ends when
