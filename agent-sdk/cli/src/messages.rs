@@ -6,7 +6,7 @@ use crate::{CliResult, Ctx};
 use clap::{Args, Subcommand};
 use futures::StreamExt;
 use huddle_sdk::wire::{BatchMessage, Message, PostMessage};
-use huddle_sdk::{MessageQuery, StreamOptions};
+use huddle_sdk::{MessageQuery, MessageSearch, StreamOptions};
 use std::time::Duration;
 
 #[derive(Debug, Subcommand)]
@@ -45,6 +45,30 @@ pub enum MsgCmd {
         /// At most this many messages.
         #[arg(long)]
         limit: Option<usize>,
+    },
+    /// Search every message of the team, newest first: words each message contains (as word
+    /// starts, any order), and filters. Prints the matches and how many there are in all.
+    Search {
+        /// The words, e.g. `"TEST-00 average"`; none: every message the filters let through.
+        #[arg(default_value = "")]
+        words: String,
+        #[command(flatten)]
+        filter: Filter,
+        /// Only messages about this task (`data.taskId` or `data.task`).
+        #[arg(long)]
+        task: Option<String>,
+        /// Only messages created at or after this RFC 3339 time.
+        #[arg(long)]
+        since: Option<String>,
+        /// Only messages created before this RFC 3339 time.
+        #[arg(long)]
+        until: Option<String>,
+        /// Only messages older than this seq (the `next` a previous search printed).
+        #[arg(long)]
+        before: Option<i64>,
+        /// At most this many messages (1–1000).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
     },
     /// Follow the live stream: the conversation so far (or after --after), then every new
     /// message as it is posted, one line each; reconnects by itself without gaps or repeats.
@@ -152,6 +176,41 @@ pub async fn run(ctx: &Ctx, cmd: MsgCmd) -> CliResult {
             };
             messages.truncate(limit.unwrap_or(usize::MAX));
             print_list(ctx, &messages, None)
+        }
+        MsgCmd::Search {
+            words,
+            filter,
+            task,
+            since,
+            until,
+            before,
+            limit,
+        } => {
+            let search = MessageSearch {
+                text: Some(words).filter(|w| !w.trim().is_empty()),
+                from: filter.from,
+                to: filter.to,
+                kind: filter.kind,
+                task,
+                since,
+                until,
+                before,
+                limit: Some(limit),
+            };
+            let page = ctx.client.search_messages(&search).await?;
+            if ctx.json {
+                return output::json(&page);
+            }
+            print_list(ctx, &page.messages, None)?;
+            let shown = page.messages.len();
+            match page.next {
+                Some(next) => eprintln!(
+                    "{shown} of {} matches; older ones: --before {next}",
+                    page.total
+                ),
+                None => eprintln!("{shown} of {} matches", page.total),
+            }
+            Ok(())
         }
         MsgCmd::Tail {
             filter,

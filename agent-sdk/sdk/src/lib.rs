@@ -27,8 +27,8 @@ pub mod exec;
 pub mod worker;
 
 pub use client::{
-    ApiError, Client, ClientBuilder, Error, MessageQuery, Posted, RetryPolicy, StreamOptions,
-    Subscription, TaskQuery,
+    ApiError, Client, ClientBuilder, Error, MessageQuery, MessageSearch, Posted, RetryPolicy,
+    StreamOptions, Subscription, TaskQuery,
 };
 pub use exec::ExecHandler;
 pub use worker::{

@@ -1,4 +1,4 @@
-//! `huddle msg post|ls|tail` and `huddle inbox`, with `--json` output parsed and checked.
+//! `huddle msg post|ls|search|tail` and `huddle inbox`, with `--json` output parsed and checked.
 
 use huddle_tests::cli::Huddle;
 use huddle_tests::TestDaemon;
@@ -89,6 +89,22 @@ async fn messages_are_posted_listed_and_read_from_the_inbox() {
         seqs(&coord.json(&["msg", "ls", "--limit", "2"]).await),
         [1, 2]
     );
+    // Search: words as word starts, filters, newest first, the total of all matches.
+    let found = coord.json(&["msg", "search", "LOGIN te"]).await;
+    assert_eq!((seqs(&found), found["total"].as_i64()), (vec![1], Some(1)));
+    let page = coord.json(&["msg", "search", "--limit", "2"]).await;
+    assert_eq!(
+        (seqs(&page), page["total"].as_i64(), page["next"].as_i64()),
+        (vec![3, 2], Some(3), Some(2))
+    );
+    let rest = coord.json(&["msg", "search", "--before", "2"]).await;
+    assert_eq!(seqs(&rest), [1]);
+    let typed = coord
+        .json(&["msg", "search", "--type", "test_result", "12"])
+        .await;
+    assert_eq!(seqs(&typed), [2]);
+    let table = coord.ok(&["msg", "search", "hello"]).await;
+    assert!(table.contains("hello all"), "{table}");
     let table = coord.ok(&["msg", "ls"]).await;
     assert!(
         table.starts_with("SEQ") && table.contains("fix_required  fix the login test"),

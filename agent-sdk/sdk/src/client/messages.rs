@@ -1,11 +1,11 @@
 //! The message bus: post (idempotent), list, inbox and ack.
 
-use super::queries::MessageQuery;
+use super::queries::{MessageQuery, MessageSearch};
 use super::transport::{decode, Call};
 use super::{Client, Error};
 use crate::wire::{
-    BatchMessage, InboxAck, InboxCursor, Message, MessageList, PostMessage, PostMessages,
-    PostedMessages,
+    BatchMessage, InboxAck, InboxCursor, Message, MessageList, MessageSearchPage, PostMessage,
+    PostMessages, PostedMessages,
 };
 use std::time::Duration;
 
@@ -79,6 +79,25 @@ impl Client {
             .query("to", query.to.as_deref())
             .query("type", query.kind.as_deref())
             .query("limit", query.limit);
+        self.json(call).await
+    }
+
+    /// `GET …/messages/search`: a page of the messages matching `search`, newest first, with
+    /// the number of all matches (`total`) and the `before` of the next page (`next`).
+    pub async fn search_messages(
+        &self,
+        search: &MessageSearch,
+    ) -> Result<MessageSearchPage, Error> {
+        let call = Call::get(self.team_url(&["messages", "search"])?)
+            .query("q", search.text.as_deref())
+            .query("from", search.from.as_deref())
+            .query("to", search.to.as_deref())
+            .query("type", search.kind.as_deref())
+            .query("task", search.task.as_deref())
+            .query("since", search.since.as_deref())
+            .query("until", search.until.as_deref())
+            .query("before", search.before)
+            .query("limit", search.limit);
         self.json(call).await
     }
 

@@ -59,7 +59,7 @@ mod transport;
 
 pub use error::{ApiError, Error};
 pub use messages::Posted;
-pub use queries::{MessageQuery, StreamOptions, TaskQuery};
+pub use queries::{MessageQuery, MessageSearch, StreamOptions, TaskQuery};
 pub use retry::{Backoff, RetryPolicy};
 pub use stream::Subscription;
 

@@ -19,6 +19,30 @@ pub struct TaskQuery {
     pub after: Option<String>,
 }
 
+/// A message search for [`crate::Client::search_messages`] (`GET …/messages/search`): every
+/// filter given must match; the answer is newest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MessageSearch {
+    /// Words each message contains, as word starts, in any order (`TEST-00 average`).
+    pub text: Option<String>,
+    /// Only messages from this agent.
+    pub from: Option<String>,
+    /// Only messages addressed to this agent name, role or `*`.
+    pub to: Option<String>,
+    /// Only messages of this type.
+    pub kind: Option<String>,
+    /// Only messages about this task (`data.taskId` or `data.task`).
+    pub task: Option<String>,
+    /// Only messages created at or after this RFC 3339 time.
+    pub since: Option<String>,
+    /// Only messages created before this RFC 3339 time.
+    pub until: Option<String>,
+    /// Only messages older than this `seq` (the previous page's `next`).
+    pub before: Option<i64>,
+    /// Page size (the daemon allows 1–1000; 100 when absent).
+    pub limit: Option<usize>,
+}
+
 /// Filters for [`crate::Client::list_messages`] (`GET …/messages`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MessageQuery {
