@@ -9,3 +9,11 @@ alter table messages
     ) stored;
 
 create index messages_search on messages using gin (search);
+
+-- The task a message is about (`data.taskId`, or `data.task` when absent), indexed for a task's
+-- messages without reading the team's whole log.
+alter table messages
+    add column task_ref text
+    generated always as (coalesce(data::jsonb ->> 'taskId', data::jsonb ->> 'task')) stored;
+
+create index messages_by_task on messages (team_id, task_ref, seq);

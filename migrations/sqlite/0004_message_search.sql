@@ -18,3 +18,10 @@ end;
 create trigger messages_fts_delete after delete on messages begin
     delete from messages_fts where rowid = old.team_id * 1099511627776 + old.seq;
 end;
+
+-- The task a message is about (`data.taskId`, or `data.task` when absent), indexed for a task's
+-- messages without reading the team's whole log.
+alter table messages add column task_ref text
+    generated always as (coalesce(json_extract(data, '$.taskId'), json_extract(data, '$.task'))) virtual;
+
+create index messages_by_task on messages (team_id, task_ref, seq);

@@ -15,6 +15,7 @@ pub mod floor;
 pub mod memory;
 pub mod mixed;
 pub mod pg_server;
+pub mod search;
 pub mod slow;
 pub mod stats;
 pub mod stress;
@@ -45,6 +46,8 @@ pub enum Scenario {
     /// `GET /healthz` one at a time and from `--workers` clients at once: what a request
     /// costs with no store behind it, the floor under every other figure.
     Floor,
+    /// Message search over `--messages` stored messages, in the shapes clients send.
+    Search,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -193,6 +196,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
         Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
         Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
+        Scenario::Search => search::run(&admin, &args.sizes).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
     figures.peak_rss_bytes = deployment
@@ -237,6 +241,7 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             Scenario::Slow,
             Scenario::DepsWorst,
             Scenario::Stress,
+            Scenario::Search,
         ],
         Scenario::Compare => vec![Scenario::Claim],
         one => vec![one],

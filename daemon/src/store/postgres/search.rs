@@ -46,10 +46,7 @@ pub async fn search(
         push("created_at < ?", Arg::Int(until));
     }
     if let Some(task) = &s.task {
-        push(
-            "(data::jsonb ->> 'taskId' = ? or data::jsonb ->> 'task' = ?)",
-            Arg::Text(task.clone()),
-        );
+        push("task_ref = ?", Arg::Text(task.clone()));
     }
     let filter = conditions.join(" and ");
     let count_sql = format!("select count(*) from messages where {filter}");

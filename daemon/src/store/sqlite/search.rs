@@ -1,5 +1,6 @@
-//! Message search on SQLite: the FTS5 index `messages_fts` (migration 0004) when there are
-//! words, a scan of the team's messages newest first otherwise; the other filters in SQL.
+//! Message search on SQLite: the FTS5 index `messages_fts` (migration 0004) for words, whose
+//! rowid is team_id * 2^40 + seq, so a team and a `before` cursor are one rowid range FTS5
+//! walks newest first; the other filters on `messages` (`task_ref` is indexed).
 
 use super::super::rules::fts5_query;
 use super::super::{MessageSearch, StoreResult};
@@ -17,68 +18,107 @@ pub fn search(
     team_id: i64,
     s: &MessageSearch,
 ) -> StoreResult<(Vec<Message>, i64)> {
-    let mut args: Vec<Sql> = Vec::new();
-    let mut conditions = vec!["m.team_id = ?".to_string()];
-    args.push(Sql::Integer(team_id));
-    let from = if s.words.is_empty() {
-        "messages m".to_string()
+    let (filters, filter_args) = filters(s);
+    let lowest = team_id * TEAM_SHIFT;
+    let highest = (team_id + 1) * TEAM_SHIFT - 1;
+    let page_highest = s.before.map_or(highest, |b| highest.min(lowest + b - 1));
+    let team = Sql::Integer(team_id);
+    let limit = Sql::Integer(s.limit as i64);
+    let (count_sql, count_args, page_sql, page_args) = if s.words.is_empty() {
+        let before = s.before.map_or(String::new(), |_| " and m.seq < ?".into());
+        let mut page_args = vec![team.clone()];
+        page_args.extend(filter_args.iter().cloned());
+        page_args.extend(s.before.map(Sql::Integer));
+        page_args.push(limit);
+        (
+            format!("select count(*) from messages m where m.team_id = ?{filters}"),
+            [vec![team], filter_args].concat(),
+            format!(
+                "select {} from messages m where m.team_id = ?{filters}{before} \
+                 order by m.seq desc limit ?",
+                columns()
+            ),
+            page_args,
+        )
     } else {
-        // The rowid range keeps FTS5 to this team's rows.
-        conditions.push("f.messages_fts match ? and f.rowid between ? and ?".into());
-        args.push(Sql::Text(fts5_query(&s.words)));
-        args.push(Sql::Integer(team_id * TEAM_SHIFT));
-        args.push(Sql::Integer((team_id + 1) * TEAM_SHIFT - 1));
-        "messages_fts f join messages m on m.team_id = ? and m.seq = f.rowid - ?".to_string()
+        let query = Sql::Text(fts5_query(&s.words));
+        let matches = "messages_fts match ? and rowid between ? and ?";
+        if filters.is_empty() {
+            // Words alone: FTS5 counts and pages by itself; `messages` is read for the page only.
+            (
+                format!("select count(*) from messages_fts where {matches}"),
+                vec![query.clone(), Sql::Integer(lowest), Sql::Integer(highest)],
+                format!(
+                    "select {} from (select rowid from messages_fts where {matches} \
+                     order by rowid desc limit ?) f \
+                     join messages m on m.team_id = ? and m.seq = f.rowid - ? order by m.seq desc",
+                    columns()
+                ),
+                vec![
+                    query,
+                    Sql::Integer(lowest),
+                    Sql::Integer(page_highest),
+                    limit,
+                    team,
+                    Sql::Integer(lowest),
+                ],
+            )
+        } else {
+            let from = "messages_fts f join messages m on m.team_id = ? and m.seq = f.rowid - ?";
+            let matches = "f.messages_fts match ? and f.rowid between ? and ?";
+            let with = |high: i64| {
+                let mut args = vec![team.clone(), Sql::Integer(lowest), query.clone()];
+                args.extend([Sql::Integer(lowest), Sql::Integer(high)]);
+                args.extend(filter_args.iter().cloned());
+                args
+            };
+            let mut page_args = with(page_highest);
+            page_args.push(limit);
+            (
+                format!("select count(*) from {from} where {matches}{filters}"),
+                with(highest),
+                format!(
+                    "select {} from {from} where {matches}{filters} order by f.rowid desc limit ?",
+                    columns()
+                ),
+                page_args,
+            )
+        }
     };
-    let join_args = if s.words.is_empty() {
-        vec![]
-    } else {
-        vec![Sql::Integer(team_id), Sql::Integer(team_id * TEAM_SHIFT)]
-    };
+    let total: i64 = conn
+        .prepare_cached(&count_sql)?
+        .query_row(params_from_iter(count_args.iter()), |r| r.get(0))?;
+    let mut stmt = conn.prepare_cached(&page_sql)?;
+    let rows = stmt.query_map(params_from_iter(page_args.iter()), message_from_row)?;
+    Ok((rows.collect::<Result<_, _>>()?, total))
+}
+
+/// ` and …` conditions on `m` for every filter but the words, with their arguments in order.
+fn filters(s: &MessageSearch) -> (String, Vec<Sql>) {
     let text = |v: &Option<String>| v.clone().map(Sql::Text);
-    for (column, value) in [
+    let mut sql = String::new();
+    let mut args = Vec::new();
+    for (condition, value) in [
         ("m.sender = ?", text(&s.from)),
         ("m.recipient = ?", text(&s.to)),
         ("m.type = ?", text(&s.kind)),
+        ("m.task_ref = ?", text(&s.task)),
         ("m.created_at >= ?", s.since_ms.map(Sql::Integer)),
         ("m.created_at < ?", s.until_ms.map(Sql::Integer)),
     ] {
         if let Some(value) = value {
-            conditions.push(column.into());
+            sql.push_str(" and ");
+            sql.push_str(condition);
             args.push(value);
         }
     }
-    if let Some(task) = &s.task {
-        conditions.push(
-            "(json_extract(m.data, '$.taskId') = ? or json_extract(m.data, '$.task') = ?)".into(),
-        );
-        args.push(Sql::Text(task.clone()));
-        args.push(Sql::Text(task.clone()));
-    }
-    let filter = conditions.join(" and ");
-    let all_args: Vec<Sql> = join_args
-        .iter()
-        .cloned()
-        .chain(args.iter().cloned())
-        .collect();
-    let total: i64 = conn
-        .prepare_cached(&format!("select count(*) from {from} where {filter}"))?
-        .query_row(params_from_iter(all_args.iter()), |r| r.get(0))?;
-    let mut page_args = all_args;
-    let mut page_filter = filter;
-    if let Some(before) = s.before {
-        page_filter.push_str(" and m.seq < ?");
-        page_args.push(Sql::Integer(before));
-    }
-    page_args.push(Sql::Integer(s.limit as i64));
-    let columns = MESSAGE_COLUMNS
+    (sql, args)
+}
+
+fn columns() -> String {
+    MESSAGE_COLUMNS
         .split(", ")
         .map(|c| format!("m.{c}"))
         .collect::<Vec<_>>()
-        .join(", ");
-    let mut stmt = conn.prepare_cached(&format!(
-        "select {columns} from {from} where {page_filter} order by m.seq desc limit ?"
-    ))?;
-    let rows = stmt.query_map(params_from_iter(page_args.iter()), message_from_row)?;
-    Ok((rows.collect::<Result<_, _>>()?, total))
+        .join(", ")
 }
