@@ -25,16 +25,22 @@ pub fn search(
     let team = Sql::Integer(team_id);
     let limit = Sql::Integer(s.limit as i64);
     let (count_sql, count_args, page_sql, page_args) = if s.words.is_empty() {
+        // Without statistics the planner would walk the team's whole log for a task.
+        let table = if s.task.is_some() {
+            "messages m indexed by messages_by_task"
+        } else {
+            "messages m"
+        };
         let before = s.before.map_or(String::new(), |_| " and m.seq < ?".into());
         let mut page_args = vec![team.clone()];
         page_args.extend(filter_args.iter().cloned());
         page_args.extend(s.before.map(Sql::Integer));
         page_args.push(limit);
         (
-            format!("select count(*) from messages m where m.team_id = ?{filters}"),
+            format!("select count(*) from {table} where m.team_id = ?{filters}"),
             [vec![team], filter_args].concat(),
             format!(
-                "select {} from messages m where m.team_id = ?{filters}{before} \
+                "select {} from {table} where m.team_id = ?{filters}{before} \
                  order by m.seq desc limit ?",
                 columns()
             ),
@@ -44,14 +50,15 @@ pub fn search(
         let query = Sql::Text(fts5_query(&s.words));
         let matches = "messages_fts match ? and rowid between ? and ?";
         if filters.is_empty() {
-            // Words alone: FTS5 counts and pages by itself; `messages` is read for the page only.
+            // Words alone: FTS5 counts and pages by itself; `messages` is read for the page only
+            // (CROSS JOIN keeps that order).
             (
                 format!("select count(*) from messages_fts where {matches}"),
                 vec![query.clone(), Sql::Integer(lowest), Sql::Integer(highest)],
                 format!(
                     "select {} from (select rowid from messages_fts where {matches} \
                      order by rowid desc limit ?) f \
-                     join messages m on m.team_id = ? and m.seq = f.rowid - ? order by m.seq desc",
+                     cross join messages m on m.team_id = ? and m.seq = f.rowid - ? order by m.seq desc",
                     columns()
                 ),
                 vec![
@@ -64,7 +71,10 @@ pub fn search(
                 ],
             )
         } else {
-            let from = "messages_fts f join messages m on m.team_id = ? and m.seq = f.rowid - ?";
+            // CROSS JOIN keeps FTS5 outside: the planner would otherwise scan the team's log
+            // and run the full-text query once per message.
+            let from =
+                "messages_fts f cross join messages m on m.team_id = ? and m.seq = f.rowid - ?";
             let matches = "f.messages_fts match ? and f.rowid between ? and ?";
             let with = |high: i64| {
                 let mut args = vec![team.clone(), Sql::Integer(lowest), query.clone()];
