@@ -101,6 +101,11 @@ export function createApi(session, onUnauthorized) {
     agents: () => get('/agents').then((r) => r.agents),
     memory: () => get('/memory'),
     memoryHistory: () => get('/memory-history?limit=100').then((r) => r.changes),
+    /** A page of the server-side message search: `{messages, total, next}`, newest first. */
+    searchMessages: (params) => {
+      const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '' && v != null));
+      return get(`/messages/search?${query}`);
+    },
     /** The test history of the project posted to last: its runs, oldest first. */
     testHistory: () => get('/history'),
   };

@@ -38,7 +38,7 @@ function start(session) {
 
   const views = {
     tasks: mountTasks($('view-tasks'), state, api),
-    messages: mountMessages($('view-messages'), state),
+    messages: mountMessages($('view-messages'), state, api),
     progress: mountProgress($('view-progress'), state),
     agents: mountAgents($('view-agents'), state, api),
     memory: mountMemory($('view-memory'), state),

@@ -1,14 +1,21 @@
 // The message log: newest first, filtered by type, sender and recipient, rows coloured by
 // type; test results show their pass rate, fix-cycle progress its iteration. A row opens to
-// its full `data`.
+// its full `data`. Words in the search box search every message of the team on the server
+// (not only the ones this page keeps), with the same filters, a page at a time.
 
 import { clock, h, percent, replace } from './dom.js';
 
 const ROWS_SHOWN = 500;
+const SEARCH_PAGE = 100;
+const SEARCH_DELAY_MS = 250;
 const KNOWN = new Set(['test_result', 'impl_progress', 'fix_required', 'error']);
 
-export function mountMessages(root, state) {
+export function mountMessages(root, state, api) {
   let visible = false;
+  // The server's answer while the search box has words: {query, messages, total, next}.
+  let search = null;
+  let searchTimer = null;
+  let searchText = '';
   const open = new Set(); // seqs whose details are shown
   const filters = { type: '', from: '', to: '' };
   const seen = { type: new Set(), from: new Set(), to: new Set() };
@@ -20,20 +27,55 @@ export function mountMessages(root, state) {
       id: `filter-${key}`,
       onchange: (e) => {
         filters[key] = e.target.value;
+        if (searchText) runSearch();
         draw();
       },
     });
   }
+  const searchBox = h('input', {
+    type: 'search',
+    id: 'message-search',
+    placeholder: 'search all messages',
+    'aria-label': 'Search all messages',
+    oninput: (e) => {
+      searchText = e.target.value.trim();
+      clearTimeout(searchTimer);
+      if (!searchText) {
+        search = null;
+        draw();
+        return;
+      }
+      searchTimer = setTimeout(runSearch, SEARCH_DELAY_MS);
+    },
+  });
+  const older = h('button', { type: 'button', id: 'search-older', hidden: true, onclick: () => runSearch(search?.next) }, 'older matches');
   const count = h('span', { class: 'counts' });
   const body = h('tbody');
   replace(root,
-    h('div', { class: 'toolbar' }, h('h2', {}, 'Messages'), count,
+    h('div', { class: 'toolbar' }, h('h2', {}, 'Messages'), count, searchBox,
       h('label', { class: 'select' }, 'type ', selects.type),
       h('label', { class: 'select' }, 'from ', selects.from),
       h('label', { class: 'select' }, 'to ', selects.to)),
     h('table', { class: 'messages', id: 'message-log' },
       h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'time'), h('th', {}, 'from → to'), h('th', {}, 'type'), h('th', {}, 'summary'))),
-      body));
+      body),
+    older);
+
+  /** Asks the server for the matches (the first page, or the page before `before`). */
+  function runSearch(before) {
+    const query = searchText;
+    const params = { q: query, type: filters.type, from: filters.from, to: filters.to, limit: SEARCH_PAGE, before };
+    api.searchMessages(params).then((page) => {
+      if (query !== searchText) return; // the words changed meanwhile
+      const earlier = before != null && search ? search.messages : [];
+      search = { query, messages: [...earlier, ...page.messages], total: page.total, next: page.next };
+      draw();
+    }).catch((err) => {
+      if (query !== searchText) return;
+      search = { query, messages: [], total: 0, next: null, error: err.message };
+      draw();
+    });
+  }
 
   function options(key) {
     const values = [...seen[key]].sort();
@@ -51,6 +93,11 @@ export function mountMessages(root, state) {
     }
     if (!visible) return;
     for (const key of ['type', 'from', 'to']) options(key);
+    if (searchText) {
+      drawSearch();
+      return;
+    }
+    older.hidden = true;
     const rows = [];
     let total = 0;
     for (let i = state.messages.length - 1; i >= 0; i--) {
@@ -61,6 +108,20 @@ export function mountMessages(root, state) {
     }
     count.textContent = `${total} shown${total > ROWS_SHOWN ? ` (latest ${ROWS_SHOWN})` : ''} of ${state.messages.length}`;
     replace(body, rows.length ? rows : h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No messages yet.')));
+  }
+
+  function drawSearch() {
+    if (!search) {
+      count.textContent = 'searching…';
+      return;
+    }
+    const n = search.total;
+    count.textContent = search.error
+      ? `search failed: ${search.error}`
+      : `${n} ${n === 1 ? 'match' : 'matches'} in all messages${search.messages.length < n ? ` (newest ${search.messages.length} shown)` : ''}`;
+    older.hidden = search.next == null;
+    const rows = search.messages.flatMap(row);
+    replace(body, rows.length ? rows : h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No message matches.')));
   }
 
   function row(m) {
@@ -95,6 +156,7 @@ export function mountMessages(root, state) {
       draw();
     },
     stop() {
+      clearTimeout(searchTimer);
       replace(root);
     },
   };

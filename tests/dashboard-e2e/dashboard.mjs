@@ -183,6 +183,21 @@ async function main() {
   check((await detail.locator('.diff b').count()) === 0, 'a diff creates no element');
   await shot('messages');
 
+  // The search box asks the server, which searches every message of the team (not only those
+  // this page keeps), with the filters; clearing it returns to the live log.
+  await page.fill('#message-search', '48/50 auth');
+  await page.locator('#view-messages .counts', { hasText: '1 match in all messages' }).waitFor({ timeout: PATIENCE });
+  check(requestUrls.some((u) => u.includes('/messages/search?') && u.includes('q=48%2F50+auth')), 'the search went to the server');
+  check((await page.locator('#message-log tr.msg').count()) === 1, 'one row for one match');
+  check((await page.locator('#message-log tr.msg-test_result', { hasText: 'auth: 48/50 passing' }).count()) === 1, 'the match is the test result');
+  await page.selectOption('#filter-type', 'fix_required');
+  await page.locator('#view-messages .counts', { hasText: '0 matches in all messages' }).waitFor({ timeout: PATIENCE });
+  await page.selectOption('#filter-type', '');
+  await page.fill('#message-search', '');
+  await waitFor(() => document.querySelectorAll('#message-log tr.msg').length > 1, null, 'the live log back');
+  check(await page.locator('#search-older').isHidden(), 'no paging button in the live log');
+  note('search found a message by its words on the server');
+
   // --- pass-rate chart -------------------------------------------------------------------
   await view('progress');
   const chart = page.locator('.chart-card[data-task="TEST-001"]');
