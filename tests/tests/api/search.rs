@@ -102,7 +102,7 @@ async fn every_message_is_reachable_and_counts_are_exact() {
     // Another team's token and the admin's find nothing here.
     let other = d.team("other").await;
     other
-        .get(&format!("/v1/teams/qa/messages/search?q=average"))
+        .get("/v1/teams/qa/messages/search?q=average")
         .await
         .expect_error(404, "not_found");
     d.admin()

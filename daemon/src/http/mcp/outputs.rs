@@ -87,26 +87,6 @@ pub fn of(name: &str) -> Value {
     json!({ "$ref": format!("{PREFIX}{name}") })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_component_brings_every_component_it_reaches_and_nothing_else() {
-        let doc = json!({"components": {"schemas": {
-            "A": {"type": "object", "properties": {"b": {"$ref": "#/components/schemas/B"}}},
-            "B": {"type": "array", "items": {"$ref": "#/components/schemas/C"}},
-            "C": {"type": "string"},
-            "D": {"type": "integer"},
-        }}});
-        let out = schema(&doc, Output::Component("A"));
-        assert_eq!(out["properties"]["b"]["$ref"], "#/$defs/B");
-        let defs = out["$defs"].as_object().unwrap();
-        assert_eq!(defs.keys().collect::<Vec<_>>(), ["B", "C"]);
-        assert_eq!(defs["B"]["items"]["$ref"], "#/$defs/C");
-    }
-}
-
 /// Which component (or inline schema) each tool answers with.
 pub fn output_of(tool: &str) -> Output {
     let tasks = json!({
@@ -171,5 +151,25 @@ pub fn output_of(tool: &str) -> Output {
         })),
         "memory_patch" => Output::Component("Memory"),
         other => panic!("tool {other} has no output schema"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_component_brings_every_component_it_reaches_and_nothing_else() {
+        let doc = json!({"components": {"schemas": {
+            "A": {"type": "object", "properties": {"b": {"$ref": "#/components/schemas/B"}}},
+            "B": {"type": "array", "items": {"$ref": "#/components/schemas/C"}},
+            "C": {"type": "string"},
+            "D": {"type": "integer"},
+        }}});
+        let out = schema(&doc, Output::Component("A"));
+        assert_eq!(out["properties"]["b"]["$ref"], "#/$defs/B");
+        let defs = out["$defs"].as_object().unwrap();
+        assert_eq!(defs.keys().collect::<Vec<_>>(), ["B", "C"]);
+        assert_eq!(defs["B"]["items"]["$ref"], "#/$defs/C");
     }
 }
