@@ -107,7 +107,7 @@ pub async fn search_messages(
 
 /// An RFC 3339 time as milliseconds since the epoch.
 fn time(field: &str, value: Option<String>) -> ApiResult<Option<i64>> {
-    let Some(value) = value.filter(|v| !v.is_empty()) else {
+    let Some(value) = value else {
         return Ok(None);
     };
     chrono::DateTime::parse_from_rfc3339(&value)

@@ -80,6 +80,7 @@ async fn every_message_is_reachable_and_counts_are_exact() {
     // Bad filters name the field.
     for (query, field) in [
         ("since=yesterday", "since"),
+        ("until=", "until"),
         ("until=2024-13-01T00:00:00Z", "until"),
         ("limit=0", "limit"),
     ] {
