@@ -5,6 +5,7 @@
 mod common;
 
 mod affected;
+mod affected_cargo;
 mod affected_graph;
 mod cargo;
 mod cargo_shadowed;
