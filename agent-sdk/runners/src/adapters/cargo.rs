@@ -14,7 +14,7 @@
 
 use super::cargo_doc::{self, is_doc_id, DocRun};
 use super::cargo_files::{build_errors, module_files};
-use super::{cargo_libtest, cargo_nextest, Collected, Ctx, Prepared};
+use super::{cargo_libtest, cargo_nextest, cargo_timeout, Collected, Ctx, Prepared};
 use crate::error::RunnerError;
 use crate::options::{Listing, PluginPolicy, Selection};
 use crate::process::{Captured, Invocation};
@@ -270,7 +270,7 @@ fn use_nextest(ctx: &Ctx<'_>) -> Result<Option<PathBuf>, RunnerError> {
     }
 }
 
-fn cargo(ctx: &Ctx<'_>) -> Result<PathBuf, RunnerError> {
+pub(crate) fn cargo(ctx: &Ctx<'_>) -> Result<PathBuf, RunnerError> {
     tools::find_program("cargo", &ctx.path).ok_or_else(|| tools::missing("cargo", ctx.project))
 }
 
@@ -316,8 +316,10 @@ pub(crate) async fn collect(
 ) -> Result<Collected, RunnerError> {
     let stdout = String::from_utf8_lossy(&captured.stdout);
     let stderr = String::from_utf8_lossy(&captured.stderr);
+    let mut running = Vec::new();
     let (mut tests, ws) = if prepared.plugin {
-        let (tests, ws) = cargo_nextest::collect(ctx, prepared, captured).await?;
+        let (tests, ws, stopped) = cargo_nextest::collect(ctx, prepared, captured).await?;
+        running = stopped;
         (tests, ws)
     } else {
         let ws = workspace(ctx, &cargo(ctx)?).await.ok();
@@ -325,10 +327,15 @@ pub(crate) async fn collect(
             .as_ref()
             .map(|w| w.member_sources.clone())
             .unwrap_or_default();
-        (
-            cargo_libtest::parse_libtest_in(&stdout, &stderr, &members),
-            ws,
-        )
+        let mut tests = cargo_libtest::parse_libtest_in(&stdout, &stderr, &members);
+        if captured.timed_out {
+            // The kill's own signal is no crash of a test.
+            tests.retain(|t| t.nodeid != "[crash]");
+            let test_args = plan(ctx, ws.as_ref(), false).test_args;
+            running =
+                cargo_timeout::libtest_running(ctx, &stderr, &members, &test_args, &tests).await;
+        }
+        (tests, ws)
     };
     let build_failed = build_errors(&stderr);
     let mut collected = Collected::default();
@@ -351,6 +358,7 @@ pub(crate) async fn collect(
     tests.extend(build_failed);
     module_files(ctx.project, &mut tests);
     collected.tests = tests;
+    collected.running = running;
     Ok(collected)
 }
 

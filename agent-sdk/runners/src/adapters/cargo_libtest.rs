@@ -15,7 +15,7 @@ pub type MemberSources = HashMap<(String, String), String>;
 
 /// The source path (or doc-test label) of each test binary, in run order; a workspace
 /// member's paths made relative to the project through `members`.
-fn binaries(stderr: &str, members: &MemberSources) -> Vec<String> {
+pub(crate) fn binaries(stderr: &str, members: &MemberSources) -> Vec<String> {
     stderr
         .lines()
         .filter_map(|l| {

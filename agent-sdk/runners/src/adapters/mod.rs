@@ -7,6 +7,7 @@ pub mod cargo_doc;
 mod cargo_files;
 pub mod cargo_libtest;
 pub mod cargo_nextest;
+mod cargo_timeout;
 mod cli_options;
 pub mod go;
 pub mod go_events;

@@ -33,5 +33,6 @@ mod scrub_runs;
 mod secrets;
 mod timeout;
 mod timeout_partial;
+mod timeout_partial_cargo;
 mod vitest;
 mod vitest_config;
