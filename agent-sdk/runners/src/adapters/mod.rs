@@ -16,6 +16,7 @@ mod jest_json;
 mod jest_progress;
 pub mod mocha;
 mod mocha_json;
+mod mocha_progress;
 pub mod node_entry;
 mod node_test;
 pub mod node_test_events;

@@ -36,3 +36,4 @@ mod timeout_partial;
 mod timeout_partial_cargo;
 mod vitest;
 mod vitest_config;
+mod vitest_projects;

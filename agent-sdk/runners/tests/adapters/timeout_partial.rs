@@ -94,3 +94,67 @@ async fn jest_keeps_what_finished_and_names_the_hung_test() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn vitest_keeps_what_finished_and_names_the_hung_test() {
+    require_tool("node");
+    let (_project, report) = timed_out_run("vitest", Framework::Vitest).await;
+    // math.test.js ran up to its slow (last) test: its 8 earlier tests count, with vitest's
+    // outcomes and messages (huddle's progress reporter beside vitest's json one).
+    assert_eq!(
+        outcome(&report, "src/math.test.js::adds two numbers"),
+        Outcome::Passed
+    );
+    assert_eq!(
+        outcome(&report, "::divides by zero and throws"),
+        Outcome::Failed
+    );
+    assert_eq!(
+        outcome(&report, "::outer::inner::works when nested"),
+        Outcome::Passed
+    );
+    assert!(longrepr(&report, "::divides by zero and throws").contains("division by zero"));
+    let math = report
+        .tests
+        .iter()
+        .filter(|t| t.nodeid.starts_with("src/math.test.js::") && t.outcome != Outcome::Skipped)
+        .count();
+    assert_eq!(math, 8, "{:#?}", report.tests);
+    let text = timeout_text(&report);
+    assert!(
+        text.contains(
+            "Still running when it was stopped: src/math.test.js::slow when FIXTURE_SLOW is set"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn mocha_keeps_what_finished_and_names_the_hung_test() {
+    require_tool("node");
+    let (_project, report) = timed_out_run("mocha", Framework::Mocha).await;
+    // mocha runs the root suite's tests (every file's top-level `it`, in load order) before
+    // any describe block, so math.spec.js's top-level tests before the slow one finished:
+    // 2 passed, 2 failed, 1 pending; the describe blocks and strings.spec.js never started.
+    assert_eq!(
+        outcome(&report, "test/math.spec.js::adds two numbers"),
+        Outcome::Passed
+    );
+    assert_eq!(
+        outcome(&report, "::divides by zero and throws"),
+        Outcome::Failed
+    );
+    assert_eq!(
+        outcome(&report, "test/math.spec.js::is not ready yet"),
+        Outcome::Skipped
+    );
+    assert!(longrepr(&report, "::divides by zero and throws").contains("division by zero"));
+    assert_eq!(counts(&report), (2, 2, 1, 1, 6), "{:#?}", report.tests);
+    let text = timeout_text(&report);
+    assert!(
+        text.contains(
+            "Still running when it was stopped: test/math.spec.js::slow when FIXTURE_SLOW is set"
+        ),
+        "{text}"
+    );
+}
