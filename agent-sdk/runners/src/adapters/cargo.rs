@@ -241,7 +241,9 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
     }
     if let Some(f) = &ctx.opts.filter {
         plan.test_args = vec![f.clone()];
-        doc.test_args = vec![f.clone()];
+        // `cargo test NAME` runs no doc tests (cargo narrows a run with a test name to its
+        // test targets), so neither does a filtered run of huddle's.
+        want_doc = false;
     }
     if !plan.units {
         // Only doc tests: the main command runs them.
@@ -303,10 +305,27 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     }
     let mut inv: Invocation = ctx.invocation(&cargo);
     inv.arg("test").arg("--no-fail-fast");
-    inv.args.extend(plan.cargo_args.into_iter().map(Into::into));
-    inv.arg("--");
-    inv.args.extend(plan.test_args.into_iter().map(Into::into));
+    inv.args.extend(plan.cargo_args.iter().map(Into::into));
+    inv.args
+        .extend(libtest_args(ctx, &plan).into_iter().map(Into::into));
     Ok(Prepared::new(inv))
+}
+
+/// `[NAME] -- <test args>` for `cargo test`: a filter goes before `--`, as `cargo test NAME`
+/// takes it, so cargo leaves out doc tests as it does for `cargo test NAME` (after `--` it
+/// would run the doc tests the name matches).
+fn libtest_args(ctx: &Ctx<'_>, plan: &Plan) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut rest = plan.test_args.clone();
+    if let Some(f) = &ctx.opts.filter {
+        if rest == [f.clone()] {
+            args.push(f.clone());
+            rest.clear();
+        }
+    }
+    args.push("--".to_string());
+    args.extend(rest);
+    args
 }
 
 pub(crate) async fn collect(
@@ -377,8 +396,10 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         let mut inv = ctx.invocation(&cargo);
         inv.arg("test");
         inv.args.extend(plan.cargo_args.iter().map(Into::into));
-        inv.arg("--").arg("--list");
-        inv.args.extend(plan.test_args.iter().map(Into::into));
+        let mut args = libtest_args(ctx, &plan);
+        let after_dashes = args.iter().position(|a| a == "--").map_or(0, |i| i + 1);
+        args.insert(after_dashes, "--list".to_string());
+        inv.args.extend(args.into_iter().map(Into::into));
         read_list(&ctx.helper(&inv).await?, &mut listing, ws.as_ref());
     }
     if let (Some(doc), Some(ws)) = (&plan.doc, &ws) {

@@ -8,6 +8,7 @@ mod affected;
 mod affected_cargo;
 mod affected_graph;
 mod cargo;
+mod cargo_doctests;
 mod cargo_shadowed;
 mod coverage;
 mod go;
