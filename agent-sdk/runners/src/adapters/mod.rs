@@ -8,6 +8,7 @@ mod cargo_files;
 pub mod cargo_libtest;
 pub mod cargo_nextest;
 mod cargo_timeout;
+mod cargo_workspace;
 mod cli_options;
 pub mod go;
 pub mod go_events;
