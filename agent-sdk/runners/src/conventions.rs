@@ -252,14 +252,19 @@ impl<'a> TestIndex<'a> {
         {
             picked.truncate(1);
         }
-        let dirs = picked.iter().map(|c| c.dir.clone()).collect();
+        // The root package's directory is `.`, as cargo's adapter takes it.
+        let dir = |c: &crate::cargo_dependents::Selected| match c.dir.as_str() {
+            "" => ".".to_string(),
+            d => d.to_string(),
+        };
+        let dirs = picked.iter().map(dir).collect();
         let mut why = format!("{file}: crate {} ({})", own.name, own.dir);
         if picked.len() > 1 {
             let dependents: Vec<String> = picked[1..]
                 .iter()
                 .map(|c| {
                     let via = c.via.as_deref().unwrap_or_default();
-                    format!("{} ({}, depends on {via})", c.name, c.dir)
+                    format!("{} ({}, depends on {via})", c.name, dir(c))
                 })
                 .collect();
             why.push_str(&format!(

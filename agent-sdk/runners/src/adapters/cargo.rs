@@ -14,13 +14,13 @@
 
 use super::cargo_doc::{self, is_doc_id, DocRun};
 use super::cargo_files::{build_errors, module_files};
+pub(crate) use super::cargo_workspace::workspace;
+pub use super::cargo_workspace::{DocPackage, Workspace};
 use super::{cargo_libtest, cargo_nextest, cargo_timeout, Collected, Ctx, Prepared};
 use crate::error::RunnerError;
 use crate::options::{Listing, PluginPolicy, Selection};
 use crate::process::{Captured, Invocation};
 use crate::tools;
-pub(crate) use super::cargo_workspace::workspace;
-pub use super::cargo_workspace::{DocPackage, Workspace};
 use std::path::PathBuf;
 
 /// What one run (or listing) of cargo runs.
@@ -57,7 +57,11 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
         Selection::All => {}
         Selection::Paths(paths) | Selection::Related(paths) => {
             for p in paths {
-                let p = p.trim_end_matches('/');
+                // `.` is the root package (a member's dependent in `--affected`).
+                let p = match p.trim_end_matches('/') {
+                    "." => "",
+                    p => p,
+                };
                 if let Some(name) = p.strip_prefix("tests/").and_then(|f| f.strip_suffix(".rs")) {
                     plan.cargo_args
                         .extend(["--test".to_string(), name.to_string()]);

@@ -159,3 +159,49 @@ async fn integration_tests_and_crates_nobody_depends_on_select_themselves() {
         "{reason}"
     );
 }
+
+/// A root package depending on a member (as thiserror on thiserror-impl): a change in the
+/// member selects the root package too, as `.`, and its tests run.
+#[tokio::test]
+async fn a_root_package_depending_on_a_member_is_selected_as_dot() {
+    require_tool("cargo");
+    require_tool("git");
+    let project = tempfile::tempdir().unwrap();
+    let root = project.path();
+    let write = |file: &str, text: &str| {
+        let path = root.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"top\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nbase = { path = \"base\" }\n\n[workspace]\nmembers = [\"base\"]\n",
+    );
+    write(
+        "src/lib.rs",
+        "pub fn twice() -> u8 { base::one() * 2 }\n\n\
+         #[test]\nfn twice_is_two() { assert_eq!(twice(), 2); }\n",
+    );
+    write(
+        "base/Cargo.toml",
+        "[package]\nname = \"base\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write("base/src/lib.rs", "pub fn one() -> u8 { 1 }\n");
+    git_commit_all(root);
+    write("base/src/lib.rs", "pub fn one() -> u8 { 2 }\n");
+    let a = affected(root, FW, None).await.expect("affected");
+    let AffectedPlan::Subset { selection, reasons } = a.plan else {
+        panic!("expected a subset: {:?}", a.plan)
+    };
+    assert_eq!(selection, Selection::Paths(vec!["base".into(), ".".into()]));
+    assert_eq!(
+        reasons,
+        [
+            "base/src/lib.rs: crate base (base) and the crates depending on it: \
+          top (., depends on base)"
+        ]
+    );
+    let report = run(root, selection).await;
+    assert_eq!(failures(&report), ["src/lib.rs::twice_is_two"]);
+}
