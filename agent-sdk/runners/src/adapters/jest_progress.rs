@@ -170,6 +170,9 @@ mod tests {
                 r#","status":"failed","failureMessages":["boom"]"#,
             ),
             line("start", "hangs", ""),
+            format!(
+                r#"{{"event":"result","file":"{file}","project":"strict","ancestorTitles":[],"title":"named","status":"passed"}}"#
+            ),
         ]
         .join("\n");
         std::fs::write(&path, text + "\n{\"event\":\"res").unwrap();
@@ -183,6 +186,7 @@ mod tests {
             [
                 ("src/a.test.js::outer::fast", Outcome::Passed),
                 ("src/a.test.js::outer::broken \u{fffd}", Outcome::Failed),
+                ("src/a.test.js::[strict]::named", Outcome::Passed),
             ]
         );
         assert_eq!(running, ["src/a.test.js::outer::hangs"]);
