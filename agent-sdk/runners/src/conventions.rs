@@ -124,7 +124,15 @@ impl<'a> TestIndex<'a> {
                 } else {
                     Vec::new()
                 };
-                Ok((files, format!("{file}: the runner's related-tests mode")))
+                let mode = if self.framework == Framework::Jest {
+                    "jest --findRelatedTests"
+                } else {
+                    "vitest related"
+                };
+                Ok((
+                    files,
+                    format!("{file}: {mode} (the test files importing it, directly or not)"),
+                ))
             }
             Framework::Mocha | Framework::Pytest => self.by_convention(file, exists),
             Framework::Go if ext(file) == "go" => {
