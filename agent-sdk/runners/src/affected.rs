@@ -1,7 +1,8 @@
 //! `--affected`: from the files changed since a git revision, the tests that cover them. The
 //! runner's own related-tests mode where it has one (jest `--findRelatedTests`, vitest
-//! `related`), naming conventions for mocha and pytest, packages for go, crates and test
-//! targets for cargo. Changed shared code, configuration, lockfiles, or a file nothing maps to
+//! `related`), naming conventions and the import graph for pytest, naming conventions for
+//! mocha, packages and their importers for go, test targets and crates with the workspace
+//! crates depending on them for cargo. Changed shared code, configuration, lockfiles, or a file nothing maps to
 //! → the full suite, with the reason.
 
 use crate::conventions::TestIndex;

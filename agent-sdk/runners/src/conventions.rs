@@ -2,7 +2,8 @@
 //! related-tests mode: `src/x.js` → `x.test.js`, `x.spec.js`, `__tests__/x.test.js`,
 //! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`; go by package and its importers
 //! ([`crate::go_importers`]); cargo by
-//! crate or integration-test target.
+//! integration-test target, or crate and the workspace crates depending on it
+//! ([`crate::cargo_dependents`]).
 
 use crate::framework::Framework;
 use std::path::Path;
@@ -90,6 +91,8 @@ pub struct TestIndex<'a> {
     go_graph: std::sync::OnceLock<Result<crate::go_importers::ImportGraph, String>>,
     /// The project's Python import graph, read once on the first changed module.
     py_graph: std::sync::OnceLock<crate::python_imports::ImportGraph>,
+    /// The cargo workspace's crate graph, read once on the first changed Rust file.
+    cargo_graph: std::sync::OnceLock<Result<crate::cargo_dependents::CrateGraph, String>>,
 }
 
 impl<'a> TestIndex<'a> {
@@ -106,6 +109,7 @@ impl<'a> TestIndex<'a> {
             tests,
             go_graph: std::sync::OnceLock::new(),
             py_graph: std::sync::OnceLock::new(),
+            cargo_graph: std::sync::OnceLock::new(),
         }
     }
 
@@ -120,7 +124,15 @@ impl<'a> TestIndex<'a> {
                 } else {
                     Vec::new()
                 };
-                Ok((files, format!("{file}: the runner's related-tests mode")))
+                let mode = if self.framework == Framework::Jest {
+                    "jest --findRelatedTests"
+                } else {
+                    "vitest related"
+                };
+                Ok((
+                    files,
+                    format!("{file}: {mode} (the test files importing it, directly or not)"),
+                ))
             }
             Framework::Mocha | Framework::Pytest => self.by_convention(file, exists),
             Framework::Go if ext(file) == "go" => {
@@ -225,20 +237,50 @@ impl<'a> TestIndex<'a> {
                 format!("{file}: integration test target"),
             ));
         }
-        let mut dir = Path::new(file).parent();
-        while let Some(d) = dir {
-            if self.project.join(d).join("Cargo.toml").is_file() {
-                let d = d.to_string_lossy().to_string();
-                if d.is_empty() {
-                    break;
-                }
-                return Ok((vec![d.clone()], format!("{file}: crate in {d}")));
-            }
-            dir = d.parent();
+        let graph = self
+            .cargo_graph
+            .get_or_init(|| crate::cargo_dependents::CrateGraph::read(self.project));
+        let graph = graph.as_ref().map_err(|why| {
+            format!("{why}; without the crate graph huddle cannot tell which crates {file} affects")
+        })?;
+        let Some(mut picked) = graph.affected_by(file) else {
+            return Err(format!("{file} is in no crate of the workspace"));
+        };
+        let own = picked[0].clone();
+        if own.dir.is_empty() {
+            return Err(format!(
+                "{file} belongs to the root crate, so all of its tests run"
+            ));
         }
-        Err(format!(
-            "{file} belongs to the root crate, so all of its tests run"
-        ))
+        // Integration tests, benches and examples are no crate's dependency.
+        let inner = &file[own.dir.len() + 1..];
+        if ["tests/", "benches/", "examples/"]
+            .iter()
+            .any(|d| inner.starts_with(d))
+        {
+            picked.truncate(1);
+        }
+        // The root package's directory is `.`, as cargo's adapter takes it.
+        let dir = |c: &crate::cargo_dependents::Selected| match c.dir.as_str() {
+            "" => ".".to_string(),
+            d => d.to_string(),
+        };
+        let dirs = picked.iter().map(dir).collect();
+        let mut why = format!("{file}: crate {} ({})", own.name, own.dir);
+        if picked.len() > 1 {
+            let dependents: Vec<String> = picked[1..]
+                .iter()
+                .map(|c| {
+                    let via = c.via.as_deref().unwrap_or_default();
+                    format!("{} ({}, depends on {via})", c.name, dir(c))
+                })
+                .collect();
+            why.push_str(&format!(
+                " and the crates depending on it: {}",
+                dependents.join(", ")
+            ));
+        }
+        Ok((dirs, why))
     }
 }
 

@@ -11,7 +11,8 @@
 //! - [`process`]: spawning with argv only, in a process group, with a timeout that kills the
 //!   group (exit 124, `[TIMEOUT]`).
 //! - [`report`], [`junit`], [`rundir`]: the report, JUnit XML in and out, `.huddle/runs/`.
-//! - [`affected`], [`conventions`]: `--affected` from git changes.
+//! - [`affected`], [`conventions`]: `--affected` from git changes; [`go_importers`],
+//!   [`python_imports`], [`cargo_dependents`]: the dependency graphs it follows.
 //! - [`limits`]: caps on failure texts, output and runner files; pruning old runs.
 //! - [`guard`]: checks on every user value that reaches a runner's argv.
 //! - [`scrub`]: secret removal and truncation for anything sent to a model or the bus.
@@ -26,6 +27,7 @@
 
 pub mod adapters;
 pub mod affected;
+pub mod cargo_dependents;
 pub mod conventions;
 pub mod coverage;
 pub mod detect;

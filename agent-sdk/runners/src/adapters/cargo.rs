@@ -14,152 +14,14 @@
 
 use super::cargo_doc::{self, is_doc_id, DocRun};
 use super::cargo_files::{build_errors, module_files};
-use super::{cargo_libtest, cargo_nextest, Collected, Ctx, Prepared};
+pub(crate) use super::cargo_workspace::workspace;
+pub use super::cargo_workspace::{DocPackage, Workspace};
+use super::{cargo_libtest, cargo_nextest, cargo_timeout, Collected, Ctx, Prepared};
 use crate::error::RunnerError;
 use crate::options::{Listing, PluginPolicy, Selection};
 use crate::process::{Captured, Invocation};
 use crate::tools;
-use serde::Deserialize;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-/// Facts from `cargo metadata` that map nextest binary ids and directories to source paths
-/// and package names.
-#[derive(Debug, Clone, Default)]
-pub struct Workspace {
-    /// Binary id (`pkg`, `pkg::test`, `pkg::bin/name`) → target source, relative to the
-    /// project.
-    pub sources: HashMap<String, String>,
-    /// Package name → package directory, relative to the project (`""` for the root).
-    pub packages: Vec<(String, String)>,
-    /// Package name → its unambiguous package id spec (`path+file:///…#name@1.0.0`), for
-    /// every `--package`: a bare name is ambiguous when Cargo.lock also holds a registry
-    /// crate of that name (a member `itoa` beside a dependency on the registry's `itoa`).
-    pub pkgids: HashMap<String, String>,
-    /// Packages whose library has doc tests.
-    pub doc_packages: Vec<DocPackage>,
-    /// Members' test binaries, for `cargo test`'s package-relative `Running` lines.
-    pub member_sources: cargo_libtest::MemberSources,
-}
-
-/// A package whose library has doc tests.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocPackage {
-    /// The package name (`my-crate`).
-    pub package: String,
-    /// Its package id spec, as `--package` takes it.
-    pub pkgid: String,
-    /// The library's crate name, as `Doc-tests my_crate` names it.
-    pub crate_name: String,
-    /// Whether cargo tests it when no package is named.
-    pub default_member: bool,
-}
-
-#[derive(Deserialize)]
-struct Metadata {
-    packages: Vec<MetaPackage>,
-    #[serde(default)]
-    workspace_default_members: Option<Vec<String>>,
-}
-
-#[derive(Deserialize)]
-struct MetaPackage {
-    id: String,
-    name: String,
-    version: String,
-    manifest_path: PathBuf,
-    targets: Vec<MetaTarget>,
-}
-
-#[derive(Deserialize)]
-struct MetaTarget {
-    name: String,
-    kind: Vec<String>,
-    src_path: PathBuf,
-    #[serde(default)]
-    doctest: bool,
-}
-
-/// Target kinds that build the package's library: its test binary's id is the package name.
-const LIB_KINDS: &[&str] = &["lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"];
-
-fn rel(root: &Path, p: &Path) -> String {
-    p.strip_prefix(root)
-        .unwrap_or(p)
-        .to_string_lossy()
-        .replace('\\', "/")
-}
-
-pub(crate) async fn workspace(ctx: &Ctx<'_>, cargo: &Path) -> Result<Workspace, RunnerError> {
-    let mut inv = ctx.invocation(cargo);
-    inv.arg("metadata")
-        .arg("--no-deps")
-        .arg("--format-version=1");
-    let out = ctx.helper(&inv).await?;
-    let meta: Metadata = serde_json::from_slice(&out.stdout).map_err(|_| {
-        RunnerError::Unsupported(format!(
-            "cargo metadata failed in {}: {}",
-            ctx.project.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    })?;
-    let mut ws = Workspace::default();
-    for p in meta.packages {
-        let dir = p
-            .manifest_path
-            .parent()
-            .map(|d| rel(ctx.project, d))
-            .unwrap_or_default();
-        for t in &p.targets {
-            let kind = t.kind.first().map(String::as_str).unwrap_or("lib");
-            let id = match kind {
-                "test" => format!("{}::{}", p.name, t.name),
-                "bin" | "example" | "bench" => format!("{}::{kind}/{}", p.name, t.name),
-                k if LIB_KINDS.contains(&k) => p.name.clone(),
-                // A build script (`custom-build`) has no tests; it must not take the
-                // library's place.
-                _ => continue,
-            };
-            let project_rel = rel(ctx.project, &t.src_path);
-            if !dir.is_empty() {
-                let member_rel = p
-                    .manifest_path
-                    .parent()
-                    .map_or_else(String::new, |d| rel(d, &t.src_path));
-                ws.member_sources
-                    .insert((t.name.replace('-', "_"), member_rel), project_rel.clone());
-            }
-            ws.sources.insert(id, project_rel);
-        }
-        // Since cargo 1.77 the id is a package id spec; before, `name version (source)`,
-        // where `name@version` is the closest spec (the registry's crate of the same name
-        // rarely has the member's version).
-        let pkgid = if p.id.contains('#') {
-            p.id.clone()
-        } else {
-            format!("{}@{}", p.name, p.version)
-        };
-        ws.pkgids.insert(p.name.clone(), pkgid.clone());
-        let doc_lib = p
-            .targets
-            .iter()
-            .find(|t| t.doctest && t.kind.iter().any(|k| LIB_KINDS.contains(&k.as_str())));
-        if let Some(lib) = doc_lib {
-            ws.doc_packages.push(DocPackage {
-                package: p.name.clone(),
-                pkgid,
-                crate_name: lib.name.clone(),
-                // Cargo before 1.71 does not say: every member then counts.
-                default_member: match &meta.workspace_default_members {
-                    Some(members) => members.contains(&p.id),
-                    None => true,
-                },
-            });
-        }
-        ws.packages.push((p.name, dir));
-    }
-    Ok(ws)
-}
+use std::path::PathBuf;
 
 /// What one run (or listing) of cargo runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -195,7 +57,11 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
         Selection::All => {}
         Selection::Paths(paths) | Selection::Related(paths) => {
             for p in paths {
-                let p = p.trim_end_matches('/');
+                // `.` is the root package (a member's dependent in `--affected`).
+                let p = match p.trim_end_matches('/') {
+                    "." => "",
+                    p => p,
+                };
                 if let Some(name) = p.strip_prefix("tests/").and_then(|f| f.strip_suffix(".rs")) {
                     plan.cargo_args
                         .extend(["--test".to_string(), name.to_string()]);
@@ -241,7 +107,9 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
     }
     if let Some(f) = &ctx.opts.filter {
         plan.test_args = vec![f.clone()];
-        doc.test_args = vec![f.clone()];
+        // `cargo test NAME` runs no doc tests (cargo narrows a run with a test name to its
+        // test targets), so neither does a filtered run of huddle's.
+        want_doc = false;
     }
     if !plan.units {
         // Only doc tests: the main command runs them.
@@ -270,7 +138,7 @@ fn use_nextest(ctx: &Ctx<'_>) -> Result<Option<PathBuf>, RunnerError> {
     }
 }
 
-fn cargo(ctx: &Ctx<'_>) -> Result<PathBuf, RunnerError> {
+pub(crate) fn cargo(ctx: &Ctx<'_>) -> Result<PathBuf, RunnerError> {
     tools::find_program("cargo", &ctx.path).ok_or_else(|| tools::missing("cargo", ctx.project))
 }
 
@@ -303,10 +171,27 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     }
     let mut inv: Invocation = ctx.invocation(&cargo);
     inv.arg("test").arg("--no-fail-fast");
-    inv.args.extend(plan.cargo_args.into_iter().map(Into::into));
-    inv.arg("--");
-    inv.args.extend(plan.test_args.into_iter().map(Into::into));
+    inv.args.extend(plan.cargo_args.iter().map(Into::into));
+    inv.args
+        .extend(libtest_args(ctx, &plan).into_iter().map(Into::into));
     Ok(Prepared::new(inv))
+}
+
+/// `[NAME] -- <test args>` for `cargo test`: a filter goes before `--`, as `cargo test NAME`
+/// takes it, so cargo leaves out doc tests as it does for `cargo test NAME` (after `--` it
+/// would run the doc tests the name matches).
+fn libtest_args(ctx: &Ctx<'_>, plan: &Plan) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut rest = plan.test_args.clone();
+    if let Some(f) = &ctx.opts.filter {
+        if rest == [f.clone()] {
+            args.push(f.clone());
+            rest.clear();
+        }
+    }
+    args.push("--".to_string());
+    args.extend(rest);
+    args
 }
 
 pub(crate) async fn collect(
@@ -316,8 +201,10 @@ pub(crate) async fn collect(
 ) -> Result<Collected, RunnerError> {
     let stdout = String::from_utf8_lossy(&captured.stdout);
     let stderr = String::from_utf8_lossy(&captured.stderr);
+    let mut running = Vec::new();
     let (mut tests, ws) = if prepared.plugin {
-        let (tests, ws) = cargo_nextest::collect(ctx, prepared, captured).await?;
+        let (tests, ws, stopped) = cargo_nextest::collect(ctx, prepared, captured).await?;
+        running = stopped;
         (tests, ws)
     } else {
         let ws = workspace(ctx, &cargo(ctx)?).await.ok();
@@ -325,10 +212,15 @@ pub(crate) async fn collect(
             .as_ref()
             .map(|w| w.member_sources.clone())
             .unwrap_or_default();
-        (
-            cargo_libtest::parse_libtest_in(&stdout, &stderr, &members),
-            ws,
-        )
+        let mut tests = cargo_libtest::parse_libtest_in(&stdout, &stderr, &members);
+        if captured.timed_out {
+            // The kill's own signal is no crash of a test.
+            tests.retain(|t| t.nodeid != "[crash]");
+            let test_args = plan(ctx, ws.as_ref(), false).test_args;
+            running =
+                cargo_timeout::libtest_running(ctx, &stderr, &members, &test_args, &tests).await;
+        }
+        (tests, ws)
     };
     let build_failed = build_errors(&stderr);
     let mut collected = Collected::default();
@@ -351,6 +243,7 @@ pub(crate) async fn collect(
     tests.extend(build_failed);
     module_files(ctx.project, &mut tests);
     collected.tests = tests;
+    collected.running = running;
     Ok(collected)
 }
 
@@ -369,8 +262,10 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         let mut inv = ctx.invocation(&cargo);
         inv.arg("test");
         inv.args.extend(plan.cargo_args.iter().map(Into::into));
-        inv.arg("--").arg("--list");
-        inv.args.extend(plan.test_args.iter().map(Into::into));
+        let mut args = libtest_args(ctx, &plan);
+        let after_dashes = args.iter().position(|a| a == "--").map_or(0, |i| i + 1);
+        args.insert(after_dashes, "--list".to_string());
+        inv.args.extend(args.into_iter().map(Into::into));
         read_list(&ctx.helper(&inv).await?, &mut listing, ws.as_ref());
     }
     if let (Some(doc), Some(ws)) = (&plan.doc, &ws) {

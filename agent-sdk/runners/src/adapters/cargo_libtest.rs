@@ -15,7 +15,7 @@ pub type MemberSources = HashMap<(String, String), String>;
 
 /// The source path (or doc-test label) of each test binary, in run order; a workspace
 /// member's paths made relative to the project through `members`.
-fn binaries(stderr: &str, members: &MemberSources) -> Vec<String> {
+pub(crate) fn binaries(stderr: &str, members: &MemberSources) -> Vec<String> {
     stderr
         .lines()
         .filter_map(|l| {
@@ -162,12 +162,12 @@ pub fn parse_libtest_in(stdout: &str, stderr: &str, members: &MemberSources) -> 
             v if v.starts_with("ignored") => Outcome::Skipped,
             _ => continue,
         };
-        let name = name.strip_suffix(" - should panic").unwrap_or(name);
         let owner = owners.get(k).copied().unwrap_or(k);
         let target = bins
             .get(owner)
             .cloned()
             .unwrap_or_else(|| format!("binary-{k}"));
+        let name = without_test_mode(name, target.starts_with("doc-tests/"));
         let mut t = TestResult::new(format!("{target}::{name}"), outcome);
         if target.starts_with("doc-tests/") {
             // `src/lib.rs - add (line 5)`: the example's file and first line.
@@ -202,6 +202,21 @@ pub fn parse_libtest_in(stdout: &str, stderr: &str, members: &MemberSources) -> 
         })
         .chain(crashes(stderr))
         .collect()
+}
+
+/// A test's name without the mode libtest prints after it in a run (`- should panic`; for a
+/// doc test also `- compile fail` and `- compile`, a `no_run` example): its `--list` line and
+/// the ids of a re-run carry none.
+fn without_test_mode(name: &str, doc: bool) -> &str {
+    let modes: &[&str] = if doc {
+        &[" - should panic", " - compile fail", " - compile"]
+    } else {
+        &[" - should panic"]
+    };
+    modes
+        .iter()
+        .find_map(|m| name.strip_suffix(m))
+        .unwrap_or(name)
 }
 
 /// Test binaries that died from a signal (abort, segfault): their running test never printed

@@ -117,24 +117,32 @@ pub fn parse_nextest_junit(xml: &str, ws: &Workspace) -> Result<Vec<TestResult>,
         .collect())
 }
 
-/// The tests of the run, and the workspace facts the background work found.
+/// The tests of the run, the workspace facts the background work found, and the tests a
+/// timeout stopped (see [`super::cargo_timeout`]).
 pub(crate) async fn collect(
     ctx: &Ctx<'_>,
     prepared: &Prepared,
     captured: &Captured,
-) -> Result<(Vec<TestResult>, Option<Workspace>), RunnerError> {
+) -> Result<(Vec<TestResult>, Option<Workspace>, Vec<String>), RunnerError> {
     let Some(background) = prepared.background.lock().expect("background slot").take() else {
-        return Ok((Vec::new(), None));
+        return Ok((Vec::new(), None, Vec::new()));
     };
     if captured.timed_out {
         background.abort();
-        return Ok((Vec::new(), None));
+        // nextest wrote its report at huddle's SIGTERM, when it had time to.
+        let Ok(xml) = std::fs::read_to_string(ctx.out(JUNIT)) else {
+            return Ok((Vec::new(), None, Vec::new()));
+        };
+        let ws = workspace(ctx, &super::cargo::cargo(ctx)?).await?;
+        let tests = parse_nextest_junit(&xml, &ws).unwrap_or_default();
+        let (finished, stopped) = super::cargo_timeout::split_nextest_stopped(tests);
+        return Ok((finished, Some(ws), stopped));
     }
     let (ws, listed) = background
         .await
         .map_err(|e| RunnerError::io("listing nextest tests", std::io::Error::other(e)))??;
     let Ok(xml) = std::fs::read_to_string(ctx.out(JUNIT)) else {
-        return Ok((Vec::new(), Some(ws)));
+        return Ok((Vec::new(), Some(ws), Vec::new()));
     };
     let mut tests = parse_nextest_junit(&xml, &ws)
         .map_err(|e| RunnerError::io("reading nextest's JUnit XML", std::io::Error::other(e)))?;
@@ -146,7 +154,7 @@ pub(crate) async fn collect(
             tests.push(t);
         }
     }
-    Ok((tests, Some(ws)))
+    Ok((tests, Some(ws), Vec::new()))
 }
 
 async fn list_json(ctx: &Ctx<'_>, cargo: &Path, plan: &Plan) -> Result<Value, RunnerError> {

@@ -78,6 +78,9 @@ pub(crate) fn collect(ctx: &Ctx<'_>, captured: &Captured) -> Result<Collected, R
         tests: parse_go_events(&stdout, &stderr, &module_path(ctx)),
         ..Collected::default()
     };
+    if captured.timed_out {
+        collected.running = super::go_events::unfinished_go_tests(&stdout);
+    }
     if ctx.opts.coverage {
         collected.coverage = coverage::go_profile(ctx.run_dir, "cover.out");
     }

@@ -86,6 +86,30 @@ pub fn parse_go_events(stdout: &str, stderr: &str, module: &str) -> Vec<TestResu
     results
 }
 
+/// The tests that had started and not ended when the run was stopped (a parent with a hung
+/// subtest is one of them), as `package::Test/sub` ids, in start order. go's events come as
+/// the tests run, so everything else already is in [`parse_go_events`]'s results.
+pub fn unfinished_go_tests(stdout: &str) -> Vec<String> {
+    let mut started: Vec<String> = Vec::new();
+    let mut ended: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for line in stdout.lines() {
+        let Ok(ev) = serde_json::from_str::<Event>(&crate::text::json_escapes_fixed(line)) else {
+            continue;
+        };
+        let Some(test) = ev.test else { continue };
+        let id = format!("{}::{test}", ev.package);
+        match ev.action.as_str() {
+            "run" => started.push(id),
+            "pass" | "fail" | "skip" => {
+                ended.insert(id);
+            }
+            _ => {}
+        }
+    }
+    started.retain(|id| !ended.contains(id));
+    started
+}
+
 fn synthetic_build_failure(pkg: &str) -> Event {
     Event {
         action: "build-failed".into(),

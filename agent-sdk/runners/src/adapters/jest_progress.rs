@@ -1,7 +1,9 @@
-//! What a jest run stopped at its timeout had done: jest writes its `--json` report only at
-//! the end, so huddle adds a small reporter of its own (`js/huddle_jest_progress.cjs`, beside
-//! jest's default one) that appends a line as each test starts and ends. From those lines a
-//! killed run keeps the tests that finished and names the ones that were running.
+//! What a jest or vitest run stopped at its timeout had done: both write their JSON report
+//! only at the end, so huddle adds a small reporter of its own (`js/huddle_jest_progress.cjs`
+//! beside jest's default one, `js/huddle_vitest_progress.mjs` beside vitest's json one) that
+//! appends a line as each test starts and ends. From those lines a killed run keeps the tests
+//! that finished and names the ones that were running. The same reporters list each file
+//! result's project, which neither JSON report names.
 
 use super::relative;
 use crate::limits::truncate_middle;
@@ -88,15 +90,20 @@ pub(crate) fn read_progress(path: &Path, root: &Path) -> (Vec<TestResult>, Vec<S
         if line.event == "file" {
             continue;
         }
+        // A named project goes into the id, as in a finished run's report.
+        let prefix = match &line.project {
+            Some(p) => format!("{file}::[{p}]"),
+            None => file.clone(),
+        };
         if line.event == "file-error" {
-            let mut t = TestResult::new(file.clone(), Outcome::Error);
+            let mut t = TestResult::new(prefix, Outcome::Error);
             t.file = Some(file);
             t.longrepr =
                 Some(strip_ansi(&truncate_middle(line.message.trim(), LINE_CAP)).into_owned());
             tests.push(t);
             continue;
         }
-        let mut nodeid = file.clone();
+        let mut nodeid = prefix;
         for part in line.ancestors.iter().chain(std::iter::once(&line.title)) {
             nodeid.push_str("::");
             nodeid.push_str(part);
@@ -163,6 +170,9 @@ mod tests {
                 r#","status":"failed","failureMessages":["boom"]"#,
             ),
             line("start", "hangs", ""),
+            format!(
+                r#"{{"event":"result","file":"{file}","project":"strict","ancestorTitles":[],"title":"named","status":"passed"}}"#
+            ),
         ]
         .join("\n");
         std::fs::write(&path, text + "\n{\"event\":\"res").unwrap();
@@ -176,6 +186,7 @@ mod tests {
             [
                 ("src/a.test.js::outer::fast", Outcome::Passed),
                 ("src/a.test.js::outer::broken \u{fffd}", Outcome::Failed),
+                ("src/a.test.js::[strict]::named", Outcome::Passed),
             ]
         );
         assert_eq!(running, ["src/a.test.js::outer::hangs"]);

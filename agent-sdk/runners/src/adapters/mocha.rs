@@ -10,7 +10,8 @@ use super::cli_options::{opt, Arity::*, Opt, Use::*};
 use super::jest::files_and_names;
 pub use super::mocha_json::{json_on_stdout, parse_mocha_json};
 use super::project_args::{self, RunnerArgs, RunnerSpec};
-use super::{exact_names_pattern, node_entry, node_tool, read_output, relative, unreadable_report};
+use super::{exact_names_pattern, mocha_progress, node_entry, node_tool, read_output};
+use super::{relative, unreadable_report};
 use super::{Collected, Ctx, Prepared};
 use crate::conventions::test_files;
 use crate::coverage;
@@ -117,12 +118,37 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     }
     let extra = with_project_args(ctx, &mut inv);
     let report = ctx.out("mocha.json");
-    inv.arg("--reporter=json")
+    let reporter = reporter(ctx, &mut inv.env)?;
+    inv.arg(reporter)
         .arg(format!("--reporter-option=output={}", report.display()));
     add_selection(ctx, &extra, &mut inv.args);
     let mut prepared = Prepared::new(inv);
     prepared.report_file = Some(report);
     Ok(prepared)
+}
+
+/// `--reporter=<huddle's reporter>`: mocha's json reporter with progress lines beside it (see
+/// [`mocha_progress`]), when the project's mocha has its json reporter where huddle looks;
+/// else `--reporter=json`.
+fn reporter(
+    ctx: &Ctx<'_>,
+    env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Result<String, RunnerError> {
+    let json = node_entry::package_dir(ctx.project, "mocha")
+        .map(|dir| dir.join("lib/reporters/json.js"))
+        .filter(|f| f.is_file());
+    let Some(json) = json else {
+        return Ok("--reporter=json".into());
+    };
+    let file = ctx.out(mocha_progress::REPORTER_FILE);
+    std::fs::write(&file, mocha_progress::REPORTER)
+        .map_err(|e| RunnerError::io(format!("writing {}", file.display()), e))?;
+    env.push(("HUDDLE_MOCHA_JSON_REPORTER".into(), json.into()));
+    env.push((
+        "HUDDLE_MOCHA_PROGRESS".into(),
+        ctx.out(mocha_progress::PROGRESS_FILE).into(),
+    ));
+    Ok(format!("--reporter={}", file.display()))
 }
 
 /// Adds the script's environment, node options and kept options, then the caller's
@@ -199,7 +225,11 @@ pub(crate) fn collect(
                 captured,
             )),
         },
-        None if captured.timed_out => {}
+        None if captured.timed_out => {
+            let progress = ctx.out(mocha_progress::PROGRESS_FILE);
+            (collected.tests, collected.running) =
+                mocha_progress::read_progress(&progress, ctx.project);
+        }
         None => {
             collected.tests.push(
                 load_error(ctx.project, &captured.stderr).unwrap_or_else(|| {

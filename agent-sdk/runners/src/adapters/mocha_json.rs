@@ -20,8 +20,10 @@ struct Output {
     pending: Vec<Test>,
 }
 
+/// One test (or hook) as mocha's json reporter writes it; also the body of huddle's progress
+/// lines (see [`super::mocha_progress`]).
 #[derive(Deserialize)]
-struct Test {
+pub(crate) struct Test {
     title: String,
     #[serde(rename = "fullTitle")]
     full_title: String,
@@ -38,7 +40,8 @@ impl Test {
         (self.file.as_deref().unwrap_or(""), &self.full_title)
     }
 
-    fn result(&self, root: &Path, outcome: Outcome) -> TestResult {
+    /// The result with huddle's node id (`file::describe titles::title`).
+    pub(crate) fn result(&self, root: &Path, outcome: Outcome) -> TestResult {
         let file = self.file.as_deref().map(|f| relative(root, f));
         // fullTitle is the describe titles and the title joined by spaces.
         let prefix = self

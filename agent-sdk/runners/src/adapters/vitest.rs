@@ -8,6 +8,7 @@
 
 use super::cli_options::{opt, Arity::*, Opt, Use::*};
 use super::jest::{files_and_names, listing_from_report, read_report, NameCase};
+use super::jest_progress;
 use super::project_args::{self, RunnerArgs, RunnerSpec};
 use super::{exact_names_pattern, node_tool};
 use super::{Collected, Ctx, Prepared};
@@ -133,6 +134,15 @@ fn add_selection(ctx: &Ctx<'_>, inv: &mut Invocation, extra: &RunnerArgs) -> Opt
         Selection::Tests(ids) => {
             let (files, selected) = files_and_names(ids);
             names = selected;
+            let mut projects: Vec<&str> =
+                ids.iter().filter_map(|id| super::project_of(id)).collect();
+            projects.sort_unstable();
+            projects.dedup();
+            inv.args.extend(
+                projects
+                    .into_iter()
+                    .map(|p| format!("--project={p}").into()),
+            );
             inv.args.extend(files.into_iter().map(Into::into));
         }
     }
@@ -149,6 +159,7 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     inv.arg("--reporter=json")
         .arg(format!("--outputFile={}", report.display()))
         .arg("--includeTaskLocation");
+    with_progress_reporter(ctx, &mut inv)?;
     // A filter that matches nothing is a run of 0 tests, as vitest itself reports it.
     if ctx.opts.filter.is_some() {
         inv.arg("--passWithNoTests");
@@ -183,6 +194,28 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     Ok(prepared)
 }
 
+/// huddle's progress reporter beside the json one: each test as it ends (for a run stopped at
+/// its timeout) and each file's project (which the json report does not name).
+fn with_progress_reporter(ctx: &Ctx<'_>, inv: &mut Invocation) -> Result<(), RunnerError> {
+    let reporter = ctx.out(PROGRESS_REPORTER_FILE);
+    std::fs::write(&reporter, PROGRESS_REPORTER)
+        .map_err(|e| RunnerError::io(format!("writing {}", reporter.display()), e))?;
+    inv.arg(format!("--reporter={}", reporter.display()));
+    inv.env.push((
+        "HUDDLE_JEST_PROGRESS".into(),
+        ctx.out(jest_progress::PROGRESS_FILE).into(),
+    ));
+    inv.env.push((
+        "HUDDLE_JEST_FILES".into(),
+        ctx.out(jest_progress::FILES_FILE).into(),
+    ));
+    Ok(())
+}
+
+/// The progress reporter, written into the run directory for each run.
+const PROGRESS_REPORTER: &str = include_str!("js/huddle_vitest_progress.mjs");
+const PROGRESS_REPORTER_FILE: &str = "huddle_vitest_progress.mjs";
+
 pub(crate) fn collect(
     ctx: &Ctx<'_>,
     prepared: &Prepared,
@@ -192,6 +225,10 @@ pub(crate) fn collect(
         tests: read_report("vitest", ctx, prepared, captured),
         ..Collected::default()
     };
+    if captured.timed_out && collected.tests.is_empty() {
+        let progress = ctx.out(jest_progress::PROGRESS_FILE);
+        (collected.tests, collected.running) = jest_progress::read_progress(&progress, ctx.project);
+    }
     if ctx.opts.coverage {
         collected.coverage = coverage::istanbul(ctx.run_dir, "coverage/coverage-summary.json");
     }
@@ -204,8 +241,10 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
     inv.arg("--reporter=json")
         .arg(format!("--outputFile={}", report.display()))
         .arg(format!("--testNamePattern={MATCHES_NOTHING}"));
+    with_progress_reporter(ctx, &mut inv)?;
     let filter = add_selection(ctx, &mut inv, &extra);
     let captured = ctx.helper(&inv).await?;
+    let projects = jest_progress::file_projects(&ctx.out(jest_progress::FILES_FILE));
     listing_from_report(
         "vitest",
         ctx.project,
@@ -213,6 +252,6 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         &captured,
         filter.as_deref(),
         NameCase::Sensitive,
-        &[],
+        &projects,
     )
 }

@@ -49,12 +49,16 @@ async fn run_subset(project: &Path, fw: Framework, plan: AffectedPlan) -> (usize
 async fn jest_uses_find_related_tests() {
     require_tool("node");
     let (project, plan) = plan_for("jest", Framework::Jest, "src/strings.js").await;
-    let AffectedPlan::Subset { selection, .. } = &plan else {
+    let AffectedPlan::Subset { selection, reasons } = &plan else {
         panic!("{plan:?}")
     };
     assert_eq!(
         selection,
         &Selection::Related(vec!["src/strings.js".into()])
+    );
+    assert_eq!(
+        reasons,
+        &["src/strings.js: jest --findRelatedTests (the test files importing it, directly or not)"]
     );
     assert_eq!(
         run_subset(project.path(), Framework::Jest, plan).await,

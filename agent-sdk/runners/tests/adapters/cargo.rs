@@ -58,9 +58,18 @@ const EXPECTED: &[(&str, Outcome)] = &[
 /// (passed, failed, ignored) summed over the `test result:` lines of a real `cargo test`:
 /// the framework's own count.
 pub(crate) fn counts_from_cargo_test(project: &std::path::Path) -> (usize, usize, usize) {
+    counts_from_cargo_test_with(project, &[])
+}
+
+/// [`counts_from_cargo_test`] for `cargo test <args>` (`-p a`, a filter after `--`).
+pub(crate) fn counts_from_cargo_test_with(
+    project: &std::path::Path,
+    args: &[&str],
+) -> (usize, usize, usize) {
     let (key, dir) = own_target(project);
     let out = std::process::Command::new("cargo")
         .args(["test", "--no-fail-fast", "--quiet"])
+        .args(args)
         .env(key, dir)
         .current_dir(project)
         .output()

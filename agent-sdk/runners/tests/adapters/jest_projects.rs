@@ -78,3 +78,44 @@ async fn a_failure_in_one_project_is_rerun_in_that_project() {
         report.tests
     );
 }
+
+/// A run stopped at its timeout names the hung test in its project, and what finished keeps
+/// its project in the id too (from huddle's progress lines, as a finished run's report). In
+/// band: when two projects run one file at the same moment, its lines name no project.
+#[tokio::test]
+async fn a_timeout_names_the_hung_test_in_its_project() {
+    require_tool("node");
+    let project = fixture("jest-projects");
+    // Hangs under the strict project only.
+    std::fs::write(
+        project.path().join("src/hang.test.js"),
+        "test(\"hangs when strict\", async () => {\n  \
+         if (globalThis.STRICT) await new Promise(() => setTimeout(() => {}, 600000));\n}, 700000);\n",
+    )
+    .unwrap();
+    let opts = RunOptions {
+        timeout: std::time::Duration::from_secs(30),
+        kill_grace: std::time::Duration::from_secs(3),
+        runner_args: vec!["--runInBand".into()],
+        ..opts()
+    };
+    let report = run_tests(project.path(), FW, &opts)
+        .await
+        .expect("jest runs")
+        .report;
+    assert!(report.timed_out);
+    let text = longrepr(&report, "[TIMEOUT]");
+    assert!(
+        text.contains(
+            "Still running when it was stopped: src/hang.test.js::[strict]::hangs when strict."
+        ),
+        "{text}"
+    );
+    for t in report.tests.iter().filter(|t| t.nodeid != "[TIMEOUT]") {
+        assert!(
+            t.nodeid.contains("::[unit]::") || t.nodeid.contains("::[strict]::"),
+            "{}",
+            t.nodeid
+        );
+    }
+}

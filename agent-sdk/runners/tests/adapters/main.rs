@@ -5,8 +5,10 @@
 mod common;
 
 mod affected;
+mod affected_cargo;
 mod affected_graph;
 mod cargo;
+mod cargo_doctests;
 mod cargo_shadowed;
 mod coverage;
 mod go;
@@ -32,5 +34,7 @@ mod scrub_runs;
 mod secrets;
 mod timeout;
 mod timeout_partial;
+mod timeout_partial_cargo;
 mod vitest;
 mod vitest_config;
+mod vitest_projects;

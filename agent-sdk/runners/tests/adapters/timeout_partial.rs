@@ -1,6 +1,8 @@
 //! A run stopped at its timeout keeps the results that came in before the kill and names the
-//! test that was running (pytest through huddle's reporter, jest through huddle's progress
-//! reporter): whole-suite runs of the pytest and jest fixtures with the slow test hanging.
+//! test that was running: pytest through huddle's reporter, jest and vitest through huddle's
+//! progress reporters, mocha through huddle's subclass of its json reporter, go from its
+//! event stream (a test with a `run` event and no end). Whole-suite runs of the fixtures with
+//! the slow test hanging (cargo: `timeout_partial_cargo.rs`).
 
 use crate::common::*;
 use huddle_runners::{run_tests, Framework, Outcome, Report, RunOptions};
@@ -90,6 +92,118 @@ async fn jest_keeps_what_finished_and_names_the_hung_test() {
     assert!(
         text.contains(
             "Still running when it was stopped: src/math.test.js::slow when FIXTURE_SLOW is set"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn vitest_keeps_what_finished_and_names_the_hung_test() {
+    require_tool("node");
+    let (_project, report) = timed_out_run("vitest", Framework::Vitest).await;
+    // math.test.js ran up to its slow (last) test: its 8 earlier tests count, with vitest's
+    // outcomes and messages (huddle's progress reporter beside vitest's json one).
+    assert_eq!(
+        outcome(&report, "src/math.test.js::adds two numbers"),
+        Outcome::Passed
+    );
+    assert_eq!(
+        outcome(&report, "::divides by zero and throws"),
+        Outcome::Failed
+    );
+    assert_eq!(
+        outcome(&report, "::outer::inner::works when nested"),
+        Outcome::Passed
+    );
+    assert!(longrepr(&report, "::divides by zero and throws").contains("division by zero"));
+    let math = report
+        .tests
+        .iter()
+        .filter(|t| t.nodeid.starts_with("src/math.test.js::") && t.outcome != Outcome::Skipped)
+        .count();
+    assert_eq!(math, 8, "{:#?}", report.tests);
+    let text = timeout_text(&report);
+    assert!(
+        text.contains(
+            "Still running when it was stopped: src/math.test.js::slow when FIXTURE_SLOW is set"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn mocha_keeps_what_finished_and_names_the_hung_test() {
+    require_tool("node");
+    let (_project, report) = timed_out_run("mocha", Framework::Mocha).await;
+    // mocha runs the root suite's tests (every file's top-level `it`, in load order) before
+    // any describe block, so math.spec.js's top-level tests before the slow one finished:
+    // 2 passed, 2 failed, 1 pending; the describe blocks and strings.spec.js never started.
+    assert_eq!(
+        outcome(&report, "test/math.spec.js::adds two numbers"),
+        Outcome::Passed
+    );
+    assert_eq!(
+        outcome(&report, "::divides by zero and throws"),
+        Outcome::Failed
+    );
+    assert_eq!(
+        outcome(&report, "test/math.spec.js::is not ready yet"),
+        Outcome::Skipped
+    );
+    assert!(longrepr(&report, "::divides by zero and throws").contains("division by zero"));
+    assert_eq!(counts(&report), (2, 2, 1, 1, 6), "{:#?}", report.tests);
+    let text = timeout_text(&report);
+    assert!(
+        text.contains(
+            "Still running when it was stopped: test/math.spec.js::slow when FIXTURE_SLOW is set"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn go_keeps_what_finished_and_names_the_hung_test() {
+    require_tool("go");
+    let project = fixture("go");
+    // Built first, so the timeout measures the tests, not the build.
+    let built = std::process::Command::new("go")
+        .args(["test", "-count=1", "-run=^$", "./calc"])
+        .current_dir(project.path())
+        .status()
+        .expect("go builds");
+    assert!(built.success());
+    let pid_file = project.path().join("grandchild.pid");
+    let opts = RunOptions {
+        timeout: TIMEOUT,
+        kill_grace: Duration::from_secs(3),
+        selection: huddle_runners::Selection::Paths(vec!["./calc".into()]),
+        env: vec![
+            ("FIXTURE_SLOW".into(), "1".into()),
+            ("FIXTURE_PID_FILE".into(), pid_file.display().to_string()),
+        ],
+        ..opts()
+    };
+    let report = run_tests(project.path(), Framework::Go, &opts)
+        .await
+        .expect("the run is made")
+        .report;
+    assert!(report.timed_out);
+    assert_eq!(
+        outcome(&report, "example.com/huddlefixture/calc::TestAdd"),
+        Outcome::Passed
+    );
+    assert_eq!(
+        outcome(&report, "calc::TestMultiplyWithAWrongExpectation"),
+        Outcome::Failed
+    );
+    assert!(!report
+        .tests
+        .iter()
+        .any(|t| t.nodeid.ends_with("::TestSlow")));
+    let text = timeout_text(&report);
+    assert!(
+        text.contains(
+            "Still running when it was stopped: example.com/huddlefixture/calc::TestSlow."
         ),
         "{text}"
     );

@@ -5,12 +5,20 @@
 // own --json report stays the source of a run that completes.
 const fs = require("fs");
 
+// A test file's project: its config's displayName (a string or `{ name, color }`).
+function projectOf(test) {
+  const name = test.context?.config?.displayName;
+  return typeof name === "string" ? name : (name?.name ?? null);
+}
+
 class HuddleProgress {
   constructor() {
     const file = process.env.HUDDLE_JEST_PROGRESS;
     this.fd = file ? fs.openSync(file, "a") : null;
     const files = process.env.HUDDLE_JEST_FILES;
     this.filesFd = files ? fs.openSync(files, "a") : null;
+    // Test file path → the projects running it now.
+    this.running = new Map();
   }
 
   write(event, test, info) {
@@ -18,6 +26,7 @@ class HuddleProgress {
     const line = {
       event,
       file: test.path,
+      project: this.projectRunning(test.path),
       ancestorTitles: info.ancestorTitles,
       title: info.title,
     };
@@ -28,6 +37,24 @@ class HuddleProgress {
       line.location = info.location;
     }
     fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
+  }
+
+  // The Test that jest hands to the test case events carries the first project's config
+  // whatever project runs the file, so a case's project comes from the file runs started
+  // and not yet ended: the one project running that path, or none when two are.
+  onTestFileStart(test) {
+    const list = this.running.get(test.path) ?? [];
+    list.push(projectOf(test));
+    this.running.set(test.path, list);
+  }
+
+  onTestStart(test) {
+    this.onTestFileStart(test);
+  }
+
+  projectRunning(path) {
+    const list = this.running.get(path) ?? [];
+    return list.length === 1 ? list[0] : null;
   }
 
   onTestCaseStart(test, info) {
@@ -41,14 +68,21 @@ class HuddleProgress {
   // Each file's result, in the order of the --json report's testResults, with its project
   // (jest --json names none); a file that failed to load has no test case of its own.
   onTestResult(test, result) {
+    const project = projectOf(test);
+    const list = this.running.get(test.path) ?? [];
+    const at = list.indexOf(project);
+    if (at >= 0) list.splice(at, 1);
     if (this.fd === null) return;
-    const name = test.context?.config?.displayName;
-    const project = typeof name === "string" ? name : (name?.name ?? null);
     if (this.filesFd !== null) {
       fs.writeSync(this.filesFd, `${JSON.stringify({ event: "file", file: test.path, project })}\n`);
     }
     if (!result.testExecError) return;
-    const line = { event: "file-error", file: test.path, message: result.failureMessage || "" };
+    const line = {
+      event: "file-error",
+      file: test.path,
+      project,
+      message: result.failureMessage || "",
+    };
     fs.writeSync(this.fd, `${JSON.stringify(line)}\n`);
   }
 
