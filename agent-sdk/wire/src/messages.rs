@@ -147,6 +147,17 @@ pub struct InboxAck {
     pub seq: i64,
 }
 
+/// `GET …/cursors`: the newest `seq` of the team's event log and message bus. A client reads
+/// these first, then its snapshot (tasks, a page of messages), then follows `/events` and
+/// `/messages/stream` after them: nothing is missed and nothing is replayed from the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Cursors {
+    pub events: i64,
+    pub messages: i64,
+}
+
 /// The caller's inbox cursor after an ack.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

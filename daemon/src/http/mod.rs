@@ -4,6 +4,7 @@
 mod auth_cache;
 pub mod authz;
 mod claim_wait;
+mod cursors;
 mod dashboard;
 pub mod error;
 pub mod extract;

@@ -4,7 +4,7 @@
 //! [`api`]).
 
 use super::{
-    health, memory, message_search, messages, openapi, streams, task_claims, tasks, teams,
+    cursors, health, memory, message_search, messages, openapi, streams, task_claims, tasks, teams,
     test_history, AppState,
 };
 use axum::routing::get;
@@ -32,6 +32,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(messages::post_many))
         .routes(routes!(message_search::search))
         .routes(routes!(streams::messages))
+        .routes(routes!(cursors::cursors))
         .routes(routes!(messages::inbox))
         .routes(routes!(messages::ack))
         .routes(routes!(memory::get, memory::patch, memory::replace))

@@ -196,6 +196,9 @@ pub trait Store: Send + Sync + 'static {
 
     // --- events ---
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>>;
+    /// The team's newest event and message `seq`: where a client that has just read a snapshot
+    /// follows the streams from.
+    async fn cursors(&self, team_id: i64) -> StoreResult<StreamCursors>;
 
     // --- health ---
     /// Checks the database answers (for `/readyz`).

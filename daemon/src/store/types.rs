@@ -56,6 +56,13 @@ pub struct MessageSearch {
     pub limit: usize,
 }
 
+/// The newest `seq` of a team's event log and of its message bus.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamCursors {
+    pub events: i64,
+    pub messages: i64,
+}
+
 /// One page of a list plus the cursor for the next, `None` at the end.
 #[derive(Debug, Clone)]
 pub struct Page<T> {

@@ -223,3 +223,52 @@ async fn a_long_history_is_replayed_across_catch_up_pages_in_order() {
     );
     assert_eq!(got[154].2["summary"], "step 159");
 }
+
+/// `GET …/cursors` names the newest event and message: a client that loads its snapshot after
+/// reading them and follows the streams after them gets exactly what came after, on every
+/// backend the suite runs on.
+#[tokio::test]
+async fn cursors_name_where_a_snapshot_follows_the_streams_from() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let before = c.get(&c.t("/cursors")).await.expect_status(200).body;
+    assert_eq!(before["messages"], 0, "{before}");
+    c.post(&c.t("/tasks"), json!({"id": "TEST-001", "subject": "a"}))
+        .await
+        .expect_status(201);
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "*", "type": "note", "summary": "one"}),
+    )
+    .await
+    .expect_status(201);
+    let now = c.get(&c.t("/cursors")).await.expect_status(200).body;
+    assert_eq!(now["messages"], 1, "{now}");
+    let events = now["events"].as_i64().unwrap();
+    assert!(
+        events > before["events"].as_i64().unwrap(),
+        "{before} → {now}"
+    );
+    // The cursor names the newest event: following after the one before it yields it first,
+    // and following after the cursor yields only what comes next.
+    let url = format!("{}{}", d.url, c.t("/events"));
+    let newest = SseReader::open(&url, &c.token, Some(events - 1))
+        .await
+        .take(1)
+        .await;
+    assert_eq!(newest[0].0, events, "{newest:?}");
+    let mut after = SseReader::open(&url, &c.token, Some(events)).await;
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "*", "type": "note", "summary": "two"}),
+    )
+    .await
+    .expect_status(201);
+    let next = after.take(1).await;
+    assert_eq!(next[0].0, events + 1, "{next:?}");
+    let other = d.team("other").await;
+    other
+        .get("/v1/teams/qa/cursors")
+        .await
+        .expect_error(404, "not_found");
+}

@@ -4,7 +4,7 @@ use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
     Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreError,
-    StoreResult, TaskFilter,
+    StoreResult, StreamCursors, TaskFilter,
 };
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
@@ -362,6 +362,16 @@ impl Store for PostgresStore {
         with_outcomes: bool,
     ) -> StoreResult<Vec<StoredRun>> {
         test_history::runs(&self.pool, team_id, project, with_outcomes).await
+    }
+
+    async fn cursors(&self, team_id: i64) -> StoreResult<StreamCursors> {
+        let (events, messages): (i64, i64) =
+            sqlx::query_as("select event_seq, msg_seq from teams where id = $1")
+                .bind(team_id)
+                .fetch_optional(&self.pool)
+                .await?
+                .ok_or_else(|| StoreError::not_found("team"))?;
+        Ok(StreamCursors { events, messages })
     }
 
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {

@@ -1,9 +1,9 @@
 //! Reading the team's event log (appending is `rows::append_event`, inside each change).
 
-use super::super::StoreResult;
+use super::super::{StoreError, StoreResult, StreamCursors};
 use super::rows::event_from_row;
 use huddle_wire::Event;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 pub fn list(conn: &Connection, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
@@ -14,4 +14,17 @@ pub fn list(conn: &Connection, team_id: i64, after: i64, limit: usize) -> StoreR
         event_from_row,
     )?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The team's newest event and message `seq`.
+pub fn cursors(conn: &Connection, team_id: i64) -> StoreResult<StreamCursors> {
+    conn.prepare_cached("select event_seq, msg_seq from teams where id = ?1")?
+        .query_row(params![team_id], |r| {
+            Ok(StreamCursors {
+                events: r.get(0)?,
+                messages: r.get(1)?,
+            })
+        })
+        .optional()?
+        .ok_or_else(|| StoreError::not_found("team"))
 }

@@ -4,7 +4,7 @@ use super::super::rules::{MemoryChangeKind, MemoryLimits};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
     Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreResult,
-    TaskFilter,
+    StreamCursors, TaskFilter,
 };
 use super::{agents, claims, events, memory, messages, tasks, test_history, SqliteStore};
 use async_trait::async_trait;
@@ -399,6 +399,12 @@ impl Store for SqliteStore {
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {
         self.readers
             .read(move |conn| events::list(conn, team_id, after, limit))
+            .await
+    }
+
+    async fn cursors(&self, team_id: i64) -> StoreResult<StreamCursors> {
+        self.readers
+            .read(move |conn| events::cursors(conn, team_id))
             .await
     }
 
