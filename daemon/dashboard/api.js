@@ -101,6 +101,19 @@ export function createApi(session, onUnauthorized) {
     agents: () => get('/agents').then((r) => r.agents),
     memory: () => get('/memory'),
     memoryHistory: () => get('/memory-history?limit=100').then((r) => r.changes),
+    /** The newest event and message seq: where the streams are followed from after a snapshot. */
+    cursors: () => get('/cursors'),
+    /** Every task of the team, page after page. */
+    allTasks: async () => {
+      const tasks = [];
+      let after = null;
+      for (;;) {
+        const page = await get(`/tasks?limit=1000${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+        tasks.push(...page.tasks);
+        if (!page.next) return tasks;
+        after = page.next;
+      }
+    },
     /** A page of the server-side message search: `{messages, total, next}`, newest first. */
     searchMessages: (params) => {
       const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '' && v != null));

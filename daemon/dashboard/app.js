@@ -44,8 +44,10 @@ function start(session) {
     memory: mountMemory($('view-memory'), state),
   };
 
-  // Snapshots first where no stream replays them (agents' last-seen times, the memory document),
-  // then the streams, which replay the team's tasks and messages from the start and follow on.
+  // Snapshot, then follow: the streams' cursors first, then every task and the newest messages
+  // from the API, then both streams from those cursors on, so a team with months of history
+  // loads its current state, not its history; an item newer than the snapshot may arrive again
+  // and is ignored (a task's version, a message's seq). "catching up…" until then.
   const refreshAgents = () => api.agents().then((list) => state.setAgents(list)).catch(ignoreUnauthorized);
   let memoryTimer = null;
   const refreshMemory = () => {
@@ -69,29 +71,56 @@ function start(session) {
   const agentsTimer = setInterval(refreshAgents, AGENTS_REFRESH_MS);
   stops.push(() => clearInterval(agentsTimer), () => clearTimeout(memoryTimer), () => clearTimeout(testHistoryTimer));
 
-  const events = follow({
-    path: teamPath(session.team, '/events'),
-    token: session.token,
-    onStatus: (s) => state.setConnection('events', s),
-    onUnauthorized: expire,
-    // Each event is `{seq, type, data, createdAt}`; task events carry the whole task.
-    onEvent: ({ event, data: change }) => {
-      if (event.startsWith('task.')) state.putTask(change.data);
-      else if (event.startsWith('agent.')) state.agentEvent(event, change.data);
-      else if (event === 'memory.updated') refreshMemory();
-      else if (event === 'history.run') refreshTestHistory();
-    },
-  });
-  const messages = follow({
-    path: teamPath(session.team, '/messages/stream'),
-    token: session.token,
-    onStatus: (s) => state.setConnection('messages', s),
-    onUnauthorized: expire,
-    onEvent: ({ event, data }) => {
-      if (event === 'message') state.addMessage(data);
-    },
-  });
-  stops.push(events.stop, messages.stop);
+  const followStreams = (cursors) => {
+    const events = follow({
+      path: teamPath(session.team, '/events'),
+      after: cursors.events,
+      token: session.token,
+      onStatus: (s) => state.setConnection('events', s),
+      onUnauthorized: expire,
+      // Each event is `{seq, type, data, createdAt}`; task events carry the whole task.
+      onEvent: ({ event, data: change }) => {
+        if (event.startsWith('task.')) state.putTask(change.data);
+        else if (event.startsWith('agent.')) state.agentEvent(event, change.data);
+        else if (event === 'memory.updated') refreshMemory();
+        else if (event === 'history.run') refreshTestHistory();
+      },
+    });
+    const messages = follow({
+      path: teamPath(session.team, '/messages/stream'),
+      after: cursors.messages,
+      token: session.token,
+      onStatus: (s) => state.setConnection('messages', s),
+      onUnauthorized: expire,
+      onEvent: ({ event, data }) => {
+        if (event === 'message') state.addMessage(data);
+      },
+    });
+    stops.push(events.stop, messages.stop);
+  };
+
+  const SNAPSHOT_RETRY_MS = 2000;
+  let snapshotTimer = null;
+  const snapshot = async () => {
+    state.setConnection('snapshot', 'catching up');
+    try {
+      const cursors = await api.cursors();
+      const [tasks, recent] = await Promise.all([api.allTasks(), api.searchMessages({ limit: 1000 })]);
+      if (ended) return;
+      for (const task of tasks) state.putTask(task);
+      state.loadMessages(recent.messages.slice().reverse());
+      followStreams(cursors);
+      delete state.connection.snapshot;
+      state.changed('connection');
+    } catch (err) {
+      if (ended || err instanceof Unauthorized) return;
+      console.warn('huddle dashboard: loading the team failed, retrying:', err.message);
+      state.setConnection('snapshot', 'retrying');
+      snapshotTimer = setTimeout(snapshot, SNAPSHOT_RETRY_MS);
+    }
+  };
+  stops.push(() => clearTimeout(snapshotTimer));
+  snapshot();
 
   state.on('connection', () => drawConnection(state.connection));
   drawConnection(state.connection);
@@ -130,9 +159,11 @@ function drawConnection(connection) {
   const statuses = Object.values(connection);
   const live = statuses.length > 0 && statuses.every((s) => s === 'live');
   const retrying = statuses.some((s) => s === 'retrying');
+  const catchingUp = statuses.some((s) => s === 'catching up');
   const el = $('connection');
-  el.dataset.state = live ? 'live' : retrying ? 'retrying' : 'connecting';
-  replace(el, h('span', { class: 'dot', 'aria-hidden': 'true' }), live ? 'live' : retrying ? 'reconnecting…' : 'connecting…');
+  el.dataset.state = live ? 'live' : retrying ? 'retrying' : catchingUp ? 'catching-up' : 'connecting';
+  const label = live ? 'live' : retrying ? 'reconnecting…' : catchingUp ? 'catching up…' : 'connecting…';
+  replace(el, h('span', { class: 'dot', 'aria-hidden': 'true' }), label);
 }
 
 function boot() {

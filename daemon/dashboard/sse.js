@@ -59,11 +59,12 @@ export class SseParser {
 /**
  * Follows `path` until `stop()`: `onEvent(event)` per event (data parsed as JSON),
  * `onStatus('connecting' | 'live' | 'retrying')`, `onUnauthorized(err)` once, after which the
- * stream stops for good. Resumes after the last id seen.
+ * stream stops for good. Starts after `after` (a seq; from the beginning without it) and
+ * resumes after the last id seen.
  */
-export function follow({ path, token, onEvent, onStatus, onUnauthorized }) {
+export function follow({ path, token, after, onEvent, onStatus, onUnauthorized }) {
   let stopped = false;
-  let lastId = null;
+  let lastId = after != null ? String(after) : null;
   let current = null; // the AbortController of the connection in progress
   let retryTimer = null;
   let wake = null;

@@ -52,6 +52,11 @@ export function createState() {
       state.changed('tasks');
     },
 
+    /** The newest page of the log, oldest first, before the stream follows on. */
+    loadMessages(messages) {
+      for (const m of messages) state.addMessage(m);
+    },
+
     addMessage(message) {
       const last = state.messages[state.messages.length - 1];
       if (last && last.seq >= message.seq) return; // a replay after a reconnect

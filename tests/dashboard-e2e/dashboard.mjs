@@ -245,7 +245,9 @@ async function main() {
   await page.locator('#connection[data-state="live"]').waitFor({ timeout: PATIENCE });
   const rows = await page.locator('#message-log tr.msg').count();
   check(rows === Number(count), `after the restart the log holds ${count} messages, once each (it holds ${rows})`);
-  check(connections('messages')[0].lastEventId === null, 'the first message stream starts from the beginning');
+  check(requestUrls.some((u) => new URL(u).pathname.endsWith('/cursors')), 'the page read the streams\' cursors before its snapshot');
+  check(Number(connections('messages')[0].lastEventId) > 0, 'the first message stream starts after the snapshot, not from the beginning');
+  check(Number(connections('events')[0].lastEventId) > 0, 'the first event stream starts after the snapshot, not from the beginning');
   const resumedAfter = connections('messages').at(-1).lastEventId;
   check(resumedAfter === String(Number(count) - 1), `the message stream resumed after seq ${Number(count) - 1} (Last-Event-ID ${resumedAfter})`);
   check(Number(connections('events').at(-1).lastEventId) > 0, 'the event stream resumed with a Last-Event-ID');
