@@ -6,6 +6,7 @@ mod dependency_edges;
 mod files;
 mod guessing;
 mod limits;
+mod patch_bomb;
 mod recipients;
 mod revocation;
 mod roles;

@@ -7,6 +7,7 @@
 mod blockers;
 mod lists;
 mod memory;
+mod memory_patch;
 mod messages;
 mod task_state;
 pub mod validate;
