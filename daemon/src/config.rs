@@ -195,6 +195,10 @@ pub struct LimitSettings {
     /// `blockedBy` edges one request may add in all (a batch create, or a patch): bounds the
     /// work a single request puts on the one writer every team shares.
     pub max_blocked_by_per_request: usize,
+    /// `blockedBy` edges the cycle check of one task's new blockers may read (the part of the
+    /// graph they reach); past it the change is refused with 413, so no allowed request walks
+    /// a wide graph inside the writer every team shares.
+    pub max_dependency_walk: usize,
     /// Serialised size of a message's `data`, in bytes.
     pub max_message_bytes: usize,
     /// Test outcomes per posted test-history run.
@@ -220,6 +224,7 @@ impl Default for LimitSettings {
             max_json_depth: 32,
             max_blocked_by: 100,
             max_blocked_by_per_request: 5_000,
+            max_dependency_walk: 20_000,
             max_message_bytes: 64 * 1024,
             max_test_outcomes: 10_000,
             max_nodeid_chars: 1_000,

@@ -14,3 +14,4 @@ mod failures;
 mod history;
 mod published;
 mod statistics;
+mod wide_graphs;

@@ -13,7 +13,7 @@ mod task_state;
 pub mod validate;
 
 pub use blockers::{
-    check_blockers, dependency_cycle, self_blocking, unknown_blocker, BlockerGraph,
+    check_blockers, dependency_cycle, self_blocking, unknown_blocker, walk_too_large, BlockerGraph,
 };
 pub use lists::{cut_page, task_query, TaskQuery};
 pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
