@@ -5,6 +5,7 @@ mod connections;
 mod dependency_edges;
 mod files;
 mod guessing;
+mod lease_stall;
 mod limits;
 mod patch_bomb;
 mod recipients;

@@ -222,7 +222,7 @@ impl Store for PostgresStore {
         // One transaction per team: a team's lock is held only for its own leases.
         for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
             let count: StoreResult<usize> =
-                in_tx!(self, |tx| claims::expire_team_leases(&mut tx, team_id)
+                in_tx!(self, |tx| claims::expire_team_leases(&mut tx, team_id, now)
                     .await?);
             moved += count?;
         }

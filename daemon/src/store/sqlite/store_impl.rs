@@ -210,7 +210,13 @@ impl Store for SqliteStore {
     }
 
     async fn expire_leases(&self) -> StoreResult<usize> {
-        self.writer()?.write(claims::expire_leases).await
+        // Judged as of now, before the job queues: a heartbeat that arrived before the sweep is
+        // ahead of it in the writer's queue (jobs run in the order they were sent), so however
+        // long the writer stalls, a lease heartbeated on time is extended before it is judged.
+        let cutoff = chrono::Utc::now().timestamp_millis();
+        self.writer()?
+            .write(move |ctx| claims::expire_leases(ctx, cutoff))
+            .await
     }
 
     async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()> {
