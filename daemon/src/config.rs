@@ -178,6 +178,15 @@ pub struct LimitSettings {
     pub max_tracked_clients: usize,
     /// Open streams per agent.
     pub max_streams_per_token: usize,
+    /// Open streams per team, all its agents together.
+    pub max_streams_per_team: usize,
+    /// Open streams per client address, all teams together.
+    pub max_streams_per_address: usize,
+    /// Agents per team (revoked ones do not count).
+    pub max_agents_per_team: usize,
+    /// SQLite read connections one team's requests may hold at once, so one team's heavy
+    /// reads never take every connection of the pool.
+    pub max_reads_per_team: usize,
     /// Items per page of a list.
     pub max_page_size: usize,
     /// Items per batch create, batch completion or batch post.
@@ -216,6 +225,10 @@ impl Default for LimitSettings {
             failed_auth_burst: 100,
             max_tracked_clients: 10_000,
             max_streams_per_token: 32,
+            max_streams_per_team: 256,
+            max_streams_per_address: 1024,
+            max_agents_per_team: 1000,
+            max_reads_per_team: 2,
             max_page_size: 1_000,
             max_batch: 1_000,
             max_subject_chars: 500,

@@ -12,3 +12,4 @@ mod recipients;
 mod revocation;
 mod roles;
 mod strict_input;
+mod team_caps;

@@ -96,8 +96,9 @@ impl Store for PostgresStore {
         role: Role,
         token_hash: &str,
     ) -> StoreResult<Agent> {
+        let max_agents = self.options.limits.max_agents_per_team;
         in_tx!(self, |tx| agents::create_agent(
-            &mut tx, team_id, name, role, token_hash
+            &mut tx, team_id, name, role, token_hash, max_agents
         )
         .await?)
     }

@@ -162,6 +162,20 @@ pub fn created_team(name: &str, now: i64, inserted: bool) -> StoreResult<Team> {
     })
 }
 
+/// A team of `agents` (revoked ones not counted) may take one more while under `max`.
+pub fn check_agent_count(agents: usize, max: usize) -> StoreResult<()> {
+    if agents >= max {
+        return Err(StoreError::Conflict {
+            code: codes::TEAM_LIMIT,
+            message: format!(
+                "the team has {agents} agents; the limit is {max} ([limits] max_agents_per_team): revoke one first"
+            ),
+            details: serde_json::json!({ "limit": "max_agents_per_team", "max": max }),
+        });
+    }
+    Ok(())
+}
+
 /// A new agent, or the refusal when the name was taken (`inserted` is false).
 pub fn created_agent(name: &str, role: Role, inserted: bool) -> StoreResult<Agent> {
     if !inserted {

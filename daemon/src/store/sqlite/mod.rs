@@ -58,6 +58,7 @@ impl SqliteStore {
         let readers = Arc::new(Readers::open(
             &options.path,
             options.read_connections.max(1),
+            options.limits.max_reads_per_team,
         )?);
         let (path, sync) = (options.path.clone(), options.synchronous);
         let pool = readers.clone();

@@ -61,8 +61,9 @@ impl Store for SqliteStore {
         token_hash: &str,
     ) -> StoreResult<Agent> {
         let (name, hash) = (name.to_string(), token_hash.to_string());
+        let max_agents = self.options.limits.max_agents_per_team;
         self.writer()?
-            .write(move |ctx| agents::create_agent(ctx, team_id, &name, role, &hash))
+            .write(move |ctx| agents::create_agent(ctx, team_id, &name, role, &hash, max_agents))
             .await
     }
 
@@ -88,7 +89,7 @@ impl Store for SqliteStore {
 
     async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
         self.readers
-            .read(move |conn| agents::list_agents(conn, team_id))
+            .read_team(team_id, move |conn| agents::list_agents(conn, team_id))
             .await
     }
 
@@ -105,14 +106,16 @@ impl Store for SqliteStore {
     async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
         filter.limit = self.page(filter.limit);
         self.readers
-            .read(move |conn| tasks::list(conn, team_id, &filter))
+            .read_team(team_id, move |conn| tasks::list(conn, team_id, &filter))
             .await
     }
 
     async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task> {
         let id = id.to_string();
         self.readers
-            .read(move |conn| super::rows::load_task(conn, team_id, &id))
+            .read_team(team_id, move |conn| {
+                super::rows::load_task(conn, team_id, &id)
+            })
             .await
     }
 
@@ -262,14 +265,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<Message>> {
         filter.limit = self.page(filter.limit);
         self.readers
-            .read(move |conn| messages::list(conn, team_id, &filter))
+            .read_team(team_id, move |conn| messages::list(conn, team_id, &filter))
             .await
     }
 
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
         let (caller, limit) = (caller.clone(), self.page(limit));
         self.readers
-            .read(move |conn| messages::inbox(conn, &caller, limit))
+            .read_team(caller.team_id, move |conn| {
+                messages::inbox(conn, &caller, limit)
+            })
             .await
     }
 
@@ -282,7 +287,7 @@ impl Store for SqliteStore {
 
     async fn get_memory(&self, team_id: i64) -> StoreResult<Memory> {
         self.readers
-            .read(move |conn| memory::get(conn, team_id))
+            .read_team(team_id, move |conn| memory::get(conn, team_id))
             .await
     }
 
@@ -355,7 +360,7 @@ impl Store for SqliteStore {
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
         let limit = self.page(limit);
         self.readers
-            .read(move |conn| memory::history(conn, team_id, limit))
+            .read_team(team_id, move |conn| memory::history(conn, team_id, limit))
             .await
     }
 
@@ -374,7 +379,7 @@ impl Store for SqliteStore {
 
     async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>> {
         self.readers
-            .read(move |conn| test_history::projects(conn, team_id))
+            .read_team(team_id, move |conn| test_history::projects(conn, team_id))
             .await
     }
 
@@ -386,13 +391,17 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<StoredRun>> {
         let project = project.to_string();
         self.readers
-            .read(move |conn| test_history::runs(conn, team_id, &project, with_outcomes))
+            .read_team(team_id, move |conn| {
+                test_history::runs(conn, team_id, &project, with_outcomes)
+            })
             .await
     }
 
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {
         self.readers
-            .read(move |conn| events::list(conn, team_id, after, limit))
+            .read_team(team_id, move |conn| {
+                events::list(conn, team_id, after, limit)
+            })
             .await
     }
 
