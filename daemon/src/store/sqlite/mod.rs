@@ -6,6 +6,7 @@ mod claims;
 mod deps;
 mod empty_claims;
 mod events;
+mod fair_queue;
 mod memory;
 mod messages;
 mod migrate;

@@ -63,7 +63,9 @@ impl Store for SqliteStore {
         let (name, hash) = (name.to_string(), token_hash.to_string());
         let max_agents = self.options.limits.max_agents_per_team;
         self.writer()?
-            .write(move |ctx| agents::create_agent(ctx, team_id, &name, role, &hash, max_agents))
+            .write_team(team_id, move |ctx| {
+                agents::create_agent(ctx, team_id, &name, role, &hash, max_agents)
+            })
             .await
     }
 
@@ -83,7 +85,9 @@ impl Store for SqliteStore {
     ) -> StoreResult<(Agent, String)> {
         let (name, hash) = (name.to_string(), token_hash.map(str::to_string));
         self.writer()?
-            .write(move |ctx| agents::set_token(ctx, team_id, &name, hash.as_deref()))
+            .write_team(team_id, move |ctx| {
+                agents::set_token(ctx, team_id, &name, hash.as_deref())
+            })
             .await
     }
 
@@ -99,7 +103,9 @@ impl Store for SqliteStore {
         let default_max = self.options.default_max_attempts;
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| tasks::create(ctx, &caller, tasks, default_max, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                tasks::create(ctx, &caller, tasks, default_max, &limits)
+            })
             .await
     }
 
@@ -130,7 +136,9 @@ impl Store for SqliteStore {
         let (caller, id) = (caller.clone(), id.to_string());
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| tasks::update(ctx, &caller, &id, patch, if_match, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                tasks::update(ctx, &caller, &id, patch, if_match, &limits)
+            })
             .await
     }
 
@@ -153,14 +161,18 @@ impl Store for SqliteStore {
         }
         let caller = caller.clone();
         writer
-            .write(move |ctx| claims::claim(ctx, &caller, &prefixes, lease_ms, max))
+            .write_team(caller.team_id, move |ctx| {
+                claims::claim(ctx, &caller, &prefixes, lease_ms, max)
+            })
             .await
     }
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::heartbeat(ctx, &caller, &id, lease_ms))
+            .write_team(caller.team_id, move |ctx| {
+                claims::heartbeat(ctx, &caller, &id, lease_ms)
+            })
             .await
     }
 
@@ -172,7 +184,9 @@ impl Store for SqliteStore {
     ) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::complete(ctx, &caller, &id, result))
+            .write_team(caller.team_id, move |ctx| {
+                claims::complete(ctx, &caller, &id, result)
+            })
             .await
     }
 
@@ -183,7 +197,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<Task>> {
         let caller = caller.clone();
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 items
                     .into_iter()
                     .map(|(id, result)| claims::complete(ctx, &caller, &id, result))
@@ -201,14 +215,18 @@ impl Store for SqliteStore {
     ) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::fail(ctx, &caller, &id, reason, final_))
+            .write_team(caller.team_id, move |ctx| {
+                claims::fail(ctx, &caller, &id, reason, final_)
+            })
             .await
     }
 
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::release(ctx, &caller, &id))
+            .write_team(caller.team_id, move |ctx| {
+                claims::release(ctx, &caller, &id)
+            })
             .await
     }
 
@@ -242,7 +260,9 @@ impl Store for SqliteStore {
         let caller = caller.clone();
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| messages::post(ctx, &caller, post, idempotency_key, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                messages::post(ctx, &caller, post, idempotency_key, &limits)
+            })
             .await
     }
 
@@ -254,7 +274,9 @@ impl Store for SqliteStore {
         let caller = caller.clone();
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| messages::post_many(ctx, &caller, items, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                messages::post_many(ctx, &caller, items, &limits)
+            })
             .await
     }
 
@@ -281,7 +303,7 @@ impl Store for SqliteStore {
     async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64> {
         let caller = caller.clone();
         self.writer()?
-            .write(move |ctx| messages::ack(ctx, &caller, seq))
+            .write_team(caller.team_id, move |ctx| messages::ack(ctx, &caller, seq))
             .await
     }
 
@@ -300,7 +322,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 memory::change(
                     ctx,
                     &caller,
@@ -322,7 +344,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 memory::change(
                     ctx,
                     &caller,
@@ -344,7 +366,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 memory::change(
                     ctx,
                     &caller,
@@ -373,7 +395,9 @@ impl Store for SqliteStore {
         let caller = caller.clone();
         let limits = self.history_limits();
         self.writer()?
-            .write(move |ctx| test_history::record(ctx, &caller, run, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                test_history::record(ctx, &caller, run, &limits)
+            })
             .await
     }
 

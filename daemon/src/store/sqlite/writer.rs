@@ -1,20 +1,28 @@
 //! The single writer: one thread owns the only write connection and commits many operations per
 //! transaction (group commit).
 //!
-//! Requests queue jobs on a bounded channel. The writer takes the first job, drains whatever else
-//! is waiting (up to `max_batch`), runs them inside one `BEGIN IMMEDIATE` transaction — each in its
+//! Requests queue jobs, each team's in its own queue (at most `4 × max_batch` waiting per team,
+//! so a team that floods waits on its own queue, not in front of the others). The writer runs
+//! what is waiting (up to `max_batch` jobs, taking the teams in turn, and no more once the batch
+//! has run `BATCH_TIME`) inside one `BEGIN IMMEDIATE` transaction — each in its
 //! own savepoint so a refused operation rolls back alone — commits once, and only then publishes
 //! the batch's effects to the hub and answers every job. With `synchronous=FULL` one fsync covers the
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::{StoreError, StoreResult};
 use super::empty_claims::{EmptyClaims, Exhausted};
+use super::fair_queue::{FairQueue, QueueKey};
 use crate::hub::{Hub, Publish};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+
+/// A batch takes no further job once its jobs have run this long: the writes waiting behind it
+/// (another team's among them) wait for at most this, one job and the commit.
+const BATCH_TIME: Duration = Duration::from_millis(25);
 
 /// What a job sees: the connection (inside the batch transaction) and where to record effects
 /// that must be published after the commit.
@@ -147,7 +155,31 @@ type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> (bool, Finisher) + Send>;
 
 #[derive(Clone)]
 pub struct Writer {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::UnboundedSender<(QueueKey, Job)>,
+    admission: Arc<Admission>,
+}
+
+/// How many jobs each team (and the store as a whole) may have waiting: a sender past it waits
+/// for one of its own team's jobs to run.
+struct Admission {
+    per_queue: usize,
+    queues: Mutex<HashMap<QueueKey, Arc<Semaphore>>>,
+}
+
+impl Admission {
+    async fn enter(&self, key: QueueKey) -> StoreResult<OwnedSemaphorePermit> {
+        let slots = self
+            .queues
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.per_queue)))
+            .clone();
+        slots
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Unavailable("the store is closed".into()))
+    }
 }
 
 impl Writer {
@@ -162,7 +194,11 @@ impl Writer {
         published: Published,
         max_batch: usize,
     ) -> (Writer, oneshot::Receiver<()>) {
-        let (tx, rx) = mpsc::channel::<Job>(max_batch.max(1) * 4);
+        let (tx, rx) = mpsc::unbounded_channel::<(QueueKey, Job)>();
+        let admission = Arc::new(Admission {
+            per_queue: max_batch.max(1) * 4,
+            queues: Mutex::default(),
+        });
         let (done_tx, done_rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("huddle-writer".into())
@@ -171,17 +207,44 @@ impl Writer {
                 let _ = done_tx.send(());
             })
             .expect("spawn writer thread");
-        (Writer { jobs: tx }, done_rx)
+        (
+            Writer {
+                jobs: tx,
+                admission,
+            },
+            done_rx,
+        )
     }
 
-    /// Runs `op` in the next batch and answers after that batch has committed.
+    /// Runs `op`, a write of the whole store (not of one team), in the next batch after every
+    /// job sent before it, and answers after that batch has committed.
     pub async fn write<T, F>(&self, op: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
     {
+        self.write_keyed(None, op).await
+    }
+
+    /// Runs `op`, a write of team `team_id`, in its team's turn, and answers after that batch
+    /// has committed.
+    pub async fn write_team<T, F>(&self, team_id: i64, op: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
+    {
+        self.write_keyed(Some(team_id), op).await
+    }
+
+    async fn write_keyed<T, F>(&self, key: QueueKey, op: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
+    {
+        let waiting = self.admission.enter(key).await?;
         let (reply, answer) = oneshot::channel();
         let job: Job = Box::new(move |ctx| {
+            drop(waiting);
             let result = op(ctx);
             let ok = result.is_ok();
             let finish: Finisher = Box::new(move |committed| {
@@ -190,8 +253,7 @@ impl Writer {
             (ok, finish)
         });
         self.jobs
-            .send(job)
-            .await
+            .send((key, job))
             .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
         answer
             .await
@@ -202,22 +264,25 @@ impl Writer {
 fn writer_loop(
     mut conn: Connection,
     reopen: Reopen,
-    mut rx: mpsc::Receiver<Job>,
+    mut rx: mpsc::UnboundedReceiver<(QueueKey, Job)>,
     published: Published,
     max_batch: usize,
 ) {
-    let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
+    let mut queue: FairQueue<Job> = FairQueue::default();
     let mut touched = HashMap::new();
     let mut last_reopen: Option<std::time::Instant> = None;
-    while let Some(first) = rx.blocking_recv() {
-        batch.push(first);
-        while batch.len() < max_batch {
-            match rx.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+    loop {
+        if queue.is_empty() {
+            match rx.blocking_recv() {
+                Some((key, job)) => queue.push(key, job),
+                None => break,
             }
         }
-        let failed_read_only = run_batch(&conn, &mut batch, &published, &mut touched);
+        // Admission bounds what each team has waiting, so this drains a bounded amount.
+        while let Ok((key, job)) = rx.try_recv() {
+            queue.push(key, job);
+        }
+        let failed_read_only = run_batch(&conn, &mut queue, max_batch, &published, &mut touched);
         if touched.len() > 100_000 {
             touched.clear();
         }
@@ -248,9 +313,11 @@ fn writer_loop(
     }
 }
 
+/// Runs the next jobs of `queue` (up to `max_batch`, within `BATCH_TIME`) in one transaction.
 fn run_batch(
     conn: &Connection,
-    batch: &mut Vec<Job>,
+    queue: &mut FairQueue<Job>,
+    max_batch: usize,
     published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
 ) -> bool {
@@ -258,7 +325,11 @@ fn run_batch(
     if let Err(e) = conn.execute_batch("begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
         tracing::debug!(error = %e, "cannot begin a write transaction");
-        batch.clear();
+        for _ in 0..max_batch {
+            if queue.pop().is_none() {
+                break;
+            }
+        }
         return is_read_only(&e);
     }
     let mut ctx = WriteCtx {
@@ -268,8 +339,10 @@ fn run_batch(
         seqs: HashMap::new(),
         touched,
     };
-    let mut finishers = Vec::with_capacity(batch.len());
-    for job in batch.drain(..) {
+    let mut finishers = Vec::with_capacity(max_batch);
+    let started = Instant::now();
+    while finishers.len() < max_batch && (finishers.is_empty() || started.elapsed() < BATCH_TIME) {
+        let Some(job) = queue.pop() else { break };
         let mark = ctx.effects.len();
         let seqs_before = ctx.seqs.clone();
         if let Err(e) = exec_cached(conn, "savepoint job") {
