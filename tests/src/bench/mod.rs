@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
 pub mod floor;
+pub mod isolation;
 pub mod memory;
 pub mod mixed;
 pub mod pg_server;
@@ -45,6 +46,9 @@ pub enum Scenario {
     /// `GET /healthz` one at a time and from `--workers` clients at once: what a request
     /// costs with no store behind it, the floor under every other figure.
     Floor,
+    /// One team's write flood, read flood and a doubling JSON Patch against another team's
+    /// write and read p99, as ratios to the same run's quiet phase.
+    Isolation,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -192,6 +196,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
         Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
+        Scenario::Isolation => isolation::run(&admin, &args.sizes, daemon).await,
         Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
@@ -237,6 +242,7 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             Scenario::Slow,
             Scenario::DepsWorst,
             Scenario::Stress,
+            Scenario::Isolation,
         ],
         Scenario::Compare => vec![Scenario::Claim],
         one => vec![one],
