@@ -5,14 +5,26 @@
 //! job of no team (a lease sweep, presence, team creation) runs only after every job sent
 //! before it, whatever its team: the sweep's promise — a heartbeat sent before it is applied
 //! before it judges the lease — depends on that.
+//!
+//! The queue also remembers how long each team's jobs have been taking. A team whose jobs are
+//! heavy (`HEAVY` or more, on a running average) gets a batch of its own, one job, so a light
+//! write of another team never waits for a heavy job and its commit within its own batch; the
+//! writer alternates (a heavy job's batch after each batch of light ones), so heavy teams are
+//! served too.
 
 use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+/// A team whose jobs take this long on average runs them one per batch.
+pub const HEAVY: Duration = Duration::from_millis(2);
 
 /// Whose write a job is: a team's, or the whole store's.
 pub type QueueKey = Option<i64>;
 
 pub struct FairQueue<J> {
     queues: HashMap<QueueKey, VecDeque<(u64, J)>>,
+    /// Each team's running average job time (teams with jobs waiting, or seen lately).
+    cost: HashMap<QueueKey, Duration>,
     /// Keys with jobs waiting, in the order they will be served.
     turns: VecDeque<QueueKey>,
     next_seq: u64,
@@ -23,6 +35,7 @@ impl<J> Default for FairQueue<J> {
     fn default() -> Self {
         FairQueue {
             queues: HashMap::new(),
+            cost: HashMap::new(),
             turns: VecDeque::new(),
             next_seq: 0,
             len: 0,
@@ -50,9 +63,49 @@ impl<J> FairQueue<J> {
     /// The next job: the first of the next team in turn, except that a store-wide job waits
     /// for every job sent before it.
     pub fn pop(&mut self) -> Option<J> {
+        self.pop_where(|_| true).map(|(_, job)| job)
+    }
+
+    /// The next job of a team whose jobs are light, if any.
+    pub fn pop_light(&mut self) -> Option<(QueueKey, J)> {
+        let cost = std::mem::take(&mut self.cost);
+        let popped = self.pop_where(|key| !is_heavy(&cost, key));
+        self.cost = cost;
+        popped
+    }
+
+    /// The next job of a team whose jobs are heavy, if any.
+    pub fn pop_heavy(&mut self) -> Option<(QueueKey, J)> {
+        let cost = std::mem::take(&mut self.cost);
+        let popped = self.pop_where(|key| is_heavy(&cost, key));
+        self.cost = cost;
+        popped
+    }
+
+    /// The next job, light or heavy, and whether its team's jobs are heavy.
+    pub fn pop_any(&mut self) -> Option<(QueueKey, J, bool)> {
+        let (key, job) = self.pop_where(|_| true)?;
+        Some((key, job, is_heavy(&self.cost, key)))
+    }
+
+    /// Books how long a job of `key` took.
+    pub fn record(&mut self, key: QueueKey, took: Duration) {
+        if key.is_none() {
+            return;
+        }
+        let average = self.cost.entry(key).or_insert(took);
+        *average = (*average * 3 + took) / 4;
+        if self.cost.len() > 10_000 {
+            // Forget idle teams; a team with jobs waiting is measured again soon.
+            let queues = &self.queues;
+            self.cost.retain(|k, _| queues.contains_key(k));
+        }
+    }
+
+    fn pop_where(&mut self, eligible: impl Fn(QueueKey) -> bool) -> Option<(QueueKey, J)> {
         for _ in 0..self.turns.len() {
             let key = self.turns.pop_front()?;
-            if key.is_none() && self.earlier_team_job(key) {
+            if !eligible(key) || (key.is_none() && self.earlier_team_job(key)) {
                 self.turns.push_back(key);
                 continue;
             }
@@ -64,7 +117,7 @@ impl<J> FairQueue<J> {
                 self.turns.push_back(key);
             }
             self.len -= 1;
-            return Some(job);
+            return Some((key, job));
         }
         None
     }
@@ -85,9 +138,15 @@ impl<J> FairQueue<J> {
     }
 }
 
+/// Store-wide jobs count as light: they are the sweeps and presence writes.
+fn is_heavy(cost: &HashMap<QueueKey, Duration>, key: QueueKey) -> bool {
+    key.is_some() && cost.get(&key).is_some_and(|c| *c >= HEAVY)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::FairQueue;
+    use super::{FairQueue, HEAVY};
+    use std::time::Duration;
 
     fn drain(q: &mut FairQueue<&'static str>) -> Vec<&'static str> {
         std::iter::from_fn(|| q.pop()).collect()
@@ -119,5 +178,30 @@ mod tests {
         assert!(at("sweep") > at("a2"), "{order:?}");
         assert_eq!(order.len(), 5);
         assert!(at("a1") < at("a2") && at("a2") < at("a3"), "{order:?}");
+    }
+
+    #[test]
+    fn a_team_whose_jobs_are_heavy_waits_while_light_jobs_are_waiting() {
+        let mut q = FairQueue::default();
+        q.record(Some(1), HEAVY * 5);
+        q.record(Some(2), Duration::from_micros(50));
+        q.push(Some(1), "heavy");
+        q.push(Some(2), "light");
+        assert_eq!(q.pop_light().map(|(_, j)| j), Some("light"));
+        assert_eq!(
+            q.pop_light().map(|(_, j)| j),
+            None,
+            "only a heavy job is left"
+        );
+        assert_eq!(
+            q.pop_any().map(|(_, j, heavy)| (j, heavy)),
+            Some(("heavy", true))
+        );
+        // A heavy team that turns light again is served with the others.
+        for _ in 0..20 {
+            q.record(Some(1), Duration::from_micros(50));
+        }
+        q.push(Some(1), "now light");
+        assert_eq!(q.pop_light().map(|(_, j)| j), Some("now light"));
     }
 }

@@ -16,6 +16,7 @@ mod store_impl;
 mod task_state;
 mod tasks;
 mod test_history;
+mod write_ctx;
 mod writer;
 
 use super::{StoreError, StoreResult};

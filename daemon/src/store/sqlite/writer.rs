@@ -10,7 +10,7 @@
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::{StoreError, StoreResult};
-use super::empty_claims::{EmptyClaims, Exhausted};
+use super::empty_claims::EmptyClaims;
 use super::fair_queue::{FairQueue, QueueKey};
 use crate::hub::{Hub, Publish};
 use rusqlite::Connection;
@@ -20,103 +20,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
+use super::write_ctx::Effect;
+pub use super::write_ctx::WriteCtx;
+
 /// A batch takes no further job once its jobs have run this long: the writes waiting behind it
 /// (another team's among them) wait for at most this, one job and the commit.
 const BATCH_TIME: Duration = Duration::from_millis(25);
-
-/// What a job sees: the connection (inside the batch transaction) and where to record effects
-/// that must be published after the commit.
-pub struct WriteCtx<'c> {
-    pub conn: &'c Connection,
-    /// Milliseconds since the epoch, fixed per batch so one batch has one clock.
-    pub now_ms: i64,
-    effects: Vec<Effect>,
-    /// Per-team message and event sequences for this batch: read once, written back once
-    /// before the commit, restored when a job rolls back so sequences never have gaps.
-    seqs: HashMap<i64, TeamSeqs>,
-    /// When each agent's `last_seen_at` was last written (across batches).
-    touched: &'c mut HashMap<(i64, String), i64>,
-}
-
-/// What a batch does after it commits, in the order its jobs asked.
-enum Effect {
-    Publish(i64, Publish),
-    /// A claim took every task its searches could find.
-    Exhausted(i64, Exhausted),
-}
-
-#[derive(Debug, Clone, Copy)]
-struct TeamSeqs {
-    msg: i64,
-    event: i64,
-}
-
-impl WriteCtx<'_> {
-    pub fn publish(&mut self, team_id: i64, item: Publish) {
-        self.effects.push(Effect::Publish(team_id, item));
-    }
-
-    /// Records, for after the commit, that a claim left its searches empty.
-    pub fn exhausted(&mut self, team_id: i64, proof: Exhausted) {
-        self.effects.push(Effect::Exhausted(team_id, proof));
-    }
-
-    /// When the agent's last-seen time was last written, if this writer wrote it.
-    pub fn touched_at(&self, team_id: i64, agent: &str) -> Option<i64> {
-        self.touched.get(&(team_id, agent.to_string())).copied()
-    }
-
-    fn seqs(&mut self, team_id: i64) -> StoreResult<&mut TeamSeqs> {
-        if !self.seqs.contains_key(&team_id) {
-            let (msg, event) = self
-                .conn
-                .prepare_cached("select msg_seq, event_seq from teams where id = ?1")?
-                .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            self.seqs.insert(team_id, TeamSeqs { msg, event });
-        }
-        Ok(self.seqs.get_mut(&team_id).expect("just inserted"))
-    }
-
-    pub fn next_event_seq(&mut self, team_id: i64) -> StoreResult<i64> {
-        let seqs = self.seqs(team_id)?;
-        seqs.event += 1;
-        Ok(seqs.event)
-    }
-
-    pub fn next_msg_seq(&mut self, team_id: i64) -> StoreResult<i64> {
-        let seqs = self.seqs(team_id)?;
-        seqs.msg += 1;
-        Ok(seqs.msg)
-    }
-
-    /// The last message sequence handed out in this team, this batch included.
-    pub fn last_msg_seq(&mut self, team_id: i64) -> StoreResult<i64> {
-        Ok(self.seqs(team_id)?.msg)
-    }
-
-    /// Whether the agent's last-seen time is worth writing (at most once a second).
-    pub fn should_touch(&mut self, team_id: i64, agent: &str) -> bool {
-        let key = (team_id, agent.to_string());
-        match self.touched.get(&key) {
-            Some(at) if self.now_ms - at < 1000 => false,
-            _ => {
-                self.touched.insert(key, self.now_ms);
-                true
-            }
-        }
-    }
-
-    /// Writes the batch's sequences back to `teams`.
-    fn flush_seqs(&mut self) -> rusqlite::Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("update teams set msg_seq = ?2, event_seq = ?3 where id = ?1")?;
-        for (team_id, seqs) in &self.seqs {
-            stmt.execute(rusqlite::params![team_id, seqs.msg, seqs.event])?;
-        }
-        Ok(())
-    }
-}
 
 /// Where a committed batch's effects go: the hub (streams, waiting claimers) and the memo of
 /// empty claim searches.
@@ -269,6 +178,8 @@ fn writer_loop(
     max_batch: usize,
 ) {
     let mut queue: FairQueue<Job> = FairQueue::default();
+    // Whether a heavy team's job runs before light ones in the next batch.
+    let mut heavy_turn = false;
     let mut touched = HashMap::new();
     let mut last_reopen: Option<std::time::Instant> = None;
     loop {
@@ -282,7 +193,14 @@ fn writer_loop(
         while let Ok((key, job)) = rx.try_recv() {
             queue.push(key, job);
         }
-        let failed_read_only = run_batch(&conn, &mut queue, max_batch, &published, &mut touched);
+        let failed_read_only = run_batch(
+            &conn,
+            &mut queue,
+            &mut heavy_turn,
+            max_batch,
+            &published,
+            &mut touched,
+        );
         if touched.len() > 100_000 {
             touched.clear();
         }
@@ -317,6 +235,7 @@ fn writer_loop(
 fn run_batch(
     conn: &Connection,
     queue: &mut FairQueue<Job>,
+    heavy_turn: &mut bool,
     max_batch: usize,
     published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
@@ -341,8 +260,30 @@ fn run_batch(
     };
     let mut finishers = Vec::with_capacity(max_batch);
     let started = Instant::now();
-    while finishers.len() < max_batch && (finishers.is_empty() || started.elapsed() < BATCH_TIME) {
-        let Some(job) = queue.pop() else { break };
+    // Light teams' jobs together; a heavy team's job (see `fair_queue::HEAVY`) alone, so a
+    // light write never waits for a heavy job and its commit inside its own batch. After a
+    // batch of light jobs, a waiting heavy job goes first.
+    let mut alone = false;
+    let mut first_heavy = if *heavy_turn { queue.pop_heavy() } else { None };
+    while !alone
+        && finishers.len() < max_batch
+        && (finishers.is_empty() || started.elapsed() < BATCH_TIME)
+    {
+        let next = if let Some(first) = first_heavy.take() {
+            alone = true;
+            Some(first)
+        } else if let Some(light) = queue.pop_light() {
+            Some(light)
+        } else if finishers.is_empty() {
+            queue.pop_any().map(|(key, job, heavy)| {
+                alone = heavy;
+                (key, job)
+            })
+        } else {
+            None
+        };
+        let Some((key, job)) = next else { break };
+        let job_started = Instant::now();
         let mark = ctx.effects.len();
         let seqs_before = ctx.seqs.clone();
         if let Err(e) = exec_cached(conn, "savepoint job") {
@@ -350,6 +291,7 @@ fn run_batch(
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut ctx)));
+        queue.record(key, job_started.elapsed());
         let (ok, finish) = match outcome {
             Ok(pair) => pair,
             Err(panic) => {
@@ -367,6 +309,7 @@ fn run_batch(
         }
         finishers.push(finish);
     }
+    *heavy_turn = !alone;
     let commit_started = std::time::Instant::now();
     let committed = ctx
         .flush_seqs()
