@@ -12,8 +12,11 @@
 //! writer alternates (a heavy job's batch after each batch of light ones), so heavy teams are
 //! served too.
 
+use super::super::{StoreError, StoreResult};
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A team whose jobs take this long on average runs them one per batch.
 pub const HEAVY: Duration = Duration::from_millis(2);
@@ -27,6 +30,8 @@ pub struct FairQueue<J> {
     cost: HashMap<QueueKey, Duration>,
     /// Keys with jobs waiting, in the order they will be served.
     turns: VecDeque<QueueKey>,
+    /// Whether a heavy team's job goes first in the next batch (after a batch of light ones).
+    heavy_turn: bool,
     next_seq: u64,
     len: usize,
 }
@@ -37,6 +42,7 @@ impl<J> Default for FairQueue<J> {
             queues: HashMap::new(),
             cost: HashMap::new(),
             turns: VecDeque::new(),
+            heavy_turn: false,
             next_seq: 0,
             len: 0,
         }
@@ -66,8 +72,31 @@ impl<J> FairQueue<J> {
         self.pop_where(|_| true).map(|(_, job)| job)
     }
 
+    /// The next job for a batch holding `taken` jobs so far, and whether it must be the batch's
+    /// only one: light teams' jobs share a batch; a heavy team's job runs alone, first after a
+    /// batch of light ones, or when nothing light is waiting.
+    pub fn next_for_batch(&mut self, taken: usize) -> Option<(QueueKey, J, bool)> {
+        if taken == 0 && self.heavy_turn {
+            if let Some((key, job)) = self.pop_heavy() {
+                return Some((key, job, true));
+            }
+        }
+        if let Some((key, job)) = self.pop_light() {
+            return Some((key, job, false));
+        }
+        if taken == 0 {
+            return self.pop_any();
+        }
+        None
+    }
+
+    /// Ends a batch: after one of light jobs, a heavy job waiting goes first.
+    pub fn batch_done(&mut self, alone: bool) {
+        self.heavy_turn = !alone;
+    }
+
     /// The next job of a team whose jobs are light, if any.
-    pub fn pop_light(&mut self) -> Option<(QueueKey, J)> {
+    fn pop_light(&mut self) -> Option<(QueueKey, J)> {
         let cost = std::mem::take(&mut self.cost);
         let popped = self.pop_where(|key| !is_heavy(&cost, key));
         self.cost = cost;
@@ -75,7 +104,7 @@ impl<J> FairQueue<J> {
     }
 
     /// The next job of a team whose jobs are heavy, if any.
-    pub fn pop_heavy(&mut self) -> Option<(QueueKey, J)> {
+    fn pop_heavy(&mut self) -> Option<(QueueKey, J)> {
         let cost = std::mem::take(&mut self.cost);
         let popped = self.pop_where(|key| is_heavy(&cost, key));
         self.cost = cost;
@@ -83,7 +112,7 @@ impl<J> FairQueue<J> {
     }
 
     /// The next job, light or heavy, and whether its team's jobs are heavy.
-    pub fn pop_any(&mut self) -> Option<(QueueKey, J, bool)> {
+    fn pop_any(&mut self) -> Option<(QueueKey, J, bool)> {
         let (key, job) = self.pop_where(|_| true)?;
         Some((key, job, is_heavy(&self.cost, key)))
     }
@@ -138,6 +167,36 @@ impl<J> FairQueue<J> {
     }
 }
 
+/// How many jobs each team (and the store as a whole) may have waiting: a sender past it waits
+/// for one of its own team's jobs to run.
+pub struct Admission {
+    per_queue: usize,
+    queues: Mutex<HashMap<QueueKey, Arc<Semaphore>>>,
+}
+
+impl Admission {
+    pub fn new(per_queue: usize) -> Self {
+        Admission {
+            per_queue,
+            queues: Mutex::default(),
+        }
+    }
+
+    pub async fn enter(&self, key: QueueKey) -> StoreResult<OwnedSemaphorePermit> {
+        let slots = self
+            .queues
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.per_queue)))
+            .clone();
+        slots
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Unavailable("the store is closed".into()))
+    }
+}
+
 /// Store-wide jobs count as light: they are the sweeps and presence writes.
 fn is_heavy(cost: &HashMap<QueueKey, Duration>, key: QueueKey) -> bool {
     key.is_some() && cost.get(&key).is_some_and(|c| *c >= HEAVY)
@@ -181,27 +240,29 @@ mod tests {
     }
 
     #[test]
-    fn a_team_whose_jobs_are_heavy_waits_while_light_jobs_are_waiting() {
+    fn a_heavy_teams_job_runs_alone_alternating_with_batches_of_light_jobs() {
         let mut q = FairQueue::default();
         q.record(Some(1), HEAVY * 5);
         q.record(Some(2), Duration::from_micros(50));
         q.push(Some(1), "heavy");
         q.push(Some(2), "light");
-        assert_eq!(q.pop_light().map(|(_, j)| j), Some("light"));
-        assert_eq!(
-            q.pop_light().map(|(_, j)| j),
-            None,
-            "only a heavy job is left"
-        );
-        assert_eq!(
-            q.pop_any().map(|(_, j, heavy)| (j, heavy)),
-            Some(("heavy", true))
-        );
+        q.push(Some(2), "light 2");
+        let job = |next: Option<(Option<i64>, &'static str, bool)>| next.map(|(_, j, a)| (j, a));
+        // A batch of the light jobs; the heavy one does not join it.
+        assert_eq!(job(q.next_for_batch(0)), Some(("light", false)));
+        assert_eq!(job(q.next_for_batch(1)), Some(("light 2", false)));
+        assert_eq!(job(q.next_for_batch(2)), None, "only a heavy job is left");
+        q.batch_done(false);
+        // Then the heavy job, alone, although a light one is waiting.
+        q.push(Some(2), "light 3");
+        assert_eq!(job(q.next_for_batch(0)), Some(("heavy", true)));
+        q.batch_done(true);
+        assert_eq!(job(q.next_for_batch(0)), Some(("light 3", false)));
         // A heavy team that turns light again is served with the others.
         for _ in 0..20 {
             q.record(Some(1), Duration::from_micros(50));
         }
         q.push(Some(1), "now light");
-        assert_eq!(q.pop_light().map(|(_, j)| j), Some("now light"));
+        assert_eq!(job(q.next_for_batch(1)), Some(("now light", false)));
     }
 }

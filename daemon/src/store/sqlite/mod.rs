@@ -16,7 +16,6 @@ mod store_impl;
 mod task_state;
 mod tasks;
 mod test_history;
-mod write_ctx;
 mod writer;
 
 use super::{StoreError, StoreResult};

@@ -10,18 +10,109 @@
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::{StoreError, StoreResult};
-use super::empty_claims::EmptyClaims;
-use super::fair_queue::{FairQueue, QueueKey};
+use super::empty_claims::{EmptyClaims, Exhausted};
+use super::fair_queue::{Admission, FairQueue, QueueKey};
 use crate::hub::{Hub, Publish};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, oneshot};
 
-use super::write_ctx::Effect;
-pub use super::write_ctx::WriteCtx;
+/// What a job sees: the connection (inside the batch transaction) and where to record effects
+/// that must be published after the commit.
+pub struct WriteCtx<'c> {
+    pub conn: &'c Connection,
+    /// Milliseconds since the epoch, fixed per batch so one batch has one clock.
+    pub now_ms: i64,
+    effects: Vec<Effect>,
+    /// Per-team message and event sequences for this batch: read once, written back once
+    /// before the commit, restored when a job rolls back so sequences never have gaps.
+    seqs: HashMap<i64, TeamSeqs>,
+    /// When each agent's `last_seen_at` was last written (across batches).
+    touched: &'c mut HashMap<(i64, String), i64>,
+}
+
+/// What a batch does after it commits, in the order its jobs asked.
+enum Effect {
+    Publish(i64, Publish),
+    /// A claim took every task its searches could find.
+    Exhausted(i64, Exhausted),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TeamSeqs {
+    msg: i64,
+    event: i64,
+}
+
+impl WriteCtx<'_> {
+    pub fn publish(&mut self, team_id: i64, item: Publish) {
+        self.effects.push(Effect::Publish(team_id, item));
+    }
+
+    /// Records, for after the commit, that a claim left its searches empty.
+    pub fn exhausted(&mut self, team_id: i64, proof: Exhausted) {
+        self.effects.push(Effect::Exhausted(team_id, proof));
+    }
+
+    /// When the agent's last-seen time was last written, if this writer wrote it.
+    pub fn touched_at(&self, team_id: i64, agent: &str) -> Option<i64> {
+        self.touched.get(&(team_id, agent.to_string())).copied()
+    }
+
+    fn seqs(&mut self, team_id: i64) -> StoreResult<&mut TeamSeqs> {
+        if !self.seqs.contains_key(&team_id) {
+            let (msg, event) = self
+                .conn
+                .prepare_cached("select msg_seq, event_seq from teams where id = ?1")?
+                .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            self.seqs.insert(team_id, TeamSeqs { msg, event });
+        }
+        Ok(self.seqs.get_mut(&team_id).expect("just inserted"))
+    }
+
+    pub fn next_event_seq(&mut self, team_id: i64) -> StoreResult<i64> {
+        let seqs = self.seqs(team_id)?;
+        seqs.event += 1;
+        Ok(seqs.event)
+    }
+
+    pub fn next_msg_seq(&mut self, team_id: i64) -> StoreResult<i64> {
+        let seqs = self.seqs(team_id)?;
+        seqs.msg += 1;
+        Ok(seqs.msg)
+    }
+
+    /// The last message sequence handed out in this team, this batch included.
+    pub fn last_msg_seq(&mut self, team_id: i64) -> StoreResult<i64> {
+        Ok(self.seqs(team_id)?.msg)
+    }
+
+    /// Whether the agent's last-seen time is worth writing (at most once a second).
+    pub fn should_touch(&mut self, team_id: i64, agent: &str) -> bool {
+        let key = (team_id, agent.to_string());
+        match self.touched.get(&key) {
+            Some(at) if self.now_ms - at < 1000 => false,
+            _ => {
+                self.touched.insert(key, self.now_ms);
+                true
+            }
+        }
+    }
+
+    /// Writes the batch's sequences back to `teams`.
+    fn flush_seqs(&mut self) -> rusqlite::Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("update teams set msg_seq = ?2, event_seq = ?3 where id = ?1")?;
+        for (team_id, seqs) in &self.seqs {
+            stmt.execute(rusqlite::params![team_id, seqs.msg, seqs.event])?;
+        }
+        Ok(())
+    }
+}
 
 /// A batch takes no further job once its jobs have run this long: the writes waiting behind it
 /// (another team's among them) wait for at most this, one job and the commit.
@@ -68,29 +159,6 @@ pub struct Writer {
     admission: Arc<Admission>,
 }
 
-/// How many jobs each team (and the store as a whole) may have waiting: a sender past it waits
-/// for one of its own team's jobs to run.
-struct Admission {
-    per_queue: usize,
-    queues: Mutex<HashMap<QueueKey, Arc<Semaphore>>>,
-}
-
-impl Admission {
-    async fn enter(&self, key: QueueKey) -> StoreResult<OwnedSemaphorePermit> {
-        let slots = self
-            .queues
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key)
-            .or_insert_with(|| Arc::new(Semaphore::new(self.per_queue)))
-            .clone();
-        slots
-            .acquire_owned()
-            .await
-            .map_err(|_| StoreError::Unavailable("the store is closed".into()))
-    }
-}
-
 impl Writer {
     /// Starts the writer thread; it ends when every `Writer` handle is dropped.
     /// The receiver fires once the connection is closed.
@@ -104,10 +172,7 @@ impl Writer {
         max_batch: usize,
     ) -> (Writer, oneshot::Receiver<()>) {
         let (tx, rx) = mpsc::unbounded_channel::<(QueueKey, Job)>();
-        let admission = Arc::new(Admission {
-            per_queue: max_batch.max(1) * 4,
-            queues: Mutex::default(),
-        });
+        let admission = Arc::new(Admission::new(max_batch.max(1) * 4));
         let (done_tx, done_rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("huddle-writer".into())
@@ -178,8 +243,6 @@ fn writer_loop(
     max_batch: usize,
 ) {
     let mut queue: FairQueue<Job> = FairQueue::default();
-    // Whether a heavy team's job runs before light ones in the next batch.
-    let mut heavy_turn = false;
     let mut touched = HashMap::new();
     let mut last_reopen: Option<std::time::Instant> = None;
     loop {
@@ -193,14 +256,7 @@ fn writer_loop(
         while let Ok((key, job)) = rx.try_recv() {
             queue.push(key, job);
         }
-        let failed_read_only = run_batch(
-            &conn,
-            &mut queue,
-            &mut heavy_turn,
-            max_batch,
-            &published,
-            &mut touched,
-        );
+        let failed_read_only = run_batch(&conn, &mut queue, max_batch, &published, &mut touched);
         if touched.len() > 100_000 {
             touched.clear();
         }
@@ -235,7 +291,6 @@ fn writer_loop(
 fn run_batch(
     conn: &Connection,
     queue: &mut FairQueue<Job>,
-    heavy_turn: &mut bool,
     max_batch: usize,
     published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
@@ -260,29 +315,16 @@ fn run_batch(
     };
     let mut finishers = Vec::with_capacity(max_batch);
     let started = Instant::now();
-    // Light teams' jobs together; a heavy team's job (see `fair_queue::HEAVY`) alone, so a
-    // light write never waits for a heavy job and its commit inside its own batch. After a
-    // batch of light jobs, a waiting heavy job goes first.
+    // Light teams' jobs together, a heavy team's job alone (`FairQueue::next_for_batch`).
     let mut alone = false;
-    let mut first_heavy = if *heavy_turn { queue.pop_heavy() } else { None };
     while !alone
         && finishers.len() < max_batch
         && (finishers.is_empty() || started.elapsed() < BATCH_TIME)
     {
-        let next = if let Some(first) = first_heavy.take() {
-            alone = true;
-            Some(first)
-        } else if let Some(light) = queue.pop_light() {
-            Some(light)
-        } else if finishers.is_empty() {
-            queue.pop_any().map(|(key, job, heavy)| {
-                alone = heavy;
-                (key, job)
-            })
-        } else {
-            None
+        let Some((key, job, heavy)) = queue.next_for_batch(finishers.len()) else {
+            break;
         };
-        let Some((key, job)) = next else { break };
+        alone = heavy;
         let job_started = Instant::now();
         let mark = ctx.effects.len();
         let seqs_before = ctx.seqs.clone();
@@ -309,7 +351,7 @@ fn run_batch(
         }
         finishers.push(finish);
     }
-    *heavy_turn = !alone;
+    queue.batch_done(alone);
     let commit_started = std::time::Instant::now();
     let committed = ctx
         .flush_seqs()
