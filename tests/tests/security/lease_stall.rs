@@ -1,7 +1,7 @@
 //! A writer stall never expires a lease that was heartbeated on time. The stall is real: the
 //! test holds SQLite's write lock on the daemon's database file (as a backup tool or a
-//! `sqlite3` shell could) for three lease lengths, while a tester heartbeats every 100 ms
-//! with a 500 ms lease and the sweeper runs every 20 ms. A sweep queued during the stall used
+//! `sqlite3` shell could) for two and a half lease lengths, while a tester heartbeats every 100 ms
+//! with a 1 s lease and the sweeper runs every 20 ms. A sweep queued during the stall used
 //! to run first, judged by the time the writer got to it, and hand the task to another tester.
 
 use huddle_tests::TestDaemon;
@@ -28,7 +28,7 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
     let holder = d.agent("qa", "holder", "tester").await;
     let rival = d.agent("qa", "rival", "tester").await;
     let held = holder
-        .claim(json!({"leaseMs": 500}))
+        .claim(json!({"leaseMs": 1000}))
         .await
         .expect("claimed");
     assert_eq!(held["id"], "TEST-001");
@@ -47,7 +47,7 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
                 let reply = holder
                     .post(
                         &holder.t("/tasks/TEST-001/heartbeat"),
-                        json!({"leaseMs": 500}),
+                        json!({"leaseMs": 1000}),
                     )
                     .await;
                 statuses.push(reply.status.as_u16());
@@ -58,7 +58,7 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
     };
 
     // Right after a heartbeat was answered (so the next sweep queues before the next beat),
-    // the writer stalls on the database's write lock for 1.5 s.
+    // the writer stalls on the database's write lock for 2.5 s.
     answered.recv().await.expect("a first heartbeat");
     let lock = rusqlite::Connection::open(d.data_dir.join("huddle.db")).expect("open the file");
     lock.execute_batch("begin immediate")
@@ -76,7 +76,7 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
                 .as_u16()
         })
     };
-    tokio::time::sleep(Duration::from_millis(1500)).await; // the stall itself
+    tokio::time::sleep(Duration::from_millis(2500)).await; // the stall itself
     assert!(
         !write_during_stall.is_finished(),
         "the writer was stalled: nothing could commit while the lock was held"
