@@ -178,6 +178,15 @@ pub struct LimitSettings {
     pub max_tracked_clients: usize,
     /// Open streams per agent.
     pub max_streams_per_token: usize,
+    /// Open streams per team, all its agents together.
+    pub max_streams_per_team: usize,
+    /// Open streams per client address, all teams together.
+    pub max_streams_per_address: usize,
+    /// Agents per team (revoked ones do not count).
+    pub max_agents_per_team: usize,
+    /// SQLite read connections one team's requests may hold at once, so one team's heavy
+    /// reads never take every connection of the pool.
+    pub max_reads_per_team: usize,
     /// Items per page of a list.
     pub max_page_size: usize,
     /// Items per batch create, batch completion or batch post.
@@ -195,6 +204,10 @@ pub struct LimitSettings {
     /// `blockedBy` edges one request may add in all (a batch create, or a patch): bounds the
     /// work a single request puts on the one writer every team shares.
     pub max_blocked_by_per_request: usize,
+    /// `blockedBy` edges the cycle check of one task's new blockers may read (the part of the
+    /// graph they reach); past it the change is refused with 413, so no allowed request walks
+    /// a wide graph inside the writer every team shares.
+    pub max_dependency_walk: usize,
     /// Serialised size of a message's `data`, in bytes.
     pub max_message_bytes: usize,
     /// Test outcomes per posted test-history run.
@@ -212,6 +225,10 @@ impl Default for LimitSettings {
             failed_auth_burst: 100,
             max_tracked_clients: 10_000,
             max_streams_per_token: 32,
+            max_streams_per_team: 256,
+            max_streams_per_address: 1024,
+            max_agents_per_team: 1000,
+            max_reads_per_team: 2,
             max_page_size: 1_000,
             max_batch: 1_000,
             max_subject_chars: 500,
@@ -220,6 +237,7 @@ impl Default for LimitSettings {
             max_json_depth: 32,
             max_blocked_by: 100,
             max_blocked_by_per_request: 5_000,
+            max_dependency_walk: 20_000,
             max_message_bytes: 64 * 1024,
             max_test_outcomes: 10_000,
             max_nodeid_chars: 1_000,

@@ -92,9 +92,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
     }
     let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
     let failed_auth = Arc::new(http::limits::FailedAuth::new(&settings.limits));
-    let streams = Arc::new(http::limits::StreamSlots::new(
-        settings.limits.max_streams_per_token,
-    ));
+    let streams = Arc::new(http::limits::StreamSlots::new(&settings.limits));
     let state = AppState::new(http::AppParts {
         store: store.clone(),
         hub,

@@ -26,6 +26,8 @@ pub const DUPLICATE_AGENT: &str = "duplicate_agent";
 pub const DUPLICATE_ID: &str = "duplicate_id";
 /// 409: the edge would close a cycle; `details.cycle` names it.
 pub const DEPENDENCY_CYCLE: &str = "dependency_cycle";
+/// 409: the team has as many agents as `[limits] max_agents_per_team` allows.
+pub const TEAM_LIMIT: &str = "team_limit";
 /// 409: the task is not held by the caller.
 pub const NOT_HOLDER: &str = "not_holder";
 /// 409: a status set by hand would strand the task (`in_progress` without a claim).

@@ -60,45 +60,89 @@ impl RequestRate {
     }
 }
 
-/// Open streams per agent (one token per agent).
+/// Open streams, counted per agent (one token per agent), per team and per client address, so
+/// neither one team nor one address can take every connection with streams.
 pub struct StreamSlots {
-    max: usize,
-    open: Arc<Mutex<HashMap<(i64, String), usize>>>,
+    per_agent: usize,
+    per_team: usize,
+    per_address: usize,
+    open: Arc<Mutex<HashMap<SlotKey, usize>>>,
 }
 
-/// Held for a stream's lifetime; frees the slot on drop.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum SlotKey {
+    Agent(i64, String),
+    Team(i64),
+    Address(IpAddr),
+}
+
+/// Held for a stream's lifetime; frees its counts on drop.
 pub struct StreamSlot {
-    key: (i64, String),
-    open: Arc<Mutex<HashMap<(i64, String), usize>>>,
+    keys: Vec<SlotKey>,
+    open: Arc<Mutex<HashMap<SlotKey, usize>>>,
 }
 
 impl StreamSlots {
-    pub fn new(max: usize) -> Self {
+    pub fn new(limits: &LimitSettings) -> Self {
         StreamSlots {
-            max: max.max(1),
+            per_agent: limits.max_streams_per_token.max(1),
+            per_team: limits.max_streams_per_team.max(1),
+            per_address: limits.max_streams_per_address.max(1),
             open: Arc::default(),
         }
     }
 
-    pub fn acquire(&self, team_id: i64, agent: &str) -> Result<StreamSlot, ApiError> {
-        let key = (team_id, agent.to_string());
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let count = open.entry(key.clone()).or_default();
-        if *count >= self.max {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                codes::TOO_MANY_STREAMS,
+    /// A slot for one more stream of `agent` in `team_id` from `client` (unknown in
+    /// in-process tests), or 429 naming the count that is full.
+    pub fn acquire(
+        &self,
+        team_id: i64,
+        agent: &str,
+        client: Option<IpAddr>,
+    ) -> Result<StreamSlot, ApiError> {
+        let mut keys = vec![
+            (
+                SlotKey::Agent(team_id, agent.to_string()),
+                self.per_agent,
+                format!("{agent} already has {} open streams; close one first", self.per_agent),
+            ),
+            (
+                SlotKey::Team(team_id),
+                self.per_team,
                 format!(
-                    "{agent} already has {} open streams; close one first",
-                    self.max
+                    "the team already has {} open streams ([limits] max_streams_per_team); close one first",
+                    self.per_team
                 ),
-            )
-            .with_retry_after(1));
+            ),
+        ];
+        if let Some(ip) = client {
+            keys.push((
+                SlotKey::Address(ip),
+                self.per_address,
+                format!(
+                    "{ip} already has {} open streams ([limits] max_streams_per_address); close one first",
+                    self.per_address
+                ),
+            ));
         }
-        *count += 1;
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        for (key, max, message) in &keys {
+            if open.get(key).copied().unwrap_or(0) >= *max {
+                return Err(ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    codes::TOO_MANY_STREAMS,
+                    message.clone(),
+                )
+                .with_retry_after(1));
+            }
+        }
+        let keys: Vec<SlotKey> = keys.into_iter().map(|(key, _, _)| key).collect();
+        for key in &keys {
+            *open.entry(key.clone()).or_default() += 1;
+        }
         crate::metrics::stream_opened(1.0);
         Ok(StreamSlot {
-            key,
+            keys,
             open: self.open.clone(),
         })
     }
@@ -108,10 +152,12 @@ impl Drop for StreamSlot {
     fn drop(&mut self) {
         crate::metrics::stream_opened(-1.0);
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = open.get_mut(&self.key) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.key);
+        for key in &self.keys {
+            if let Some(count) = open.get_mut(key) {
+                *count -= 1;
+                if *count == 0 {
+                    open.remove(key);
+                }
             }
         }
     }
@@ -218,5 +264,24 @@ impl FailedAuth {
             .unwrap_or_else(|p| p.into_inner())
             .by_addr
             .len()
+    }
+}
+
+/// The client's address when served over TCP (`None` for in-process `oneshot` tests).
+pub struct ClientAddr(pub Option<IpAddr>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddr(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip()),
+        ))
     }
 }

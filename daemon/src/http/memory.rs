@@ -81,7 +81,9 @@ pub fn memory_value(memory: &Memory, pointer: &str) -> ApiResult<serde_json::Val
 /// RFC 7396 merge patch (objects merge, `null` deletes, anything else replaces), or with
 /// `Content-Type: application/json-patch+json` an RFC 6902 JSON Patch: a list of operations
 /// (`add`, `remove`, `replace`, `move`, `copy`, `test`) applied all or none, which can set an
-/// array element, store `null`, and refuses a missing parent or a non-container.
+/// array element, store `null`, and refuses a missing parent or a non-container. Each operation
+/// is judged before it runs: one whose result would pass the size limit (413) or the depth
+/// limit (400) is refused, naming it, and nothing is stored.
 #[utoipa::path(
     patch,
     path = "/v1/teams/{team}/memory",

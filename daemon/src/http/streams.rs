@@ -9,7 +9,7 @@
 use super::authz::{act, Can};
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiQuery;
-use super::limits::StreamSlot;
+use super::limits::{ClientAddr, StreamSlot};
 use super::openapi_types::*;
 use super::sse_frames::{comment, frame, sse, KEEPALIVE};
 use super::AppState;
@@ -128,12 +128,15 @@ fn cursor(headers: &HeaderMap, after: Option<i64>) -> ApiResult<i64> {
 pub async fn events(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadStreams>,
+    ClientAddr(client): ClientAddr,
     epoch: AuthEpoch,
     headers: HeaderMap,
     ApiQuery(q): ApiQuery<StreamQuery>,
 ) -> ApiResult<Response> {
     let start = cursor(&headers, q.after)?;
-    let slot = state.streams.acquire(caller.team_id, &caller.agent)?;
+    let slot = state
+        .streams
+        .acquire(caller.team_id, &caller.agent, client)?;
     let rx = Feed::All(state.hub.subscribe_events(caller.team_id));
     let filter = Filter {
         routed_by_to: false,
@@ -175,6 +178,7 @@ pub async fn events(
 pub async fn messages(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadStreams>,
+    ClientAddr(client): ClientAddr,
     epoch: AuthEpoch,
     headers: HeaderMap,
     ApiQuery(q): ApiQuery<StreamQuery>,
@@ -183,7 +187,9 @@ pub async fn messages(
     if let Some(to) = q.to.as_deref().filter(|t| !t.is_empty()) {
         known_recipient(&state, &caller, to).await?;
     }
-    let slot = state.streams.acquire(caller.team_id, &caller.agent)?;
+    let slot = state
+        .streams
+        .acquire(caller.team_id, &caller.agent, client)?;
     let rx = match q.to.as_deref() {
         Some(to) if !to.is_empty() => Feed::To(state.hub.subscribe_messages_to(caller.team_id, to)),
         _ => Feed::All(state.hub.subscribe_messages(caller.team_id)),

@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
 pub mod floor;
+pub mod isolation;
 pub mod memory;
 pub mod mixed;
 pub mod pg_server;
@@ -48,6 +49,9 @@ pub enum Scenario {
     Floor,
     /// Message search over `--messages` stored messages, in the shapes clients send.
     Search,
+    /// One team's write flood, read flood and a doubling JSON Patch against another team's
+    /// write and read p99, as ratios to the same run's quiet phase.
+    Isolation,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
@@ -195,6 +199,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
         Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
+        Scenario::Isolation => isolation::run(&admin, &args.sizes, daemon).await,
         Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
         Scenario::Search => search::run(&admin, &args.sizes).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
@@ -242,6 +247,7 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             Scenario::DepsWorst,
             Scenario::Stress,
             Scenario::Search,
+            Scenario::Isolation,
         ],
         Scenario::Compare => vec![Scenario::Claim],
         one => vec![one],

@@ -15,3 +15,4 @@ mod history;
 mod published;
 mod search;
 mod statistics;
+mod wide_graphs;

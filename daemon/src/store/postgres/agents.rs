@@ -50,9 +50,16 @@ pub async fn create_agent(
     name: &str,
     role: Role,
     token_hash: &str,
+    max_agents: usize,
 ) -> StoreResult<Agent> {
     validate::name("name", name)?;
     tx.lock_team(team_id).await?;
+    let agents: i64 =
+        sqlx::query_scalar("select count(*) from agents where team_id = $1 and revoked_at is null")
+            .bind(team_id)
+            .fetch_one(tx.conn())
+            .await?;
+    rules::check_agent_count(agents as usize, max_agents)?;
     let now = tx.now_ms;
     let inserted = sqlx::query(
         "insert into agents (team_id, name, role, token_hash, created_at) values ($1, $2, $3, $4, $5)

@@ -127,8 +127,10 @@ pub async fn teams_with_expired_leases(pool: &PgPool, now_ms: i64) -> StoreResul
 }
 
 /// Returns one team's expired leases to `pending` (or `failed` past `maxAttempts`). Replicas
-/// sweeping at once queue on the team lock; the second finds nothing left to expire.
-pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize> {
+/// sweeping at once queue on the team lock; the second finds nothing left to expire. Judged as
+/// of `cutoff`, when the sweep started: waiting for the team's lock behind a long write must
+/// not expire a lease heartbeated meanwhile.
+pub async fn expire_team_leases(tx: &mut Tx, team_id: i64, cutoff: i64) -> StoreResult<usize> {
     tx.lock_team(team_id).await?;
     let rows = sqlx::query(&format!(
         "select {STATE_COLUMNS} from tasks
@@ -136,7 +138,7 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize>
          order by lease_expires_at limit 10000"
     ))
     .bind(team_id)
-    .bind(tx.now_ms)
+    .bind(cutoff.min(tx.now_ms))
     .fetch_all(tx.conn())
     .await?;
     let mut expired = rows

@@ -29,6 +29,7 @@ pub async fn add_blockers(
     task: &str,
     blockers: &[String],
     field: &str,
+    walk_budget: usize,
 ) -> StoreResult<()> {
     if blockers.is_empty() {
         return Ok(());
@@ -42,7 +43,9 @@ pub async fn add_blockers(
             .into_iter()
             .collect();
     // Every `blockedBy` edge reachable from the blockers; none when nothing depends on `task`,
-    // since then no new edge of it can close a cycle.
+    // since then no new edge of it can close a cycle. At most `walk_budget` edges: the walk
+    // stops pulling tasks past `walk_budget` + seeds (each task past the seeds was reached by
+    // an edge that is read), and more edges than the budget refuse the change.
     let edges: Vec<(String, String)> = sqlx::query_as(
         "with recursive reach(id) as (
              select unnest($2::text[])
@@ -50,15 +53,21 @@ pub async fn add_blockers(
              union
              select d.blocker_id from task_deps d join reach r on d.task_id = r.id
              where d.team_id = $1
-         )
-         select d.task_id, d.blocker_id from task_deps d join reach r on d.task_id = r.id
-         where d.team_id = $1",
+         ), bounded as (select id from reach limit $4)
+         select d.task_id, d.blocker_id from task_deps d join bounded r on d.task_id = r.id
+         where d.team_id = $1
+         limit $5",
     )
     .bind(team_id)
     .bind(blockers)
     .bind(task)
+    .bind((walk_budget + blockers.len() + 1) as i64)
+    .bind((walk_budget + 1) as i64)
     .fetch_all(tx.conn())
     .await?;
+    if edges.len() > walk_budget {
+        return Err(rules::walk_too_large(task, walk_budget));
+    }
     let graph = rules::BlockerGraph::from_edges(edges);
     rules::check_blockers(task, blockers, |b| statuses.contains_key(b), &graph, field)?;
     let added: Vec<String> = sqlx::query_scalar(

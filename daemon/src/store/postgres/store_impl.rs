@@ -97,8 +97,9 @@ impl Store for PostgresStore {
         role: Role,
         token_hash: &str,
     ) -> StoreResult<Agent> {
+        let max_agents = self.options.limits.max_agents_per_team;
         in_tx!(self, |tx| agents::create_agent(
-            &mut tx, team_id, name, role, token_hash
+            &mut tx, team_id, name, role, token_hash, max_agents
         )
         .await?)
     }
@@ -220,12 +221,13 @@ impl Store for PostgresStore {
     async fn expire_leases(&self) -> StoreResult<usize> {
         let now = chrono::Utc::now().timestamp_millis();
         let mut moved = 0;
-        // One transaction per team: a team's lock is held only for its own leases.
+        // Through each team's write queue, so the heartbeats this replica received before the
+        // sweep are applied before it judges their leases; a team's lock is held only for its
+        // own leases.
         for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
-            let count: StoreResult<usize> =
-                in_tx!(self, |tx| claims::expire_team_leases(&mut tx, team_id)
-                    .await?);
-            moved += count?;
+            moved += batched!(self, team_id, [], |tx| {
+                claims::expire_team_leases(tx, team_id, now).await
+            })?;
         }
         Ok(moved)
     }

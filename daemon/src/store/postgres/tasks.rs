@@ -26,7 +26,15 @@ pub async fn update(
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(tx, team_id, id, blocker).await?;
     }
-    deps::add_blockers(tx, team_id, id, &patch.add_blocked_by, "addBlockedBy").await?;
+    deps::add_blockers(
+        tx,
+        team_id,
+        id,
+        &patch.add_blocked_by,
+        "addBlockedBy",
+        limits.max_dependency_walk,
+    )
+    .await?;
     if !patch.add_blocked_by.is_empty() {
         let count: i64 = sqlx::query_scalar(
             "select count(*) from task_deps where team_id = $1 and task_id = $2",

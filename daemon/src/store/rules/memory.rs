@@ -2,7 +2,7 @@
 //! and the limits the result must keep.
 
 use super::super::{StoreError, StoreResult};
-use super::validate;
+use super::{memory_patch, validate};
 use serde_json::Value;
 
 /// Limits for a shared-memory change: nesting, size, and how many history entries to keep.
@@ -47,7 +47,7 @@ pub fn changed_memory(
             json_patch::merge(&mut doc, patch);
             doc
         }
-        MemoryChangeKind::JsonPatch => apply_ops(current, patch)?,
+        MemoryChangeKind::JsonPatch => memory_patch::apply_bounded(current, patch, limits)?,
         MemoryChangeKind::Replace => patch.clone(),
     };
     if !doc.is_object() {
@@ -68,45 +68,4 @@ pub fn changed_memory(
         });
     }
     Ok((doc, text))
-}
-
-/// Applies RFC 6902 operations to `doc`, all or none; an error names the operation, its path
-/// and what is wrong there in words ("/arr is a string, not an object or array").
-fn apply_ops(mut doc: Value, ops: &Value) -> StoreResult<Value> {
-    let parsed: json_patch::Patch = serde_json::from_value(ops.clone()).map_err(|e| {
-        StoreError::invalid(
-            "patch",
-            format!("a JSON Patch is a list of {{\"op\", \"path\", \"value\"?, \"from\"?}} operations: {e}"),
-        )
-    })?;
-    let before = doc.clone();
-    json_patch::patch(&mut doc, &parsed).map_err(|e| {
-        let why = explain(&before, &e.path.to_string());
-        StoreError::invalid(
-            "patch",
-            format!("operation {} at {}: {}{why}", e.operation, e.path, e.kind),
-        )
-    })?;
-    Ok(doc)
-}
-
-/// What is at a failed path's parent, when that explains the failure.
-fn explain(doc: &Value, path: &str) -> String {
-    let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
-    match doc.pointer(parent) {
-        None => format!(
-            " ({} does not exist)",
-            if parent.is_empty() { "/" } else { parent }
-        ),
-        Some(v) if !v.is_object() && !v.is_array() => {
-            let kind = match v {
-                Value::String(_) => "a string",
-                Value::Number(_) => "a number",
-                Value::Bool(_) => "a boolean",
-                _ => "null",
-            };
-            format!(" ({parent} is {kind}, not an object or array)")
-        }
-        Some(_) => String::new(),
-    }
 }

@@ -7,13 +7,14 @@
 mod blockers;
 mod lists;
 mod memory;
+mod memory_patch;
 mod messages;
 mod search;
 mod task_state;
 pub mod validate;
 
 pub use blockers::{
-    check_blockers, dependency_cycle, self_blocking, unknown_blocker, BlockerGraph,
+    check_blockers, dependency_cycle, self_blocking, unknown_blocker, walk_too_large, BlockerGraph,
 };
 pub use lists::{cut_page, task_query, TaskQuery};
 pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
@@ -161,6 +162,20 @@ pub fn created_team(name: &str, now: i64, inserted: bool) -> StoreResult<Team> {
         name: name.to_string(),
         created_at: fmt_time(now),
     })
+}
+
+/// A team of `agents` (revoked ones not counted) may take one more while under `max`.
+pub fn check_agent_count(agents: usize, max: usize) -> StoreResult<()> {
+    if agents >= max {
+        return Err(StoreError::Conflict {
+            code: codes::TEAM_LIMIT,
+            message: format!(
+                "the team has {agents} agents; the limit is {max} ([limits] max_agents_per_team): revoke one first"
+            ),
+            details: serde_json::json!({ "limit": "max_agents_per_team", "max": max }),
+        });
+    }
+    Ok(())
 }
 
 /// A new agent, or the refusal when the name was taken (`inserted` is false).

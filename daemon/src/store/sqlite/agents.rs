@@ -43,8 +43,14 @@ pub fn create_agent(
     name: &str,
     role: Role,
     token_hash: &str,
+    max_agents: usize,
 ) -> StoreResult<Agent> {
     validate::name("name", name)?;
+    let agents: i64 = ctx
+        .conn
+        .prepare_cached("select count(*) from agents where team_id = ?1 and revoked_at is null")?
+        .query_row([team_id], |r| r.get(0))?;
+    rules::check_agent_count(agents as usize, max_agents)?;
     let inserted = ctx
         .conn
         .prepare_cached(

@@ -114,15 +114,16 @@ pub fn release(ctx: &mut WriteCtx<'_>, caller: &Caller, id: &str) -> StoreResult
     save(ctx, task, "task.released")
 }
 
-/// Every expired lease, in every team, in one pass ([`TaskState::expire`]).
-pub fn expire_leases(ctx: &mut WriteCtx<'_>) -> StoreResult<usize> {
+/// Every lease that had expired by `cutoff` (when the sweep was sent, not when the writer got
+/// to it), in every team, in one pass ([`TaskState::expire`]).
+pub fn expire_leases(ctx: &mut WriteCtx<'_>, cutoff: i64) -> StoreResult<usize> {
     let expired: Vec<(i64, String)> = ctx
         .conn
         .prepare_cached(
             "select team_id, id from tasks indexed by tasks_leases
              where status = 'in_progress' and lease_expires_at <= ?1 limit 10000",
         )?
-        .query_map([ctx.now_ms], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map([cutoff.min(ctx.now_ms)], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     for (team_id, id) in &expired {
         let mut task = load_state(ctx.conn, *team_id, id)?;

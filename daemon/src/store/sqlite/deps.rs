@@ -1,11 +1,11 @@
 //! Dependency edges: adding and removing blockers, cycle detection, and the unmet-blocker
 //! counter that keeps the claim a single indexed query.
 
-use super::super::{rules, StoreError, StoreResult};
+use super::super::{rules, StoreResult};
 use crate::hub::ReadyTask;
 use huddle_wire::TaskStatus;
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 pub fn task_status(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<TaskStatus>> {
     let status: Option<String> = conn
@@ -24,6 +24,7 @@ pub fn add_blockers(
     task: &str,
     blockers: &[String],
     field: &str,
+    walk_budget: usize,
 ) -> StoreResult<()> {
     if blockers.is_empty() {
         return Ok(());
@@ -34,7 +35,7 @@ pub fn add_blockers(
             statuses.insert(blocker.as_str(), status);
         }
     }
-    let graph = reachable_graph(conn, team_id, task, blockers)?;
+    let graph = reachable_graph(conn, team_id, task, blockers, walk_budget)?;
     rules::check_blockers(task, blockers, |b| statuses.contains_key(b), &graph, field)?;
     for blocker in blockers {
         let inserted = conn
@@ -49,32 +50,44 @@ pub fn add_blockers(
     Ok(())
 }
 
-/// Every `blockedBy` edge reachable from `blockers`, in one recursive query; none when nothing
-/// depends on `task` (then no new edge of it can close a cycle), which makes adding blockers to
-/// a new task one cheap query however long their chains are.
+/// Every `blockedBy` edge reachable from `blockers`, read breadth-first with one indexed
+/// lookup per task (in process, so a lookup costs microseconds); none when nothing depends on
+/// `task` (then no new edge of it can close a cycle), which makes adding blockers to a new task
+/// one cheap query however long their chains are. Reading more than `budget` edges is refused:
+/// this runs inside the writer every team shares.
 fn reachable_graph(
     conn: &Connection,
     team_id: i64,
     task: &str,
     blockers: &[String],
+    budget: usize,
 ) -> StoreResult<rules::BlockerGraph> {
-    let seeds = serde_json::to_string(blockers).map_err(|e| StoreError::Internal(e.to_string()))?;
-    let edges: Vec<(String, String)> = conn
-        .prepare_cached(
-            "with recursive reach(id) as (
-                 select value from json_each(?2)
-                 where exists (select 1 from task_deps where team_id = ?1 and blocker_id = ?3)
-                 union
-                 select d.blocker_id from task_deps d join reach r on d.task_id = r.id
-                 where d.team_id = ?1
-             )
-             select d.task_id, d.blocker_id from task_deps d join reach r on d.task_id = r.id
-             where d.team_id = ?1",
-        )?
-        .query_map(params![team_id, seeds, task], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .collect::<Result<_, _>>()?;
+    let has_dependents = conn
+        .prepare_cached("select 1 from task_deps where team_id = ?1 and blocker_id = ?2 limit 1")?
+        .query_row(params![team_id, task], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if !has_dependents {
+        return Ok(rules::BlockerGraph::default());
+    }
+    let mut lookup = conn
+        .prepare_cached("select blocker_id from task_deps where team_id = ?1 and task_id = ?2")?;
+    let mut seen: HashSet<String> = blockers.iter().cloned().collect();
+    let mut queue: VecDeque<String> = seen.iter().cloned().collect();
+    let mut edges = Vec::new();
+    while let Some(node) = queue.pop_front() {
+        let mut rows = lookup.query(params![team_id, node])?;
+        while let Some(row) = rows.next()? {
+            let blocker: String = row.get(0)?;
+            if edges.len() == budget {
+                return Err(rules::walk_too_large(task, budget));
+            }
+            if seen.insert(blocker.clone()) {
+                queue.push_back(blocker.clone());
+            }
+            edges.push((node.clone(), blocker));
+        }
+    }
     Ok(rules::BlockerGraph::from_edges(edges))
 }
 

@@ -6,6 +6,7 @@ mod claims;
 mod deps;
 mod empty_claims;
 mod events;
+mod fair_queue;
 mod memory;
 mod messages;
 mod migrate;
@@ -60,6 +61,7 @@ impl SqliteStore {
         let readers = Arc::new(Readers::open(
             &options.path,
             options.read_connections.max(1),
+            options.limits.max_reads_per_team,
         )?);
         let (path, sync) = (options.path.clone(), options.synchronous);
         let pool = readers.clone();

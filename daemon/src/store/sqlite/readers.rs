@@ -6,12 +6,17 @@
 //! The writer recycles the pool when it recovers from a read-only filesystem, because SQLite
 //! shares one shared-memory index per file across a process's connections and keeps it
 //! read-only while any of them is open.
+//!
+//! A team's reads hold at most `per_team` connections at once (`[limits] max_reads_per_team`):
+//! one observer looping on heavy reads queues behind its own team's share, and every other
+//! team still finds connections free.
 
 use super::super::{StoreError, StoreResult};
 use rusqlite::Connection;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
 pub struct Readers {
@@ -19,10 +24,12 @@ pub struct Readers {
     idle: Mutex<Vec<(u64, Connection)>>,
     generation: AtomicU64,
     permits: Semaphore,
+    per_team: usize,
+    teams: Mutex<HashMap<i64, Arc<Semaphore>>>,
 }
 
 impl Readers {
-    pub fn open(path: &Path, count: usize) -> StoreResult<Self> {
+    pub fn open(path: &Path, count: usize, per_team: usize) -> StoreResult<Self> {
         let conns = (0..count)
             .map(|_| super::open_reader(path).map(|c| (0, c)))
             .collect::<StoreResult<Vec<_>>>()?;
@@ -31,7 +38,29 @@ impl Readers {
             idle: Mutex::new(conns),
             generation: AtomicU64::new(0),
             permits: Semaphore::new(count),
+            per_team: per_team.clamp(1, count.max(1)),
+            teams: Mutex::default(),
         })
+    }
+
+    /// Like [`Readers::read`], within `team_id`'s share of the connections.
+    pub async fn read_team<T, F>(self: &Arc<Self>, team_id: i64, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        let share = self
+            .teams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(team_id)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.per_team)))
+            .clone();
+        let _share = share
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
+        self.read(f).await
     }
 
     /// An idle connection of the current generation, or a fresh one.
@@ -45,7 +74,7 @@ impl Readers {
     }
 
     /// Runs `f` on an idle connection inside one read transaction (a consistent snapshot).
-    pub async fn read<T, F>(self: &std::sync::Arc<Self>, f: F) -> StoreResult<T>
+    pub async fn read<T, F>(self: &Arc<Self>, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
@@ -89,5 +118,72 @@ impl Readers {
     pub fn close(&self) {
         self.permits.close();
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Readers;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    /// Two connections, one per team: while team 1 holds its one, its next read waits and
+    /// team 2 still reads at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_team_busy_on_its_share_leaves_the_other_connections_to_other_teams() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("readers.db");
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("create table t (x); insert into t values (1);")
+            .unwrap();
+        let readers = Arc::new(Readers::open(&path, 2, 1).unwrap());
+
+        let (release, held) = mpsc::channel::<()>();
+        let (started_tx, started) = tokio::sync::oneshot::channel();
+        let holding = {
+            let readers = readers.clone();
+            tokio::spawn(async move {
+                readers
+                    .read_team(1, move |_| {
+                        let _ = started_tx.send(());
+                        let _ = held.recv();
+                        Ok(())
+                    })
+                    .await
+            })
+        };
+        started.await.unwrap();
+        let second_started = Arc::new(AtomicBool::new(false));
+        let second = {
+            let (readers, flag) = (readers.clone(), second_started.clone());
+            tokio::spawn(async move {
+                readers
+                    .read_team(1, move |_| {
+                        flag.store(true, Ordering::SeqCst);
+                        Ok(())
+                    })
+                    .await
+            })
+        };
+        let other_team = tokio::time::timeout(
+            Duration::from_secs(30),
+            readers.read_team(2, |conn| {
+                Ok(conn.query_row("select x from t", [], |r| r.get::<_, i64>(0))?)
+            }),
+        )
+        .await
+        .expect("another team reads while team 1 is busy")
+        .unwrap();
+        assert_eq!(other_team, 1);
+        assert!(
+            !second_started.load(Ordering::SeqCst),
+            "team 1's second read waits for its share"
+        );
+        release.send(()).unwrap();
+        holding.await.unwrap().unwrap();
+        second.await.unwrap().unwrap();
+        assert!(second_started.load(Ordering::SeqCst));
     }
 }

@@ -62,8 +62,11 @@ impl Store for SqliteStore {
         token_hash: &str,
     ) -> StoreResult<Agent> {
         let (name, hash) = (name.to_string(), token_hash.to_string());
+        let max_agents = self.options.limits.max_agents_per_team;
         self.writer()?
-            .write(move |ctx| agents::create_agent(ctx, team_id, &name, role, &hash))
+            .write_team(team_id, move |ctx| {
+                agents::create_agent(ctx, team_id, &name, role, &hash, max_agents)
+            })
             .await
     }
 
@@ -83,13 +86,15 @@ impl Store for SqliteStore {
     ) -> StoreResult<(Agent, String)> {
         let (name, hash) = (name.to_string(), token_hash.map(str::to_string));
         self.writer()?
-            .write(move |ctx| agents::set_token(ctx, team_id, &name, hash.as_deref()))
+            .write_team(team_id, move |ctx| {
+                agents::set_token(ctx, team_id, &name, hash.as_deref())
+            })
             .await
     }
 
     async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
         self.readers
-            .read(move |conn| agents::list_agents(conn, team_id))
+            .read_team(team_id, move |conn| agents::list_agents(conn, team_id))
             .await
     }
 
@@ -99,21 +104,25 @@ impl Store for SqliteStore {
         let default_max = self.options.default_max_attempts;
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| tasks::create(ctx, &caller, tasks, default_max, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                tasks::create(ctx, &caller, tasks, default_max, &limits)
+            })
             .await
     }
 
     async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
         filter.limit = self.page(filter.limit);
         self.readers
-            .read(move |conn| tasks::list(conn, team_id, &filter))
+            .read_team(team_id, move |conn| tasks::list(conn, team_id, &filter))
             .await
     }
 
     async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task> {
         let id = id.to_string();
         self.readers
-            .read(move |conn| super::rows::load_task(conn, team_id, &id))
+            .read_team(team_id, move |conn| {
+                super::rows::load_task(conn, team_id, &id)
+            })
             .await
     }
 
@@ -128,7 +137,9 @@ impl Store for SqliteStore {
         let (caller, id) = (caller.clone(), id.to_string());
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| tasks::update(ctx, &caller, &id, patch, if_match, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                tasks::update(ctx, &caller, &id, patch, if_match, &limits)
+            })
             .await
     }
 
@@ -151,14 +162,18 @@ impl Store for SqliteStore {
         }
         let caller = caller.clone();
         writer
-            .write(move |ctx| claims::claim(ctx, &caller, &prefixes, lease_ms, max))
+            .write_team(caller.team_id, move |ctx| {
+                claims::claim(ctx, &caller, &prefixes, lease_ms, max)
+            })
             .await
     }
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::heartbeat(ctx, &caller, &id, lease_ms))
+            .write_team(caller.team_id, move |ctx| {
+                claims::heartbeat(ctx, &caller, &id, lease_ms)
+            })
             .await
     }
 
@@ -170,7 +185,9 @@ impl Store for SqliteStore {
     ) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::complete(ctx, &caller, &id, result))
+            .write_team(caller.team_id, move |ctx| {
+                claims::complete(ctx, &caller, &id, result)
+            })
             .await
     }
 
@@ -181,7 +198,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<Task>> {
         let caller = caller.clone();
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 items
                     .into_iter()
                     .map(|(id, result)| claims::complete(ctx, &caller, &id, result))
@@ -199,19 +216,29 @@ impl Store for SqliteStore {
     ) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::fail(ctx, &caller, &id, reason, final_))
+            .write_team(caller.team_id, move |ctx| {
+                claims::fail(ctx, &caller, &id, reason, final_)
+            })
             .await
     }
 
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
-            .write(move |ctx| claims::release(ctx, &caller, &id))
+            .write_team(caller.team_id, move |ctx| {
+                claims::release(ctx, &caller, &id)
+            })
             .await
     }
 
     async fn expire_leases(&self) -> StoreResult<usize> {
-        self.writer()?.write(claims::expire_leases).await
+        // Judged as of now, before the job queues: a heartbeat that arrived before the sweep is
+        // ahead of it in the writer's queue (jobs run in the order they were sent), so however
+        // long the writer stalls, a lease heartbeated on time is extended before it is judged.
+        let cutoff = chrono::Utc::now().timestamp_millis();
+        self.writer()?
+            .write(move |ctx| claims::expire_leases(ctx, cutoff))
+            .await
     }
 
     async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()> {
@@ -234,7 +261,9 @@ impl Store for SqliteStore {
         let caller = caller.clone();
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| messages::post(ctx, &caller, post, idempotency_key, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                messages::post(ctx, &caller, post, idempotency_key, &limits)
+            })
             .await
     }
 
@@ -246,7 +275,9 @@ impl Store for SqliteStore {
         let caller = caller.clone();
         let limits = self.options.limits.clone();
         self.writer()?
-            .write(move |ctx| messages::post_many(ctx, &caller, items, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                messages::post_many(ctx, &caller, items, &limits)
+            })
             .await
     }
 
@@ -257,7 +288,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<Message>> {
         filter.limit = self.page(filter.limit);
         self.readers
-            .read(move |conn| messages::list(conn, team_id, &filter))
+            .read_team(team_id, move |conn| messages::list(conn, team_id, &filter))
             .await
     }
 
@@ -275,20 +306,22 @@ impl Store for SqliteStore {
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
         let (caller, limit) = (caller.clone(), self.page(limit));
         self.readers
-            .read(move |conn| messages::inbox(conn, &caller, limit))
+            .read_team(caller.team_id, move |conn| {
+                messages::inbox(conn, &caller, limit)
+            })
             .await
     }
 
     async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64> {
         let caller = caller.clone();
         self.writer()?
-            .write(move |ctx| messages::ack(ctx, &caller, seq))
+            .write_team(caller.team_id, move |ctx| messages::ack(ctx, &caller, seq))
             .await
     }
 
     async fn get_memory(&self, team_id: i64) -> StoreResult<Memory> {
         self.readers
-            .read(move |conn| memory::get(conn, team_id))
+            .read_team(team_id, move |conn| memory::get(conn, team_id))
             .await
     }
 
@@ -301,7 +334,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 memory::change(
                     ctx,
                     &caller,
@@ -323,7 +356,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 memory::change(
                     ctx,
                     &caller,
@@ -345,7 +378,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
         self.writer()?
-            .write(move |ctx| {
+            .write_team(caller.team_id, move |ctx| {
                 memory::change(
                     ctx,
                     &caller,
@@ -361,7 +394,7 @@ impl Store for SqliteStore {
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
         let limit = self.page(limit);
         self.readers
-            .read(move |conn| memory::history(conn, team_id, limit))
+            .read_team(team_id, move |conn| memory::history(conn, team_id, limit))
             .await
     }
 
@@ -374,13 +407,15 @@ impl Store for SqliteStore {
         let caller = caller.clone();
         let limits = self.history_limits();
         self.writer()?
-            .write(move |ctx| test_history::record(ctx, &caller, run, &limits))
+            .write_team(caller.team_id, move |ctx| {
+                test_history::record(ctx, &caller, run, &limits)
+            })
             .await
     }
 
     async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>> {
         self.readers
-            .read(move |conn| test_history::projects(conn, team_id))
+            .read_team(team_id, move |conn| test_history::projects(conn, team_id))
             .await
     }
 
@@ -392,13 +427,17 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<StoredRun>> {
         let project = project.to_string();
         self.readers
-            .read(move |conn| test_history::runs(conn, team_id, &project, with_outcomes))
+            .read_team(team_id, move |conn| {
+                test_history::runs(conn, team_id, &project, with_outcomes)
+            })
             .await
     }
 
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {
         self.readers
-            .read(move |conn| events::list(conn, team_id, after, limit))
+            .read_team(team_id, move |conn| {
+                events::list(conn, team_id, after, limit)
+            })
             .await
     }
 

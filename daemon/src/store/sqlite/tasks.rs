@@ -66,7 +66,14 @@ pub fn create(
     }
     for (i, (t, id)) in tasks.iter().zip(&ids).enumerate() {
         let field = rules::batch_field(tasks.len(), i, "blockedBy");
-        deps::add_blockers(ctx.conn, team_id, id, &t.blocked_by, &field)?;
+        deps::add_blockers(
+            ctx.conn,
+            team_id,
+            id,
+            &t.blocked_by,
+            &field,
+            limits.max_dependency_walk,
+        )?;
     }
     let mut created = Vec::with_capacity(ids.len());
     for id in &ids {
@@ -127,7 +134,14 @@ pub fn update(
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(ctx.conn, team_id, id, blocker)?;
     }
-    deps::add_blockers(ctx.conn, team_id, id, &patch.add_blocked_by, "addBlockedBy")?;
+    deps::add_blockers(
+        ctx.conn,
+        team_id,
+        id,
+        &patch.add_blocked_by,
+        "addBlockedBy",
+        limits.max_dependency_walk,
+    )?;
     if !patch.add_blocked_by.is_empty() {
         let count: i64 = ctx
             .conn

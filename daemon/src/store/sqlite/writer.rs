@@ -1,19 +1,23 @@
 //! The single writer: one thread owns the only write connection and commits many operations per
 //! transaction (group commit).
 //!
-//! Requests queue jobs on a bounded channel. The writer takes the first job, drains whatever else
-//! is waiting (up to `max_batch`), runs them inside one `BEGIN IMMEDIATE` transaction — each in its
+//! Requests queue jobs, each team's in its own queue (at most `4 × max_batch` waiting per team,
+//! so a team that floods waits on its own queue, not in front of the others). The writer runs
+//! what is waiting (up to `max_batch` jobs, taking the teams in turn, and no more once the batch
+//! has run `BATCH_TIME`) inside one `BEGIN IMMEDIATE` transaction — each in its
 //! own savepoint so a refused operation rolls back alone — commits once, and only then publishes
 //! the batch's effects to the hub and answers every job. With `synchronous=FULL` one fsync covers the
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::{StoreError, StoreResult};
 use super::empty_claims::{EmptyClaims, Exhausted};
+use super::fair_queue::{Admission, FairQueue, QueueKey};
 use crate::hub::{Hub, Publish};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 /// What a job sees: the connection (inside the batch transaction) and where to record effects
@@ -110,6 +114,10 @@ impl WriteCtx<'_> {
     }
 }
 
+/// A batch takes no further job once its jobs have run this long: the writes waiting behind it
+/// (another team's among them) wait for at most this, one job and the commit.
+const BATCH_TIME: Duration = Duration::from_millis(25);
+
 /// Where a committed batch's effects go: the hub (streams, waiting claimers) and the memo of
 /// empty claim searches.
 pub struct Published {
@@ -147,7 +155,8 @@ type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> (bool, Finisher) + Send>;
 
 #[derive(Clone)]
 pub struct Writer {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::UnboundedSender<(QueueKey, Job)>,
+    admission: Arc<Admission>,
 }
 
 impl Writer {
@@ -162,7 +171,8 @@ impl Writer {
         published: Published,
         max_batch: usize,
     ) -> (Writer, oneshot::Receiver<()>) {
-        let (tx, rx) = mpsc::channel::<Job>(max_batch.max(1) * 4);
+        let (tx, rx) = mpsc::unbounded_channel::<(QueueKey, Job)>();
+        let admission = Arc::new(Admission::new(max_batch.max(1) * 4));
         let (done_tx, done_rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("huddle-writer".into())
@@ -171,17 +181,44 @@ impl Writer {
                 let _ = done_tx.send(());
             })
             .expect("spawn writer thread");
-        (Writer { jobs: tx }, done_rx)
+        (
+            Writer {
+                jobs: tx,
+                admission,
+            },
+            done_rx,
+        )
     }
 
-    /// Runs `op` in the next batch and answers after that batch has committed.
+    /// Runs `op`, a write of the whole store (not of one team), in the next batch after every
+    /// job sent before it, and answers after that batch has committed.
     pub async fn write<T, F>(&self, op: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
     {
+        self.write_keyed(None, op).await
+    }
+
+    /// Runs `op`, a write of team `team_id`, in its team's turn, and answers after that batch
+    /// has committed.
+    pub async fn write_team<T, F>(&self, team_id: i64, op: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
+    {
+        self.write_keyed(Some(team_id), op).await
+    }
+
+    async fn write_keyed<T, F>(&self, key: QueueKey, op: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
+    {
+        let waiting = self.admission.enter(key).await?;
         let (reply, answer) = oneshot::channel();
         let job: Job = Box::new(move |ctx| {
+            drop(waiting);
             let result = op(ctx);
             let ok = result.is_ok();
             let finish: Finisher = Box::new(move |committed| {
@@ -190,8 +227,7 @@ impl Writer {
             (ok, finish)
         });
         self.jobs
-            .send(job)
-            .await
+            .send((key, job))
             .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
         answer
             .await
@@ -202,22 +238,25 @@ impl Writer {
 fn writer_loop(
     mut conn: Connection,
     reopen: Reopen,
-    mut rx: mpsc::Receiver<Job>,
+    mut rx: mpsc::UnboundedReceiver<(QueueKey, Job)>,
     published: Published,
     max_batch: usize,
 ) {
-    let mut batch: Vec<Job> = Vec::with_capacity(max_batch);
+    let mut queue: FairQueue<Job> = FairQueue::default();
     let mut touched = HashMap::new();
     let mut last_reopen: Option<std::time::Instant> = None;
-    while let Some(first) = rx.blocking_recv() {
-        batch.push(first);
-        while batch.len() < max_batch {
-            match rx.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+    loop {
+        if queue.is_empty() {
+            match rx.blocking_recv() {
+                Some((key, job)) => queue.push(key, job),
+                None => break,
             }
         }
-        let failed_read_only = run_batch(&conn, &mut batch, &published, &mut touched);
+        // Admission bounds what each team has waiting, so this drains a bounded amount.
+        while let Ok((key, job)) = rx.try_recv() {
+            queue.push(key, job);
+        }
+        let failed_read_only = run_batch(&conn, &mut queue, max_batch, &published, &mut touched);
         if touched.len() > 100_000 {
             touched.clear();
         }
@@ -248,9 +287,11 @@ fn writer_loop(
     }
 }
 
+/// Runs the next jobs of `queue` (up to `max_batch`, within `BATCH_TIME`) in one transaction.
 fn run_batch(
     conn: &Connection,
-    batch: &mut Vec<Job>,
+    queue: &mut FairQueue<Job>,
+    max_batch: usize,
     published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
 ) -> bool {
@@ -258,7 +299,11 @@ fn run_batch(
     if let Err(e) = conn.execute_batch("begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
         tracing::debug!(error = %e, "cannot begin a write transaction");
-        batch.clear();
+        for _ in 0..max_batch {
+            if queue.pop().is_none() {
+                break;
+            }
+        }
         return is_read_only(&e);
     }
     let mut ctx = WriteCtx {
@@ -268,8 +313,19 @@ fn run_batch(
         seqs: HashMap::new(),
         touched,
     };
-    let mut finishers = Vec::with_capacity(batch.len());
-    for job in batch.drain(..) {
+    let mut finishers = Vec::with_capacity(max_batch);
+    let started = Instant::now();
+    // Light teams' jobs together, a heavy team's job alone (`FairQueue::next_for_batch`).
+    let mut alone = false;
+    while !alone
+        && finishers.len() < max_batch
+        && (finishers.is_empty() || started.elapsed() < BATCH_TIME)
+    {
+        let Some((key, job, heavy)) = queue.next_for_batch(finishers.len()) else {
+            break;
+        };
+        alone = heavy;
+        let job_started = Instant::now();
         let mark = ctx.effects.len();
         let seqs_before = ctx.seqs.clone();
         if let Err(e) = exec_cached(conn, "savepoint job") {
@@ -277,6 +333,7 @@ fn run_batch(
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut ctx)));
+        queue.record(key, job_started.elapsed());
         let (ok, finish) = match outcome {
             Ok(pair) => pair,
             Err(panic) => {
@@ -294,6 +351,7 @@ fn run_batch(
         }
         finishers.push(finish);
     }
+    queue.batch_done(alone);
     let commit_started = std::time::Instant::now();
     let committed = ctx
         .flush_seqs()

@@ -1,0 +1,203 @@
+//! `isolation`: one team's heavy load against another team's latency, in the same run — the
+//! victim's write and read p99 while quiet, then while the noisy team floods, as ratios — and
+//! the JSON Patch that doubles the document, with the daemon's peak memory around it.
+//!
+//! - write flood: 16 clients of the noisy team each creating batches of 1,000 tasks;
+//! - read flood: 16 observers of the noisy team each listing 1,000 tasks at a time;
+//! - patch bomb: 16 `copy` operations from the root of a 100 KB document (refused with 413).
+
+use super::client::{add_agent, setup_team, BenchClient};
+use super::daemon::BenchDaemon;
+use super::stats::{Figures, Latencies};
+use super::Sizes;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SAMPLES: usize = 300;
+const ATTACKERS: usize = 16;
+
+/// The victim's write (a message) and read (a page of tasks), timed one after another.
+async fn victim(client: &BenchClient) -> (Latencies, Latencies) {
+    let (mut writes, mut reads) = (Latencies::default(), Latencies::default());
+    let body = json!({"to": "*", "type": "status", "summary": "steady"});
+    let (http, auth) = client.raw();
+    for _ in 0..SAMPLES {
+        let t0 = Instant::now();
+        client
+            .post_ok("/v1/teams/victim/messages", &body, 201)
+            .await;
+        writes.push(t0.elapsed());
+        let t0 = Instant::now();
+        let res = http
+            .get(format!("{}/v1/teams/victim/tasks?limit=50", client.base))
+            .header("authorization", auth)
+            .send()
+            .await
+            .expect("victim read");
+        assert_eq!(res.status().as_u16(), 200);
+        let _ = res.bytes().await;
+        reads.push(t0.elapsed());
+    }
+    (writes, reads)
+}
+
+/// Runs `attack` on `ATTACKERS` clients until the victim has its samples.
+async fn during<F, Fut>(victim_client: &BenchClient, attack: F) -> (Latencies, Latencies, usize)
+where
+    F: Fn(usize, Arc<AtomicBool>) -> Fut,
+    Fut: std::future::Future<Output = usize> + Send + 'static,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let attackers: Vec<_> = (0..ATTACKERS)
+        .map(|i| tokio::spawn(attack(i, stop.clone())))
+        .collect();
+    // Let the flood build up before the victim starts.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (writes, reads) = victim(victim_client).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut done = 0;
+    for a in attackers {
+        done += a.await.expect("attacker");
+    }
+    (writes, reads, done)
+}
+
+fn p99(lat: &mut Latencies) -> f64 {
+    lat.summary().1
+}
+
+pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> Figures {
+    let quiet_team = setup_team(admin, "victim").await;
+    quiet_team
+        .post_ok(
+            "/v1/teams/victim/tasks",
+            &json!((0..50)
+                .map(|i| json!({"prefix": "V", "subject": format!("v{i}")}))
+                .collect::<Vec<_>>()),
+            201,
+        )
+        .await;
+    let noisy = setup_team(admin, "noisy").await;
+    let observer = add_agent(admin, "noisy", "watcher", "observer").await;
+    let started = Instant::now();
+
+    let (mut quiet_w, mut quiet_r) = victim(&quiet_team).await;
+    let (qw, qr) = (p99(&mut quiet_w), p99(&mut quiet_r));
+
+    let batch: Value = json!((0..1000)
+        .map(|i| json!({"prefix": "N", "subject": format!("n{i}")}))
+        .collect::<Vec<_>>());
+    let (mut flood_w, mut flood_r, batches) = during(&quiet_team, |_, stop| {
+        let (noisy, batch) = (noisy.clone(), batch.clone());
+        async move {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                noisy.post_ok("/v1/teams/noisy/tasks", &batch, 201).await;
+                n += 1;
+            }
+            n
+        }
+    })
+    .await;
+    let (fw, fr) = (p99(&mut flood_w), p99(&mut flood_r));
+
+    let (mut reads_w, mut reads_r, pages) = during(&quiet_team, |_, stop| {
+        let observer = observer.clone();
+        async move {
+            let (http, auth) = observer.raw();
+            let url = format!("{}/v1/teams/noisy/tasks?limit=1000", observer.base);
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let res = http
+                    .get(&url)
+                    .header("authorization", auth)
+                    .send()
+                    .await
+                    .expect("noisy read");
+                let _ = res.bytes().await;
+                n += 1;
+            }
+            n
+        }
+    })
+    .await;
+    let (rw, rr) = (p99(&mut reads_w), p99(&mut reads_r));
+
+    // The patch bomb on a 100 KB document.
+    let doc = json!({"notes": (0..1000).map(|i| format!("{i:0>96}")).collect::<Vec<_>>()});
+    let (http, auth) = noisy.raw();
+    let put = http
+        .put(format!("{}/v1/teams/noisy/memory", noisy.base))
+        .header("authorization", auth)
+        .header("content-type", "application/json")
+        .body(json!({"doc": doc}).to_string())
+        .send()
+        .await
+        .expect("put memory");
+    assert_eq!(put.status().as_u16(), 200);
+    let bomb: Vec<Value> = (0..16)
+        .map(|i| json!({"op": "copy", "from": "", "path": format!("/k{i}")}))
+        .collect();
+    let peak_before = daemon.peak_rss();
+    let t0 = Instant::now();
+    let refused = http
+        .patch(format!("{}/v1/teams/noisy/memory", noisy.base))
+        .header("authorization", auth)
+        .header("content-type", "application/json-patch+json")
+        .body(Value::Array(bomb).to_string())
+        .send()
+        .await
+        .expect("patch bomb");
+    let bomb_took = t0.elapsed();
+    assert_eq!(
+        refused.status().as_u16(),
+        413,
+        "the doubling patch is refused"
+    );
+    let peak_growth = daemon.peak_rss().saturating_sub(peak_before);
+
+    let elapsed = started.elapsed();
+    let mut all = Latencies::default();
+    for l in [quiet_w, quiet_r, flood_w, flood_r, reads_w, reads_r] {
+        all.extend(l);
+    }
+    let ms = |v: f64| format!("{v:.1} ms");
+    let ratio = |attack: f64, quiet: f64| format!("{:.1}×", attack / quiet.max(1e-3));
+    Figures::new(
+        "isolation",
+        "victim requests",
+        SAMPLES * 6,
+        elapsed,
+        &mut all,
+    )
+    .note("victim write p99 quiet", ms(qw))
+    .note("victim read p99 quiet", ms(qr))
+    .note(
+        &format!("victim write p99 while {ATTACKERS} clients create 1,000-task batches"),
+        format!("{} ({})", ms(fw), ratio(fw, qw)),
+    )
+    .note(
+        "  victim read p99 meanwhile",
+        format!("{} ({})", ms(fr), ratio(fr, qr)),
+    )
+    .note("  noisy batches created", batches)
+    .note(
+        &format!("victim read p99 while {ATTACKERS} observers list 1,000 tasks"),
+        format!("{} ({})", ms(rr), ratio(rr, qr)),
+    )
+    .note(
+        "  victim write p99 meanwhile",
+        format!("{} ({})", ms(rw), ratio(rw, qw)),
+    )
+    .note("  noisy pages read", pages)
+    .note(
+        "doubling JSON Patch on a 100 KB document: refused (413) in",
+        format!("{:.1} ms", bomb_took.as_secs_f64() * 1000.0),
+    )
+    .note(
+        "  daemon peak RSS growth",
+        format!("{:.1} MiB", peak_growth as f64 / (1024.0 * 1024.0)),
+    )
+}
