@@ -12,5 +12,6 @@ mod dependencies;
 mod empty_claims;
 mod failures;
 mod history;
+mod project_claims;
 mod published;
 mod statistics;
