@@ -5,4 +5,5 @@
 mod auth;
 mod history;
 mod leases;
+mod project_claims;
 mod tools;
