@@ -13,6 +13,7 @@
 //! - [`report`], [`junit`], [`rundir`]: the report, JUnit XML in and out, `.huddle/runs/`.
 //! - [`affected`], [`conventions`]: `--affected` from git changes.
 //! - [`limits`]: caps on failure texts, output and runner files; pruning old runs.
+//! - [`live`]: tests finished and failed so far while a run goes (`huddle test`'s live line).
 //! - [`guard`]: checks on every user value that reaches a runner's argv.
 //! - [`scrub`]: secret removal and truncation for anything sent to a model or the bus.
 //! - [`text`]: runner output made parseable whatever bytes a test wrote (U+FFFD, never a lost
@@ -37,6 +38,7 @@ pub mod guard;
 pub mod human;
 pub mod junit;
 pub mod limits;
+pub mod live;
 pub mod options;
 pub mod process;
 pub mod python_imports;

@@ -92,13 +92,21 @@ pub async fn run_tests(
         Framework::Go | Framework::Cargo | Framework::Mocha
     ))
     .then_some(caps.per_stream);
-    let run = process::run_capped(
+    // Counts while the run goes, when the caller asked for them (`huddle test`'s live line).
+    let live = crate::live::current();
+    let tap = live
+        .clone()
+        .and_then(|c| crate::live::output_tap(framework, c));
+    let following = live.and_then(|c| crate::live::follow_progress_file(framework, &run_dir, c));
+    let run = process::run_tapped(
         &prepared.invocation,
         limits,
-        stdout_cap,
-        Some(caps.per_stream),
+        (stdout_cap, Some(caps.per_stream)),
+        tap,
     );
-    let captured = match run.await {
+    let captured = run.await;
+    drop(following);
+    let captured = match captured {
         Ok(c) => c,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&run_dir);

@@ -1,0 +1,311 @@
+//! Counts while a run goes: how many tests finished and how many failed so far, read from what
+//! the runner streams — never guessed from time. `huddle test` shows them on its live line.
+//!
+//! Where the counts come from, per framework:
+//! - pytest and jest: the progress lines huddle's own reporters append as each test ends
+//!   (`pytest-huddle-progress.jsonl`, `jest-progress.jsonl` in the run directory), read as
+//!   they grow;
+//! - go: `go test -json` events on stdout (`pass`/`fail`/`skip` of a top-level test);
+//! - cargo: libtest's `test NAME ... ok|FAILED|ignored` lines on stdout, cargo-nextest's
+//!   `PASS [..]`/`FAIL [..]` lines on stderr;
+//! - vitest, mocha and node:test report only at the end: their counts stay at zero until then.
+//!
+//! A caller asks for counts by running [`run_tests`](crate::run::run_tests) inside
+//! [`with_live_counts`]; without it nothing is parsed.
+
+use crate::framework::Framework;
+use std::future::Future;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The most of one output line looked at: the outcome is near a line's start, and a line can
+/// carry a failure text of any size.
+const LINE_PREFIX: usize = 16 * 1024;
+/// How often a progress file is read for new lines.
+const TAIL_EVERY: Duration = Duration::from_millis(200);
+
+/// Tests finished and failed so far in the current run.
+#[derive(Debug, Default)]
+pub struct LiveCounts {
+    done: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl LiveCounts {
+    /// (finished, failed or errored) so far.
+    pub fn snapshot(&self) -> (u64, u64) {
+        (
+            self.done.load(Ordering::Relaxed),
+            self.failed.load(Ordering::Relaxed),
+        )
+    }
+
+    fn count(&self, failed: bool) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        if failed {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A failure that is not a test's (a file that failed to load).
+    fn count_failure(&self) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+tokio::task_local! {
+    static LIVE: Arc<LiveCounts>;
+}
+
+/// Runs `run` (a [`run_tests`](crate::run::run_tests) call) with `counts` kept up to date
+/// while its runner works.
+pub async fn with_live_counts<F: Future>(counts: Arc<LiveCounts>, run: F) -> F::Output {
+    LIVE.scope(counts, run).await
+}
+
+/// The counts asked for by the caller, if any.
+pub(crate) fn current() -> Option<Arc<LiveCounts>> {
+    LIVE.try_with(Arc::clone).ok()
+}
+
+/// Which output stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Receives the runner's output as it arrives.
+pub type OutputTap = Arc<dyn Fn(Stream, &[u8]) + Send + Sync>;
+
+/// A tap counting `framework`'s result lines on stdout and stderr, when it reports on them.
+pub(crate) fn output_tap(framework: Framework, counts: Arc<LiveCounts>) -> Option<OutputTap> {
+    let parse: fn(Stream, &[u8]) -> Option<bool> = match framework {
+        Framework::Go => go_event,
+        Framework::Cargo => cargo_line,
+        _ => return None,
+    };
+    let lines = Mutex::new([Lines::default(), Lines::default()]);
+    Some(Arc::new(move |stream, chunk| {
+        let mut lines = lock(&lines);
+        let i = usize::from(stream == Stream::Stderr);
+        lines[i].feed(chunk, |line| {
+            if let Some(failed) = parse(stream, line) {
+                counts.count(failed);
+            }
+        });
+    }))
+}
+
+/// Follows `framework`'s progress file in `run_dir` until dropped (pytest and jest).
+pub(crate) fn follow_progress_file(
+    framework: Framework,
+    run_dir: &Path,
+    counts: Arc<LiveCounts>,
+) -> Option<Following> {
+    let (file, parse): (&str, fn(&[u8]) -> Option<Progress>) = match framework {
+        Framework::Pytest => ("pytest-huddle-progress.jsonl", pytest_line),
+        Framework::Jest => ("jest-progress.jsonl", jest_line),
+        _ => return None,
+    };
+    let reader = Arc::new(Mutex::new(ProgressReader {
+        tail: Tail::new(run_dir.join(file)),
+        parse,
+        counts,
+    }));
+    let reading = reader.clone();
+    let task = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(TAIL_EVERY);
+        loop {
+            tick.tick().await;
+            lock(&reading).read_new();
+        }
+    });
+    Some(Following { task, reader })
+}
+
+/// Stops following a progress file when dropped, after reading what is left of it (so the
+/// counts are whole once the run is over).
+pub(crate) struct Following {
+    task: tokio::task::JoinHandle<()>,
+    reader: Arc<Mutex<ProgressReader>>,
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        self.task.abort();
+        lock(&self.reader).read_new();
+    }
+}
+
+struct ProgressReader {
+    tail: Tail,
+    parse: fn(&[u8]) -> Option<Progress>,
+    counts: Arc<LiveCounts>,
+}
+
+impl ProgressReader {
+    fn read_new(&mut self) {
+        let (parse, counts) = (self.parse, &self.counts);
+        self.tail.read_new(|line| match parse(line) {
+            Some(Progress::Test { failed }) => counts.count(failed),
+            Some(Progress::Broken) => counts.count_failure(),
+            None => {}
+        });
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+enum Progress {
+    Test { failed: bool },
+    Broken,
+}
+
+/// Splits a stream into lines, keeping at most [`LINE_PREFIX`] bytes of each.
+#[derive(Default)]
+struct Lines {
+    line: Vec<u8>,
+}
+
+impl Lines {
+    fn feed(&mut self, mut chunk: &[u8], mut each: impl FnMut(&[u8])) {
+        while let Some(end) = chunk.iter().position(|&b| b == b'\n') {
+            self.keep(&chunk[..end]);
+            each(&self.line);
+            self.line.clear();
+            chunk = &chunk[end + 1..];
+        }
+        self.keep(chunk);
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = LINE_PREFIX.saturating_sub(self.line.len());
+        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+/// A file read from where the last read stopped, as it grows.
+struct Tail {
+    path: PathBuf,
+    offset: u64,
+    lines: Lines,
+}
+
+impl Tail {
+    fn new(path: PathBuf) -> Tail {
+        Tail {
+            path,
+            offset: 0,
+            lines: Lines::default(),
+        }
+    }
+
+    fn read_new(&mut self, each: impl FnMut(&[u8])) {
+        let Ok(mut file) = std::fs::File::open(&self.path) else {
+            return; // not written yet
+        };
+        let mut fresh = Vec::new();
+        if file.seek(SeekFrom::Start(self.offset)).is_err() || file.read_to_end(&mut fresh).is_err()
+        {
+            return;
+        }
+        self.offset += fresh.len() as u64;
+        self.lines.feed(&fresh, each);
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `["test", [nodeid, outcome, …]]` or `["error", nodeid, text]` (a collector that failed).
+/// The nodeid is a JSON string, so an outcome in it would have its quotes escaped.
+fn pytest_line(line: &[u8]) -> Option<Progress> {
+    if line.starts_with(b"[\"error\"") {
+        return Some(Progress::Broken);
+    }
+    if !line.starts_with(b"[\"test\"") {
+        return None;
+    }
+    let outcome = ["passed", "failed", "error", "skipped"]
+        .into_iter()
+        .find(|o| contains(line, format!("\", \"{o}\", ").as_bytes()))?;
+    Some(Progress::Test {
+        failed: matches!(outcome, "failed" | "error"),
+    })
+}
+
+/// `{"event":"result",…,"status":"failed",…}` or `{"event":"file-error",…}`.
+fn jest_line(line: &[u8]) -> Option<Progress> {
+    if line.starts_with(b"{\"event\":\"file-error\"") {
+        return Some(Progress::Broken);
+    }
+    if !line.starts_with(b"{\"event\":\"result\"") {
+        return None;
+    }
+    Some(Progress::Test {
+        failed: contains(line, b"\"status\":\"failed\""),
+    })
+}
+
+/// A `go test -json` event ending a top-level test: `Some(failed)`.
+fn go_event(stream: Stream, line: &[u8]) -> Option<bool> {
+    #[derive(serde::Deserialize)]
+    struct Event<'a> {
+        #[serde(rename = "Action", borrow)]
+        action: &'a str,
+        #[serde(rename = "Test", default, borrow)]
+        test: Option<&'a str>,
+    }
+    if stream != Stream::Stdout || !line.starts_with(b"{") {
+        return None;
+    }
+    let event: Event = serde_json::from_slice(line).ok()?;
+    let test = event.test?;
+    if test.contains('/') {
+        return None; // a subtest: the report counts top-level tests
+    }
+    match event.action {
+        "pass" | "skip" => Some(false),
+        "fail" => Some(true),
+        _ => None,
+    }
+}
+
+/// libtest's `test NAME ... ok` on stdout, or cargo-nextest's `PASS [ 0.01s] …` on stderr.
+fn cargo_line(stream: Stream, line: &[u8]) -> Option<bool> {
+    let text = String::from_utf8_lossy(line);
+    match stream {
+        Stream::Stdout => {
+            let rest = text.strip_prefix("test ")?;
+            let (_, outcome) = rest.rsplit_once(" ... ")?;
+            match outcome.trim_end() {
+                "ok" | "ignored" => Some(false),
+                "FAILED" => Some(true),
+                o if o.starts_with("ignored, ") => Some(false),
+                _ => None,
+            }
+        }
+        Stream::Stderr => {
+            let (status, rest) = text.trim_start().split_once(' ')?;
+            if !rest.trim_start().starts_with('[') {
+                return None;
+            }
+            match status {
+                "PASS" | "SKIP" => Some(false),
+                "FAIL" | "TIMEOUT" | "SIGSEGV" | "SIGABRT" | "SIGKILL" | "ABORT" => Some(true),
+                _ => None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;
