@@ -40,7 +40,7 @@ impl LiveLine {
         let drawing = tokio::spawn(async move {
             let mut tick = tokio::time::interval(REDRAW_EVERY);
             let mut shown = String::new();
-            let mut draw = |shown: &mut String| {
+            let draw = |shown: &mut String| {
                 let line = text(seen.snapshot(), started.elapsed());
                 if line != *shown {
                     eprint!("\r\x1b[2K{line}");

@@ -4,10 +4,11 @@
 //! Where the counts come from, per framework:
 //! - pytest and jest: the progress lines huddle's own reporters append as each test ends
 //!   (`pytest-huddle-progress.jsonl`, `jest-progress.jsonl` in the run directory), read as
-//!   they grow;
-//! - go: `go test -json` events on stdout (`pass`/`fail`/`skip` of a top-level test);
-//! - cargo: libtest's `test NAME ... ok|FAILED|ignored` lines on stdout, cargo-nextest's
-//!   `PASS [..]`/`FAIL [..]` lines on stderr;
+//!   they grow (jest names the tests it runs, not the skipped ones);
+//! - go: `go test -json` events on stdout (`pass`/`fail`/`skip` of a test or subtest);
+//! - cargo: libtest's `test NAME ... ok|FAILED|ignored` lines on stdout (doc tests too),
+//!   cargo-nextest's `PASS [..]`/`FAIL [..]` lines and the skipped count of its `Starting`
+//!   line on stderr;
 //! - vitest, mocha and node:test report only at the end: their counts stay at zero until then.
 //!
 //! A caller asks for counts by running [`run_tests`](crate::run::run_tests) inside
@@ -43,6 +44,10 @@ impl LiveCounts {
         )
     }
 
+    fn skipped(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
     fn count(&self, failed: bool) {
         self.done.fetch_add(1, Ordering::Relaxed);
         if failed {
@@ -58,6 +63,7 @@ impl LiveCounts {
 
 tokio::task_local! {
     static LIVE: Arc<LiveCounts>;
+    static TAP: OutputTap;
 }
 
 /// Runs `run` (a [`run_tests`](crate::run::run_tests) call) with `counts` kept up to date
@@ -69,6 +75,21 @@ pub async fn with_live_counts<F: Future>(counts: Arc<LiveCounts>, run: F) -> F::
 /// The counts asked for by the caller, if any.
 pub(crate) fn current() -> Option<Arc<LiveCounts>> {
     LIVE.try_with(Arc::clone).ok()
+}
+
+/// Runs `run` (one run of `framework`) with every runner process it starts — the suite, and
+/// helpers such as cargo's doc tests — handing its output to the framework's tap, when the
+/// caller asked for counts and the framework reports on its output.
+pub(crate) async fn tapping<F: Future>(framework: Framework, run: F) -> F::Output {
+    match current().and_then(|c| output_tap(framework, c)) {
+        Some(tap) => TAP.scope(tap, run).await,
+        None => run.await,
+    }
+}
+
+/// The tap of the run in progress ([`tapping`]), if any.
+pub(crate) fn current_tap() -> Option<OutputTap> {
+    TAP.try_with(Arc::clone).ok()
 }
 
 /// Which output stream a chunk came from.
@@ -83,19 +104,22 @@ pub type OutputTap = Arc<dyn Fn(Stream, &[u8]) + Send + Sync>;
 
 /// A tap counting `framework`'s result lines on stdout and stderr, when it reports on them.
 pub(crate) fn output_tap(framework: Framework, counts: Arc<LiveCounts>) -> Option<OutputTap> {
-    let parse: fn(Stream, &[u8]) -> Option<bool> = match framework {
+    let parse: fn(Stream, &[u8]) -> Line = match framework {
         Framework::Go => go_event,
         Framework::Cargo => cargo_line,
         _ => return None,
     };
-    let lines = Mutex::new([Lines::default(), Lines::default()]);
+    // Per stream: its lines, and whether the runner's closing summary (which repeats
+    // results) has begun.
+    let state = Mutex::new([(Lines::default(), false), (Lines::default(), false)]);
     Some(Arc::new(move |stream, chunk| {
-        let mut lines = lock(&lines);
-        let i = usize::from(stream == Stream::Stderr);
-        lines[i].feed(chunk, |line| {
-            if let Some(failed) = parse(stream, line) {
-                counts.count(failed);
-            }
+        let mut state = lock(&state);
+        let (lines, summary) = &mut state[usize::from(stream == Stream::Stderr)];
+        lines.feed(chunk, |line| match parse(stream, line) {
+            Line::Ended { failed } if !*summary => counts.count(failed),
+            Line::Skipped(n) => counts.skipped(n),
+            Line::Summary => *summary = true,
+            _ => {}
         });
     }))
 }
@@ -106,7 +130,7 @@ pub(crate) fn follow_progress_file(
     run_dir: &Path,
     counts: Arc<LiveCounts>,
 ) -> Option<Following> {
-    let (file, parse): (&str, fn(&[u8]) -> Option<Progress>) = match framework {
+    let (file, parse): (&str, ProgressParser) = match framework {
         Framework::Pytest => ("pytest-huddle-progress.jsonl", pytest_line),
         Framework::Jest => ("jest-progress.jsonl", jest_line),
         _ => return None,
@@ -143,9 +167,12 @@ impl Drop for Following {
 
 struct ProgressReader {
     tail: Tail,
-    parse: fn(&[u8]) -> Option<Progress>,
+    parse: ProgressParser,
     counts: Arc<LiveCounts>,
 }
+
+/// Reads one progress line.
+type ProgressParser = fn(&[u8]) -> Option<Progress>;
 
 impl ProgressReader {
     fn read_new(&mut self) {
@@ -160,6 +187,19 @@ impl ProgressReader {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What one line of output says.
+enum Line {
+    /// A test ended.
+    Ended {
+        failed: bool,
+    },
+    /// This many tests are skipped without a line of their own.
+    Skipped(u64),
+    /// The runner's closing summary begins; results after it are repeats.
+    Summary,
+    Other,
 }
 
 enum Progress {
@@ -254,8 +294,12 @@ fn jest_line(line: &[u8]) -> Option<Progress> {
     })
 }
 
-/// A `go test -json` event ending a top-level test: `Some(failed)`.
-fn go_event(stream: Stream, line: &[u8]) -> Option<bool> {
+/// A `go test -json` event ending a test or subtest.
+fn go_event(stream: Stream, line: &[u8]) -> Line {
+    go_ended(stream, line).map_or(Line::Other, |failed| Line::Ended { failed })
+}
+
+fn go_ended(stream: Stream, line: &[u8]) -> Option<bool> {
     #[derive(serde::Deserialize)]
     struct Event<'a> {
         #[serde(rename = "Action", borrow)]
@@ -267,10 +311,8 @@ fn go_event(stream: Stream, line: &[u8]) -> Option<bool> {
         return None;
     }
     let event: Event = serde_json::from_slice(line).ok()?;
-    let test = event.test?;
-    if test.contains('/') {
-        return None; // a subtest: the report counts top-level tests
-    }
+    // Subtests included: the report lists them too.
+    event.test?;
     match event.action {
         "pass" | "skip" => Some(false),
         "fail" => Some(true),
@@ -278,9 +320,33 @@ fn go_event(stream: Stream, line: &[u8]) -> Option<bool> {
     }
 }
 
-/// libtest's `test NAME ... ok` on stdout, or cargo-nextest's `PASS [ 0.01s] …` on stderr.
-fn cargo_line(stream: Stream, line: &[u8]) -> Option<bool> {
+/// libtest's `test NAME ... ok` on stdout, or cargo-nextest's `PASS [ 0.01s] …` on stderr
+/// (until its `Summary [ 1.2s] …` line, after which it repeats the failures).
+fn cargo_line(stream: Stream, line: &[u8]) -> Line {
     let text = String::from_utf8_lossy(line);
+    if stream == Stream::Stderr {
+        let text = text.trim_start();
+        if text.starts_with("Summary [") {
+            return Line::Summary;
+        }
+        // `Starting 12 tests across 2 binaries (1 test skipped)`: nextest names no skipped test.
+        if let Some(skipped) = text.strip_prefix("Starting ").and_then(nextest_skipped) {
+            return Line::Skipped(skipped);
+        }
+    }
+    cargo_ended(stream, &text).map_or(Line::Other, |failed| Line::Ended { failed })
+}
+
+fn nextest_skipped(text: &str) -> Option<u64> {
+    let (_, tail) = text.rsplit_once('(')?;
+    let (n, rest) = tail.split_once(' ')?;
+    rest.starts_with("test").then_some(())?;
+    rest.trim_end()
+        .ends_with("skipped)")
+        .then(|| n.parse().ok())?
+}
+
+fn cargo_ended(stream: Stream, text: &str) -> Option<bool> {
     match stream {
         Stream::Stdout => {
             let rest = text.strip_prefix("test ")?;

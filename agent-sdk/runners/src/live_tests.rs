@@ -47,23 +47,24 @@ fn tapped(framework: Framework, chunks: &[(Stream, &str)]) -> (u64, u64) {
 }
 
 #[test]
-fn go_events_count_top_level_tests_across_chunk_boundaries() {
+fn go_events_count_tests_and_subtests_across_chunk_boundaries() {
     let out = "{\"Action\":\"run\",\"Test\":\"TestA\"}\n{\"Action\":\"pass\",\"Test\":\"TestA\"}\n\
 {\"Action\":\"pass\",\"Test\":\"TestB/sub\"}\n{\"Action\":\"fail\",\"Test\":\"TestB\"}\n\
 {\"Action\":\"skip\",\"Test\":\"TestC\"}\n{\"Action\":\"fail\",\"Package\":\"m\"}\n";
     let (a, b) = out.split_at(30);
     let chunks = [(Stream::Stdout, a), (Stream::Stdout, b)];
-    assert_eq!(tapped(Framework::Go, &chunks), (3, 1));
+    assert_eq!(tapped(Framework::Go, &chunks), (4, 1));
 }
 
 #[test]
 fn cargo_lines_count_libtest_and_nextest_results() {
     let libtest = "running 3 tests\ntest a::t ... ok\ntest a::u ... FAILED\n\
 test a::v ... ignored, slow\ntest result: FAILED. 1 passed; 1 failed; 1 ignored\n";
-    let nextest = "    Starting 2 tests\n        PASS [   0.003s] c::bin t1\n\
-        FAIL [   0.010s] c::bin t2\n     Summary [   0.011s] 2 tests run\n";
+    let nextest = "    Starting 2 tests across 1 binary (1 test skipped)\n        PASS [   0.003s] c::bin t1\n\
+        FAIL [   0.010s] c::bin t2\n     Summary [   0.011s] 2 tests run\n\
+        FAIL [   0.010s] c::bin t2\n";
     let chunks = [(Stream::Stdout, libtest), (Stream::Stderr, nextest)];
-    assert_eq!(tapped(Framework::Cargo, &chunks), (5, 2));
+    assert_eq!(tapped(Framework::Cargo, &chunks), (6, 2));
 }
 
 #[test]

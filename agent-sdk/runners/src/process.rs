@@ -121,17 +121,8 @@ pub async fn run_capped(
     stdout_cap: Option<usize>,
     stderr_cap: Option<usize>,
 ) -> std::io::Result<Captured> {
-    run_tapped(inv, limits, (stdout_cap, stderr_cap), None).await
-}
-
-/// Runs `inv` like [`run_capped`] (`caps`: stdout's, stderr's), also handing each chunk of
-/// output to `tap` as it arrives (for counts while the run goes, [`crate::live`]).
-pub async fn run_tapped(
-    inv: &Invocation,
-    limits: Limits,
-    (stdout_cap, stderr_cap): (Option<usize>, Option<usize>),
-    tap: Option<OutputTap>,
-) -> std::io::Result<Captured> {
+    // Output also goes, as it arrives, to the run's tap when a caller counts ([`crate::live`]).
+    let tap = crate::live::current_tap();
     let mut cmd = tokio::process::Command::new(&inv.program);
     cmd.args(&inv.args)
         .current_dir(&inv.cwd)

@@ -61,6 +61,14 @@ pub async fn run_tests(
     framework: Framework,
     opts: &RunOptions,
 ) -> Result<RunOutcome, RunnerError> {
+    crate::live::tapping(framework, run_suite(project, framework, opts)).await
+}
+
+async fn run_suite(
+    project: &Path,
+    framework: Framework,
+    opts: &RunOptions,
+) -> Result<RunOutcome, RunnerError> {
     let project = canonical_project(project)?;
     check_options(opts)?;
     adapters::check_runner_args(framework, opts)?;
@@ -93,16 +101,13 @@ pub async fn run_tests(
     ))
     .then_some(caps.per_stream);
     // Counts while the run goes, when the caller asked for them (`huddle test`'s live line).
-    let live = crate::live::current();
-    let tap = live
-        .clone()
-        .and_then(|c| crate::live::output_tap(framework, c));
-    let following = live.and_then(|c| crate::live::follow_progress_file(framework, &run_dir, c));
-    let run = process::run_tapped(
+    let following = crate::live::current()
+        .and_then(|c| crate::live::follow_progress_file(framework, &run_dir, c));
+    let run = process::run_capped(
         &prepared.invocation,
         limits,
-        (stdout_cap, Some(caps.per_stream)),
-        tap,
+        stdout_cap,
+        Some(caps.per_stream),
     );
     let captured = run.await;
     drop(following);

@@ -15,6 +15,7 @@ mod jest_config;
 mod jest_odd;
 mod jest_projects;
 mod jest_wrapper;
+mod live;
 mod missing;
 mod mocha;
 mod mocha8;
