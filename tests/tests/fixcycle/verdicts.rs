@@ -1,8 +1,8 @@
 //! A verdict is earned: model replies that would make the suite pass without fixing the bug —
 //! a failing test renamed, deselected in `pytest.ini`, skipped from a `conftest.py` hook, its
-//! file dropped from jest's config, its expectation rewritten — never yield `qualityGatePassed: true` or a completed task. By
-//! default the guard refuses them; where a task allows test or config edits, the vanished
-//! tests still count as failed.
+//! file dropped from jest's config, its expectation rewritten — never yield
+//! `qualityGatePassed: true` or a completed task. By default the guard refuses them; where a
+//! task allows test or config edits, the vanished tests still count as failed.
 
 use huddle_sdk::wire::TaskStatus;
 use huddle_tests::llm::projects::{jest_project, pytest_project, SHOUT_BUG};
