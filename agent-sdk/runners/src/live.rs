@@ -2,14 +2,15 @@
 //! the runner streams — never guessed from time. `huddle test` shows them on its live line.
 //!
 //! Where the counts come from, per framework:
-//! - pytest and jest: the progress lines huddle's own reporters append as each test ends
-//!   (`pytest-huddle-progress.jsonl`, `jest-progress.jsonl` in the run directory), read as
-//!   they grow (jest names the tests it runs, not the skipped ones);
+//! - pytest, jest and vitest (3 and later): the progress lines huddle's own reporters append
+//!   as each test ends (`pytest-huddle-progress.jsonl`, `jest-progress.jsonl`,
+//!   `vitest-progress.jsonl` in the run directory), read as they grow (jest names the tests it
+//!   runs, not the skipped ones);
 //! - go: `go test -json` events on stdout (`pass`/`fail`/`skip` of a test or subtest);
 //! - cargo: libtest's `test NAME ... ok|FAILED|ignored` lines on stdout (doc tests too),
 //!   cargo-nextest's `PASS [..]`/`FAIL [..]` lines and the skipped count of its `Starting`
 //!   line on stderr;
-//! - vitest, mocha and node:test report only at the end: their counts stay at zero until then.
+//! - mocha and node:test report only at the end: their counts stay at zero until then.
 //!
 //! A caller asks for counts by running [`run_tests`](crate::run::run_tests) inside
 //! [`with_live_counts`]; without it nothing is parsed.
@@ -133,6 +134,7 @@ pub(crate) fn follow_progress_file(
     let (file, parse): (&str, ProgressParser) = match framework {
         Framework::Pytest => ("pytest-huddle-progress.jsonl", pytest_line),
         Framework::Jest => ("jest-progress.jsonl", jest_line),
+        Framework::Vitest => ("vitest-progress.jsonl", jest_line),
         _ => return None,
     };
     let reader = Arc::new(Mutex::new(ProgressReader {

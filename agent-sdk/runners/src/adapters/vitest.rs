@@ -1,5 +1,6 @@
 //! Vitest: `vitest run --reporter=json --outputFile=…` (the reporter always explicit, so a
-//! project's configured reporters cannot change what huddle reads), or `vitest related` for
+//! project's configured reporters cannot change what huddle reads; huddle's progress reporter
+//! beside it writes a line per finished test for the live counts), or `vitest related` for
 //! affected tests, after the options the project's test script gives (`vitest run --config
 //! config/vitest.config.mjs`, see `OPTIONS`) and the caller's `huddle test -- …` arguments.
 //! The JSON is jest's format, parsed by [`super::jest::parse_jest_json`]. Listing runs vitest
@@ -143,12 +144,28 @@ fn add_selection(ctx: &Ctx<'_>, inv: &mut Invocation, extra: &RunnerArgs) -> Opt
         .or_else(|| extra.name_filter_value())
 }
 
+/// huddle's progress reporter, written into the run directory for each run.
+const PROGRESS_REPORTER: &str = include_str!("js/huddle_vitest_progress.mjs");
+const PROGRESS_REPORTER_FILE: &str = "huddle_vitest_progress.mjs";
+/// The file it appends to, named by `HUDDLE_VITEST_PROGRESS` (read by `crate::live`).
+pub(crate) const PROGRESS_FILE: &str = "vitest-progress.jsonl";
+
 pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let (mut inv, extra) = command(ctx)?;
     let report = ctx.out("vitest.json");
+    // Beside the json report, huddle's progress lines: each test as it ends, for the counts
+    // `huddle test` shows while the run goes (`crate::live`).
+    let progress = ctx.out(PROGRESS_REPORTER_FILE);
+    std::fs::write(&progress, PROGRESS_REPORTER)
+        .map_err(|e| RunnerError::io(format!("writing {}", progress.display()), e))?;
     inv.arg("--reporter=json")
+        .arg(format!("--reporter={}", progress.display()))
         .arg(format!("--outputFile={}", report.display()))
         .arg("--includeTaskLocation");
+    inv.env.push((
+        "HUDDLE_VITEST_PROGRESS".into(),
+        ctx.out(PROGRESS_FILE).into(),
+    ));
     // A filter that matches nothing is a run of 0 tests, as vitest itself reports it.
     if ctx.opts.filter.is_some() {
         inv.arg("--passWithNoTests");

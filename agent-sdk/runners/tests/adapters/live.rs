@@ -62,3 +62,18 @@ async fn pytest_counts_its_reporters_progress_lines() {
         (13, 5)
     );
 }
+
+#[tokio::test]
+async fn vitest_counts_its_reporters_progress_lines() {
+    require_tool("node");
+    let (report, live) = run_counted("vitest", Framework::Vitest).await;
+    let s = report.summary;
+    assert!(live.0 > 0, "{live:?}");
+    // vitest 3 reports each test case as it ends, skipped ones included.
+    assert_eq!(
+        live.0,
+        (s.passed + s.failed + s.skipped) as u64,
+        "{live:?} {s:?}"
+    );
+    assert_eq!(live.1, s.failed as u64, "{live:?} {s:?}");
+}
