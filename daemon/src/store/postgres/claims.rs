@@ -57,7 +57,8 @@ pub async fn claim(
          ))
          returning {STATE_COLUMNS}, number, {EDGE_COLUMNS}"
     );
-    // Statements per `max` and filter kind (none, strict, loose): the cache still has room.
+    // One statement per `max` and filter kind (none, strict, loose): workers claim with a
+    // few of these; a rare one past the cache's room is prepared again, not refused.
     let query = sqlx::query(&text)
         .bind(team_id)
         .bind(prefixes)
