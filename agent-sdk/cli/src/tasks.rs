@@ -130,6 +130,12 @@ pub enum TaskCmd {
         /// default when absent. Extend it with `huddle task heartbeat`.
         #[arg(long, value_parser = parse::duration)]
         lease: Option<Duration>,
+        /// Only tasks of this project (metadata `project`) or that name none.
+        #[arg(long)]
+        project: Option<String>,
+        /// With --project: not the tasks that name no project.
+        #[arg(long, requires = "project")]
+        strict_project: bool,
     },
     /// Extend the lease on a task you hold.
     Heartbeat {
@@ -279,12 +285,16 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             prefixes,
             wait,
             lease,
+            project,
+            strict_project,
         } => {
             let request = ClaimRequest {
                 prefixes: (!prefixes.is_empty()).then(|| trimmed(prefixes)),
                 wait_ms: wait.map(|w| w.as_millis() as u64),
                 lease_ms: lease.map(|l| l.as_millis() as u64),
                 max: None,
+                project,
+                strict_project,
             };
             match ctx.client.claim(&request).await? {
                 Some(task) => done(ctx, &task, "claimed"),

@@ -7,10 +7,12 @@
 //! (refused filter, no framework detected, no previous run for `--failed`), 124 on timeout,
 //! 127 when the runner is not installed.
 
+use crate::live_line;
 use huddle_runners::affected::{affected, AffectedPlan};
 use huddle_runners::detect::{detect, Overrides};
 use huddle_runners::error::RunnerError;
 use huddle_runners::human::render_summary;
+use huddle_runners::live::with_live_counts;
 use huddle_runners::options::{PluginPolicy, RunOptions, Selection};
 use huddle_runners::process::TIMEOUT_EXIT_CODE;
 use huddle_runners::report::Report;
@@ -86,6 +88,8 @@ pub struct CommandOutput {
     pub stdout: String,
     /// Text for stderr.
     pub stderr: String,
+    /// After a run: tests run (passed, failed or errored), failed, errors.
+    pub tally: Option<(usize, usize, usize)>,
 }
 
 impl CommandOutput {
@@ -95,73 +99,29 @@ impl CommandOutput {
             code: e.exit_code(),
             stdout: String::new(),
             stderr: notes,
+            tally: None,
         }
     }
 }
 
 /// Runs `huddle test` and prints its output; the exit code is the process's. On a terminal,
-/// and not with `--json`, a live line on stderr shows the run is going and a final line says
-/// how long it took.
+/// and not with `--json`, a live line on stderr shows the tests done and failed so far and the
+/// time taken, then a final line ([`crate::live_line`]).
 pub async fn run_test_command(args: TestArgs) -> std::process::ExitCode {
-    let live = LiveLine::start(&args);
-    let out = execute(&args).await;
-    let took = match live {
-        Some(live) => Some(live.stop().await),
-        None => None,
+    let quiet = args.json || args.list || args.explain;
+    let (out, took) = if live_line::wanted(quiet) {
+        let live = live_line::LiveLine::start();
+        let out = with_live_counts(live.counts(), execute(&args)).await;
+        (out, Some(live.stop().await))
+    } else {
+        (execute(&args).await, None)
     };
     print!("{}", out.stdout);
     eprint!("{}", out.stderr);
     if let Some(took) = took {
-        eprintln!("huddle test: finished in {took:.1}s (exit {})", out.code);
+        eprintln!("{}", live_line::final_line(out.tally, took, out.code));
     }
     std::process::ExitCode::from(u8::try_from(out.code).unwrap_or(1))
-}
-
-/// The line `huddle test: running the suite… 12s` on stderr, redrawn every second.
-struct LiveLine {
-    stop: tokio::sync::oneshot::Sender<()>,
-    drawing: tokio::task::JoinHandle<()>,
-    started: std::time::Instant,
-}
-
-impl LiveLine {
-    /// Only for a person watching: stderr is a terminal and the output is not JSON.
-    fn start(args: &TestArgs) -> Option<LiveLine> {
-        use std::io::IsTerminal;
-        if args.json || args.list || args.explain || !std::io::stderr().is_terminal() {
-            return None;
-        }
-        let started = std::time::Instant::now();
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-        let drawing = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
-            loop {
-                tokio::select! {
-                    _ = tick.tick() => {
-                        eprint!(
-                            "\r\x1b[2Khuddle test: running the suite… {}s",
-                            started.elapsed().as_secs()
-                        );
-                    }
-                    _ = &mut stopped => break,
-                }
-            }
-            // Wipe the live line before the summary.
-            eprint!("\r\x1b[2K");
-        });
-        Some(LiveLine {
-            stop,
-            drawing,
-            started,
-        })
-    }
-
-    /// Clears the line; returns the seconds the run took.
-    async fn stop(self) -> f64 {
-        let _ = self.stop.send(());
-        let _ = self.drawing.await;
-        self.started.elapsed().as_secs_f64()
-    }
 }
 
 /// Runs `huddle test` and returns what it would print (the testable entry point). Everything
@@ -201,6 +161,7 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
             code: 0,
             stdout: detection.explain(),
             stderr: String::new(),
+            tally: None,
         });
     }
     let mut opts = RunOptions {
@@ -232,6 +193,7 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
             code,
             stdout,
             stderr,
+            tally: None,
         });
     }
     if args.failed {
@@ -300,10 +262,12 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
     } else {
         render_summary(report, Some(&outcome.run_dir))
     };
+    let s = report.summary;
     Ok(CommandOutput {
         code,
         stdout,
         stderr: String::new(),
+        tally: Some((s.passed + s.failed + s.error, s.failed, s.error)),
     })
 }
 

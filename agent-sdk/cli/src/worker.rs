@@ -54,6 +54,18 @@ pub struct WorkerArgs {
     /// cycle limits (`HUDDLE_LLM_*` variables win over the file).
     #[arg(long, env = "HUDDLE_CONFIG")]
     config: Option<PathBuf>,
+    /// With --project: take only tasks whose metadata `project` is this name, or that name none
+    /// (default: the checkout's git `origin`, like `github.com/org/repo`, else its directory's
+    /// name — the name its test history is kept under).
+    #[arg(long, requires = "project", conflicts_with = "any_project")]
+    project_name: Option<String>,
+    /// With --project: not the tasks that name no project either.
+    #[arg(long, requires = "project", conflicts_with = "any_project")]
+    strict_project: bool,
+    /// With --project: take tasks of every project (the checkout's lock still keeps two
+    /// workers from judging one tree at once).
+    #[arg(long, requires = "project")]
+    any_project: bool,
     /// With --project: who gets the messages (an agent, a role or `*`).
     #[arg(long, default_value = "coordinator")]
     report_to: String,
@@ -131,6 +143,19 @@ async fn serve<H: Handler>(ctx: &Ctx, args: WorkerArgs, handler: H) -> CliResult
         .grace(args.grace);
     if !args.prefixes.is_empty() {
         worker = worker.prefixes(args.prefixes);
+    }
+    if let Some(dir) = args.project.as_deref().filter(|_| !args.any_project) {
+        let name = match args.project_name {
+            Some(name) => name,
+            None => huddle_sdk::roles::checkout_project(dir).await,
+        };
+        let naming_none = if args.strict_project {
+            ""
+        } else {
+            " and tasks naming none"
+        };
+        tracing::info!("claiming the tasks of project {name}{naming_none}");
+        worker = worker.project(name).strict_project(args.strict_project);
     }
     let name = args.name.unwrap_or_else(|| args.role.to_string());
     worker

@@ -14,6 +14,7 @@
 //! - [`affected`], [`conventions`]: `--affected` from git changes; [`go_importers`],
 //!   [`python_imports`], [`cargo_dependents`]: the dependency graphs it follows.
 //! - [`limits`]: caps on failure texts, output and runner files; pruning old runs.
+//! - [`live`]: tests finished and failed so far while a run goes (`huddle test`'s live line).
 //! - [`guard`]: checks on every user value that reaches a runner's argv.
 //! - [`scrub`]: secret removal and truncation for anything sent to a model or the bus.
 //! - [`text`]: runner output made parseable whatever bytes a test wrote (U+FFFD, never a lost
@@ -39,6 +40,7 @@ pub mod guard;
 pub mod human;
 pub mod junit;
 pub mod limits;
+pub mod live;
 pub mod options;
 pub mod process;
 pub mod python_imports;

@@ -3,6 +3,7 @@
 //! (nextest) can clean up, then SIGKILL for whatever is left.
 
 use crate::limits::HeadTail;
+use crate::live::{OutputTap, Stream};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -80,16 +81,22 @@ pub struct Captured {
 
 type Buffer = Arc<Mutex<HeadTail>>;
 
-async fn read_into<R: AsyncRead + Unpin>(pipe: Option<R>, buf: Buffer) {
+async fn read_into<R: AsyncRead + Unpin>(pipe: Option<R>, buf: Buffer, tap: Option<Tap>) {
     let Some(mut pipe) = pipe else { return };
     let mut chunk = vec![0u8; 64 * 1024];
     while let Ok(n) = pipe.read(&mut chunk).await {
         if n == 0 {
             break;
         }
+        if let Some((tap, stream)) = &tap {
+            tap(*stream, &chunk[..n]);
+        }
         buf.lock().expect("output buffer").push(&chunk[..n]);
     }
 }
+
+/// Where a stream's chunks also go as they arrive.
+type Tap = (OutputTap, Stream);
 
 #[cfg(unix)]
 fn signal_group(pgid: Option<u32>, signal: nix::sys::signal::Signal) {
@@ -114,6 +121,8 @@ pub async fn run_capped(
     stdout_cap: Option<usize>,
     stderr_cap: Option<usize>,
 ) -> std::io::Result<Captured> {
+    // Output also goes, as it arrives, to the run's tap when a caller counts ([`crate::live`]).
+    let tap = crate::live::current_tap();
     let mut cmd = tokio::process::Command::new(&inv.program);
     cmd.args(&inv.args)
         .current_dir(&inv.cwd)
@@ -133,8 +142,13 @@ pub async fn run_capped(
     let err: Buffer = Arc::new(Mutex::new(HeadTail::new(stderr_cap)));
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (out2, err2) = (out.clone(), err.clone());
+    let out_tap = tap.clone().map(|t| (t, Stream::Stdout));
+    let err_tap = tap.map(|t| (t, Stream::Stderr));
     let mut reader: JoinHandle<()> = tokio::spawn(async move {
-        tokio::join!(read_into(stdout, out2), read_into(stderr, err2));
+        tokio::join!(
+            read_into(stdout, out2, out_tap),
+            read_into(stderr, err2, err_tap)
+        );
     });
 
     let (status, timed_out) = match tokio::time::timeout(limits.timeout, child.wait()).await {

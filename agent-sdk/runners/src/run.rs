@@ -61,6 +61,14 @@ pub async fn run_tests(
     framework: Framework,
     opts: &RunOptions,
 ) -> Result<RunOutcome, RunnerError> {
+    crate::live::tapping(framework, run_suite(project, framework, opts)).await
+}
+
+async fn run_suite(
+    project: &Path,
+    framework: Framework,
+    opts: &RunOptions,
+) -> Result<RunOutcome, RunnerError> {
     let project = canonical_project(project)?;
     check_options(opts)?;
     adapters::check_runner_args(framework, opts)?;
@@ -92,13 +100,18 @@ pub async fn run_tests(
         Framework::Go | Framework::Cargo | Framework::Mocha
     ))
     .then_some(caps.per_stream);
+    // Counts while the run goes, when the caller asked for them (`huddle test`'s live line).
+    let following = crate::live::current()
+        .and_then(|c| crate::live::follow_progress_file(framework, &run_dir, c));
     let run = process::run_capped(
         &prepared.invocation,
         limits,
         stdout_cap,
         Some(caps.per_stream),
     );
-    let captured = match run.await {
+    let captured = run.await;
+    drop(following);
+    let captured = match captured {
         Ok(c) => c,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&run_dir);

@@ -23,6 +23,8 @@ pub const MESSAGE_TYPE_PATTERN: &str = "^[a-z][a-z0-9_]{0,63}$";
 pub const MAX_CLAIM_PREFIXES: usize = 32;
 /// Most tasks one claim may take (`max`).
 pub const MAX_CLAIM_BATCH: u32 = 100;
+/// Longest project name a claim may filter by (characters), as the test history keeps them.
+pub const MAX_PROJECT_CHARS: usize = 200;
 /// Largest `maxAttempts` a task may have.
 pub const MAX_ATTEMPTS_CEILING: i64 = 1000;
 

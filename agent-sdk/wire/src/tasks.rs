@@ -225,6 +225,18 @@ pub struct ClaimRequest {
         skip_serializing_if = "Option::is_none"
     )]
     pub max: Option<u32>,
+    /// Take only tasks of this project (metadata `project`, a string of 1–200 characters)
+    /// and tasks that name no project; with `strictProject`, only this project's tasks.
+    /// Absent: tasks of any project.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 200, example = "github.com/org/calc")
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// With `project`: leave tasks that name no project to others.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict_project: bool,
 }
 
 /// The answer to a claim that set `max`.

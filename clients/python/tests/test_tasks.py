@@ -81,6 +81,23 @@ def test_a_waiting_claim_gets_a_task_created_while_it_waits(team):
     assert tester.claim() is None, "nothing else to claim"
 
 
+def test_a_claim_for_a_project_takes_only_its_tasks_and_those_naming_none(team):
+    tester = team.agent("tester", "tester")
+    team.coordinator.create_tasks(
+        [
+            {"id": "TEST-001", "subject": "shop", "metadata": {"project": "shop"}},
+            {"id": "TEST-002", "subject": "any"},
+            {"id": "TEST-003", "subject": "calc", "metadata": {"project": "calc"}},
+        ]
+    )
+    assert [t.id for t in tester.claim_many(5, project="calc", strict_project=True)] == ["TEST-003"]
+    assert tester.claim(project="calc").id == "TEST-002"
+    assert tester.claim(project="calc") is None
+    assert team.coordinator.get_task("TEST-001").status == "pending"
+    with pytest.raises(BadRequest):
+        tester.claim(project="")
+
+
 def test_heartbeat_extends_the_lease_and_release_gives_the_task_back_unused(team):
     tester = team.agent("tester", "tester")
     team.coordinator.create_task({"id": "TEST-001", "subject": "a"})

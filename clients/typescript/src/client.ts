@@ -41,6 +41,10 @@ export interface ClaimOptions {
   waitMs?: number;
   /** How long the claim lasts unless renewed with `heartbeat` (default: the daemon's, 30 s). */
   leaseMs?: number;
+  /** Only tasks whose metadata `project` is this name, or that name none. */
+  project?: string;
+  /** With `project`: only that project's tasks, not those naming none. */
+  strictProject?: boolean;
 }
 
 const seg = encodeURIComponent;

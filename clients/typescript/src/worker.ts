@@ -38,6 +38,10 @@ export type Handler = (task: Task, ctx: TaskContext) => unknown | Promise<unknow
 
 export interface WorkerOptions {
   prefixes?: string[];
+  /** Claim only tasks whose metadata `project` is this name, or that name none. */
+  project?: string;
+  /** With `project`: only that project's tasks. */
+  strictProject?: boolean;
   /** Each claim's long poll (default 5 000 ms); a stop takes effect within it at most. */
   waitMs?: number;
   /** The lease asked for (default: the daemon's); heartbeats go every third of it. */
@@ -81,7 +85,8 @@ export class Worker {
     while (!this.stopping.signal.aborted) {
       let task: Task | null;
       try {
-        task = await this.client.claim({ prefixes: this.options.prefixes, waitMs: this.options.waitMs ?? 5000, leaseMs: this.options.leaseMs });
+        const { prefixes, project, strictProject, leaseMs } = this.options;
+        task = await this.client.claim({ prefixes, project, strictProject, waitMs: this.options.waitMs ?? 5000, leaseMs });
       } catch (e) {
         if (!(e instanceof HuddleError) || !e.isRetryable) throw e;
         away += 1;

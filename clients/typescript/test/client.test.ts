@@ -67,6 +67,21 @@ test("a waiting claim gets a task created while it waits; heartbeat, release, co
   assert.equal(await tester.claim(), null);
 });
 
+test("a claim for a project takes only its tasks and those naming none", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  await t.coordinator.createTasks([
+    { id: "TEST-001", subject: "shop", metadata: { project: "shop" } },
+    { id: "TEST-002", subject: "any" },
+    { id: "TEST-003", subject: "calc", metadata: { project: "calc" } },
+  ]);
+  const strict = await tester.claimMany(5, { project: "calc", strictProject: true });
+  assert.deepEqual(strict.map((x) => x.id), ["TEST-003"]);
+  assert.equal((await tester.claim({ project: "calc" }))?.id, "TEST-002");
+  assert.equal(await tester.claim({ project: "calc" }), null);
+  assert.equal((await t.coordinator.getTask("TEST-001")).status, "pending");
+});
+
 test("fail with attempts left requeues; final fails for good", async () => {
   const t = await team(daemon);
   const tester = await t.agent("tester", "tester");

@@ -9,6 +9,7 @@
 
 use super::error::{ApiError, ApiResult};
 use super::{AppState, AuthEpoch, Revocation};
+use crate::hub::ProjectFilter;
 use crate::store::{Caller, StoreError};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 /// One claim request, checked.
 pub struct ClaimPlan {
     pub prefixes: Vec<String>,
+    pub project: Option<ProjectFilter>,
     pub lease_ms: u64,
     pub max: usize,
     pub wait_ms: u64,
@@ -42,8 +44,10 @@ pub async fn claim_waiting(
             return Err(ApiError::revoked_while_waiting());
         }
         // In the queue before looking, so a task made ready meanwhile still wakes this claimer.
-        let ticket = (plan.wait_ms > 0)
-            .then(|| waiters.register(&caller.agent, caller.role.as_str(), &plan.prefixes));
+        let ticket = (plan.wait_ms > 0).then(|| {
+            let (agent, role) = (&caller.agent, caller.role.as_str());
+            waiters.register(agent, role, &plan.prefixes, plan.project.as_ref())
+        });
         let tasks = claim_delivered(state, caller, &plan, departed).await?;
         // Returning drops the ticket, which hands on any wake that arrived during the look.
         let Some(ticket) = ticket.filter(|_| tasks.is_empty()) else {
@@ -75,11 +79,12 @@ async fn claim_delivered(
     }
     let (hand_over, taken) = oneshot::channel();
     let (owner, look) = (state.clone(), caller.clone());
-    let (prefixes, lease_ms, max) = (plan.prefixes.clone(), plan.lease_ms, plan.max);
+    let (prefixes, project) = (plan.prefixes.clone(), plan.project.clone());
+    let (lease_ms, max) = (plan.lease_ms, plan.max);
     tokio::spawn(async move {
         let claimed = owner
             .store
-            .claim_tasks(&look, prefixes, lease_ms, max)
+            .claim_project_tasks(&look, prefixes, project, lease_ms, max)
             .await;
         if let Err(Ok(tasks)) = hand_over.send(claimed) {
             release_undelivered(&owner, &look, tasks).await;

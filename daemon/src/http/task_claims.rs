@@ -7,7 +7,7 @@ use super::extract::{parse_batch, ApiJson, Body};
 use super::openapi_types::*;
 use super::tasks::task_response;
 use super::{AppState, AuthEpoch};
-use crate::store::rules::validate;
+use crate::store::rules::{project, validate};
 use crate::store::Caller;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -36,6 +36,8 @@ pub fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
 
 /// 200 with the task, or 204 when nothing became ready within `waitMs`. A waiting claimer is
 /// woken by the hub when a task it could take becomes ready, never by polling the database.
+/// With `project`, only tasks whose metadata `project` is that name, or that name none
+/// (with `strictProject`, only that project's), are taken or wake the claimer.
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/tasks/claim",
@@ -148,8 +150,10 @@ fn claim_plan(
             ))
         }
     };
+    let project = project::claim_filter(req.project.as_deref(), req.strict_project)?;
     Ok(ClaimPlan {
         prefixes,
+        project,
         lease_ms,
         max,
         wait_ms,

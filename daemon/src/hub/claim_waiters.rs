@@ -2,8 +2,8 @@
 //!
 //! Waking every waiting claimer of a team on every task change made one change cost one claim
 //! attempt (a write) per waiter. A change that names the task it made ready wakes only the
-//! longest-waiting claimer that could take it (its prefix, and an owner that is empty, the
-//! claimer or its role). A claimer woken but gone before it looked again passes the wake on,
+//! longest-waiting claimer that could take it (its prefix, an owner that is empty, the
+//! claimer or its role, and a project its filter admits). A claimer woken but gone before it looked again passes the wake on,
 //! so a ready task is never left while someone who could take it sleeps. Changes that cannot
 //! name their tasks (a PostgreSQL notice from another replica) still wake everyone.
 
@@ -16,6 +16,26 @@ use tokio::sync::Notify;
 pub struct ReadyTask {
     pub prefix: String,
     pub owner: Option<String>,
+    /// Its metadata `project`, when a string.
+    pub project: Option<String>,
+}
+
+/// A claim's project filter: it takes tasks of `name` and tasks that name no project; with
+/// `strict`, only tasks of `name`. (The rules that check one are in `store::rules::project`.)
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProjectFilter {
+    pub name: String,
+    pub strict: bool,
+}
+
+impl ProjectFilter {
+    /// Whether a task of `project` (its metadata `project`, when a string) may be taken.
+    pub fn admits(&self, project: Option<&str>) -> bool {
+        match project {
+            Some(p) => p == self.name,
+            None => !self.strict,
+        }
+    }
 }
 
 /// The waiting claimers of one team, oldest first. Holds one entry per waiting request, so
@@ -35,6 +55,7 @@ struct Slot {
     agent: String,
     role: String,
     prefixes: Vec<String>,
+    project: Option<ProjectFilter>,
     notify: Notify,
     /// Why the claimer was woken; set under the waiters' lock when it leaves the queue.
     woken_by: Mutex<Option<Wake>>,
@@ -53,6 +74,10 @@ impl Slot {
                 .owner
                 .as_deref()
                 .is_none_or(|o| o == self.agent || o == self.role)
+            && self
+                .project
+                .as_ref()
+                .is_none_or(|f| f.admits(task.project.as_deref()))
     }
 
     fn wake(&self, why: Wake) {
@@ -68,11 +93,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl ClaimWaiters {
     /// Joins the queue. Register before looking for work, so a task made ready between the
     /// look and the wait still wakes this claimer.
-    pub fn register(self: &Arc<Self>, agent: &str, role: &str, prefixes: &[String]) -> WaitTicket {
+    pub fn register(
+        self: &Arc<Self>,
+        agent: &str,
+        role: &str,
+        prefixes: &[String],
+        project: Option<&ProjectFilter>,
+    ) -> WaitTicket {
         let slot = Arc::new(Slot {
             agent: agent.to_string(),
             role: role.to_string(),
             prefixes: prefixes.to_vec(),
+            project: project.cloned(),
             notify: Notify::new(),
             woken_by: Mutex::new(None),
         });
@@ -166,6 +198,21 @@ mod tests {
         ReadyTask {
             prefix: prefix.into(),
             owner: owner.map(Into::into),
+            project: None,
+        }
+    }
+
+    fn ready_in(project: Option<&str>) -> ReadyTask {
+        ReadyTask {
+            project: project.map(Into::into),
+            ..ready("TEST", None)
+        }
+    }
+
+    fn filter(name: &str, strict: bool) -> ProjectFilter {
+        ProjectFilter {
+            name: name.into(),
+            strict,
         }
     }
 
@@ -182,9 +229,9 @@ mod tests {
     #[tokio::test]
     async fn a_ready_task_wakes_only_the_oldest_claimer_that_could_take_it() {
         let q = Arc::new(ClaimWaiters::default());
-        let qarun = q.register("e1", "executor", &prefixes(&["QARUN"]));
-        let first = q.register("t1", "tester", &prefixes(&["TEST"]));
-        let second = q.register("t2", "tester", &prefixes(&["TEST"]));
+        let qarun = q.register("e1", "executor", &prefixes(&["QARUN"]), None);
+        let first = q.register("t1", "tester", &prefixes(&["TEST"]), None);
+        let second = q.register("t2", "tester", &prefixes(&["TEST"]), None);
         assert!(q.wake_one(&ready("TEST", None)));
         assert!(is_woken(&first).await);
         assert!(!is_woken(&second).await);
@@ -195,8 +242,8 @@ mod tests {
     #[tokio::test]
     async fn an_owned_task_wakes_its_owner_or_a_claimer_of_its_role() {
         let q = Arc::new(ClaimWaiters::default());
-        let other = q.register("t1", "tester", &prefixes(&["TEST"]));
-        let owner = q.register("t2", "tester", &prefixes(&["TEST"]));
+        let other = q.register("t1", "tester", &prefixes(&["TEST"]), None);
+        let owner = q.register("t2", "tester", &prefixes(&["TEST"]), None);
         assert!(q.wake_one(&ready("TEST", Some("t2"))));
         assert!(is_woken(&owner).await);
         assert!(!is_woken(&other).await);
@@ -206,10 +253,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_project_task_wakes_only_a_claimer_whose_filter_admits_it() {
+        let q = Arc::new(ClaimWaiters::default());
+        let shop = filter("shop", false);
+        let calc_only = filter("calc", true);
+        let other = q.register("t1", "tester", &prefixes(&["TEST"]), Some(&shop));
+        let strict = q.register("t2", "tester", &prefixes(&["TEST"]), Some(&calc_only));
+        assert!(q.wake_one(&ready_in(Some("calc"))));
+        assert!(is_woken(&strict).await);
+        assert!(!is_woken(&other).await);
+        assert!(!q.wake_one(&ready_in(Some("calc"))));
+        strict.take_wake();
+        // A task naming no project: any claimer but a strict one.
+        let strict = q.register("t2", "tester", &prefixes(&["TEST"]), Some(&calc_only));
+        assert!(q.wake_one(&ready_in(None)));
+        assert!(is_woken(&other).await);
+        assert!(!is_woken(&strict).await);
+    }
+
+    #[tokio::test]
     async fn a_woken_claimer_that_leaves_without_looking_passes_the_wake_on() {
         let q = Arc::new(ClaimWaiters::default());
-        let gone = q.register("t1", "tester", &prefixes(&["TEST"]));
-        let next = q.register("t2", "tester", &prefixes(&["TEST"]));
+        let gone = q.register("t1", "tester", &prefixes(&["TEST"]), None);
+        let next = q.register("t2", "tester", &prefixes(&["TEST"]), None);
         q.wake_one(&ready("TEST", None));
         drop(gone);
         assert!(is_woken(&next).await);
@@ -219,8 +285,8 @@ mod tests {
     #[tokio::test]
     async fn a_claimer_that_used_its_wake_passes_nothing_on() {
         let q = Arc::new(ClaimWaiters::default());
-        let used = q.register("t1", "tester", &prefixes(&["TEST"]));
-        let next = q.register("t2", "tester", &prefixes(&["TEST"]));
+        let used = q.register("t1", "tester", &prefixes(&["TEST"]), None);
+        let next = q.register("t2", "tester", &prefixes(&["TEST"]), None);
         q.wake_one(&ready("TEST", None));
         used.woken().await;
         used.take_wake();
@@ -231,8 +297,8 @@ mod tests {
     #[tokio::test]
     async fn wake_all_wakes_everyone_and_empties_the_queue() {
         let q = Arc::new(ClaimWaiters::default());
-        let a = q.register("t1", "tester", &prefixes(&["TEST"]));
-        let b = q.register("e1", "executor", &prefixes(&["QARUN"]));
+        let a = q.register("t1", "tester", &prefixes(&["TEST"]), None);
+        let b = q.register("e1", "executor", &prefixes(&["QARUN"]), None);
         q.wake_all();
         assert!(is_woken(&a).await && is_woken(&b).await);
         assert!(q.is_empty());

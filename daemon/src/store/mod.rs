@@ -70,15 +70,27 @@ pub trait Store: Send + Sync + 'static {
         patch: TaskPatch,
         if_match: Option<i64>,
     ) -> StoreResult<Task>;
-    /// Atomically claims up to `max` ready tasks (oldest first) matching `prefixes` and the
-    /// caller's name or role.
+    /// Atomically claims up to `max` ready tasks (oldest first) matching `prefixes`, the
+    /// caller's name or role, and `project` ([`rules::project`]; `None`: any project).
+    async fn claim_project_tasks(
+        &self,
+        caller: &Caller,
+        prefixes: Vec<String>,
+        project: Option<rules::ProjectFilter>,
+        lease_ms: u64,
+        max: usize,
+    ) -> StoreResult<Vec<Task>>;
+    /// Claims up to `max` ready tasks of any project.
     async fn claim_tasks(
         &self,
         caller: &Caller,
         prefixes: Vec<String>,
         lease_ms: u64,
         max: usize,
-    ) -> StoreResult<Vec<Task>>;
+    ) -> StoreResult<Vec<Task>> {
+        self.claim_project_tasks(caller, prefixes, None, lease_ms, max)
+            .await
+    }
     /// Claims the next ready task, if any.
     async fn claim_task(
         &self,

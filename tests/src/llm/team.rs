@@ -80,6 +80,11 @@ impl Team {
         tokio::spawn(w.run_until(self.stop.clone()));
     }
 
+    /// Cancelled when the team is dropped: for workers a test starts itself.
+    pub fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
     /// Starts an executor worker with `settings` until the team is dropped.
     pub fn start_executor(&self, settings: RoleSettings) {
         let w = Worker::new(self.executor.clone(), ExecutorRole::new(settings))

@@ -7,6 +7,7 @@ mod history;
 mod memory;
 mod messages;
 mod presence;
+mod project_claims;
 mod search;
 mod stream_lag;
 mod streams;

@@ -9,5 +9,6 @@ mod errors;
 mod history;
 mod memory;
 mod messages;
+mod project_claims;
 mod tasks;
 mod worker;

@@ -65,6 +65,10 @@ async fn the_model_fixes_the_jest_project_in_two_iterations() {
     assert_eq!(d["framework"], "jest");
     assert_eq!(d["qualityGatePassed"], true);
     assert_eq!(stub.requests().len(), 2);
+    assert_eq!(
+        d["iterations"], 3,
+        "two fixes, then the verdict: as before the verdict rules"
+    );
     assert!(stub
         .user_message(0)
         .contains("src/strings.test.js::shout upper-cases and adds a bang"));

@@ -1,8 +1,8 @@
 //! A verdict is earned: model replies that would make the suite pass without fixing the bug —
-//! a failing test renamed, deselected in `pytest.ini`, its file dropped from jest's config, its
-//! expectation rewritten — never yield `qualityGatePassed: true` or a completed task. By
-//! default the guard refuses them; where a task allows test or config edits, the vanished
-//! tests still count as failed.
+//! a failing test renamed, deselected in `pytest.ini`, skipped from a `conftest.py` hook, its
+//! file dropped from jest's config, its expectation rewritten — never yield
+//! `qualityGatePassed: true` or a completed task. By default the guard refuses them; where a
+//! task allows test or config edits, the vanished tests still count as failed.
 
 use huddle_sdk::wire::TaskStatus;
 use huddle_tests::llm::projects::{jest_project, pytest_project, SHOUT_BUG};
@@ -78,12 +78,48 @@ async fn a_test_deselected_in_pytest_ini_still_counts_as_failed() {
     assert!(project.read("pytest.ini").contains("--deselect"));
     assert_eq!(d["vanished"], json!([SHOUT]), "{d:#}");
     assert_eq!(d["passRate"].as_f64(), Some(85.7), "6 of 7: {d:#}");
+    // Rounded to one decimal wherever a rate goes on the wire: each iteration, the result.
+    for h in d["strategyHistory"].as_array().unwrap() {
+        let rate = h["passRate"].as_f64().unwrap();
+        assert_eq!(rate, (rate * 10.0).round() / 10.0, "{h}");
+    }
     assert!(
         t.one("test_result")
             .await
             .summary
             .contains("1 test(s) no longer reported"),
         "the one-line summary says so"
+    );
+}
+
+/// A skip no marker guard sees — added by a collection hook in `conftest.py` — still leaves
+/// the failing test counted as failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_test_skipped_from_a_conftest_hook_still_counts_as_failed() {
+    let project = pytest_project(true, false);
+    let anchor = "sys.path.insert(0, str(Path(__file__).resolve().parent.parent))\n";
+    let hook = format!(
+        "{anchor}\n\nimport pytest\n\n\ndef pytest_collection_modifyitems(items):\n    \
+for item in items:\n        if item.name == \"test_shout\":\n            \
+item.add_marker(pytest.mark.skip(reason=\"later\"))\n"
+    );
+    let meta = json!({"allowTestEdits": true, "allowTestConfigEdits": true,
+                      "cycle": {"maxIterations": 2}});
+    let (t, _stub, d) = tester(
+        &project.root,
+        vec![fix(&[("tests/conftest.py", anchor, &hook)])],
+        meta,
+    )
+    .await;
+    assert!(project.read("tests/conftest.py").contains("add_marker"));
+    assert!(project.read("pkg/strings.py").contains(SHOUT_BUG));
+    assert_eq!(d["vanished"], json!([SHOUT]), "{d:#}");
+    assert_eq!(d["passRate"].as_f64(), Some(85.7), "6 of 7: {d:#}");
+    assert_eq!(d["evidence"]["vanished"], json!([SHOUT]));
+    let task = t.coord.get_task("TEST-001").await.unwrap();
+    assert!(
+        task.result.is_none(),
+        "a failed task carries its reason, not a pass"
     );
 }
 

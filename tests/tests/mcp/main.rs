@@ -5,5 +5,6 @@
 mod auth;
 mod history;
 mod leases;
+mod project_claims;
 mod search;
 mod tools;

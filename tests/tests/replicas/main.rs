@@ -284,3 +284,67 @@ async fn a_token_revoked_on_one_replica_stops_working_on_the_others() {
     }
     assert!(stream.next().await.is_none(), "the stream on B ended");
 }
+
+/// Parks a long-polling claim with `body` on `api`'s replica; returns once its first look ran
+/// (the agent is seen, also from `coord`).
+async fn park_claim(
+    coord: &Api,
+    api: Api,
+    name: &str,
+    body: serde_json::Value,
+) -> tokio::task::JoinHandle<huddle_tests::http::Reply> {
+    let waiting = tokio::spawn(async move { api.post(&api.t("/tasks/claim"), body).await });
+    huddle_tests::eventually(30, &format!("{name}'s claim ran"), || {
+        let coord = coord.clone();
+        async move {
+            let agents = coord.get("/v1/teams/qa/agents").await.expect_status(200);
+            agents.body["agents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["name"] == name && !a["lastSeenAt"].is_null())
+        }
+    })
+    .await;
+    waiting
+}
+
+#[tokio::test]
+async fn a_task_made_ready_on_one_replica_wakes_a_claimer_of_its_project_on_another() {
+    let r = replicas(2).await;
+    let (a, b) = (&r.nodes[0].url, &r.nodes[1].url);
+    let agents = [
+        ("coordinator", "coordinator"),
+        ("calc", "tester"),
+        ("shop", "tester"),
+    ];
+    let apis = team(a, &agents).await;
+    let coord_a = apis[0].clone();
+    let wait = |project: &str| json!({"prefixes": ["TEST"], "waitMs": 30000, "project": project, "strictProject": true});
+    // calc waits longest: a wake-up that lost the project on its way would go to it.
+    let calc = park_claim(
+        &coord_a,
+        on(&apis[1], b),
+        "calc",
+        wait("github.com/org/calc"),
+    )
+    .await;
+    let shop = park_claim(&coord_a, on(&apis[2], b), "shop", wait("my shop")).await;
+    for (id, project) in [("TEST-001", "my shop"), ("TEST-002", "github.com/org/calc")] {
+        coord_a
+            .post(
+                &coord_a.t("/tasks"),
+                json!({"id": id, "subject": "s", "metadata": {"project": project}}),
+            )
+            .await
+            .expect_status(201);
+    }
+    for (waiting, id) in [(shop, "TEST-001"), (calc, "TEST-002")] {
+        let claimed = tokio::time::timeout(Duration::from_secs(40), waiting)
+            .await
+            .expect("the claim on B returned")
+            .unwrap();
+        assert_eq!(claimed.status, 200, "{:?}", claimed.body);
+        assert_eq!(claimed.body["id"], id);
+    }
+}

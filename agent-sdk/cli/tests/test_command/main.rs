@@ -14,5 +14,6 @@ mod secrets;
 mod cli;
 mod detect;
 mod guard;
+mod live_line;
 mod process;
 mod scrub;

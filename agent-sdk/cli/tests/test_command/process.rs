@@ -110,11 +110,20 @@ fn on_a_terminal_huddle_test_shows_a_live_line_and_stays_quiet_with_json() {
         human.contains("huddle test: running the suite… "),
         "{human}"
     );
-    assert!(human.contains("huddle test: finished in "), "{human}");
+    // The counts as the run streamed them: the fixture's 12 tests that ran (1 of them an error
+    // in setup) and 1 skipped are done; 3 failed, that error and the broken file failed.
+    assert!(
+        human.contains("huddle test: 13 done, 5 failed… "),
+        "{human}"
+    );
+    assert!(
+        human.contains("huddle test: 13 run, 3 failed, 2 errors in "),
+        "{human}"
+    );
     assert!(human.contains("(exit 1)"), "{human}");
     let json = on_a_terminal("--json");
     assert!(!json.contains("running the suite"), "{json}");
-    assert!(!json.contains("finished in"), "{json}");
+    assert!(!json.contains(" run, "), "{json}");
     assert!(
         json.contains("\"summary\""),
         "the report is still printed: {json}"

@@ -1,5 +1,6 @@
 //! Vitest: `vitest run --reporter=json --outputFile=…` (the reporter always explicit, so a
-//! project's configured reporters cannot change what huddle reads), or `vitest related` for
+//! project's configured reporters cannot change what huddle reads; huddle's progress reporter
+//! beside it writes a line per finished test for the live counts), or `vitest related` for
 //! affected tests, after the options the project's test script gives (`vitest run --config
 //! config/vitest.config.mjs`, see `OPTIONS`) and the caller's `huddle test -- …` arguments.
 //! The JSON is jest's format, parsed by [`super::jest::parse_jest_json`]. Listing runs vitest
@@ -195,7 +196,8 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
 }
 
 /// huddle's progress reporter beside the json one: each test as it ends (for a run stopped at
-/// its timeout) and each file's project (which the json report does not name).
+/// its timeout, and for the live counts of `huddle test`, `crate::live`) and each file's
+/// project (which the json report does not name).
 fn with_progress_reporter(ctx: &Ctx<'_>, inv: &mut Invocation) -> Result<(), RunnerError> {
     let reporter = ctx.out(PROGRESS_REPORTER_FILE);
     std::fs::write(&reporter, PROGRESS_REPORTER)

@@ -17,6 +17,7 @@ mod jest_config;
 mod jest_odd;
 mod jest_projects;
 mod jest_wrapper;
+mod live;
 mod missing;
 mod mocha;
 mod mocha8;

@@ -94,6 +94,13 @@ pub async fn project_identity(task_project: Option<&str>, project: &Path) -> Str
     }
 }
 
+/// The name a checkout's tasks carry in metadata `project` when a coordinator means this
+/// checkout: its git `origin` (`github.com/org/repo`), else its directory's name. A worker on
+/// the checkout claims with it ([`crate::Worker::project`]).
+pub async fn checkout_project(project: &Path) -> String {
+    project_identity(None, project).await
+}
+
 /// `https://user:token@github.com/org/repo.git` and `git@github.com:org/repo.git` →
 /// `github.com/org/repo`: no scheme, no credentials, no `.git`.
 pub fn remote_identity(url: &str) -> Option<String> {

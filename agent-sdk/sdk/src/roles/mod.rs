@@ -34,6 +34,7 @@ pub mod summary;
 pub mod tester;
 
 pub use executor::ExecutorRole;
+pub use history::checkout_project;
 pub use report::{CycleSummary, Reporter};
 pub use settings::{RoleSettings, WorkerFile};
 pub use tester::TesterRole;

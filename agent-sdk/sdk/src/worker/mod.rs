@@ -3,7 +3,10 @@
 //!
 //! - **Claims** long-poll (`wait`, 20 s by default) for tasks whose id starts with one of the
 //!   worker's prefixes — the role's defaults (`TEST` for testers, `QARUN` for executors) unless
-//!   set with [`Worker::prefixes`] or [`Worker::role`].
+//!   set with [`Worker::prefixes`] or [`Worker::role`]. With [`Worker::project`] it takes only
+//!   tasks of that project (their metadata `project`) and tasks that name none (with
+//!   [`Worker::strict_project`], only that project's), so workers on different checkouts
+//!   never take each other's tasks.
 //! - **Heartbeats** run in the background every third of the lease. If the daemon says the lease
 //!   is gone, or cannot be reached before it runs out, the handler's [`TaskContext::cancelled`]
 //!   fires and its result is dropped: another worker may be doing the task by then.
@@ -65,6 +68,9 @@ pub struct Worker<H> {
     handler: Arc<H>,
     /// `None`: let the daemon use the agent's role defaults.
     prefixes: Option<Vec<String>>,
+    /// `None`: tasks of any project.
+    project: Option<String>,
+    strict_project: bool,
     lease: Duration,
     wait: Duration,
     grace: Duration,
@@ -113,6 +119,8 @@ impl<H: Handler> Worker<H> {
             client,
             handler: Arc::new(handler),
             prefixes: None,
+            project: None,
+            strict_project: false,
             lease: Duration::from_secs(30),
             wait: Duration::from_secs(20),
             grace: Duration::from_secs(30),
@@ -134,6 +142,19 @@ impl<H: Handler> Worker<H> {
     /// Claims the default prefixes of `role` (tester: `TEST`, executor: `QARUN`).
     pub fn role(self, role: Role) -> Self {
         self.prefixes(role.default_prefixes().iter().copied())
+    }
+
+    /// Claims only tasks of `project` (metadata `project`, as the test history names the
+    /// checkout: see [`crate::roles::checkout_project`]) and tasks that name no project.
+    pub fn project(mut self, project: impl Into<String>) -> Self {
+        self.project = Some(project.into());
+        self
+    }
+
+    /// With [`Worker::project`]: leave tasks that name no project to other workers.
+    pub fn strict_project(mut self, strict: bool) -> Self {
+        self.strict_project = strict;
+        self
     }
 
     /// The lease asked for on claim and on every heartbeat (heartbeats go every third of it).
@@ -177,13 +198,18 @@ impl<H: Handler> Worker<H> {
             wait_ms: Some(self.wait.as_millis() as u64),
             lease_ms: Some(self.lease.as_millis() as u64),
             max: None,
+            project: self.project.clone(),
+            strict_project: self.strict_project && self.project.is_some(),
         };
         tracing::info!(
-            "worker started: claiming {} in team {}",
+            "worker started: claiming {} in team {}{}",
             self.prefixes
                 .as_ref()
                 .map_or("the role's default prefixes".to_string(), |p| p.join(", ")),
             self.client.team().unwrap_or("?"),
+            self.project
+                .as_ref()
+                .map_or(String::new(), |p| format!(" for project {p}")),
         );
         while !stop.is_cancelled() {
             // A claim that answered wins over a stop that came at the same moment, so a task

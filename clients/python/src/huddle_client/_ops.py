@@ -46,6 +46,21 @@ def query(**params: Any) -> Dict[str, Any]:
     }
 
 
+def claim_body(
+    prefixes: Optional[List[str]],
+    wait: Optional[float],
+    lease: Optional[float],
+    project: Optional[str],
+    strict_project: bool,
+) -> Dict[str, Any]:
+    """A claim's JSON body: ``project`` takes only that project's tasks and tasks naming
+    none (``strict_project``: only that project's)."""
+    body = query(prefixes=prefixes, wait_ms=ms(wait), lease_ms=ms(lease), project=project)
+    if strict_project:
+        body["strictProject"] = True
+    return body
+
+
 def if_match(version: Optional[int]) -> Dict[str, str]:
     return {} if version is None else {"If-Match": f'"{version}"'}
 
@@ -108,14 +123,27 @@ class Ops:
         body = {m.camel(k): v for k, v in changes.items()}
         return Call("PATCH", self._t(f"/tasks/{seg(id)}"), task, json=body, headers=if_match(version))
 
-    def claim(self, prefixes: Optional[List[str]], wait: Optional[float], lease: Optional[float]) -> Call[Optional[m.Task]]:
-        body = query(prefixes=prefixes, wait_ms=ms(wait), lease_ms=ms(lease))
+    def claim(
+        self,
+        prefixes: Optional[List[str]],
+        wait: Optional[float],
+        lease: Optional[float],
+        project: Optional[str] = None,
+        strict_project: bool = False,
+    ) -> Call[Optional[m.Task]]:
+        body = claim_body(prefixes, wait, lease, project, strict_project)
         return Call("POST", self._t("/tasks/claim"), lambda d: None if d is None else task(d), json=body)
 
     def claim_many(
-        self, max: int, prefixes: Optional[List[str]], wait: Optional[float], lease: Optional[float]
+        self,
+        max: int,
+        prefixes: Optional[List[str]],
+        wait: Optional[float],
+        lease: Optional[float],
+        project: Optional[str] = None,
+        strict_project: bool = False,
     ) -> Call[List[m.Task]]:
-        body = query(max=max, prefixes=prefixes, wait_ms=ms(wait), lease_ms=ms(lease))
+        body = {"max": max, **claim_body(prefixes, wait, lease, project, strict_project)}
         return Call("POST", self._t("/tasks/claim"), lambda d: [] if d is None else tasks(d["tasks"]), json=body)
 
     def heartbeat(self, id: str, lease: Optional[float]) -> Call[m.Task]:

@@ -129,17 +129,32 @@ class AsyncClient:
         return await self._run(self._ops.update_task(id, changes, if_version))
 
     async def claim(
-        self, prefixes: Optional[List[str]] = None, *, wait: Optional[float] = None, lease: Optional[float] = None
+        self,
+        prefixes: Optional[List[str]] = None,
+        *,
+        wait: Optional[float] = None,
+        lease: Optional[float] = None,
+        project: Optional[str] = None,
+        strict_project: bool = False,
     ) -> Optional[m.Task]:
         """The next task this agent may do, or ``None``. ``wait``: seconds to long-poll for one;
         ``lease``: seconds the claim lasts unless renewed with :meth:`heartbeat`. Prefixes
-        default to the role's (tester ``TEST``, executor ``QARUN``)."""
-        return await self._run(self._ops.claim(prefixes, wait, lease))
+        default to the role's (tester ``TEST``, executor ``QARUN``). ``project``: only tasks
+        whose metadata ``project`` is that name, or that name none (``strict_project``: only
+        that project's)."""
+        return await self._run(self._ops.claim(prefixes, wait, lease, project, strict_project))
 
     async def claim_many(
-        self, max: int, prefixes: Optional[List[str]] = None, *, wait: Optional[float] = None, lease: Optional[float] = None
+        self,
+        max: int,
+        prefixes: Optional[List[str]] = None,
+        *,
+        wait: Optional[float] = None,
+        lease: Optional[float] = None,
+        project: Optional[str] = None,
+        strict_project: bool = False,
     ) -> List[m.Task]:
-        return await self._run(self._ops.claim_many(max, prefixes, wait, lease))
+        return await self._run(self._ops.claim_many(max, prefixes, wait, lease, project, strict_project))
 
     async def heartbeat(self, id: str, *, lease: Optional[float] = None) -> m.Task:
         """Extends the lease on a held task (``lease`` seconds, or the daemon's default)."""

@@ -46,7 +46,8 @@ AsyncHandler = Callable[[m.Task, AsyncTaskContext], Awaitable[Any]]
 class AsyncWorker:
     """Awaits ``handler`` on each task this agent may claim, until :meth:`stop`.
 
-    ``wait``: seconds each claim long-polls (a stop takes effect within it: a claim in flight
+    ``project``: claim only tasks whose metadata ``project`` is that name, or that name none
+    (``strict_project``: only that project's). ``wait``: seconds each claim long-polls (a stop takes effect within it: a claim in flight
     is never cut, so a task the daemon hands out is not left held); ``lease``: the lease asked
     for (the daemon's default when ``None``); heartbeats go out every third of it.
     """
@@ -57,12 +58,16 @@ class AsyncWorker:
         handler: AsyncHandler,
         *,
         prefixes: Optional[List[str]] = None,
+        project: Optional[str] = None,
+        strict_project: bool = False,
         wait: float = 5.0,
         lease: Optional[float] = None,
     ) -> None:
         self.client = client
         self.handler = handler
         self.prefixes = prefixes
+        self.project = project
+        self.strict_project = strict_project
         self.wait = wait
         self.lease = lease
         self.stats = WorkerStats()
@@ -105,7 +110,13 @@ class AsyncWorker:
             away = 0
             while not self._stop.is_set():
                 try:
-                    task = await self.client.claim(self.prefixes, wait=self.wait, lease=self.lease)
+                    task = await self.client.claim(
+                        self.prefixes,
+                        wait=self.wait,
+                        lease=self.lease,
+                        project=self.project,
+                        strict_project=self.strict_project,
+                    )
                 except (TransportError, ServerError, RateLimited) as e:
                     # The daemon is away or busy: wait and try again rather than die.
                     away += 1

@@ -47,7 +47,8 @@ Handler = Callable[[m.Task, TaskContext], Any]
 class Worker:
     """Runs ``handler`` on each task this agent may claim, until :meth:`stop`.
 
-    ``wait``: seconds each claim long-polls (a stop takes effect within it); ``lease``: the
+    ``project``: claim only tasks whose metadata ``project`` is that name, or that name none
+    (``strict_project``: only that project's). ``wait``: seconds each claim long-polls (a stop takes effect within it); ``lease``: the
     lease asked for (the daemon's default when ``None``); heartbeats go out every third of it.
     """
 
@@ -57,12 +58,16 @@ class Worker:
         handler: Handler,
         *,
         prefixes: Optional[List[str]] = None,
+        project: Optional[str] = None,
+        strict_project: bool = False,
         wait: float = 5.0,
         lease: Optional[float] = None,
     ) -> None:
         self.client = client
         self.handler = handler
         self.prefixes = prefixes
+        self.project = project
+        self.strict_project = strict_project
         self.wait = wait
         self.lease = lease
         self.stats = WorkerStats()
@@ -84,7 +89,13 @@ class Worker:
         away = 0
         while not self._stop.is_set():
             try:
-                task = self.client.claim(self.prefixes, wait=self.wait, lease=self.lease)
+                task = self.client.claim(
+                    self.prefixes,
+                    wait=self.wait,
+                    lease=self.lease,
+                    project=self.project,
+                    strict_project=self.strict_project,
+                )
             except (TransportError, ServerError, RateLimited) as e:
                 # The daemon is away or busy: wait and try again rather than die.
                 away += 1

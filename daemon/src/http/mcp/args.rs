@@ -150,6 +150,14 @@ pub struct ClaimArgs {
     /// Take up to this many tasks at once (1 by default).
     #[serde(default)]
     pub max: Option<u32>,
+    /// Take only tasks of this project (their metadata `project`, 1–200 characters) and tasks
+    /// that name no project; leave it out to take tasks of any project.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
+    pub project: Option<String>,
+    /// With `project`: take only that project's tasks, not those naming no project.
+    #[serde(default)]
+    pub strict_project: bool,
 }
 
 impl From<ClaimArgs> for huddle_wire::ClaimRequest {
@@ -159,6 +167,8 @@ impl From<ClaimArgs> for huddle_wire::ClaimRequest {
             wait_ms: a.wait_ms,
             lease_ms: a.lease_ms,
             max: a.max,
+            project: a.project,
+            strict_project: a.strict_project,
         }
     }
 }

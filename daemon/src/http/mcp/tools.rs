@@ -159,8 +159,10 @@ impl Huddle {
         `leaseExpiresAt`, for as long as you work on it (every third of the lease is safe). If \
         the lease lapses one of the task's attempts is used up, the task goes back to the queue \
         for another agent (or fails, on its last attempt), and your task_complete is refused. Finish with task_complete, task_fail or \
-        task_release. Answers {\"tasks\": [...], \"lease\": {...}}: `tasks` is empty when \
-        nothing became ready in time; one task unless `max` is given.",
+        task_release. With `project`, you take only tasks whose metadata `project` is that \
+        name or that name no project (with `strictProject`, only that project's). Answers \
+        {\"tasks\": [...], \"lease\": {...}}: `tasks` is empty when nothing became ready in \
+        time; one task unless `max` is given.",
         annotations(
             title = "Claim a task",
             read_only_hint = false,

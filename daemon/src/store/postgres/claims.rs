@@ -2,16 +2,17 @@
 
 use super::super::rules::STATE_COLUMNS;
 use super::super::{Caller, StoreResult};
-use super::rows::append_event;
 use super::rows::load_task;
+use super::rows::{append_event, TASK_PROJECT};
 use super::task_state::{edges_from_row, load, save, save_all, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;
+use crate::hub::ProjectFilter;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
 use huddle_wire::Task;
 use sqlx::{PgPool, Row};
 
-/// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
-/// is empty, the caller's name or the caller's role: picked, updated and read back with their
+/// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
+/// is empty, the caller's name or the caller's role, and whose project `project` admits: picked, updated and read back with their
 /// edges in one statement, since the team's other writers wait through every round trip. The
 /// statement writes what `TaskState::claim` and `prepare_save` would (in progress, holder,
 /// lease, one version more, updated now); the store contract tests hold both backends to it.
@@ -19,15 +20,23 @@ pub async fn claim(
     tx: &mut Tx,
     caller: &Caller,
     prefixes: &[String],
+    project: Option<&ProjectFilter>,
     lease_ms: u64,
     max: usize,
 ) -> StoreResult<Vec<Task>> {
     let team_id = caller.team_id;
+    // Written into the text only when filtering, so claims without a project never parse
+    // metadata.
+    let in_project = match project {
+        None => String::new(),
+        Some(p) if p.strict => format!("and {TASK_PROJECT} = $7"),
+        Some(_) => format!("and ({TASK_PROJECT} = $7 or {TASK_PROJECT} is null)"),
+    };
     tx.lock_team(team_id).await?;
     tx.touch_agent(team_id, &caller.agent);
     let now = tx.now_ms;
     let max = max.clamp(1, MAX_CLAIM_BATCH as usize);
-    let rows = sqlx::query(&format!(
+    let text = format!(
         // The picked rows are updated where they lie (by `ctid`, stable while this
         // statement holds their locks): no second index lookup, and no join for the planner
         // to misjudge. `limit` is written into the text: with a parameter the planner costs a
@@ -41,20 +50,27 @@ pub async fn claim(
              where team_id = $1 and status = 'pending' and unmet_blockers = 0
                and prefix = any($2)
                and (owner is null or owner = $3 or owner = $4)
+               {in_project}
              order by created_at, number
              limit {max}
              for update skip locked
          ))
          returning {STATE_COLUMNS}, number, {EDGE_COLUMNS}"
-    ))
-    .bind(team_id)
-    .bind(prefixes)
-    .bind(&caller.agent)
-    .bind(caller.role.as_str())
-    .bind(now + lease_ms as i64)
-    .bind(now)
-    .fetch_all(tx.conn())
-    .await?;
+    );
+    // One statement per `max` and filter kind (none, strict, loose): workers claim with a
+    // few of these; a rare one past the cache's room is prepared again, not refused.
+    let query = sqlx::query(&text)
+        .bind(team_id)
+        .bind(prefixes)
+        .bind(&caller.agent)
+        .bind(caller.role.as_str())
+        .bind(now + lease_ms as i64)
+        .bind(now);
+    let query = match project {
+        Some(p) => query.bind(p.name.as_str()),
+        None => query,
+    };
+    let rows = query.fetch_all(tx.conn()).await?;
     let mut claimed = Vec::with_capacity(rows.len());
     for row in &rows {
         let number: i64 = row.try_get("number")?;

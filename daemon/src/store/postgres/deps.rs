@@ -3,6 +3,7 @@
 
 use super::super::rules;
 use super::super::StoreResult;
+use super::rows::TASK_PROJECT;
 use super::tx::Tx;
 use crate::hub::ReadyTask;
 use huddle_wire::TaskStatus;
@@ -132,7 +133,8 @@ pub async fn adjust_dependents_of(
     tasks: &[String],
     deltas: &[i64],
 ) -> StoreResult<Vec<ReadyTask>> {
-    let rows: Vec<(String, Option<String>, bool)> = sqlx::query_as(
+    type Row = (String, Option<String>, bool, Option<String>);
+    let rows: Vec<Row> = sqlx::query_as(&format!(
         "update tasks as t set unmet_blockers = t.unmet_blockers + s.total
          from (select d.task_id, sum(c.delta) as total
                from task_deps d join unnest($2::text[], $3::bigint[]) as c(id, delta)
@@ -140,8 +142,9 @@ pub async fn adjust_dependents_of(
                where d.team_id = $1
                group by d.task_id) as s
          where t.team_id = $1 and t.id = s.task_id
-         returning t.prefix, t.owner, t.status = 'pending' and t.unmet_blockers = 0",
-    )
+         returning t.prefix, t.owner, t.status = 'pending' and t.unmet_blockers = 0,
+                   {TASK_PROJECT}"
+    ))
     .bind(team_id)
     .bind(tasks)
     .bind(deltas)
@@ -149,23 +152,31 @@ pub async fn adjust_dependents_of(
     .await?;
     Ok(rows
         .into_iter()
-        .filter(|(_, _, ready)| *ready)
-        .map(|(prefix, owner, _)| ReadyTask { prefix, owner })
+        .filter(|(_, _, ready, _)| *ready)
+        .map(|(prefix, owner, _, project)| ReadyTask {
+            prefix,
+            owner,
+            project,
+        })
         .collect())
 }
 
 /// Those of `ids` that are ready to claim now (pending, no unmet blocker).
 pub async fn ready_among(tx: &mut Tx, team_id: i64, ids: &[String]) -> StoreResult<Vec<ReadyTask>> {
-    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
-        "select prefix, owner from tasks
-         where team_id = $1 and id = any($2) and status = 'pending' and unmet_blockers = 0",
-    )
+    let rows: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(&format!(
+        "select prefix, owner, {TASK_PROJECT} from tasks
+         where team_id = $1 and id = any($2) and status = 'pending' and unmet_blockers = 0"
+    ))
     .bind(team_id)
     .bind(ids)
     .fetch_all(tx.conn())
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(prefix, owner)| ReadyTask { prefix, owner })
+        .map(|(prefix, owner, project)| ReadyTask {
+            prefix,
+            owner,
+            project,
+        })
         .collect())
 }

@@ -276,6 +276,7 @@ mod tests {
                 .map(|p| ReadyTask {
                     prefix: p.to_string(),
                     owner: None,
+                    project: None,
                 })
                 .collect(),
         }

@@ -8,6 +8,11 @@ use huddle_wire::{Event, Message, Task, TaskStatus};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
+/// A task's project in SQL: its metadata `project` when a string, else null (as
+/// `rules::project::of_metadata` reads it).
+pub const TASK_PROJECT: &str = "(case when jsonb_typeof(metadata::jsonb -> 'project') = 'string'
+    then metadata::jsonb ->> 'project' end)";
+
 /// A status no version of huddle writes is a corrupt row: an error, never read as `pending`.
 pub fn status_of(row: &PgRow, column: &str) -> Result<TaskStatus, sqlx::Error> {
     let text: String = row.try_get(column)?;

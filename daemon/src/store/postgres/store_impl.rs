@@ -1,6 +1,6 @@
 //! `Store` for PostgreSQL: each write is one transaction ([`Tx`]), reads go to the pool.
 
-use super::super::rules::{MemoryChangeKind, MemoryLimits};
+use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
     Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreError,
@@ -157,15 +157,16 @@ impl Store for PostgresStore {
         })
     }
 
-    async fn claim_tasks(
+    async fn claim_project_tasks(
         &self,
         caller: &Caller,
         prefixes: Vec<String>,
+        project: Option<ProjectFilter>,
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>> {
-        batched!(self, caller.team_id, [caller, prefixes], |tx| {
-            claims::claim(tx, &caller, &prefixes, lease_ms, max).await
+        batched!(self, caller.team_id, [caller, prefixes, project], |tx| {
+            claims::claim(tx, &caller, &prefixes, project.as_ref(), lease_ms, max).await
         })
     }
 

@@ -67,6 +67,7 @@ pub async fn create(
             .map(|(t, prefix)| ReadyTask {
                 prefix,
                 owner: t.owner.clone(),
+                project: rules::project::of_metadata(&t.metadata),
             })
             .collect()
     };

@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 /// Ready tasks one announcement names at most; past that it says only "tasks changed" (every
 /// replica wakes all its claimers), which keeps the payload well under PostgreSQL's 8,000 bytes.
 const MAX_READY_ANNOUNCED: usize = 40;
+/// Bytes the ready lines of one announcement may take (project names can be long).
+const MAX_READY_BYTES: usize = 6000;
 
 /// Events that end streams and cached tokens on every replica, whoever watches the log.
 pub const TOKEN_EVENTS: [&str; 2] = ["agent.revoked", "agent.rotated"];
@@ -134,7 +136,8 @@ impl Tx {
             if !announce && s.touched.is_empty() {
                 continue;
             }
-            let overflow = s.ready.len() > MAX_READY_ANNOUNCED;
+            let overflow = s.ready.len() > MAX_READY_ANNOUNCED
+                || s.ready.iter().map(ready_line_len).sum::<usize>() > MAX_READY_BYTES;
             let payload = Announcement {
                 team_id,
                 msgs: (s.msg_start + 1, s.msg),
@@ -187,6 +190,12 @@ impl Tx {
     }
 }
 
+/// The bytes a ready task takes in an announcement.
+fn ready_line_len(t: &ReadyTask) -> usize {
+    let owner = t.owner.as_deref().map_or(1, str::len);
+    t.prefix.len() + owner + t.project.as_deref().map_or(0, |p| p.len() * 3 + 1) + 2
+}
+
 /// What one committed transaction added to a team: message and event sequence ranges
 /// (`first > last` when none), the tasks it left ready, or, when there were too many to name
 /// (or after a lost connection), only that tasks may have become claimable.
@@ -202,8 +211,10 @@ pub struct Announcement {
 }
 
 impl Announcement {
-    /// `team mf ml ef el tc kc`, then one line per ready task: `PREFIX owner` (`-` for none).
-    /// Prefixes and names never hold spaces or newlines, nor can a name be `-`.
+    /// `team mf ml ef el tc kc`, then one line per ready task: `PREFIX owner` (`-` for none),
+    /// then ` project` when it names one. Prefixes and names never hold spaces or newlines,
+    /// nor can a name be `-`; a project holds no control characters (checked on write; one
+    /// stored before that check has them replaced).
     pub fn encode(&self) -> String {
         let mut out = format!(
             "{} {} {} {} {} {} {}",
@@ -220,6 +231,14 @@ impl Announcement {
             out.push_str(&t.prefix);
             out.push(' ');
             out.push_str(t.owner.as_deref().unwrap_or("-"));
+            if let Some(project) = &t.project {
+                out.push(' ');
+                out.extend(
+                    project
+                        .chars()
+                        .map(|c| if c.is_control() { '\u{fffd}' } else { c }),
+                );
+            }
         }
         out
     }
@@ -233,10 +252,15 @@ impl Announcement {
             .collect::<Option<_>>()?;
         let ready = lines
             .map(|line| {
-                let (prefix, owner) = line.split_once(' ')?;
+                let (prefix, rest) = line.split_once(' ')?;
+                let (owner, project) = match rest.split_once(' ') {
+                    Some((owner, project)) => (owner, Some(project.to_string())),
+                    None => (rest, None),
+                };
                 Some(ReadyTask {
                     prefix: prefix.to_string(),
                     owner: (owner != "-").then(|| owner.to_string()),
+                    project,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -283,10 +307,12 @@ mod tests {
                 ReadyTask {
                     prefix: "TEST".into(),
                     owner: None,
+                    project: Some("github.com/org/my calc".into()),
                 },
                 ReadyTask {
                     prefix: "QARUN".into(),
                     owner: Some("exec-1".into()),
+                    project: None,
                 },
             ],
             ..a

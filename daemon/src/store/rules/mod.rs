@@ -2,14 +2,12 @@
 //! who may act on a claim, what a lease expiry does, and the errors that say so. Backends only
 //! load and save rows; a rule changed here changes for SQLite and PostgreSQL at once.
 //! A task's transitions are in `task_state`, blocker edges and the cycle search in `blockers`,
-//! the bus's rules in `messages`, message search's words in `search`, shared memory's in `memory`, input checks in `validate`.
 
 mod blockers;
 mod lists;
 mod memory;
 mod memory_patch;
 mod messages;
-mod search;
 mod task_state;
 pub mod validate;
 
@@ -21,7 +19,6 @@ pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
 pub use messages::{
     at_message, check_ack, is_group_recipient, new_message, unknown_recipient, validate_post,
 };
-pub use search::{fts5_query, search_words, tsquery};
 pub use task_state::{
     check_hand_transition, ensure_holder, failure, is_closed, is_ready, lease_expiry,
     status_clears_claim, TaskEdges, TaskState, STATE_COLUMNS,
@@ -99,6 +96,7 @@ pub fn validate_new_task(
     if let Some(m) = &t.metadata {
         validate::object(&at("metadata"), m)?;
         validate::depth(&at("metadata"), m, limits.max_json_depth)?;
+        project::check_metadata(&at("metadata"), m)?;
     }
     if t.blocked_by.len() > limits.max_blocked_by {
         return Err(StoreError::invalid(
@@ -261,6 +259,7 @@ pub fn apply_patch_fields(
     if let Some(m) = patch.metadata.take() {
         validate::object("metadata", &m)?;
         validate::depth("metadata", &m, limits.max_json_depth)?;
+        project::check_metadata("metadata", &m)?;
         let mut merged = parse_json(&task.metadata);
         json_patch::merge(&mut merged, &m);
         task.metadata = merged.to_string();

@@ -3,18 +3,21 @@
 use super::super::rules::{TaskState, STATE_COLUMNS};
 use super::super::{Caller, StoreError, StoreResult};
 use super::empty_claims::Exhausted;
-use super::rows::{load_state, load_task, state_from_row, touch_agent};
+use super::rows::{load_state, load_task, state_from_row, touch_agent, TASK_PROJECT};
 use super::task_state::save;
 use super::writer::WriteCtx;
+use crate::hub::ProjectFilter;
 use huddle_wire::Task;
 use rusqlite::params;
 
-/// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes` and whose owner
-/// is empty, the caller's name or the caller's role. Atomic because the single writer runs it.
+/// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
+/// is empty, the caller's name or the caller's role, and whose project `project` admits.
+/// Atomic because the single writer runs it.
 pub fn claim(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
     prefixes: &[String],
+    project: Option<&ProjectFilter>,
     lease_ms: u64,
     max: usize,
 ) -> StoreResult<Vec<Task>> {
@@ -30,6 +33,7 @@ pub fn claim(
              where team_id = ?1 and status = 'pending' and unmet_blockers = 0
                and prefix in (select value from json_each(?2))
                and (owner is null or owner = ?3 or owner = ?4)
+               and (?6 is null or {TASK_PROJECT} = ?6 or (?7 and {TASK_PROJECT} is null))
              order by created_at, number
              limit ?5 + 1"
         ))?
@@ -39,7 +43,9 @@ pub fn claim(
                 prefixes_json,
                 caller.agent,
                 caller.role.as_str(),
-                max as i64
+                max as i64,
+                project.map(|p| &p.name),
+                project.is_some_and(|p| !p.strict),
             ],
             |r| state_from_row(team_id, r),
         )?
@@ -51,6 +57,7 @@ pub fn claim(
             prefixes: prefixes.to_vec(),
             agent: caller.agent.clone(),
             role: caller.role.as_str().to_string(),
+            project: project.cloned(),
             touched_at: ctx.touched_at(team_id, &caller.agent).unwrap_or(0),
         };
         ctx.exhausted(team_id, proof);

@@ -1,7 +1,8 @@
 //! Dependency edges: adding and removing blockers, cycle detection, and the unmet-blocker
 //! counter that keeps the claim a single indexed query.
 
-use super::super::{rules, StoreResult};
+use super::super::{rules, StoreError, StoreResult};
+use super::rows::TASK_PROJECT;
 use crate::hub::ReadyTask;
 use huddle_wire::TaskStatus;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -127,17 +128,18 @@ pub fn adjust_dependents(
     delta: i64,
 ) -> StoreResult<Vec<ReadyTask>> {
     let mut ready = Vec::new();
-    let mut stmt = conn.prepare_cached(
+    let mut stmt = conn.prepare_cached(&format!(
         "update tasks set unmet_blockers = unmet_blockers + ?3
          where team_id = ?1 and id in (select task_id from task_deps where team_id = ?1 and blocker_id = ?2)
-         returning prefix, owner, status = 'pending' and unmet_blockers = 0",
-    )?;
+         returning prefix, owner, status = 'pending' and unmet_blockers = 0, {TASK_PROJECT}"
+    ))?;
     let mut rows = stmt.query(params![team_id, task, delta])?;
     while let Some(r) = rows.next()? {
         if r.get::<_, bool>(2)? {
             ready.push(ReadyTask {
                 prefix: r.get(0)?,
                 owner: r.get(1)?,
+                project: r.get(3)?,
             });
         }
     }
@@ -147,14 +149,15 @@ pub fn adjust_dependents(
 /// The task as a claimer would see it if it is ready to claim now (pending, no unmet blocker).
 pub fn ready_task(conn: &Connection, team_id: i64, id: &str) -> StoreResult<Option<ReadyTask>> {
     Ok(conn
-        .prepare_cached(
-            "select prefix, owner from tasks
-             where team_id = ?1 and id = ?2 and status = 'pending' and unmet_blockers = 0",
-        )?
+        .prepare_cached(&format!(
+            "select prefix, owner, {TASK_PROJECT} from tasks
+             where team_id = ?1 and id = ?2 and status = 'pending' and unmet_blockers = 0"
+        ))?
         .query_row(params![team_id, id], |r| {
             Ok(ReadyTask {
                 prefix: r.get(0)?,
                 owner: r.get(1)?,
+                project: r.get(2)?,
             })
         })
         .optional()?)

@@ -10,6 +10,11 @@ use std::sync::Arc;
 pub use super::super::rules::{fmt_time, parse_json};
 use super::super::rules::{TaskEdges, TaskState, STATE_COLUMNS};
 
+/// A task's project in SQL: its metadata `project` when a string, else null (as
+/// `rules::project::of_metadata` reads it).
+pub const TASK_PROJECT: &str = "(case when json_type(metadata, '$.project') = 'text'
+    then json_extract(metadata, '$.project') end)";
+
 /// The task status in column `index`. A value no version of huddle writes is a corrupt row:
 /// an error, never silently read as `pending` (which would hand the task out again).
 pub fn status_at(row: &Row<'_>, index: usize) -> rusqlite::Result<TaskStatus> {

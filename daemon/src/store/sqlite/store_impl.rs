@@ -1,6 +1,6 @@
 //! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
 
-use super::super::rules::{MemoryChangeKind, MemoryLimits};
+use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
     Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreResult,
@@ -143,27 +143,31 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn claim_tasks(
+    async fn claim_project_tasks(
         &self,
         caller: &Caller,
         prefixes: Vec<String>,
+        project: Option<ProjectFilter>,
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>> {
         let writer = self.writer()?;
         let now_ms = chrono::Utc::now().timestamp_millis();
         let (team_id, agent, role) = (caller.team_id, &caller.agent, caller.role.as_str());
-        if self
-            .empty_claims
-            .known_empty(team_id, &prefixes, agent, role, now_ms)
-        {
+        if self.empty_claims.known_empty(
+            team_id,
+            &prefixes,
+            project.as_ref(),
+            (agent, role),
+            now_ms,
+        ) {
             crate::metrics::claim_known_empty();
             return Ok(Vec::new());
         }
         let caller = caller.clone();
         writer
             .write_team(caller.team_id, move |ctx| {
-                claims::claim(ctx, &caller, &prefixes, lease_ms, max)
+                claims::claim(ctx, &caller, &prefixes, project.as_ref(), lease_ms, max)
             })
             .await
     }
