@@ -2,12 +2,17 @@
 //! who may act on a claim, what a lease expiry does, and the errors that say so. Backends only
 //! load and save rows; a rule changed here changes for SQLite and PostgreSQL at once.
 //! A task's transitions are in `task_state`, blocker edges and the cycle search in `blockers`,
+//! the bus's rules in `messages`, message search's words in `search`, shared memory's in
+//! `memory`, input checks in `validate`, which tasks a claim filtered by project may take in
+//! `project`.
 
 mod blockers;
 mod lists;
 mod memory;
 mod memory_patch;
 mod messages;
+pub mod project;
+mod search;
 mod task_state;
 pub mod validate;
 
@@ -19,6 +24,8 @@ pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
 pub use messages::{
     at_message, check_ack, is_group_recipient, new_message, unknown_recipient, validate_post,
 };
+pub use project::ProjectFilter;
+pub use search::{fts5_query, search_words, tsquery};
 pub use task_state::{
     check_hand_transition, ensure_holder, failure, is_closed, is_ready, lease_expiry,
     status_clears_claim, TaskEdges, TaskState, STATE_COLUMNS,
