@@ -1,7 +1,7 @@
 //! Dependency edges: adding and removing blockers, cycle detection, and the unmet-blocker
 //! counter that keeps the claim a single indexed query.
 
-use super::super::{rules, StoreError, StoreResult};
+use super::super::{rules, StoreResult};
 use super::rows::TASK_PROJECT;
 use crate::hub::ReadyTask;
 use huddle_wire::TaskStatus;
