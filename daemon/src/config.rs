@@ -87,6 +87,9 @@ pub struct StorageSettings {
     pub synchronous: Synchronous,
     pub read_connections: usize,
     pub max_batch: usize,
+    /// Apply missing migrations at start-up. `false` (`huddled --no-migrate`): only check,
+    /// and refuse a schema older than this release (run `huddled migrate` first).
+    pub migrate: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -249,6 +252,7 @@ impl Default for StorageSettings {
             synchronous: Synchronous::Full,
             read_connections: 4,
             max_batch: 512,
+            migrate: true,
         }
     }
 }

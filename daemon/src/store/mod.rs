@@ -13,13 +13,14 @@ mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod rules;
+pub mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod test_history;
 mod types;
 
 pub use error::StoreError;
-pub use open::{open, Backend};
+pub use open::{backup, migrate, open, Backend};
 pub use types::*;
 
 use async_trait::async_trait;

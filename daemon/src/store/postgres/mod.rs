@@ -18,6 +18,7 @@ mod listener;
 mod memory;
 mod messages;
 mod rows;
+mod schema;
 mod store_impl;
 mod task_create;
 mod task_state;
@@ -54,6 +55,8 @@ pub struct PostgresOptions {
     pub memory_history_limit: usize,
     pub history: crate::config::HistorySettings,
     pub limits: LimitSettings,
+    /// Apply missing migrations (false: only check, refusing an older schema).
+    pub migrate: bool,
 }
 
 pub struct PostgresStore {
@@ -68,30 +71,11 @@ pub struct PostgresStore {
 
 impl PostgresStore {
     /// Connects, applies `migrations/postgres/` (once, whichever replica comes first: sqlx
-    /// takes an advisory lock), and starts this replica's listener.
+    /// takes an advisory lock) or only checks them (`migrate = false`), and starts this
+    /// replica's listener.
     pub async fn open(options: PostgresOptions, hub: Arc<Hub>) -> StoreResult<Self> {
-        let connect = PgConnectOptions::from_str(&options.url)
-            .map_err(|e| {
-                StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
-            })?
-            // A write waiting for its team's lock is normal under load, not a slow query.
-            .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10))
-            // Room for every statement prepared per connection: ~50, plus one claim per
-            // `max` (at most MAX_CLAIM_BATCH, see `claims::claim`), so none is re-prepared.
-            .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize);
-        let pool = PgPoolOptions::new()
-            .max_connections(options.pool_size)
-            // Writes of one team queue on its lock: a long queue is slow, not unavailable.
-            .acquire_timeout(Duration::from_secs(30))
-            .connect_with(connect)
-            .await
-            .map_err(|e| {
-                StoreError::Unavailable(format!("connecting to {}: {e}", redact(&options.url)))
-            })?;
-        sqlx::migrate!("../migrations/postgres")
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError::Unavailable(format!("migrating the database: {e}")))?;
+        let pool = connect(&options).await?;
+        super::schema::log(&schema::prepare(&pool, options.migrate).await?);
         let stop = CancellationToken::new();
         let task = listener::start(&pool, hub, stop.clone()).await?;
         Ok(PostgresStore {
@@ -103,6 +87,35 @@ impl PostgresStore {
             listener: tokio::sync::Mutex::new(Some(task)),
         })
     }
+
+    /// `huddled migrate`: applies the missing migrations and disconnects.
+    pub async fn migrate(options: PostgresOptions) -> StoreResult<super::schema::SchemaState> {
+        let pool = connect(&options).await?;
+        let state = schema::prepare(&pool, true).await;
+        pool.close().await;
+        state
+    }
+}
+
+async fn connect(options: &PostgresOptions) -> StoreResult<PgPool> {
+    let connect = PgConnectOptions::from_str(&options.url)
+        .map_err(|e| {
+            StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
+        })?
+        // A write waiting for its team's lock is normal under load, not a slow query.
+        .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10))
+        // Room for every statement prepared per connection: ~50, plus one claim per
+        // `max` (at most MAX_CLAIM_BATCH, see `claims::claim`), so none is re-prepared.
+        .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize);
+    PgPoolOptions::new()
+        .max_connections(options.pool_size)
+        // Writes of one team queue on its lock: a long queue is slow, not unavailable.
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_with(connect)
+        .await
+        .map_err(|e| {
+            StoreError::Unavailable(format!("connecting to {}: {e}", redact(&options.url)))
+        })
 }
 
 /// The URL without its password, for logs and errors.
