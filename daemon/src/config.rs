@@ -84,6 +84,11 @@ pub struct StorageSettings {
     pub database_url: String,
     /// PostgreSQL connections per daemon (besides its one LISTEN connection).
     pub pool_size: u32,
+    /// PostgreSQL: the longest wait for a pooled connection before a request is answered 503.
+    pub acquire_timeout_ms: u64,
+    /// PostgreSQL: the health probe's timeout (and `/readyz`'s); a database that does not
+    /// answer within it counts as unreachable and requests are answered 503 at once.
+    pub health_timeout_ms: u64,
     pub synchronous: Synchronous,
     pub read_connections: usize,
     pub max_batch: usize,
@@ -249,6 +254,8 @@ impl Default for StorageSettings {
             backend: Backend::Sqlite,
             database_url: String::new(),
             pool_size: 16,
+            acquire_timeout_ms: 5_000,
+            health_timeout_ms: 1_000,
             synchronous: Synchronous::Full,
             read_connections: 4,
             max_batch: 512,

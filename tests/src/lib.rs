@@ -7,6 +7,7 @@ pub mod clients;
 pub mod http;
 pub mod llm;
 pub mod pg;
+pub mod pg_server;
 pub mod process;
 pub mod proxy;
 pub mod python;

@@ -54,6 +54,17 @@ impl HuddledProcess {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> Result<HuddledProcess, String> {
+        Self::start_watching(data_dir, args, env, |_| {})
+    }
+
+    /// Like [`HuddledProcess::start_args`], calling `on_line` with each log line written
+    /// before it listens (to act on what start-up says, such as waiting for a database).
+    pub fn start_watching(
+        data_dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        mut on_line: impl FnMut(&str),
+    ) -> Result<HuddledProcess, String> {
         let mut cmd = Command::new(huddled_binary()?);
         cmd.args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
@@ -71,6 +82,7 @@ impl HuddledProcess {
         let url = loop {
             match lines.next() {
                 Some(Ok(line)) => {
+                    on_line(&line);
                     log.push_str(&line);
                     log.push('\n');
                     if let Some(rest) = line.split("http://").nth(1) {

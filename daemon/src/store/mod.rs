@@ -195,6 +195,11 @@ pub trait Store: Send + Sync + 'static {
     // --- health ---
     /// Checks the database answers (for `/readyz`).
     async fn ping(&self) -> StoreResult<()>;
+    /// Whether the database is reachable now and when that changes, for a backend that can
+    /// lose its database (PostgreSQL): requests are answered 503 at once while it is not.
+    fn reachability(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        None
+    }
     /// Flushes and closes; later calls fail with `Unavailable`.
     async fn close(&self);
     /// Where the data lives, for the start-up line (a file path, or a database URL without

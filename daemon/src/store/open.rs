@@ -11,6 +11,8 @@ use crate::config::Settings;
 use crate::hub::Hub;
 use std::path::Path;
 use std::sync::Arc;
+#[cfg(feature = "postgres")]
+use std::time::Duration;
 
 pub use crate::config::Backend;
 
@@ -105,6 +107,9 @@ fn postgres_options(settings: &Settings) -> StoreResult<PostgresOptions> {
         history: settings.history.clone(),
         limits: settings.limits.clone(),
         migrate: settings.storage.migrate,
+        acquire_timeout: Duration::from_millis(settings.storage.acquire_timeout_ms.max(1)),
+        health_timeout: Duration::from_millis(settings.storage.health_timeout_ms.max(1)),
+        outage_lease_grace_ms: settings.tasks.default_lease_ms as i64,
     })
 }
 

@@ -14,6 +14,7 @@ mod batcher;
 mod claims;
 mod completions;
 mod deps;
+mod health;
 mod listener;
 mod memory;
 mod messages;
@@ -57,6 +58,13 @@ pub struct PostgresOptions {
     pub limits: LimitSettings,
     /// Apply missing migrations (false: only check, refusing an older schema).
     pub migrate: bool,
+    /// Longest wait for a pooled connection before a request is answered 503.
+    pub acquire_timeout: Duration,
+    /// The health probe's timeout (and `/readyz`'s): past it the database counts as unreachable.
+    pub health_timeout: Duration,
+    /// Leases live when the database became unreachable last at least this long after it
+    /// returns (`[tasks] default_lease_ms`).
+    pub outage_lease_grace_ms: i64,
 }
 
 pub struct PostgresStore {
@@ -64,9 +72,11 @@ pub struct PostgresStore {
     batcher: Arc<Batcher>,
     analyzer: Arc<Analyzer>,
     options: PostgresOptions,
-    /// Ends the listener task on close.
+    /// Ends the listener and the health probe on close.
     stop: CancellationToken,
     listener: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    health: Arc<health::Health>,
+    probe: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl PostgresStore {
@@ -74,10 +84,18 @@ impl PostgresStore {
     /// takes an advisory lock) or only checks them (`migrate = false`), and starts this
     /// replica's listener.
     pub async fn open(options: PostgresOptions, hub: Arc<Hub>) -> StoreResult<Self> {
-        let pool = connect(&options).await?;
+        let pool = connect_until_reachable(&options).await?;
         super::schema::log(&schema::prepare(&pool, options.migrate).await?);
         let stop = CancellationToken::new();
         let task = listener::start(&pool, hub, stop.clone()).await?;
+        let (health, probe) = health::start(
+            health::ProbeOptions {
+                connect: connect_options(&options)?,
+                timeout: options.health_timeout,
+                lease_grace_ms: options.outage_lease_grace_ms,
+            },
+            stop.clone(),
+        );
         Ok(PostgresStore {
             batcher: Batcher::new(pool.clone(), options.max_batch),
             analyzer: Analyzer::new(pool.clone()),
@@ -85,20 +103,22 @@ impl PostgresStore {
             options,
             stop,
             listener: tokio::sync::Mutex::new(Some(task)),
+            health,
+            probe: tokio::sync::Mutex::new(Some(probe)),
         })
     }
 
     /// `huddled migrate`: applies the missing migrations and disconnects.
     pub async fn migrate(options: PostgresOptions) -> StoreResult<super::schema::SchemaState> {
-        let pool = connect(&options).await?;
+        let pool = connect_until_reachable(&options).await?;
         let state = schema::prepare(&pool, true).await;
         pool.close().await;
         state
     }
 }
 
-async fn connect(options: &PostgresOptions) -> StoreResult<PgPool> {
-    let connect = PgConnectOptions::from_str(&options.url)
+fn connect_options(options: &PostgresOptions) -> StoreResult<PgConnectOptions> {
+    Ok(PgConnectOptions::from_str(&options.url)
         .map_err(|e| {
             StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
         })?
@@ -106,16 +126,60 @@ async fn connect(options: &PostgresOptions) -> StoreResult<PgPool> {
         .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10))
         // Room for every statement prepared per connection: ~50, plus one claim per
         // `max` (at most MAX_CLAIM_BATCH, see `claims::claim`), so none is re-prepared.
-        .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize);
-    PgPoolOptions::new()
-        .max_connections(options.pool_size)
-        // Writes of one team queue on its lock: a long queue is slow, not unavailable.
-        .acquire_timeout(Duration::from_secs(30))
-        .connect_with(connect)
-        .await
-        .map_err(|e| {
-            StoreError::Unavailable(format!("connecting to {}: {e}", redact(&options.url)))
-        })
+        .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize))
+}
+
+/// A replica started while the database is unreachable waits for it (saying so) rather than
+/// exit; a refusal (a wrong password, no such database) fails at once.
+async fn connect_until_reachable(options: &PostgresOptions) -> StoreResult<PgPool> {
+    let mut attempt = 0u32;
+    loop {
+        let e = match PgPoolOptions::new()
+            .max_connections(options.pool_size)
+            // Short: while the database is unreachable a request is answered 503, not held.
+            .acquire_timeout(options.acquire_timeout)
+            .connect_with(connect_options(options)?)
+            .await
+        {
+            Ok(pool) => return Ok(pool),
+            Err(e) => e,
+        };
+        if !matches!(reachable(&e), Reachable::No) {
+            return Err(StoreError::Unavailable(format!(
+                "connecting to {}: {e}",
+                redact(&options.url)
+            )));
+        }
+        attempt += 1;
+        tracing::warn!(
+            attempt,
+            "the database at {} is unreachable ({e}); retrying until it answers",
+            redact(&options.url)
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Whether an error says the database cannot be reached (worth waiting for) or refused us.
+enum Reachable {
+    No,
+    Refused,
+}
+
+fn reachable(e: &sqlx::Error) -> Reachable {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => Reachable::No,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            // 08 connection, 57P03 starting up.
+            if code.starts_with("08") || code == "57P03" {
+                Reachable::No
+            } else {
+                Reachable::Refused
+            }
+        }
+        _ => Reachable::Refused,
+    }
 }
 
 /// The URL without its password, for logs and errors.

@@ -217,6 +217,8 @@ impl Store for PostgresStore {
     }
 
     async fn expire_leases(&self) -> StoreResult<usize> {
+        // Not while cut off: leases are renewed first when the database returns (`health`).
+        self.health.serving()?;
         let now = chrono::Utc::now().timestamp_millis();
         let mut moved = 0;
         // One transaction per team: a team's lock is held only for its own leases.
@@ -368,16 +370,19 @@ impl Store for PostgresStore {
     }
 
     async fn ping(&self) -> StoreResult<()> {
-        if self.pool.is_closed() {
-            return Err(StoreError::Unavailable("the store is closed".into()));
-        }
-        sqlx::query("select 1").execute(&self.pool).await?;
-        Ok(())
+        super::health::ping(&self.pool, &self.health).await
+    }
+
+    fn reachability(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        Some(self.health.watch())
     }
 
     async fn close(&self) {
         self.stop.cancel();
         if let Some(task) = self.listener.lock().await.take() {
+            let _ = task.await;
+        }
+        if let Some(task) = self.probe.lock().await.take() {
             let _ = task.await;
         }
         self.pool.close().await;
