@@ -6,6 +6,7 @@ use super::rows::append_event;
 use super::rows::load_task;
 use super::task_state::{edges_from_row, load, save, save_all, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;
+use super::DB_NOW_MS;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
 use huddle_wire::Task;
 use sqlx::{PgPool, Row};
@@ -25,7 +26,7 @@ pub async fn claim(
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
     tx.touch_agent(team_id, &caller.agent);
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let max = max.clamp(1, MAX_CLAIM_BATCH as usize);
     let rows = sqlx::query(&format!(
         // The picked rows are updated where they lie (by `ctid`, stable while this
@@ -76,7 +77,7 @@ pub async fn claim(
 pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
     let mut task = load(tx, caller.team_id, id).await?;
-    task.heartbeat(caller, tx.now_ms, lease_ms)?;
+    task.heartbeat(caller, tx.now_ms(), lease_ms)?;
     tx.touch_agent(caller.team_id, &caller.agent);
     sqlx::query(
         "update tasks set lease_expires_at = $3, version = $4, updated_at = $5
@@ -116,12 +117,13 @@ pub async fn release(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<Task
     save(tx, task, "task.released").await
 }
 
-/// The teams that have expired leases now, for [`expire_team_leases`].
-pub async fn teams_with_expired_leases(pool: &PgPool, now_ms: i64) -> StoreResult<Vec<i64>> {
-    Ok(sqlx::query_scalar(
-        "select distinct team_id from tasks where status = 'in_progress' and lease_expires_at <= $1",
-    )
-    .bind(now_ms)
+/// The teams that have expired leases now (by the database's clock, like every lease), for
+/// [`expire_team_leases`].
+pub async fn teams_with_expired_leases(pool: &PgPool) -> StoreResult<Vec<i64>> {
+    Ok(sqlx::query_scalar(&format!(
+        "select distinct team_id from tasks
+         where status = 'in_progress' and lease_expires_at <= {DB_NOW_MS}"
+    ))
     .fetch_all(pool)
     .await?)
 }
@@ -136,7 +138,7 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64) -> StoreResult<usize>
          order by lease_expires_at limit 10000"
     ))
     .bind(team_id)
-    .bind(tx.now_ms)
+    .bind(tx.now_ms())
     .fetch_all(tx.conn())
     .await?;
     let mut expired = rows

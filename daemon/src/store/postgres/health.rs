@@ -7,6 +7,7 @@
 //! heartbeat through the outage — and only then does the replica serve and sweep again.
 
 use super::super::{StoreError, StoreResult};
+use super::DB_NOW_MS;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};
 use std::sync::Arc;
@@ -16,9 +17,6 @@ use tokio_util::sync::CancellationToken;
 
 /// How often the probe asks the database.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
-
-/// The database's time in milliseconds since the epoch (the one clock every replica shares).
-pub const DB_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
 pub struct Health {
     up: watch::Sender<bool>,

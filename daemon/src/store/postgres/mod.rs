@@ -44,6 +44,10 @@ use tokio_util::sync::CancellationToken;
 /// The NOTIFY channel every replica listens on.
 pub const CHANNEL: &str = "huddle_changes";
 
+/// The database's time in milliseconds since the epoch: the one clock every replica shares for
+/// leases, expiry and timestamps (a replica's own clock may be off by any amount).
+pub(crate) const DB_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
 /// How to reach the database and the limits the store applies.
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {

@@ -219,10 +219,9 @@ impl Store for PostgresStore {
     async fn expire_leases(&self) -> StoreResult<usize> {
         // Not while cut off: leases are renewed first when the database returns (`health`).
         self.health.serving()?;
-        let now = chrono::Utc::now().timestamp_millis();
         let mut moved = 0;
         // One transaction per team: a team's lock is held only for its own leases.
-        for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
+        for team_id in claims::teams_with_expired_leases(&self.pool).await? {
             let count: StoreResult<usize> =
                 in_tx!(self, |tx| claims::expire_team_leases(&mut tx, team_id)
                     .await?);
