@@ -49,6 +49,7 @@ pub struct Settings {
     pub limits: LimitSettings,
     pub metrics: MetricsSettings,
     pub log: LogSettings,
+    pub retention: RetentionSettings,
     /// The code-developer model, read by workers (`huddle worker --config`), not the daemon;
     /// accepted here so one file can configure both.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
@@ -142,6 +143,38 @@ impl Default for HistorySettings {
 pub struct StreamSettings {
     pub keepalive_secs: u64,
     pub buffer: usize,
+}
+
+/// `[retention]`: what is deleted in the background, and how fast. `0` keeps everything of
+/// that kind (the default). Counts are per team.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionSettings {
+    /// How often a round runs, in milliseconds.
+    pub every_ms: u64,
+    /// The most rows of one kind (per team on PostgreSQL) one write deletes.
+    pub batch: usize,
+    pub finished_tasks_max_age_hours: u64,
+    pub messages_max_age_hours: u64,
+    pub messages_per_team: u64,
+    pub events_max_age_hours: u64,
+    pub events_per_team: u64,
+    pub test_runs_max_age_hours: u64,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        RetentionSettings {
+            every_ms: 60_000,
+            batch: 500,
+            finished_tasks_max_age_hours: 0,
+            messages_max_age_hours: 0,
+            messages_per_team: 0,
+            events_max_age_hours: 0,
+            events_per_team: 0,
+            test_runs_max_age_hours: 0,
+        }
+    }
 }
 
 /// `[metrics]`: where Prometheus scrapes `/metrics`.

@@ -10,6 +10,7 @@
 //! - [`hub`]: in-process fan-out after commit: SSE streams, long-polling claims and inboxes.
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
+//! - [`retention`]: the sweeper that deletes what `[retention]` no longer keeps.
 //! - [`metrics`]: what `/metrics` reports, measured where it happens.
 //!
 //! [`run`] is the testable entry point: give it settings, a bound listener and a shutdown
@@ -27,6 +28,7 @@ pub mod identity;
 pub mod leases;
 pub mod metrics;
 pub mod presence;
+pub mod retention;
 pub mod store;
 
 use config::Settings;
@@ -170,6 +172,11 @@ pub async fn serve(
         state.settings.tasks.lease_sweep_ms,
         state.shutdown.clone(),
     ));
+    let pruner = tokio::spawn(retention::sweep(
+        state.store.clone(),
+        state.settings.retention.clone(),
+        state.shutdown.clone(),
+    ));
     let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
     let presence = tokio::spawn(presence::flush(
         state.presence.clone(),
@@ -186,6 +193,7 @@ pub async fn serve(
     .await;
     state.shutdown.cancel();
     let _ = sweeper.await;
+    let _ = pruner.await;
     let _ = upkeep.await;
     if let Some(server) = metrics_server {
         let _ = server.await;

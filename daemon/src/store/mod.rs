@@ -12,6 +12,7 @@ mod error;
 mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod retention;
 pub mod rules;
 pub mod schema;
 #[cfg(feature = "sqlite")]
@@ -121,6 +122,8 @@ pub trait Store: Send + Sync + 'static {
     async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()>;
     /// Returns expired leases to `pending` (or `failed` past `maxAttempts`); how many moved.
     async fn expire_leases(&self) -> StoreResult<usize>;
+    /// Deletes what `policy` no longer keeps, at most `policy.batch` rows of each kind.
+    async fn prune(&self, policy: &retention::RetentionPolicy) -> StoreResult<retention::Pruned>;
     /// How many tasks each team has in each status it has (for `/metrics`, at every scrape:
     /// one grouped query, never a walk over the tasks).
     async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>>;

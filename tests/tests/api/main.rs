@@ -7,6 +7,7 @@ mod history;
 mod memory;
 mod messages;
 mod presence;
+mod retention;
 mod stream_lag;
 mod streams;
 mod tasks;

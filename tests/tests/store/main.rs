@@ -13,4 +13,5 @@ mod empty_claims;
 mod failures;
 mod history;
 mod published;
+mod retention;
 mod statistics;

@@ -18,6 +18,7 @@ mod health;
 mod listener;
 mod memory;
 mod messages;
+mod retention;
 mod rows;
 mod schema;
 mod store_impl;

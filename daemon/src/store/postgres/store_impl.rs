@@ -230,6 +230,14 @@ impl Store for PostgresStore {
         Ok(moved)
     }
 
+    async fn prune(
+        &self,
+        policy: &crate::store::retention::RetentionPolicy,
+    ) -> StoreResult<crate::store::retention::Pruned> {
+        self.health.serving()?;
+        super::retention::prune(&self.pool, policy).await
+    }
+
     async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>> {
         let rows: Vec<(String, String, i64)> = sqlx::query_as(
             "select teams.name, tasks.status, count(*) from tasks

@@ -11,6 +11,7 @@ mod memory;
 mod messages;
 mod migrate;
 mod readers;
+mod retention;
 mod rows;
 mod store_impl;
 mod task_state;
