@@ -87,8 +87,9 @@ pub struct StorageSettings {
     pub pool_size: u32,
     /// PostgreSQL: the longest wait for a pooled connection before a request is answered 503.
     pub acquire_timeout_ms: u64,
-    /// PostgreSQL: the health probe's timeout (and `/readyz`'s); a database that does not
-    /// answer within it counts as unreachable and requests are answered 503 at once.
+    /// PostgreSQL: the health probe's timeout (and `/readyz`'s); a database that twice in a
+    /// row does not answer within it (or refuses) counts as unreachable and requests are
+    /// answered 503 at once.
     pub health_timeout_ms: u64,
     pub synchronous: Synchronous,
     pub read_connections: usize,

@@ -87,6 +87,8 @@ async fn probe(health: Arc<Health>, options: ProbeOptions, stop: CancellationTok
     // The database's time at the last answer: leases live then are renewed after an outage.
     let mut last_answer_ms: Option<i64> = None;
     let mut down_since: Option<Instant> = None;
+    // A slow answer alone is load, not an outage: two in a row are (a refusal is at once).
+    let mut slow_answers = 0u32;
     let mut tick = tokio::time::interval(PROBE_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -95,6 +97,14 @@ async fn probe(health: Arc<Health>, options: ProbeOptions, stop: CancellationTok
             _ = tick.tick() => {}
         }
         let answered = ask(&mut conn, &options).await;
+        match &answered {
+            Err(Failure::Slow) if down_since.is_none() && slow_answers == 0 => {
+                slow_answers += 1;
+                tracing::debug!("the database did not answer the health probe in time");
+                continue;
+            }
+            _ => slow_answers = 0,
+        }
         match (answered, down_since) {
             (Ok(now_ms), None) => last_answer_ms = Some(now_ms),
             (Ok(now_ms), Some(since)) => {
@@ -133,20 +143,43 @@ async fn probe(health: Arc<Health>, options: ProbeOptions, stop: CancellationTok
     }
 }
 
+/// Why the probe got no answer.
+enum Failure {
+    /// None within the health timeout.
+    Slow,
+    /// Refused, cut off, or an error.
+    Failed(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Slow => f.write_str("no answer within the health timeout"),
+            Failure::Failed(e) => f.write_str(e),
+        }
+    }
+}
+
 /// One round trip, reconnecting first if needed, within the timeout: the database's time.
-async fn ask(conn: &mut Option<PgConnection>, options: &ProbeOptions) -> Result<i64, String> {
+async fn ask(conn: &mut Option<PgConnection>, options: &ProbeOptions) -> Result<i64, Failure> {
     let asked = tokio::time::timeout(options.timeout, async {
         if conn.is_none() {
-            *conn = Some(options.connect.connect().await.map_err(|e| e.to_string())?);
+            *conn = Some(
+                options
+                    .connect
+                    .connect()
+                    .await
+                    .map_err(|e| Failure::Failed(e.to_string()))?,
+            );
         }
         let c = conn.as_mut().expect("connected above");
         sqlx::query_scalar::<_, i64>(&format!("select {DB_NOW_MS}"))
             .fetch_one(c)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| Failure::Failed(e.to_string()))
     })
     .await;
-    let answered = asked.unwrap_or_else(|_| Err("no answer within the health timeout".into()));
+    let answered = asked.unwrap_or(Err(Failure::Slow));
     if answered.is_err() {
         if let Some(c) = conn.take() {
             let _ = tokio::time::timeout(options.timeout, c.close()).await;
