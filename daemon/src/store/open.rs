@@ -68,9 +68,12 @@ pub async fn backup(settings: &Settings, to: &Path) -> StoreResult<()> {
                 .await
                 .map_err(|e| StoreError::Internal(e.to_string()))?
         }
-        _ => Err(StoreError::Unavailable(
-            "huddled backup copies the SQLite database; back PostgreSQL up with pg_dump".into(),
-        )),
+        _ => {
+            let _ = to;
+            Err(StoreError::Unavailable(
+                "huddled backup copies the SQLite database; back PostgreSQL up with pg_dump".into(),
+            ))
+        }
     }
 }
 
