@@ -133,8 +133,14 @@ async fn a_stopped_database_is_answered_503_at_once_and_served_again_when_it_ret
     // While it is down: 503 with the error shape and Retry-After, well within the timeout.
     let tasks_url = format!("{}/v1/teams/qa/tasks", a.url);
     let body = json!({"id": "TEST-002", "subject": "during the outage"});
+    let asked = std::time::Instant::now();
     let (status, retry_after, reply) =
         timed(reqwest::Method::POST, &tasks_url, &tokens[0], Some(body)).await;
+    // A figure for BENCHMARKS.md (shown with --no-capture), never asserted.
+    eprintln!(
+        "figure: 503 answered {} ms after the stop",
+        asked.elapsed().as_millis()
+    );
     assert_eq!(status, 503, "{reply}");
     assert_eq!(reply["error"]["code"], "store_unavailable", "{reply}");
     assert_eq!(retry_after.as_deref(), Some("1"));
@@ -158,6 +164,7 @@ async fn a_stopped_database_is_answered_503_at_once_and_served_again_when_it_ret
     tokio::task::spawn_blocking(move || resuming.resume())
         .await
         .unwrap();
+    let resumed = std::time::Instant::now();
 
     for node in [&a, &b] {
         let ready = format!("{}/readyz", node.url);
@@ -182,6 +189,10 @@ async fn a_stopped_database_is_answered_503_at_once_and_served_again_when_it_ret
     );
     assert_eq!(reply["claimedBy"], "tester");
     assert_eq!(reply["status"], "in_progress", "{reply}");
+    eprintln!(
+        "figure: /readyz 200 on both replicas and the holder's heartbeat served {} ms after the database accepted connections",
+        resumed.elapsed().as_millis()
+    );
 
     // A post on A reaches the stream on B: B's listener reconnected and caught up.
     let messages = format!("{}/v1/teams/qa/messages", a.url);
@@ -191,6 +202,10 @@ async fn a_stopped_database_is_answered_503_at_once_and_served_again_when_it_ret
     let after = tokio::time::timeout(Duration::from_secs(60), on_b.take(1))
         .await
         .expect("B's stream got the post made on A after the outage");
+    eprintln!(
+        "figure: a post on A after the outage reached B's stream {} ms after the database accepted connections",
+        resumed.elapsed().as_millis()
+    );
     assert_eq!(after[0].2["summary"], "after");
     // And writes on both replicas work again.
     let (status, reply) = once_served(
