@@ -83,7 +83,8 @@ pub struct StorageSettings {
     /// `postgres://user:password@host:port/database`; also `HUDDLE_DATABASE_URL`, which
     /// selects the postgres backend by itself.
     pub database_url: String,
-    /// PostgreSQL connections per daemon (besides its one LISTEN connection).
+    /// PostgreSQL connections per daemon, its LISTEN connection among them (the health probe
+    /// opens one more).
     pub pool_size: u32,
     /// PostgreSQL: the longest wait for a pooled connection before a request is answered 503.
     pub acquire_timeout_ms: u64,
