@@ -131,7 +131,10 @@ fn connect_options(options: &PostgresOptions) -> StoreResult<PgConnectOptions> {
         .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10))
         // Room for every statement prepared per connection: ~50, plus one claim per
         // `max` (at most MAX_CLAIM_BATCH, see `claims::claim`), so none is re-prepared.
-        .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize))
+        .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize)
+        // Not sent: pgbouncer refuses unknown startup parameters by default, and huddle reads
+        // no floating-point text.
+        .extra_float_digits(None))
 }
 
 /// A replica started while the database is unreachable waits for it (saying so) rather than
@@ -173,11 +176,16 @@ enum Reachable {
 
 fn reachable(e: &sqlx::Error) -> Reachable {
     match e {
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_) => Reachable::No,
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => Reachable::No,
         sqlx::Error::Database(db) => {
+            // Connection failures (08000, 08001, 08003, 08006), a server shutting down or
+            // starting up (57P01–57P03), no connection slot free (53300). Not a protocol
+            // violation (08P01, such as a parameter a pooler refuses) or a rejected login.
             let code = db.code().unwrap_or_default();
-            // 08 connection, 57P03 starting up.
-            if code.starts_with("08") || code == "57P03" {
+            if matches!(
+                code.as_ref(),
+                "08000" | "08001" | "08003" | "08006" | "57P01" | "57P02" | "57P03" | "53300"
+            ) {
                 Reachable::No
             } else {
                 Reachable::Refused
