@@ -49,6 +49,7 @@ pub struct Settings {
     pub limits: LimitSettings,
     pub metrics: MetricsSettings,
     pub log: LogSettings,
+    pub retention: RetentionSettings,
     /// The code-developer model, read by workers (`huddle worker --config`), not the daemon;
     /// accepted here so one file can configure both.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
@@ -82,11 +83,21 @@ pub struct StorageSettings {
     /// `postgres://user:password@host:port/database`; also `HUDDLE_DATABASE_URL`, which
     /// selects the postgres backend by itself.
     pub database_url: String,
-    /// PostgreSQL connections per daemon (besides its one LISTEN connection).
+    /// PostgreSQL connections per daemon, its LISTEN connection among them (the health probe
+    /// opens one more).
     pub pool_size: u32,
+    /// PostgreSQL: the longest wait for a pooled connection before a request is answered 503.
+    pub acquire_timeout_ms: u64,
+    /// PostgreSQL: the health probe's timeout (and `/readyz`'s); a database that twice in a
+    /// row does not answer within it (or refuses) counts as unreachable and requests are
+    /// answered 503 at once.
+    pub health_timeout_ms: u64,
     pub synchronous: Synchronous,
     pub read_connections: usize,
     pub max_batch: usize,
+    /// Apply missing migrations at start-up. `false` (`huddled --no-migrate`): only check,
+    /// and refuse a schema older than this release (run `huddled migrate` first).
+    pub migrate: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -134,6 +145,38 @@ impl Default for HistorySettings {
 pub struct StreamSettings {
     pub keepalive_secs: u64,
     pub buffer: usize,
+}
+
+/// `[retention]`: what is deleted in the background, and how fast. `0` keeps everything of
+/// that kind (the default). Counts are per team.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionSettings {
+    /// How often a round runs, in milliseconds.
+    pub every_ms: u64,
+    /// The most rows of one kind (per team on PostgreSQL) one write deletes.
+    pub batch: usize,
+    pub finished_tasks_max_age_hours: u64,
+    pub messages_max_age_hours: u64,
+    pub messages_per_team: u64,
+    pub events_max_age_hours: u64,
+    pub events_per_team: u64,
+    pub test_runs_max_age_hours: u64,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        RetentionSettings {
+            every_ms: 60_000,
+            batch: 500,
+            finished_tasks_max_age_hours: 0,
+            messages_max_age_hours: 0,
+            messages_per_team: 0,
+            events_max_age_hours: 0,
+            events_per_team: 0,
+            test_runs_max_age_hours: 0,
+        }
+    }
 }
 
 /// `[metrics]`: where Prometheus scrapes `/metrics`.
@@ -264,9 +307,12 @@ impl Default for StorageSettings {
             backend: Backend::Sqlite,
             database_url: String::new(),
             pool_size: 16,
+            acquire_timeout_ms: 5_000,
+            health_timeout_ms: 1_000,
             synchronous: Synchronous::Full,
             read_connections: 4,
             max_batch: 512,
+            migrate: true,
         }
     }
 }

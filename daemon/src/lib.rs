@@ -10,6 +10,7 @@
 //! - [`hub`]: in-process fan-out after commit: SSE streams, long-polling claims and inboxes.
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
+//! - [`retention`]: the sweeper that deletes what `[retention]` no longer keeps.
 //! - [`metrics`]: what `/metrics` reports, measured where it happens.
 //! - [`open_files`]: the open-file limit, raised at start; connection caps kept under it.
 //!
@@ -29,6 +30,7 @@ pub mod leases;
 pub mod metrics;
 pub mod open_files;
 pub mod presence;
+pub mod retention;
 pub mod store;
 
 use config::Settings;
@@ -184,6 +186,11 @@ pub async fn serve(
         state.settings.tasks.lease_sweep_ms,
         state.shutdown.clone(),
     ));
+    let pruner = tokio::spawn(retention::sweep(
+        state.store.clone(),
+        state.settings.retention.clone(),
+        state.shutdown.clone(),
+    ));
     let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
     let presence = tokio::spawn(presence::flush(
         state.presence.clone(),
@@ -200,6 +207,7 @@ pub async fn serve(
     .await;
     state.shutdown.cancel();
     let _ = sweeper.await;
+    let _ = pruner.await;
     let _ = upkeep.await;
     if let Some(server) = metrics_server {
         let _ = server.await;

@@ -1,6 +1,6 @@
 //! `huddled`: parse flags, load settings, log, and serve until SIGINT/SIGTERM.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use huddle_daemon::config::{LogFormat, Settings};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,11 +16,30 @@ struct Flags {
     #[arg(long)]
     listen: Option<String>,
     /// Directory for the database and the admin token [env: HUDDLE_DATA_DIR] [default: ./huddle-data]
-    #[arg(long)]
+    #[arg(long, global = true)]
     data_dir: Option<PathBuf>,
     /// Config file (see config/huddle.toml for every setting)
-    #[arg(long, env = "HUDDLE_CONFIG")]
+    #[arg(long, env = "HUDDLE_CONFIG", global = true)]
     config: Option<PathBuf>,
+    /// Do not apply migrations; refuse to start on a schema older than this release
+    /// (replicas during a rolling upgrade; see `huddled migrate`) [config: storage.migrate]
+    #[arg(long)]
+    no_migrate: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Without a command, `huddled` serves.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply the database's missing migrations and exit (once per upgrade, before the replicas).
+    Migrate,
+    /// Copy the SQLite database to a new file, consistently, while the daemon runs.
+    Backup {
+        /// The file to write (must not exist); restore by making it the data directory's huddle.db.
+        #[arg(long)]
+        to: PathBuf,
+    },
 }
 
 /// See the workspace manifest: the writer thread frees what request tasks allocated and back.
@@ -44,6 +63,14 @@ async fn main() -> ExitCode {
     if let Some(dir) = flags.data_dir {
         settings.server.data_dir = dir;
     }
+    if flags.no_migrate {
+        settings.storage.migrate = false;
+    }
+    match flags.command {
+        Some(Command::Migrate) => return migrate(&settings).await,
+        Some(Command::Backup { to }) => return backup(&settings, &to).await,
+        None => {}
+    }
     let listener = match tokio::net::TcpListener::bind(&settings.server.listen).await {
         Ok(l) => l,
         Err(e) => {
@@ -55,6 +82,36 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("huddled: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn migrate(settings: &Settings) -> ExitCode {
+    match huddle_daemon::store::migrate(settings).await {
+        Ok(state) => {
+            huddle_daemon::store::schema::log(&state);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("huddled migrate: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn backup(settings: &Settings, to: &std::path::Path) -> ExitCode {
+    match huddle_daemon::store::backup(settings, to).await {
+        Ok(()) => {
+            tracing::info!(
+                "backed up {} to {}",
+                settings.database_path().display(),
+                to.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("huddled backup: {e}");
             ExitCode::FAILURE
         }
     }

@@ -7,6 +7,8 @@ pub mod clients;
 pub mod http;
 pub mod llm;
 pub mod pg;
+pub mod pg_server;
+pub mod pgbouncer;
 pub mod process;
 pub mod proxy;
 pub mod python;

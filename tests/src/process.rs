@@ -17,6 +17,23 @@ pub fn huddled_binary() -> Result<PathBuf, String> {
         .ok_or_else(|| format!("huddled is not built beside {}: run `cargo build --bin huddled` (scripts/test does)", exe.display()))
 }
 
+/// Runs `huddled ARGS` to completion (a one-shot command such as `migrate` or `backup`, or a
+/// start expected to fail) with `env`; returns its exit status and its log (stderr).
+pub fn run_huddled(args: &[&str], env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
+    let mut cmd = Command::new(huddled_binary().unwrap_or_else(|e| panic!("{e}")));
+    cmd.args(args)
+        .env("HUDDLE_LOG", "warn,huddle_daemon=info")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running huddled");
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub struct HuddledProcess {
     child: Child,
     pub url: String,
@@ -27,9 +44,31 @@ impl HuddledProcess {
     /// Starts `huddled --listen 127.0.0.1:0 --data-dir DIR` with `env`, and waits for its
     /// "listening" line to learn the address.
     pub fn start(data_dir: &Path, env: &[(&str, &str)]) -> Result<HuddledProcess, String> {
+        Self::start_args(data_dir, &[], env)
+    }
+
+    /// Like [`HuddledProcess::start`], with more flags (such as `--no-migrate`). A daemon that
+    /// exits instead returns its log as the error.
+    pub fn start_args(
+        data_dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<HuddledProcess, String> {
+        Self::start_watching(data_dir, args, env, |_| {})
+    }
+
+    /// Like [`HuddledProcess::start_args`], calling `on_line` with each log line written
+    /// before it listens (to act on what start-up says, such as waiting for a database).
+    pub fn start_watching(
+        data_dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        mut on_line: impl FnMut(&str),
+    ) -> Result<HuddledProcess, String> {
         let mut cmd = Command::new(huddled_binary()?);
         cmd.args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
+            .args(args)
             .env("HUDDLE_LOG", "warn,huddle_daemon=info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -39,9 +78,13 @@ impl HuddledProcess {
         let mut child = cmd.spawn().map_err(|e| format!("starting huddled: {e}"))?;
         let stderr = child.stderr.take().ok_or("no stderr")?;
         let mut lines = BufReader::new(stderr).lines();
+        let mut log = String::new();
         let url = loop {
             match lines.next() {
                 Some(Ok(line)) => {
+                    on_line(&line);
+                    log.push_str(&line);
+                    log.push('\n');
                     if let Some(rest) = line.split("http://").nth(1) {
                         break format!(
                             "http://{}",
@@ -49,7 +92,7 @@ impl HuddledProcess {
                         );
                     }
                 }
-                _ => return Err("huddled exited before listening".into()),
+                _ => return Err(format!("huddled exited before listening:\n{log}")),
             }
         };
         // Keep draining the log so the daemon never blocks on a full pipe; with

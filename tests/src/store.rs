@@ -46,6 +46,7 @@ pub async fn sqlite_with(hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
                 max_projects: 3,
             },
             limits: huddle_daemon::config::LimitSettings::default(),
+            migrate: true,
         },
         hub,
     )
@@ -73,6 +74,10 @@ pub async fn postgres_on(url: &str, hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
                 max_projects: 3,
             },
             limits: huddle_daemon::config::LimitSettings::default(),
+            migrate: true,
+            acquire_timeout: std::time::Duration::from_secs(5),
+            health_timeout: std::time::Duration::from_secs(1),
+            outage_lease_grace_ms: 30_000,
         },
         hub,
     )

@@ -46,7 +46,8 @@ pub const RATE_LIMITED: &str = "rate_limited";
 pub const TOO_MANY_STREAMS: &str = "too_many_streams";
 /// 500: a bug; the details are in the daemon's log only.
 pub const INTERNAL: &str = "internal";
-/// 503: the database cannot answer or take writes now (disk full, read-only).
+/// 503 with `Retry-After`: the database cannot answer or take writes now (unreachable, disk
+/// full, read-only).
 pub const STORE_UNAVAILABLE: &str = "store_unavailable";
 /// 431: the request head (request line and headers) is larger than the daemon accepts.
 pub const HEAD_TOO_LARGE: &str = "head_too_large";

@@ -13,7 +13,7 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub details: Value,
-    /// Seconds for a `Retry-After` header (429).
+    /// Seconds for a `Retry-After` header (429, 503).
     pub retry_after: Option<u64>,
 }
 
@@ -101,8 +101,9 @@ impl From<StoreError> for ApiError {
                 ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     codes::STORE_UNAVAILABLE,
-                    "the store cannot take this request right now (disk full, read-only or shutting down); retry later",
+                    "the store cannot take this request right now (unreachable, disk full, read-only or shutting down); retry later",
                 )
+                .with_retry_after(1)
             }
             StoreError::Internal(detail) => {
                 tracing::error!(%detail, "internal store error");

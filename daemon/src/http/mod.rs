@@ -17,6 +17,7 @@ pub(crate) mod message_search;
 mod messages;
 pub mod openapi;
 mod openapi_types;
+mod outage;
 pub mod routes;
 pub mod scrape;
 pub mod serve;
@@ -104,6 +105,10 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            outage::fail_fast,
+        ))
         // Per route, so the matched template (not the raw path) labels the request.
         .layer(axum::middleware::from_fn(crate::metrics::track))
         .layer(PropagateRequestIdLayer::x_request_id())

@@ -157,8 +157,10 @@ pub struct TooManyRequests(pub ErrorBody);
 #[derive(ToResponse)]
 pub struct Internal(pub ErrorBody);
 
-/// The store cannot take the request now (disk full, read-only or shutting down); retry later.
+/// The store cannot take the request now (the database is unreachable, disk full, read-only or
+/// shutting down); retry after `Retry-After` seconds.
 #[derive(ToResponse)]
+#[response(headers(("Retry-After" = u64, description = "Seconds to wait")))]
 pub struct Unavailable(pub ErrorBody);
 
 /// Declares a set of error statuses for `responses(…)`: handlers name the set, and the document

@@ -12,14 +12,16 @@ mod error;
 mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod retention;
 pub mod rules;
+pub mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod test_history;
 mod types;
 
 pub use error::StoreError;
-pub use open::{open, Backend};
+pub use open::{backup, migrate, open, Backend};
 pub use types::*;
 
 use async_trait::async_trait;
@@ -132,6 +134,8 @@ pub trait Store: Send + Sync + 'static {
     async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()>;
     /// Returns expired leases to `pending` (or `failed` past `maxAttempts`); how many moved.
     async fn expire_leases(&self) -> StoreResult<usize>;
+    /// Deletes what `policy` no longer keeps, at most `policy.batch` rows of each kind.
+    async fn prune(&self, policy: &retention::RetentionPolicy) -> StoreResult<retention::Pruned>;
     /// How many tasks each team has in each status it has (for `/metrics`, at every scrape:
     /// one grouped query, never a walk over the tasks).
     async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>>;
@@ -220,6 +224,12 @@ pub trait Store: Send + Sync + 'static {
     /// though reads still answer (for `/readyz`). Backends that cannot tell say yes.
     async fn writable(&self) -> StoreResult<()> {
         Ok(())
+    }
+
+    /// Whether the database is reachable now and when that changes, for a backend that can
+    /// lose its database (PostgreSQL): requests are answered 503 at once while it is not.
+    fn reachability(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        None
     }
     /// Flushes and closes; later calls fail with `Unavailable`.
     async fn close(&self);

@@ -1,13 +1,18 @@
-//! Opens the configured backend behind the one `Store` trait.
+//! Opens the configured backend behind the one `Store` trait, and the one-shot operator
+//! commands on it (`huddled migrate`, `huddled backup`).
 
 #[cfg(feature = "postgres")]
 use super::postgres::{PostgresOptions, PostgresStore};
+use super::schema::SchemaState;
 #[cfg(feature = "sqlite")]
 use super::sqlite::{SqliteOptions, SqliteStore};
 use super::{Store, StoreError, StoreResult};
 use crate::config::Settings;
 use crate::hub::Hub;
+use std::path::Path;
 use std::sync::Arc;
+#[cfg(feature = "postgres")]
+use std::time::Duration;
 
 pub use crate::config::Backend;
 
@@ -17,17 +22,7 @@ pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Sto
     match settings.storage.backend {
         #[cfg(feature = "sqlite")]
         Backend::Sqlite => {
-            let options = SqliteOptions {
-                path: settings.database_path(),
-                synchronous: settings.storage.synchronous,
-                read_connections: settings.storage.read_connections,
-                max_batch: settings.storage.max_batch,
-                default_max_attempts: settings.tasks.default_max_attempts,
-                memory_max_bytes: settings.memory.max_bytes,
-                memory_history_limit: settings.memory.history_limit,
-                history: settings.history.clone(),
-                limits: settings.limits.clone(),
-            };
+            let options = sqlite_options(settings);
             // Opening runs migrations and starts the writer thread: blocking work.
             let store = tokio::task::spawn_blocking(move || SqliteStore::open(options, hub))
                 .await
@@ -36,32 +31,95 @@ pub async fn open(settings: &Settings, hub: Arc<Hub>) -> StoreResult<Arc<dyn Sto
         }
         #[cfg(feature = "postgres")]
         Backend::Postgres => {
-            if settings.storage.database_url.trim().is_empty() {
-                return Err(StoreError::Unavailable(
-                    "[storage] backend = \"postgres\" needs a database_url (or HUDDLE_DATABASE_URL)"
-                        .into(),
-                ));
-            }
-            let store = PostgresStore::open(
-                PostgresOptions {
-                    url: settings.storage.database_url.clone(),
-                    pool_size: settings.storage.pool_size.max(2),
-                    max_batch: settings.storage.max_batch,
-                    default_max_attempts: settings.tasks.default_max_attempts,
-                    memory_max_bytes: settings.memory.max_bytes,
-                    memory_history_limit: settings.memory.history_limit,
-                    history: settings.history.clone(),
-                    limits: settings.limits.clone(),
-                },
-                hub,
-            )
-            .await?;
+            let store = PostgresStore::open(postgres_options(settings)?, hub).await?;
             Ok(Arc::new(store))
         }
         #[allow(unreachable_patterns)]
-        backend => Err(StoreError::Unavailable(format!(
-            "this huddled was built without the {name} backend (cargo feature `{name}`)",
-            name = backend.name()
-        ))),
+        backend => Err(without(backend)),
     }
+}
+
+/// `huddled migrate`: applies the missing migrations of the configured store and returns
+/// what the schema is now.
+pub async fn migrate(settings: &Settings) -> StoreResult<SchemaState> {
+    match settings.storage.backend {
+        #[cfg(feature = "sqlite")]
+        Backend::Sqlite => {
+            let path = settings.database_path();
+            tokio::task::spawn_blocking(move || SqliteStore::migrate(&path))
+                .await
+                .map_err(|e| StoreError::Internal(e.to_string()))?
+        }
+        #[cfg(feature = "postgres")]
+        Backend::Postgres => PostgresStore::migrate(postgres_options(settings)?).await,
+        #[allow(unreachable_patterns)]
+        backend => Err(without(backend)),
+    }
+}
+
+/// `huddled backup --to FILE`: a consistent copy of the SQLite database, safe while a daemon
+/// serves it. PostgreSQL has its own tools (`pg_dump`).
+pub async fn backup(settings: &Settings, to: &Path) -> StoreResult<()> {
+    match settings.storage.backend {
+        #[cfg(feature = "sqlite")]
+        Backend::Sqlite => {
+            let (from, to) = (settings.database_path(), to.to_path_buf());
+            tokio::task::spawn_blocking(move || super::sqlite::backup(&from, &to))
+                .await
+                .map_err(|e| StoreError::Internal(e.to_string()))?
+        }
+        _ => {
+            let _ = to;
+            Err(StoreError::Unavailable(
+                "huddled backup copies the SQLite database; back PostgreSQL up with pg_dump".into(),
+            ))
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+fn sqlite_options(settings: &Settings) -> SqliteOptions {
+    SqliteOptions {
+        path: settings.database_path(),
+        synchronous: settings.storage.synchronous,
+        read_connections: settings.storage.read_connections,
+        max_batch: settings.storage.max_batch,
+        default_max_attempts: settings.tasks.default_max_attempts,
+        memory_max_bytes: settings.memory.max_bytes,
+        memory_history_limit: settings.memory.history_limit,
+        history: settings.history.clone(),
+        limits: settings.limits.clone(),
+        migrate: settings.storage.migrate,
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn postgres_options(settings: &Settings) -> StoreResult<PostgresOptions> {
+    if settings.storage.database_url.trim().is_empty() {
+        return Err(StoreError::Unavailable(
+            "[storage] backend = \"postgres\" needs a database_url (or HUDDLE_DATABASE_URL)".into(),
+        ));
+    }
+    Ok(PostgresOptions {
+        url: settings.storage.database_url.clone(),
+        pool_size: settings.storage.pool_size.max(2),
+        max_batch: settings.storage.max_batch,
+        default_max_attempts: settings.tasks.default_max_attempts,
+        memory_max_bytes: settings.memory.max_bytes,
+        memory_history_limit: settings.memory.history_limit,
+        history: settings.history.clone(),
+        limits: settings.limits.clone(),
+        migrate: settings.storage.migrate,
+        acquire_timeout: Duration::from_millis(settings.storage.acquire_timeout_ms.max(1)),
+        health_timeout: Duration::from_millis(settings.storage.health_timeout_ms.max(1)),
+        outage_lease_grace_ms: settings.tasks.default_lease_ms as i64,
+    })
+}
+
+#[allow(dead_code)]
+fn without(backend: Backend) -> StoreError {
+    StoreError::Unavailable(format!(
+        "this huddled was built without the {name} backend (cargo feature `{name}`)",
+        name = backend.name()
+    ))
 }

@@ -8,6 +8,7 @@ mod memory;
 mod messages;
 mod presence;
 mod project_claims;
+mod retention;
 mod search;
 mod stream_lag;
 mod streams;

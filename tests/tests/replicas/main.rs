@@ -2,6 +2,9 @@
 //! one is claimed on another, streams on one see every replica's posts in order, and a replica
 //! killed with SIGKILL loses no acknowledged write while the others reclaim its leases.
 
+mod clock;
+mod pgbouncer;
+
 use huddle_tests::process::HuddledProcess;
 use huddle_tests::sse::SseReader;
 use huddle_tests::Api;

@@ -3,6 +3,7 @@
 //! One test binary per area; a module per concern.
 
 mod claims;
+mod failover;
 mod messages;
 mod retries;
 mod streams;

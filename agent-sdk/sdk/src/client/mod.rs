@@ -9,6 +9,11 @@
 //! Streams ([`Client::stream_messages`], [`Client::stream_events`]) reconnect by themselves
 //! with `Last-Event-ID`, so they neither lose nor repeat an item across daemon restarts.
 //!
+//! Several daemons (replicas of one PostgreSQL database) can be given as one comma-separated
+//! URL (`http://a:7700,http://b:7700`, also in `HUDDLE_URL`): a call that cannot connect to
+//! one is sent to the next at once (it never reached a daemon, so any call may be sent again),
+//! and the client keeps using the one that answered.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -64,6 +69,7 @@ pub use retry::{Backoff, RetryPolicy};
 pub use stream::Subscription;
 
 use reqwest::Url;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,7 +85,9 @@ pub struct Client {
 /// What every clone shares.
 struct Inner {
     http: reqwest::Client,
-    base: Url,
+    /// The daemons, in the order given; calls go to `bases[current]`.
+    bases: Vec<Url>,
+    current: AtomicUsize,
     token: Option<String>,
     retry: RetryPolicy,
     /// Per-call timeout; long polls add their wait on top, streams use an idle timeout instead.
@@ -89,7 +97,7 @@ struct Inner {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("url", &self.inner.base.as_str())
+            .field("url", &self.base_url().as_str())
             .field("team", &self.team)
             .finish_non_exhaustive()
     }
@@ -127,7 +135,8 @@ impl Client {
         Client {
             inner: Arc::new(Inner {
                 http: self.inner.http.clone(),
-                base: self.inner.base.clone(),
+                bases: self.inner.bases.clone(),
+                current: AtomicUsize::new(self.inner.current.load(Ordering::Relaxed)),
                 token: Some(token.to_string()),
                 retry: self.inner.retry,
                 timeout: self.inner.timeout,
@@ -141,9 +150,50 @@ impl Client {
         self.team.as_deref()
     }
 
-    /// The daemon's base URL.
+    /// The base URL of the daemon calls go to now (the first given, or the one that answered
+    /// after a failover).
     pub fn base_url(&self) -> &Url {
-        &self.inner.base
+        &self.inner.bases[self.inner.current.load(Ordering::Relaxed) % self.inner.bases.len()]
+    }
+
+    /// Every daemon URL given, in order.
+    pub fn base_urls(&self) -> &[Url] {
+        &self.inner.bases
+    }
+
+    /// Moves to the next daemon after `failed` (the base a call could not connect to), unless
+    /// another call already moved on. Returns whether there is another daemon at all.
+    pub(crate) fn fail_over(&self, failed: &Url) -> bool {
+        let n = self.inner.bases.len();
+        if n < 2 {
+            return false;
+        }
+        let at = self.inner.current.load(Ordering::Relaxed) % n;
+        if &self.inner.bases[at] == failed {
+            let next = (at + 1) % n;
+            let _ =
+                self.inner
+                    .current
+                    .compare_exchange(at, next, Ordering::Relaxed, Ordering::Relaxed);
+            tracing::warn!(
+                "cannot connect to {}; using {}",
+                failed.as_str().trim_end_matches('/'),
+                self.inner.bases[next].as_str().trim_end_matches('/')
+            );
+        }
+        true
+    }
+
+    /// `url` (made with the first base, as every call's URL is) on the daemon in use now.
+    pub(crate) fn on_current(&self, url: &Url) -> Url {
+        let (first, now) = (&self.inner.bases[0], self.base_url());
+        if first == now {
+            return url.clone();
+        }
+        match url.as_str().strip_prefix(first.as_str()) {
+            Some(rest) => now.join(rest).unwrap_or_else(|_| url.clone()),
+            None => url.clone(),
+        }
     }
 
     pub(crate) fn http(&self) -> &reqwest::Client {
@@ -162,9 +212,10 @@ impl Client {
         self.inner.timeout
     }
 
-    /// `base` + the given path segments, each percent-encoded.
+    /// The first base + the given path segments, each percent-encoded ([`Client::on_current`]
+    /// moves it to the daemon in use when the call is sent).
     pub(crate) fn url(&self, segments: &[&str]) -> Url {
-        let mut url = self.inner.base.clone();
+        let mut url = self.inner.bases[0].clone();
         if let Ok(mut path) = url.path_segments_mut() {
             path.pop_if_empty().extend(segments);
         }
@@ -222,15 +273,17 @@ impl ClientBuilder {
         self
     }
 
-    /// Checks the URL and builds the client.
+    /// Checks the URL (or comma-separated URLs) and builds the client.
     pub fn build(self) -> Result<Client, Error> {
-        let base = Url::parse(self.url.trim())
-            .map_err(|e| Error::Config(format!("invalid daemon URL {:?}: {e}", self.url)))?;
-        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
-            return Err(Error::Config(format!(
-                "invalid daemon URL {:?}: expected http://host:port or https://host:port",
-                self.url
-            )));
+        let bases = self
+            .url
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(parse_base)
+            .collect::<Result<Vec<Url>, Error>>()?;
+        if bases.is_empty() {
+            return Err(Error::Config("no daemon URL given".into()));
         }
         let http = reqwest::Client::builder()
             .connect_timeout(self.connect_timeout)
@@ -239,7 +292,8 @@ impl ClientBuilder {
         Ok(Client {
             inner: Arc::new(Inner {
                 http,
-                base,
+                bases,
+                current: AtomicUsize::new(0),
                 token: self.token.filter(|t| !t.is_empty()),
                 retry: self.retry,
                 timeout: self.timeout,
@@ -247,4 +301,21 @@ impl ClientBuilder {
             team: self.team.map(Into::into),
         })
     }
+}
+
+/// One daemon URL: http or https, usable as a base. A path is kept, with a trailing slash so
+/// joined paths stay under it.
+fn parse_base(url: &str) -> Result<Url, Error> {
+    let mut base =
+        Url::parse(url).map_err(|e| Error::Config(format!("invalid daemon URL {url:?}: {e}")))?;
+    if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+        return Err(Error::Config(format!(
+            "invalid daemon URL {url:?}: expected http://host:port or https://host:port"
+        )));
+    }
+    if !base.path().ends_with('/') {
+        let path = format!("{}/", base.path());
+        base.set_path(&path);
+    }
+    Ok(base)
 }

@@ -222,23 +222,30 @@ impl Reader {
 /// Opens the stream, resuming after `cursor`. A free function so the `Reader` (which holds a
 /// non-`Sync` stream) is never borrowed across an await.
 async fn connect(client: &Client, url: &Url, cursor: i64) -> Result<Connection, Error> {
+    let base = client.base_url().clone();
     let mut req = client
         .http()
-        .get(url.clone())
+        .get(client.on_current(url))
         .header(reqwest::header::ACCEPT, "text/event-stream")
         .header("last-event-id", cursor.to_string());
     if let Some(token) = client.token() {
         req = req.bearer_auth(token);
     }
     let unreachable = |reason: String| Error::Unreachable {
-        url: client.base_url().as_str().trim_end_matches('/').to_string(),
+        url: client.urls_for_errors(),
         reason,
         attempts: 1,
     };
     let res = tokio::time::timeout(client.timeout(), req.send())
         .await
         .map_err(|_| unreachable("timed out".into()))?
-        .map_err(|e| unreachable(root_cause(&e)))?;
+        .map_err(|e| {
+            // The next reconnect goes to the next daemon, if several were given.
+            if e.is_connect() {
+                client.fail_over(&base);
+            }
+            unreachable(root_cause(&e))
+        })?;
     if !res.status().is_success() {
         return Err(Error::Api(read_error(res).await));
     }

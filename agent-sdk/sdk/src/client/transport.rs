@@ -103,9 +103,12 @@ impl Client {
         };
         let mut backoff = policy.backoff();
         let mut attempt = 0;
+        // Daemons tried in a row after failing to connect, without an attempt counted.
+        let mut failovers = 0;
         loop {
             attempt += 1;
             let last = attempt >= attempts_allowed;
+            let base = self.base_url().clone();
             match self.send_once(&call).await {
                 Ok(res) if res.status().is_success() => return Ok(res),
                 Ok(res) => {
@@ -118,7 +121,18 @@ impl Client {
                     }
                     return Err(Error::Api(read_error(res).await));
                 }
+                // Not sent at all: any call may go to the next daemon, at once.
+                Err(e)
+                    if e.is_connect()
+                        && failovers + 1 < self.base_urls().len()
+                        && self.fail_over(&base) =>
+                {
+                    failovers += 1;
+                    attempt -= 1;
+                    continue;
+                }
                 Err(e) => {
+                    failovers = 0;
                     if !last {
                         let pause = backoff.next_delay();
                         tracing::debug!(call = %call.describe(), error = %root_cause(&e), "retrying after {pause:?}");
@@ -126,7 +140,7 @@ impl Client {
                         continue;
                     }
                     return Err(Error::Unreachable {
-                        url: self.base_url().as_str().trim_end_matches('/').to_string(),
+                        url: self.urls_for_errors(),
                         reason: if e.is_timeout() {
                             "timed out".to_string()
                         } else {
@@ -142,7 +156,7 @@ impl Client {
     async fn send_once(&self, call: &Call) -> Result<Response, reqwest::Error> {
         let mut req = self
             .http()
-            .request(call.method.clone(), call.url.clone())
+            .request(call.method.clone(), self.on_current(&call.url))
             .timeout(self.timeout() + call.extra_timeout);
         if let Some(token) = self.token() {
             req = req.bearer_auth(token);
@@ -166,6 +180,17 @@ impl Client {
         let what = call.describe();
         let res = self.send(call).await?;
         decode(res, &what).await
+    }
+}
+
+impl Client {
+    /// The daemon URLs, comma-separated, for an [`Error::Unreachable`].
+    pub(crate) fn urls_for_errors(&self) -> String {
+        self.base_urls()
+            .iter()
+            .map(|u| u.as_str().trim_end_matches('/'))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 

@@ -5,12 +5,13 @@ use super::super::rules::{self, validate};
 use super::super::{Caller, StoreError, StoreResult};
 use super::rows::append_event;
 use super::tx::Tx;
+use super::DB_NOW_MS;
 use huddle_wire::{Agent, Role, Team};
 use sqlx::{PgPool, Row};
 
 pub async fn create_team(tx: &mut Tx, name: &str) -> StoreResult<Team> {
     validate::name("name", name)?;
-    let now = tx.now_ms;
+    let now = tx.read_clock().await?;
     let inserted = sqlx::query(
         "insert into teams (name, created_at) values ($1, $2) on conflict (name) do nothing",
     )
@@ -60,7 +61,7 @@ pub async fn create_agent(
             .fetch_one(tx.conn())
             .await?;
     rules::check_agent_count(agents as usize, max_agents)?;
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let inserted = sqlx::query(
         "insert into agents (team_id, name, role, token_hash, created_at) values ($1, $2, $3, $4, $5)
          on conflict (team_id, name) do nothing",
@@ -130,7 +131,7 @@ pub async fn set_token(
             .fetch_optional(tx.conn())
             .await?
             .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
-    let change = rules::token_change(token_hash, tx.now_ms);
+    let change = rules::token_change(token_hash, tx.now_ms());
     sqlx::query(
         "update agents set token_hash = $3, revoked_at = $4 where team_id = $1 and name = $2",
     )
@@ -146,19 +147,22 @@ pub async fn set_token(
 }
 
 /// Moves each agent's `lastSeenAt` forward to the time given (never back), in one statement.
+/// The times are this replica's; they are stored on the database's clock, as how long ago
+/// each agent was seen.
 pub async fn record_presence(pool: &PgPool, seen: &[(i64, String, i64)]) -> StoreResult<()> {
+    let here_now = chrono::Utc::now().timestamp_millis();
     let teams: Vec<i64> = seen.iter().map(|s| s.0).collect();
     let names: Vec<&str> = seen.iter().map(|s| s.1.as_str()).collect();
-    let times: Vec<i64> = seen.iter().map(|s| s.2).collect();
-    sqlx::query(
-        "update agents a set last_seen_at = v.at
-         from unnest($1::bigint[], $2::text[], $3::bigint[]) as v(team_id, name, at)
+    let ages: Vec<i64> = seen.iter().map(|s| (here_now - s.2).max(0)).collect();
+    sqlx::query(&format!(
+        "update agents a set last_seen_at = {DB_NOW_MS} - v.age
+         from unnest($1::bigint[], $2::text[], $3::bigint[]) as v(team_id, name, age)
          where a.team_id = v.team_id and a.name = v.name
-           and (a.last_seen_at is null or a.last_seen_at < v.at)",
-    )
+           and (a.last_seen_at is null or a.last_seen_at < {DB_NOW_MS} - v.age)"
+    ))
     .bind(&teams)
     .bind(&names)
-    .bind(&times)
+    .bind(&ages)
     .execute(pool)
     .await?;
     Ok(())

@@ -34,7 +34,7 @@ pub async fn claim(
     };
     tx.lock_team(team_id).await?;
     tx.touch_agent(team_id, &caller.agent);
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let max = max.clamp(1, MAX_CLAIM_BATCH as usize);
     let text = format!(
         // The picked rows are updated where they lie (by `ctid`, stable while this
@@ -92,7 +92,7 @@ pub async fn claim(
 pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
     let mut task = load(tx, caller.team_id, id).await?;
-    task.heartbeat(caller, tx.now_ms, lease_ms)?;
+    task.heartbeat(caller, tx.now_ms(), lease_ms)?;
     tx.touch_agent(caller.team_id, &caller.agent);
     sqlx::query(
         "update tasks set lease_expires_at = $3, version = $4, updated_at = $5
@@ -132,7 +132,8 @@ pub async fn release(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<Task
     save(tx, task, "task.released").await
 }
 
-/// The teams that have expired leases now, for [`expire_team_leases`].
+/// The teams that have leases expired at `now_ms` (the database's clock, like every lease), for
+/// [`expire_team_leases`].
 pub async fn teams_with_expired_leases(pool: &PgPool, now_ms: i64) -> StoreResult<Vec<i64>> {
     Ok(sqlx::query_scalar(
         "select distinct team_id from tasks where status = 'in_progress' and lease_expires_at <= $1",
@@ -154,7 +155,7 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64, cutoff: i64) -> Store
          order by lease_expires_at limit 10000"
     ))
     .bind(team_id)
-    .bind(cutoff.min(tx.now_ms))
+    .bind(cutoff.min(tx.now_ms()))
     .fetch_all(tx.conn())
     .await?;
     let mut expired = rows

@@ -81,7 +81,7 @@ async fn complete_held(
     items: Vec<(String, Option<serde_json::Value>)>,
 ) -> StoreResult<Vec<Task>> {
     let team_id = caller.team_id;
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let (ids, results): (Vec<String>, Vec<Option<String>>) = items
         .into_iter()
         .map(|(id, result)| (id, result.map(|r| r.to_string())))

@@ -6,9 +6,9 @@
 //! lock), so per team the hub gets every item once, in order. Under load, every notification
 //! already waiting is taken at once and merged per team, so a burst of commits costs one read
 //! per team, not one per commit; the reads run on the listener's own connection, so a busy
-//! pool never holds up delivery. If the LISTEN connection drops,
-//! notifications sent meanwhile are lost: on reconnecting, every known team is read again from
-//! where it was, and every team's claimers are woken.
+//! pool never holds up delivery. If the LISTEN connection drops, notifications sent meanwhile
+//! are lost: it reconnects at once (retrying until the database answers), and after every
+//! reconnect every known team is read again from where it was and every claimer is woken.
 
 use super::super::rules::event_json;
 use super::super::StoreResult;
@@ -58,28 +58,73 @@ pub async fn start(
                         }
                         a
                     });
+                    let mut failed = false;
                     for a in merge_per_team(announced) {
                         if let Err(e) = deliver(&mut listener, &hub, &mut delivered, a).await {
                             tracing::warn!(error = %e, "reading announced changes failed");
+                            failed = true;
+                        }
+                    }
+                    // Read again on a fresh connection, from where each team was delivered.
+                    if failed {
+                        match reconnect(&pool, &hub, &mut delivered, &stop).await {
+                            Some(l) => listener = l,
+                            None => return,
                         }
                     }
                 }
-                // The connection dropped; the next `try_recv` reconnects. Catch up on what the
-                // lost notifications would have said.
-                Ok(None) => {
-                    tracing::warn!("lost the LISTEN connection; catching up");
-                    catch_up(&pool, &hub, &mut delivered).await;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "LISTEN failed; retrying in 1 s");
-                    tokio::select! {
-                        _ = stop.cancelled() => return,
-                        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                // The connection dropped (or failed): reconnect at once, then catch up on what
+                // the notifications lost meanwhile would have said — after every reconnect.
+                Ok(None) | Err(_) => {
+                    tracing::warn!("lost the LISTEN connection; reconnecting");
+                    match reconnect(&pool, &hub, &mut delivered, &stop).await {
+                        Some(l) => listener = l,
+                        None => return,
                     }
                 }
             }
         }
     }))
+}
+
+/// Listens again (retrying until the database answers or `stop`), then catches up; a catch-up
+/// cut short by another loss starts over. `None` on stop.
+async fn reconnect(
+    pool: &PgPool,
+    hub: &Hub,
+    delivered: &mut HashMap<i64, Delivered>,
+    stop: &CancellationToken,
+) -> Option<PgListener> {
+    let mut failures = 0u32;
+    loop {
+        let listening = async {
+            let mut l = PgListener::connect_with(pool).await?;
+            l.listen(CHANNEL).await?;
+            Ok::<_, sqlx::Error>(l)
+        };
+        let attempt = tokio::select! {
+            _ = stop.cancelled() => return None,
+            l = listening => l,
+        };
+        match attempt {
+            Ok(listener) if catch_up(pool, hub, delivered).await => {
+                tracing::info!("listening again; caught up");
+                return Some(listener);
+            }
+            Ok(_) => {}
+            Err(e) if failures == 0 => {
+                tracing::warn!(error = %e, "LISTEN failed; retrying until the database answers")
+            }
+            Err(_) => {}
+        }
+        failures += 1;
+        // The pool's own connect already waits and backs off; this only avoids a hot loop
+        // when the server refuses at once.
+        tokio::select! {
+            _ = stop.cancelled() => return None,
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+    }
 }
 
 /// One announcement per team covering all of `announced` for it, in the order teams first
@@ -225,7 +270,8 @@ where
 }
 
 /// After a lost connection: read every known team from where it was, wake every claimer.
-async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Delivered>) {
+/// False when the database could not be read (the caller tries again).
+async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Delivered>) -> bool {
     let teams: Vec<(i64, i64, i64)> =
         match sqlx::query_as("select id, msg_seq, event_seq from teams")
             .fetch_all(pool)
@@ -234,7 +280,7 @@ async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Deliver
             Ok(t) => t,
             Err(e) => {
                 tracing::warn!(error = %e, "catching up after a lost LISTEN connection failed");
-                return;
+                return false;
             }
         };
     for (team_id, msg, event) in teams {
@@ -255,8 +301,10 @@ async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Deliver
         };
         if let Err(e) = delivered_now {
             tracing::warn!(error = %e, team_id, "catching up a team failed");
+            return false;
         }
     }
+    true
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub async fn change(
     rules::check_version(if_match, current.version)?;
     let (doc, text) = rules::changed_memory(current.doc, kind, &patch, limits)?;
     let version = current.version + 1;
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     sqlx::query("update teams set memory_doc = $2, memory_version = $3 where id = $1")
         .bind(team_id)
         .bind(text)

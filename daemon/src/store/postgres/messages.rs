@@ -39,7 +39,7 @@ pub async fn post(
         }
     }
     let seq = tx.next_msg_seq(team_id);
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let message = rules::new_message(seq, caller, post, now);
     sqlx::query(&format!(
         "insert into messages (team_id, {MESSAGE_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)"

@@ -220,17 +220,29 @@ impl Store for PostgresStore {
     }
 
     async fn expire_leases(&self) -> StoreResult<usize> {
-        let now = chrono::Utc::now().timestamp_millis();
+        // Not while cut off: leases are renewed first when the database returns (`health`).
+        self.health.serving()?;
         let mut moved = 0;
-        // Through each team's write queue, so the heartbeats this replica received before the
-        // sweep are applied before it judges their leases; a team's lock is held only for its
-        // own leases.
+        // Judged as of now by the database's clock, when the sweep starts, and through each
+        // team's write queue, so the heartbeats this replica received before the sweep are
+        // applied before it judges their leases; a team's lock is held only for its own leases.
+        let now: i64 = sqlx::query_scalar(&format!("select {}", super::DB_NOW_MS))
+            .fetch_one(&self.pool)
+            .await?;
         for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
             moved += batched!(self, team_id, [], |tx| {
                 claims::expire_team_leases(tx, team_id, now).await
             })?;
         }
         Ok(moved)
+    }
+
+    async fn prune(
+        &self,
+        policy: &crate::store::retention::RetentionPolicy,
+    ) -> StoreResult<crate::store::retention::Pruned> {
+        self.health.serving()?;
+        super::retention::prune(&self.pool, policy).await
     }
 
     async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>> {
@@ -391,16 +403,19 @@ impl Store for PostgresStore {
     }
 
     async fn ping(&self) -> StoreResult<()> {
-        if self.pool.is_closed() {
-            return Err(StoreError::Unavailable("the store is closed".into()));
-        }
-        sqlx::query("select 1").execute(&self.pool).await?;
-        Ok(())
+        super::health::ping(&self.pool, &self.health).await
+    }
+
+    fn reachability(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        Some(self.health.watch())
     }
 
     async fn close(&self) {
         self.stop.cancel();
         if let Some(task) = self.listener.lock().await.take() {
+            let _ = task.await;
+        }
+        if let Some(task) = self.probe.lock().await.take() {
             let _ = task.await;
         }
         self.pool.close().await;

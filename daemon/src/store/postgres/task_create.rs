@@ -32,7 +32,7 @@ pub async fn create(
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
     let planned = plan_ids(tx, team_id, &tasks, limits).await?;
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let states: Vec<TaskState> = tasks
         .iter()
         .zip(&planned)
@@ -179,7 +179,7 @@ async fn insert_rows(
                    metadata)",
     )
     .bind(team_id)
-    .bind(tx.now_ms)
+    .bind(tx.now_ms())
     .bind(text(&|s| Some(s.id.clone())))
     .bind(planned.iter().map(|p| p.prefix.clone()).collect::<Vec<_>>())
     .bind(planned.iter().map(|p| p.number).collect::<Vec<_>>())

@@ -92,7 +92,7 @@ pub async fn save_all_with_edges(
     let Some(team_id) = states.first().map(|s| s.team_id) else {
         return Ok(Vec::new());
     };
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let mut states = states;
     for s in &mut states {
         s.prepare_save(now);

@@ -38,7 +38,7 @@ pub async fn record(
             return Err(too_many_projects(limits.max_projects));
         }
     }
-    let now = tx.now_ms;
+    let now = tx.now_ms();
     let started = checked.started_ms.unwrap_or(now);
     let c = checked.counts;
     let id: i64 = sqlx::query_scalar(

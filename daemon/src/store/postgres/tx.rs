@@ -6,7 +6,7 @@
 //! statement that also saves the sequences and sends the announcement.
 
 use super::super::StoreResult;
-use super::CHANNEL;
+use super::{CHANNEL, DB_NOW_MS};
 use crate::hub::ReadyTask;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
@@ -16,6 +16,13 @@ use std::collections::BTreeMap;
 const MAX_READY_ANNOUNCED: usize = 40;
 /// Bytes the ready lines of one announcement may take (project names can be long).
 const MAX_READY_BYTES: usize = 6000;
+
+/// Locks a team's row and reads the database's time once the lock is held.
+const LOCK_TEAM: &str = "with locked as materialized (
+         select msg_seq, event_seq from teams where id = $1 for update
+     )
+     select msg_seq, event_seq, (extract(epoch from clock_timestamp()) * 1000)::bigint
+     from locked";
 
 /// Events that end streams and cached tokens on every replica, whoever watches the log.
 pub const TOKEN_EVENTS: [&str; 2] = ["agent.revoked", "agent.rotated"];
@@ -40,8 +47,10 @@ struct TeamSeqs {
 
 pub struct Tx {
     tx: Transaction<'static, Postgres>,
-    /// Milliseconds since the epoch, fixed per transaction.
-    pub now_ms: i64,
+    /// The database's time (milliseconds since the epoch) when the transaction took its first
+    /// team lock (or asked, [`Tx::read_clock`]): one clock for every replica, fixed per
+    /// transaction, and never earlier than a previous write of the team committed.
+    now_ms: Option<i64>,
     teams: BTreeMap<i64, TeamSeqs>,
 }
 
@@ -49,7 +58,7 @@ impl Tx {
     pub async fn begin(pool: &PgPool) -> StoreResult<Tx> {
         Ok(Tx {
             tx: pool.begin().await?,
-            now_ms: chrono::Utc::now().timestamp_millis(),
+            now_ms: None,
             teams: BTreeMap::new(),
         })
     }
@@ -58,17 +67,38 @@ impl Tx {
         &mut self.tx
     }
 
+    /// The transaction's time, from the database (see the field). Every write locks its team
+    /// first, which reads it; a write that locks no team calls [`Tx::read_clock`] first.
+    pub fn now_ms(&self) -> i64 {
+        self.now_ms
+            .expect("the transaction's time is read with its first team lock or read_clock")
+    }
+
+    /// Reads the database's time for a transaction that locks no team.
+    pub async fn read_clock(&mut self) -> StoreResult<i64> {
+        if let Some(now) = self.now_ms {
+            return Ok(now);
+        }
+        let now: i64 = sqlx::query_scalar(&format!("select {DB_NOW_MS}"))
+            .fetch_one(&mut *self.tx)
+            .await?;
+        self.now_ms = Some(now);
+        Ok(now)
+    }
+
     /// Locks the team's row until the commit. Every write to a team takes this lock before
     /// anything else, so writes to one team never deadlock and commit in sequence order.
     pub async fn lock_team(&mut self, team_id: i64) -> StoreResult<()> {
         if self.teams.contains_key(&team_id) {
             return Ok(());
         }
-        let (msg, event): (i64, i64) =
-            sqlx::query_as("select msg_seq, event_seq from teams where id = $1 for update")
-                .bind(team_id)
-                .fetch_one(&mut *self.tx)
-                .await?;
+        // The clock is read after the lock is granted (the materialised CTE locks first), so
+        // a team's writes get non-decreasing times in commit order, whichever replica wrote.
+        let (msg, event, now): (i64, i64, i64) = sqlx::query_as(LOCK_TEAM)
+            .bind(team_id)
+            .fetch_one(&mut *self.tx)
+            .await?;
+        self.now_ms.get_or_insert(now);
         self.teams.insert(
             team_id,
             TeamSeqs {
@@ -129,7 +159,7 @@ impl Tx {
     /// team's new rows, and commits. The notifications are delivered only if the commit
     /// succeeds, in commit order.
     pub async fn commit(mut self) -> StoreResult<()> {
-        let now = self.now_ms;
+        let now = self.now_ms.unwrap_or_default();
         for (team_id, s) in std::mem::take(&mut self.teams) {
             let changed = s.msg != s.msg_start || s.event != s.event_start;
             let announce = changed || !s.ready.is_empty();

@@ -1,7 +1,9 @@
-//! Numbered migrations from `migrations/sqlite/`, applied once each at start-up.
+//! Numbered migrations from `migrations/sqlite/`, applied once each at start-up (or only
+//! checked, with `--no-migrate`), under the policy in `store::schema`.
 
+use super::super::schema::{self, SchemaState, COMPAT_TABLE};
 use super::super::StoreResult;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 const MIGRATIONS: &[(i64, &str)] = &[
     (
@@ -22,22 +24,50 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
 ];
 
-pub fn apply(conn: &mut Connection) -> StoreResult<()> {
+/// Applies this binary's missing migrations when `migrate`, then judges the schema: an older
+/// one is refused, a newer expand-only one is served.
+pub fn apply(conn: &mut Connection, migrate: bool) -> StoreResult<SchemaState> {
     conn.execute_batch("create table if not exists schema_migrations (version integer primary key, applied_at integer not null)")?;
-    let current: i64 = conn.query_row(
-        "select coalesce(max(version), 0) from schema_migrations",
+    if migrate {
+        let applied = applied(conn)?;
+        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| !applied.contains(v)) {
+            let tx = conn.transaction()?;
+            tx.execute_batch(sql)?;
+            tx.execute(
+                "insert into schema_migrations (version, applied_at) values (?1, ?2)",
+                (version, chrono::Utc::now().timestamp_millis()),
+            )?;
+            tx.commit()?;
+            tracing::info!(version, "applied migration");
+        }
+    }
+    let known: Vec<i64> = MIGRATIONS.iter().map(|(v, _)| *v).collect();
+    schema::judge(&applied(conn)?, &known, compatible_from(conn)?)
+}
+
+fn applied(conn: &Connection) -> StoreResult<Vec<i64>> {
+    let mut stmt = conn.prepare("select version from schema_migrations order by version")?;
+    let versions = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<Vec<i64>, _>>()?;
+    Ok(versions)
+}
+
+/// The contract marker a newer release may have written (`store::schema`).
+fn compatible_from(conn: &Connection) -> StoreResult<Option<i64>> {
+    let exists: Option<i64> = conn
+        .query_row(
+            "select 1 from sqlite_master where type = 'table' and name = ?1",
+            [COMPAT_TABLE],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if exists.is_none() {
+        return Ok(None);
+    }
+    Ok(conn.query_row(
+        &format!("select max(compatible_from) from {COMPAT_TABLE}"),
         [],
         |r| r.get(0),
-    )?;
-    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.execute(
-            "insert into schema_migrations (version, applied_at) values (?1, ?2)",
-            (version, chrono::Utc::now().timestamp_millis()),
-        )?;
-        tx.commit()?;
-        tracing::info!(version, "applied migration");
-    }
-    Ok(())
+    )?)
 }

@@ -2,6 +2,7 @@
 //! read-only connections beside it (`readers`). Each area's SQL sits in its own file.
 
 mod agents;
+mod backup;
 mod claims;
 mod deps;
 mod empty_claims;
@@ -12,6 +13,7 @@ mod messages;
 mod migrate;
 mod probe;
 mod readers;
+mod retention;
 mod rows;
 mod search;
 mod store_impl;
@@ -28,6 +30,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use writer::Writer;
 
+pub use backup::backup;
+
 pub use crate::config::Synchronous;
 
 /// How to open the database.
@@ -42,6 +46,8 @@ pub struct SqliteOptions {
     pub memory_history_limit: usize,
     pub history: crate::config::HistorySettings,
     pub limits: crate::config::LimitSettings,
+    /// Apply missing migrations (false: only check, refusing an older schema).
+    pub migrate: bool,
 }
 
 pub struct SqliteStore {
@@ -57,7 +63,7 @@ impl SqliteStore {
     /// Opens (creating if missing) the database, applies migrations and starts the writer.
     pub fn open(options: SqliteOptions, hub: Arc<Hub>) -> StoreResult<Self> {
         let mut conn = open_writer(&options.path, options.synchronous)?;
-        migrate::apply(&mut conn)?;
+        super::schema::log(&migrate::apply(&mut conn, options.migrate)?);
         let readers = Arc::new(Readers::open(
             &options.path,
             options.read_connections.max(1),
@@ -82,6 +88,12 @@ impl SqliteStore {
             empty_claims,
             options,
         })
+    }
+
+    /// `huddled migrate`: applies the missing migrations to the file at `path` and closes it.
+    pub fn migrate(path: &Path) -> StoreResult<super::schema::SchemaState> {
+        let mut conn = open_writer(path, Synchronous::Full)?;
+        migrate::apply(&mut conn, true)
     }
 
     pub fn path(&self) -> &Path {

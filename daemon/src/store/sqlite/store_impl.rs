@@ -245,6 +245,16 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn prune(
+        &self,
+        policy: &crate::store::retention::RetentionPolicy,
+    ) -> StoreResult<crate::store::retention::Pruned> {
+        let policy = policy.clone();
+        self.writer()?
+            .write(move |ctx| super::retention::prune(ctx, &policy))
+            .await
+    }
+
     async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()> {
         self.writer()?
             .write(move |ctx| agents::record_presence(ctx, &seen))

@@ -1,0 +1,154 @@
+//! Retention on PostgreSQL (`store::retention`): one short transaction per team, under the
+//! team's lock (so a task being edited is never deleted under its writer) and on the
+//! database's clock, deleting at most `batch` finished tasks, oldest messages (with their
+//! idempotency keys), oldest events and test runs of that team.
+
+use super::super::retention::{Pruned, RetentionPolicy};
+use super::super::StoreResult;
+use super::tx::Tx;
+use sqlx::PgPool;
+
+const FINISHED: &str = "('completed', 'failed', 'cancelled')";
+
+pub async fn prune(pool: &PgPool, policy: &RetentionPolicy) -> StoreResult<Pruned> {
+    let mut pruned = Pruned::default();
+    let teams: Vec<(i64,)> = sqlx::query_as("select id from teams order by id")
+        .fetch_all(pool)
+        .await?;
+    for (team,) in teams {
+        let mut tx = Tx::begin(pool).await?;
+        tx.lock_team(team).await?;
+        let this = prune_team(&mut tx, team, policy).await?;
+        tx.commit().await?;
+        pruned.tasks += this.tasks;
+        pruned.messages += this.messages;
+        pruned.events += this.events;
+        pruned.test_runs += this.test_runs;
+    }
+    Ok(pruned)
+}
+
+async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreResult<Pruned> {
+    let batch = policy.batch.max(1) as i64;
+    let now = tx.now_ms();
+    let mut pruned = Pruned::default();
+    if let Some(age) = policy.finished_tasks_max_age_ms {
+        pruned.tasks = sqlx::query(&format!(
+            "with victims as (
+                 select t.id from tasks t
+                 where t.team_id = $1 and t.status in {FINISHED} and t.updated_at <= $2
+                   and not exists (
+                     select 1 from task_deps d
+                     join tasks o on o.team_id = d.team_id and o.id = d.task_id
+                     where d.team_id = t.team_id and d.blocker_id = t.id
+                       and o.status not in {FINISHED})
+                 limit $3
+             ),
+             edges as (
+                 delete from task_deps d using victims v
+                 where d.team_id = $1 and (d.task_id = v.id or d.blocker_id = v.id)
+             )
+             delete from tasks t using victims v where t.team_id = $1 and t.id = v.id"
+        ))
+        .bind(team)
+        .bind(now - age)
+        .bind(batch)
+        .execute(tx.conn())
+        .await?
+        .rows_affected();
+    }
+    let (msg_seq, event_seq): (i64, i64) =
+        sqlx::query_as("select msg_seq, event_seq from teams where id = $1")
+            .bind(team)
+            .fetch_one(tx.conn())
+            .await?;
+    let upto = cutoff(
+        tx,
+        "messages",
+        team,
+        policy.messages_max_age_ms.map(|a| now - a),
+        policy.messages_per_team.map(|keep| msg_seq - keep as i64),
+        batch,
+    )
+    .await?;
+    if let Some(upto) = upto {
+        sqlx::query("delete from idempotency_keys where team_id = $1 and seq <= $2")
+            .bind(team)
+            .bind(upto)
+            .execute(tx.conn())
+            .await?;
+        pruned.messages = sqlx::query("delete from messages where team_id = $1 and seq <= $2")
+            .bind(team)
+            .bind(upto)
+            .execute(tx.conn())
+            .await?
+            .rows_affected();
+    }
+    let upto = cutoff(
+        tx,
+        "events",
+        team,
+        policy.events_max_age_ms.map(|a| now - a),
+        policy.events_per_team.map(|keep| event_seq - keep as i64),
+        batch,
+    )
+    .await?;
+    if let Some(upto) = upto {
+        pruned.events = sqlx::query("delete from events where team_id = $1 and seq <= $2")
+            .bind(team)
+            .bind(upto)
+            .execute(tx.conn())
+            .await?
+            .rows_affected();
+    }
+    if let Some(age) = policy.test_runs_max_age_ms {
+        // Outcomes go with their run (`on delete cascade`).
+        pruned.test_runs = sqlx::query(
+            "delete from test_runs where id in (
+                 select id from test_runs where team_id = $1 and created_at <= $2
+                 order by id limit $3)",
+        )
+        .bind(team)
+        .bind(now - age)
+        .bind(batch)
+        .execute(tx.conn())
+        .await?
+        .rows_affected();
+    }
+    Ok(pruned)
+}
+
+/// The last sequence of `table` to delete in `team` (see the SQLite backend's `cutoff`).
+async fn cutoff(
+    tx: &mut Tx,
+    table: &str,
+    team: i64,
+    before_ms: Option<i64>,
+    past_count: Option<i64>,
+    batch: i64,
+) -> StoreResult<Option<i64>> {
+    let by_age: Option<i64> = match before_ms {
+        None => None,
+        Some(before) => {
+            sqlx::query_scalar(&format!(
+                "select max(seq) from {table} where team_id = $1 and created_at <= $2"
+            ))
+            .bind(team)
+            .bind(before)
+            .fetch_one(tx.conn())
+            .await?
+        }
+    };
+    let Some(upto) = by_age.into_iter().chain(past_count).max() else {
+        return Ok(None);
+    };
+    let oldest: Option<i64> =
+        sqlx::query_scalar(&format!("select min(seq) from {table} where team_id = $1"))
+            .bind(team)
+            .fetch_one(tx.conn())
+            .await?;
+    Ok(match oldest {
+        Some(oldest) if oldest <= upto => Some(upto.min(oldest + batch - 1)),
+        _ => None,
+    })
+}
