@@ -205,7 +205,7 @@ impl FailedAuth {
         }
     }
 
-    /// 429 if `addr` has used up its failed attempts; called before a token is looked up.
+    /// 429 if `addr` has used up its failed attempts; called for a token that failed.
     pub fn check(&self, addr: IpAddr) -> Result<(), ApiError> {
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
