@@ -89,7 +89,7 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     let elapsed = started.elapsed();
     let mut figures = Figures::new(
         "search",
-        "searches",
+        "requests",
         shapes.len() * ROUNDS,
         elapsed,
         &mut all,
