@@ -7,13 +7,13 @@ create virtual table messages_fts using fts5(
     tokenize = 'unicode61 remove_diacritics 0'
 );
 
-insert into messages_fts (rowid, summary, data)
-    select team_id * 1099511627776 + seq, summary, data from messages;
-
-create trigger messages_fts_insert after insert on messages begin
-    insert into messages_fts (rowid, summary, data)
-        values (new.team_id * 1099511627776 + new.seq, new.summary, new.data);
-end;
+-- Messages are indexed when a search needs them, not as they are stored (an FTS5 row costs
+-- about 10 µs, which the message bus would pay on every post): each team's messages up to
+-- `seq` are in the index (`store/sqlite/search.rs`, `index_pending`).
+create table messages_fts_mark (
+    team_id  integer primary key,
+    seq      integer not null
+);
 
 create trigger messages_fts_delete after delete on messages begin
     delete from messages_fts where rowid = old.team_id * 1099511627776 + old.seq;

@@ -334,3 +334,92 @@ async fn search_finds_by_words_and_filters_newest_first_on_every_backend() {
         );
     }
 }
+
+/// SQLite indexes messages when a search with words needs them, a chunk of 2,000 per writer
+/// job: a backlog of several chunks is all searchable, old and new, with an exact total; and
+/// messages posted after that search are found by the next one.
+#[tokio::test]
+async fn a_backlog_of_several_index_chunks_is_all_searchable() {
+    for (store, _keep) in backends().await {
+        let (coord, tester, _) = team(&*store, "qa").await;
+        let t = coord.team_id;
+        let batch = |from: usize| -> Vec<(PostMessage, Option<String>)> {
+            (from..from + 500)
+                .map(|n| {
+                    (
+                        post("*", "note", &format!("run {n}: stored"), json!({"n": n})),
+                        None,
+                    )
+                })
+                .collect()
+        };
+        for b in 0..9 {
+            store.post_messages(&tester, batch(b * 500)).await.unwrap();
+        }
+        assert_eq!(
+            seqs(
+                &*store,
+                t,
+                MessageSearch {
+                    words: words("stored"),
+                    limit: 1,
+                    ..Default::default()
+                }
+            )
+            .await
+            .1,
+            4500
+        );
+        assert_eq!(
+            seqs(
+                &*store,
+                t,
+                MessageSearch {
+                    words: words("run 0"),
+                    ..Default::default()
+                }
+            )
+            .await,
+            (vec![1], 1)
+        );
+        assert_eq!(
+            seqs(
+                &*store,
+                t,
+                MessageSearch {
+                    words: words("run 4499"),
+                    ..Default::default()
+                }
+            )
+            .await,
+            (vec![4500], 1)
+        );
+        store.post_messages(&tester, batch(4500)).await.unwrap();
+        assert_eq!(
+            seqs(
+                &*store,
+                t,
+                MessageSearch {
+                    words: words("run 4999"),
+                    ..Default::default()
+                }
+            )
+            .await,
+            (vec![5000], 1)
+        );
+        assert_eq!(
+            seqs(
+                &*store,
+                t,
+                MessageSearch {
+                    words: words("stored"),
+                    limit: 1,
+                    ..Default::default()
+                }
+            )
+            .await
+            .1,
+            5000
+        );
+    }
+}

@@ -312,6 +312,17 @@ impl Store for SqliteStore {
         mut search: MessageSearch,
     ) -> StoreResult<(Vec<Message>, i64)> {
         search.limit = self.page(search.limit);
+        if !search.words.is_empty() {
+            // Words need the index: the team's messages posted until now go in first.
+            let upto = self.cursors(team_id).await?.messages;
+            let writer = self.writer()?;
+            while !writer
+                .write_team(team_id, move |ctx| {
+                    super::search::index_pending(ctx.conn, team_id, upto)
+                })
+                .await?
+            {}
+        }
         self.readers
             .read(move |conn| super::search::search(conn, team_id, &search))
             .await
