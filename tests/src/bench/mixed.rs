@@ -24,7 +24,13 @@ const CREATE_BATCH: usize = 50;
 
 /// A few busy agents here stand for many: the per-token rate limit is lifted so it does not
 /// shape the figures.
-pub const ENV: &[(&str, &str)] = &[("HUDDLE_LIMITS_REQUESTS_PER_MINUTE", "100000000")];
+pub const ENV: &[(&str, &str)] = &[
+    ("HUDDLE_LIMITS_REQUESTS_PER_MINUTE", "100000000"),
+    // One team's whole load, past the per-team caps on agents and streams.
+    ("HUDDLE_LIMITS_MAX_AGENTS_PER_TEAM", "100000"),
+    ("HUDDLE_LIMITS_MAX_STREAMS_PER_TEAM", "100000"),
+    ("HUDDLE_LIMITS_MAX_STREAMS_PER_ADDRESS", "100000"),
+];
 
 pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     let coord = setup_team(admin, TEAM).await;
