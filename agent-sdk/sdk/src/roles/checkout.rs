@@ -6,7 +6,7 @@ use super::report::Reporter;
 use crate::worker::{HandlerError, TaskContext};
 use serde_json::json;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// The held lock; dropping it lets the next worker in.
@@ -46,9 +46,7 @@ pub(crate) async fn lock_checkout(
             return Ok(None);
         }
         Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim().to_string();
+            let holder = holder_of(&mut file).await;
             let task = reporter.task_id().to_string();
             tracing::info!("{task}: waiting for the checkout; {holder} is working in it");
             reporter
@@ -71,8 +69,26 @@ pub(crate) async fn lock_checkout(
             };
         }
     }
-    // Who holds it, for the next worker's message.
+    // Who holds it, for the next worker's message (from the start: a worker that waited has
+    // read to the end).
     let _ = file.set_len(0);
+    let _ = file.seek(SeekFrom::Start(0));
     let _ = write!(file, "{} (pid {})", reporter.task_id(), std::process::id());
     Ok(Some(CheckoutLock { _file: file }))
+}
+
+/// Who holds the lock, as its holder wrote it. A holder writes its name just after it takes
+/// the lock, so an empty file is read again for a moment before giving up on the name.
+async fn holder_of(file: &mut File) -> String {
+    for _ in 0..50 {
+        let mut text = String::new();
+        let _ = file.seek(SeekFrom::Start(0));
+        let _ = file.read_to_string(&mut text);
+        let name = text.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+        if !name.is_empty() {
+            return name.to_string();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    "another worker".to_string()
 }
