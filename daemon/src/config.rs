@@ -50,6 +50,7 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     pub log: LogSettings,
     pub retention: RetentionSettings,
+    pub webhooks: WebhookSettings,
     /// The code-developer model, read by workers (`huddle worker --config`), not the daemon;
     /// accepted here so one file can configure both.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
@@ -175,6 +176,45 @@ impl Default for RetentionSettings {
             events_max_age_hours: 0,
             events_per_team: 0,
             test_runs_max_age_hours: 0,
+        }
+    }
+}
+
+/// `[webhooks]`: outbound notices of a team's events (`crate::webhooks`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebhookSettings {
+    /// Whether this daemon sends webhooks (with several replicas, any may; a lease per webhook
+    /// says which one does).
+    pub enabled: bool,
+    /// Allow URLs on loopback, private, link-local and other non-public addresses. Off by
+    /// default: a coordinator's webhook must not reach the daemon's own network.
+    pub allow_private: bool,
+    /// Webhooks one team may register.
+    pub max_per_team: usize,
+    /// Attempts per notification before it is logged as failed.
+    pub attempts: u32,
+    /// The wait before the second attempt, in milliseconds; it doubles after each attempt.
+    pub retry_base_ms: u64,
+    /// How long one attempt may take, in milliseconds.
+    pub timeout_ms: u64,
+    /// How often new messages and events are looked at, in milliseconds.
+    pub poll_ms: u64,
+    /// Deliveries kept in each webhook's log.
+    pub keep_deliveries: usize,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        WebhookSettings {
+            enabled: true,
+            allow_private: false,
+            max_per_team: 10,
+            attempts: 5,
+            retry_base_ms: 1_000,
+            timeout_ms: 10_000,
+            poll_ms: 1_000,
+            keep_deliveries: 200,
         }
     }
 }

@@ -11,6 +11,7 @@
 //! - [`http`]: the axum router (`http::app`), one file per area, one error type.
 //! - [`leases`]: the sweeper that returns expired claims to the queue.
 //! - [`retention`]: the sweeper that deletes what `[retention]` no longer keeps.
+//! - [`webhooks`]: outbound notices of a team's events to the URLs its coordinator registered.
 //! - [`metrics`]: what `/metrics` reports, measured where it happens.
 //! - [`open_files`]: the open-file limit, raised at start; connection caps kept under it.
 //!
@@ -32,6 +33,7 @@ pub mod open_files;
 pub mod presence;
 pub mod retention;
 pub mod store;
+pub mod webhooks;
 
 use config::Settings;
 use http::AppState;
@@ -191,6 +193,11 @@ pub async fn serve(
         state.settings.retention.clone(),
         state.shutdown.clone(),
     ));
+    let notifier = tokio::spawn(webhooks::run(
+        state.store.clone(),
+        state.settings.webhooks.clone(),
+        state.shutdown.clone(),
+    ));
     let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
     let presence = tokio::spawn(presence::flush(
         state.presence.clone(),
@@ -208,6 +215,7 @@ pub async fn serve(
     state.shutdown.cancel();
     let _ = sweeper.await;
     let _ = pruner.await;
+    let _ = notifier.await;
     let _ = upkeep.await;
     if let Some(server) = metrics_server {
         let _ = server.await;

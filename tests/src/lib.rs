@@ -14,6 +14,7 @@ pub mod proxy;
 pub mod python;
 pub mod sse;
 pub mod store;
+pub mod webhook_receiver;
 
 use huddle_daemon::config::Settings;
 use huddle_daemon::DaemonError;

@@ -18,6 +18,7 @@ mod parse;
 mod status;
 mod tasks;
 mod teams;
+mod webhooks;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -82,6 +83,9 @@ enum Command {
     Events(events::EventsCmd),
     /// The team's test history: runs and pass rates, `--flaky` tests, `--regressions`.
     History(history::HistoryArgs),
+    /// Outbound notices to people (coordinator): register, list, delete, deliveries.
+    #[command(subcommand)]
+    Webhook(webhooks::WebhookCmd),
     /// The team at a glance: tasks by status, who holds what, agents, latest messages.
     Status(status::StatusArgs),
     /// Claim and run tasks in a loop until SIGINT/SIGTERM.
@@ -159,6 +163,7 @@ async fn run(cli: Cli) -> CliResult {
         Command::Memory(cmd) => memory::run(&ctx, cmd).await,
         Command::Events(cmd) => events::run(&ctx, cmd).await,
         Command::History(args) => history::run(&ctx, args).await,
+        Command::Webhook(cmd) => webhooks::webhook(&ctx, cmd).await,
         Command::Status(args) => status::run(&ctx, args).await,
         Command::Worker(args) => worker::run(&ctx, args).await,
         Command::Test(_) => unreachable!("handled before a client is built"),

@@ -15,6 +15,7 @@ mod memory;
 mod messages;
 mod tasks;
 mod test_history;
+mod webhooks;
 pub mod whole;
 
 pub use agents::*;
@@ -23,3 +24,4 @@ pub use memory::*;
 pub use messages::*;
 pub use tasks::*;
 pub use test_history::*;
+pub use webhooks::*;

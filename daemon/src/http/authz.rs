@@ -43,10 +43,12 @@ pub enum Action {
     PostTestRuns,
     /// Runs, flaky tests and regressions of the test history.
     ReadTestHistory,
+    /// Register, list and delete outbound webhooks, and read their delivery log.
+    ManageWebhooks,
 }
 
 impl Action {
-    pub const ALL: [Action; 19] = [
+    pub const ALL: [Action; 20] = [
         Action::CreateTeam,
         Action::ListTeams,
         Action::ManageAgents,
@@ -66,6 +68,7 @@ impl Action {
         Action::ReadStreams,
         Action::PostTestRuns,
         Action::ReadTestHistory,
+        Action::ManageWebhooks,
     ];
 }
 
@@ -128,6 +131,7 @@ impl Action {
             Action::ReadStreams => "follow streams",
             Action::PostTestRuns => "post test runs",
             Action::ReadTestHistory => "read the test history",
+            Action::ManageWebhooks => "manage webhooks",
         }
     }
 }
@@ -193,7 +197,8 @@ actions!(
     ReplaceMemory,
     ReadStreams,
     PostTestRuns,
-    ReadTestHistory
+    ReadTestHistory,
+    ManageWebhooks
 );
 
 /// An agent of the path's team whose role may perform `A`. Another team's token answers 404 as

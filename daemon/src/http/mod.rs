@@ -27,6 +27,7 @@ mod task_claims;
 mod tasks;
 mod teams;
 pub(crate) mod test_history;
+mod webhooks;
 
 use crate::config::Settings;
 use crate::hub::Hub;

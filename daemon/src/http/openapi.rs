@@ -53,6 +53,7 @@ use utoipa::OpenApi;
         (name = "memory", description = "The team's shared JSON document"),
         (name = "streams", description = "Server-Sent Events"),
         (name = "history", description = "Test runs, flaky tests and regressions"),
+        (name = "webhooks", description = "Outbound notices to people: signed, retried, logged"),
         (name = "health", description = "Liveness, readiness and this document"),
     )
 )]

@@ -5,7 +5,7 @@
 
 use super::{
     cursors, health, memory, message_search, messages, openapi, streams, task_claims, tasks, teams,
-    test_history, AppState,
+    test_history, webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -42,6 +42,9 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(test_history::history))
         .routes(routes!(test_history::flaky))
         .routes(routes!(test_history::regressions))
+        .routes(routes!(webhooks::create, webhooks::list))
+        .routes(routes!(webhooks::delete))
+        .routes(routes!(webhooks::deliveries))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(openapi::openapi_json))

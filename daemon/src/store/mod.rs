@@ -19,6 +19,7 @@ pub mod schema;
 pub mod sqlite;
 pub mod test_history;
 mod types;
+pub mod webhooks;
 
 pub use error::StoreError;
 pub use open::{backup, migrate, open, Backend};
@@ -34,7 +35,7 @@ use test_history::StoredRun;
 pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: webhooks::WebhookStore + Send + Sync + 'static {
     // --- teams and identity ---
     async fn create_team(&self, name: &str) -> StoreResult<Team>;
     /// Resolves a team name to its id; `NotFound` when absent.

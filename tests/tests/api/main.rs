@@ -13,3 +13,4 @@ mod search;
 mod stream_lag;
 mod streams;
 mod tasks;
+mod webhooks;

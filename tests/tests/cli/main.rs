@@ -11,4 +11,5 @@ mod memory;
 mod messages;
 mod project_claims;
 mod tasks;
+mod webhooks;
 mod worker;

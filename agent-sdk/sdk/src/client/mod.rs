@@ -61,6 +61,7 @@ mod tasks;
 mod teams;
 mod test_history;
 mod transport;
+mod webhooks;
 
 pub use error::{ApiError, Error};
 pub use messages::Posted;

@@ -29,6 +29,7 @@ mod task_state;
 mod tasks;
 mod test_history;
 mod tx;
+mod webhooks;
 
 use super::{StoreError, StoreResult};
 use crate::config::LimitSettings;

@@ -22,6 +22,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         4,
         include_str!("../../../../migrations/sqlite/0004_message_search.sql"),
     ),
+    (
+        5,
+        include_str!("../../../../migrations/sqlite/0005_webhooks.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

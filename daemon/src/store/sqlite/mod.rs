@@ -20,6 +20,7 @@ mod store_impl;
 mod task_state;
 mod tasks;
 mod test_history;
+mod webhooks;
 mod writer;
 
 use super::{StoreError, StoreResult};

@@ -1,0 +1,68 @@
+//! `huddle webhook add|ls|deliveries|rm` against a real daemon and a real receiver.
+
+use huddle_tests::cli::Huddle;
+use huddle_tests::webhook_receiver::Receiver;
+use huddle_tests::{eventually, TestDaemon};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_coordinator_registers_a_webhook_sees_its_deliveries_and_deletes_it() {
+    let d = TestDaemon::start_with(|s| {
+        s.webhooks.allow_private = true;
+        s.webhooks.poll_ms = 20;
+    })
+    .await;
+    let receiver = Receiver::start(&[]).await;
+    let coord_api = d.team("qa").await;
+    let coord = Huddle::new(&d.url, &coord_api.token, "qa");
+    let secret = coord
+        .ok(&[
+            "webhook",
+            "add",
+            &receiver.url,
+            "--on",
+            "fix_required,gate_missed",
+        ])
+        .await;
+    assert!(secret.trim().starts_with("whsec_"), "{secret}");
+    let listed = coord.json(&["webhook", "ls"]).await;
+    assert_eq!(
+        listed["webhooks"][0]["events"],
+        json!(["fix_required", "gate_missed"])
+    );
+    assert!(listed["webhooks"][0].get("secret").is_none());
+    let id = listed["webhooks"][0]["id"].as_i64().unwrap().to_string();
+    coord
+        .ok(&[
+            "msg",
+            "post",
+            "--to",
+            "*",
+            "--type",
+            "fix_required",
+            "TEST-001 needs a person",
+        ])
+        .await;
+    eventually(60, "the notice is delivered", || async {
+        receiver.received().len() == 1
+    })
+    .await;
+    let log = coord
+        .json(&["webhook", "deliveries", "--webhook", &id])
+        .await;
+    assert_eq!(log["deliveries"][0]["status"], "delivered");
+    let table = coord.ok(&["webhook", "deliveries"]).await;
+    assert!(
+        table.contains("fix_required") && table.contains("delivered"),
+        "{table}"
+    );
+    coord.ok(&["webhook", "rm", &id]).await;
+    let (code, err) = coord.fails(&["webhook", "rm", &id]).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("webhook"), "{err}");
+    let (code, err) = coord
+        .fails(&["webhook", "add", &receiver.url, "--on", "everything"])
+        .await;
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown webhook trigger"), "{err}");
+}
