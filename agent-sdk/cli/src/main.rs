@@ -10,6 +10,7 @@ mod demo;
 mod demo_daemon;
 mod errors;
 mod events;
+mod gates;
 mod history;
 mod memory;
 mod messages;
@@ -83,6 +84,10 @@ enum Command {
     Events(events::EventsCmd),
     /// The team's test history: runs and pass rates, `--flaky` tests, `--regressions`.
     History(history::HistoryArgs),
+    /// Hold a pending task until a person answers a question (coordinator).
+    Gate(gates::GateArgs),
+    /// Answer a question for a person (HUMAN-NNN): the task it held may be claimed.
+    Answer(gates::AnswerArgs),
     /// Outbound notices to people (coordinator): register, list, delete, deliveries.
     #[command(subcommand)]
     Webhook(webhooks::WebhookCmd),
@@ -164,6 +169,8 @@ async fn run(cli: Cli) -> CliResult {
         Command::Events(cmd) => events::run(&ctx, cmd).await,
         Command::History(args) => history::run(&ctx, args).await,
         Command::Webhook(cmd) => webhooks::webhook(&ctx, cmd).await,
+        Command::Gate(args) => gates::gate(&ctx, args).await,
+        Command::Answer(args) => gates::answer(&ctx, args).await,
         Command::Status(args) => status::run(&ctx, args).await,
         Command::Worker(args) => worker::run(&ctx, args).await,
         Command::Test(_) => unreachable!("handled before a client is built"),

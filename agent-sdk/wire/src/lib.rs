@@ -9,6 +9,7 @@
 mod agents;
 pub mod codes;
 mod errors;
+mod gates;
 pub mod history;
 pub mod limits;
 mod memory;
@@ -20,6 +21,7 @@ pub mod whole;
 
 pub use agents::*;
 pub use errors::*;
+pub use gates::*;
 pub use memory::*;
 pub use messages::*;
 pub use tasks::*;

@@ -13,13 +13,16 @@ pub enum WebhookTrigger {
     TaskFailed,
     /// A `test_result` whose quality gate was not met.
     GateMissed,
+    /// A question for a person (a human gate) was asked.
+    NeedsHuman,
 }
 
 impl WebhookTrigger {
-    pub const ALL: [WebhookTrigger; 3] = [
+    pub const ALL: [WebhookTrigger; 4] = [
         WebhookTrigger::FixRequired,
         WebhookTrigger::TaskFailed,
         WebhookTrigger::GateMissed,
+        WebhookTrigger::NeedsHuman,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -27,6 +30,7 @@ impl WebhookTrigger {
             WebhookTrigger::FixRequired => "fix_required",
             WebhookTrigger::TaskFailed => "task_failed",
             WebhookTrigger::GateMissed => "gate_missed",
+            WebhookTrigger::NeedsHuman => "needs_human",
         }
     }
 }

@@ -4,8 +4,8 @@
 //! [`api`]).
 
 use super::{
-    cursors, health, memory, message_search, messages, openapi, streams, task_claims, tasks, teams,
-    test_history, webhooks, AppState,
+    cursors, gates, health, memory, message_search, messages, openapi, streams, task_claims, tasks,
+    teams, test_history, webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -28,6 +28,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(task_claims::complete))
         .routes(routes!(task_claims::fail))
         .routes(routes!(task_claims::release))
+        .routes(routes!(gates::gate))
+        .routes(routes!(gates::answer))
         .routes(routes!(messages::post, messages::list))
         .routes(routes!(messages::post_many))
         .routes(routes!(message_search::search))

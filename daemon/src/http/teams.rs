@@ -142,6 +142,12 @@ pub async fn create_agent(
     ManagedTeam(team_id): ManagedTeam,
     ApiJson(body): ApiJson<CreateAgent>,
 ) -> ApiResult<(StatusCode, Json<CreatedAgent>)> {
+    if body.name == crate::store::gates::HUMAN {
+        return Err(ApiError::bad_request(
+            "name",
+            "the name \"human\" is reserved: questions for a person are owned by it",
+        ));
+    }
     let token = new_token();
     let agent = state
         .store

@@ -9,6 +9,7 @@
 //! claimers in process.
 
 mod error;
+pub mod gates;
 mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -35,7 +36,7 @@ use test_history::StoredRun;
 pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
-pub trait Store: webhooks::WebhookStore + Send + Sync + 'static {
+pub trait Store: webhooks::WebhookStore + gates::GateStore + Send + Sync + 'static {
     // --- teams and identity ---
     async fn create_team(&self, name: &str) -> StoreResult<Team>;
     /// Resolves a team name to its id; `NotFound` when absent.

@@ -1,6 +1,6 @@
 //! Outbound webhooks: each registered webhook follows its team's message bus and event log
 //! from its own cursors and `POST`s a signed notice for what it was registered for
-//! (`fix_required`, a failed task, a missed quality gate).
+//! (`fix_required`, a failed task, a missed quality gate, a question for a person).
 //!
 //! Delivery is at least once: cursors move forward in the store only after a notice was sent
 //! (or every attempt failed, which the delivery log records), so a restart or a replica taking

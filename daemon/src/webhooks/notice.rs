@@ -40,8 +40,32 @@ pub fn from_message(m: &Message) -> Option<Notice> {
 }
 
 /// An event is a notice when a task ended `failed` (its last attempt failed, or its lease
-/// expired on the last attempt). A coordinator setting `failed` by hand is not announced.
+/// expired on the last attempt) — a coordinator setting `failed` by hand is not announced — or
+/// when a question for a person was asked (a human gate).
 pub fn from_event(e: &Event) -> Option<Notice> {
+    if e.kind == "task.created" && e.data["owner"] == json!(crate::store::gates::HUMAN) {
+        let id = e.data["id"].as_str().unwrap_or_default();
+        let question = e.data["description"]
+            .as_str()
+            .or(e.data["subject"].as_str());
+        let gated = e.data["metadata"]["gate"]["for"]
+            .as_str()
+            .unwrap_or_default();
+        return Some(Notice {
+            trigger: WebhookTrigger::NeedsHuman,
+            stream: "event",
+            seq: e.seq,
+            task_id: (!id.is_empty()).then(|| id.to_string()),
+            from: e.data["metadata"]["gate"]["askedBy"]
+                .as_str()
+                .map(str::to_string),
+            headline: format!(
+                "{id} holds {gated} until answered: {}",
+                question.unwrap_or_default()
+            ),
+            at: e.created_at.clone(),
+        });
+    }
     if !matches!(e.kind.as_str(), "task.failed" | "task.expired")
         || e.data["status"] != json!("failed")
     {

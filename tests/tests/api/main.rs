@@ -3,6 +3,7 @@
 
 mod claim_wakes;
 mod claims;
+mod gates;
 mod history;
 mod memory;
 mod messages;

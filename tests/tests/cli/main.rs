@@ -9,7 +9,7 @@ mod errors;
 mod history;
 mod memory;
 mod messages;
+mod people;
 mod project_claims;
 mod tasks;
-mod webhooks;
 mod worker;

@@ -39,10 +39,11 @@ expected-statuses = [200, 201, 202, 204, 401, 403, 404, 409, 412, 429]
 # A valid request may depend on what the schema cannot know: an unknown blocker or recipient,
 # an inbox position past the last message, a JSON Patch path that does not exist or a `test`
 # that fails, a node id twice in one run, more than 16 search words, a webhook URL whose host
-# does not resolve or is not public; a coordinator claims only the prefixes it names.
+# does not resolve or is not public, the agent name `human` (questions for a person own it); a
+# coordinator claims only the prefixes it names.
 # Those operations may answer 400 to schema-valid data; every other one may not.
 [[operations]]
-include-operation-id = ["createTasks", "updateTask", "postMessage", "postMessages", "ackInbox", "claimTasks", "streamMessages", "patchMemory", "postTestRun", "searchMessages", "createWebhook"]
+include-operation-id = ["createTasks", "updateTask", "postMessage", "postMessages", "ackInbox", "claimTasks", "streamMessages", "patchMemory", "postTestRun", "searchMessages", "createWebhook", "createAgent"]
 checks.positive_data_acceptance.expected-statuses = [200, 201, 202, 204, 400, 401, 403, 404, 409, 412, 429]
 
 [[operations]]

@@ -52,6 +52,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod gates;
 mod memory;
 mod messages;
 mod queries;

@@ -14,6 +14,7 @@ mod batcher;
 mod claims;
 mod completions;
 mod deps;
+mod gates;
 mod health;
 mod listener;
 mod memory;

@@ -8,6 +8,7 @@ mod deps;
 mod empty_claims;
 mod events;
 mod fair_queue;
+mod gates;
 mod memory;
 mod messages;
 mod migrate;

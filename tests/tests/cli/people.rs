@@ -1,4 +1,5 @@
-//! `huddle webhook add|ls|deliveries|rm` against a real daemon and a real receiver.
+//! `huddle webhook add|ls|deliveries|rm`, `huddle gate` and `huddle answer` against a real daemon
+//! (and a real receiver).
 
 use huddle_tests::cli::Huddle;
 use huddle_tests::webhook_receiver::Receiver;
@@ -65,4 +66,37 @@ async fn a_coordinator_registers_a_webhook_sees_its_deliveries_and_deletes_it() 
         .await;
     assert_ne!(code, 0);
     assert!(err.contains("unknown webhook trigger"), "{err}");
+}
+
+#[tokio::test]
+async fn a_coordinator_gates_a_task_and_answers_its_question() {
+    let d = TestDaemon::start().await;
+    let coord_api = d.team("qa").await;
+    let coord = Huddle::new(&d.url, &coord_api.token, "qa");
+    coord
+        .ok(&["task", "add", "TEST-001", "migrate the schema"])
+        .await;
+    let said = coord
+        .ok(&["gate", "TEST-001", "May the tester drop the old table?"])
+        .await;
+    assert!(said.contains("TEST-001 waits for HUMAN-001"), "{said}");
+    let open = coord
+        .json(&["task", "ls", "--owner", "human", "--status", "pending"])
+        .await;
+    assert_eq!(
+        open["tasks"][0]["subject"],
+        "May the tester drop the old table?"
+    );
+    let said = coord
+        .ok(&["answer", "HUMAN-001", "yes, after the backup"])
+        .await;
+    assert!(
+        said.contains("answered HUMAN-001; TEST-001 may be claimed now"),
+        "{said}"
+    );
+    let q = coord.json(&["task", "show", "HUMAN-001"]).await;
+    assert_eq!(q["task"]["result"]["answer"], "yes, after the backup");
+    let (code, err) = coord.fails(&["answer", "TEST-001", "no"]).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("not a question for a person"), "{err}");
 }
