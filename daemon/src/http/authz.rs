@@ -179,6 +179,7 @@ macro_rules! actions {
 }
 
 actions!(
+    ListAgents,
     CreateTasks,
     EditTasks,
     ReadTasks,

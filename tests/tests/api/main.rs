@@ -12,4 +12,5 @@ mod retention;
 mod search;
 mod stream_lag;
 mod streams;
+mod task_events;
 mod tasks;
