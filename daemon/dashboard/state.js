@@ -24,6 +24,8 @@ export function createState() {
     testHistory: null,
     /** taskId → [{seq, iteration, passRate, kind, at, strategy, gate}] in message order. */
     progress: new Map(),
+    /** Tasks with new points since the Pass-rate view last looked (it empties this). */
+    progressChanged: [],
     /** stream name → 'connecting' | 'live' | 'retrying' */
     connection: {},
 
@@ -103,8 +105,13 @@ export function createState() {
       state.changed('progress');
     },
 
-    setConnection(stream, status) {
+    /** Why a stream is refused ('limited'), by stream name. */
+    connectionNotes: {},
+
+    setConnection(stream, status, note) {
       state.connection[stream] = status;
+      if (note) state.connectionNotes[stream] = note;
+      else delete state.connectionNotes[stream];
       state.changed('connection');
     },
   };
@@ -132,6 +139,7 @@ export function createState() {
     });
     if (points.length > POINTS_KEPT) points.splice(0, points.length - POINTS_KEPT);
     state.progress.set(taskId, points);
+    if (!state.progressChanged.includes(taskId)) state.progressChanged.push(taskId);
     return true;
   }
 
