@@ -200,6 +200,8 @@ export function mountTaskDetail(root, state, api, me) {
     if (task.version !== shownVersion) {
       draw();
       reloadSoon();
+    } else {
+      drawDeps(task); // a blocker or a dependent changed
     }
   });
   state.on('messages', () => {

@@ -220,6 +220,17 @@ async function main() {
   check((await page.locator('#agent-list tr[data-agent="watcher"] .role').textContent()) === 'observer', 'roles are shown');
   await shot('agents');
 
+  // --- a task's detail: an observer reads it all and is offered no action --------------------
+  await page.click('.card[data-task="TEST-001"] a.task-id');
+  await page.locator('#view-task .detail-title', { hasText: 'TEST-001' }).waitFor({ timeout: PATIENCE });
+  check(page.url().endsWith('#/tasks/TEST-001'), 'the detail has its own address');
+  await page.locator('#task-actions .action-who', { hasText: 'may only watch' }).waitFor({ timeout: PATIENCE });
+  for (const form of ['#action-edit', '#action-reassign', '#action-post', '[data-action="cancel"]']) {
+    check(await page.locator(form).isHidden(), `an observer is not offered ${form}`);
+  }
+  await page.locator('#task-fix .changed-files').waitFor({ timeout: PATIENCE });
+  check((await page.locator('#task-messages button.answer').count()) === 0, 'no answer button for an observer');
+
   // --- shared memory, live ---------------------------------------------------------------
   await view('memory');
   await page.locator('#memory-tree .json-key', { hasText: '"execution_results"' }).waitFor({ timeout: PATIENCE });
