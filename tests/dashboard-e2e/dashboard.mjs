@@ -221,6 +221,7 @@ async function main() {
   await shot('agents');
 
   // --- a task's detail: an observer reads it all and is offered no action --------------------
+  await view('tasks');
   await page.click('.card[data-task="TEST-001"] a.task-id');
   await page.locator('#view-task .detail-title', { hasText: 'TEST-001' }).waitFor({ timeout: PATIENCE });
   check(page.url().endsWith('#/tasks/TEST-001'), 'the detail has its own address');
