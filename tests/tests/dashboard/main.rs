@@ -6,4 +6,5 @@
 mod actions;
 mod browser;
 mod headers;
+mod large;
 mod script;
