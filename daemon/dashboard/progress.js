@@ -79,7 +79,7 @@ export function mountProgress(root, state) {
     const rows = rowsSorted();
     const pages = Math.max(1, Math.ceil(rows.length / PAGE));
     page = Math.min(Math.max(1, page), pages);
-    count.textContent = rows.length ? `${rows.length} tasks reported progress` : '';
+    count.textContent = rows.length ? `${rows.length} tasks reported progress in the messages this page loaded (the newest 1,000 at sign-in, every one since); a task's detail searches all of its messages` : '';
     replace(head, COLUMNS.map((c) => h('th', { 'aria-sort': c.key === sort ? (dir === 'asc' ? 'ascending' : 'descending') : null },
       h('button', { type: 'button', class: 'sort', 'data-sort': c.key, onclick: () => sortBy(c.key) },
         c.label, c.key === sort ? (dir === 'asc' ? ' ▲' : ' ▼') : ''))), h('th', {}, 'chart'));

@@ -38,6 +38,7 @@ export function check(condition, what) {
 export async function withBrowser(run, { width = 1440, height = 900 } = {}) {
   const shots = env('HUDDLE_SCREENSHOTS');
   mkdirSync(shots, { recursive: true });
+  rmSync(join(shots, 'failure.png'), { force: true });
   const profile = mkdtempSync(join(tmpdir(), 'huddle-dashboard-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: env('HUDDLE_CHROMIUM', '/usr/bin/chromium'),
