@@ -99,7 +99,14 @@ async fn a_coordinator_acts_on_tasks_from_the_dashboard() {
     script.finish().await;
     assert_eq!(
         steps,
-        ["answered", "reopened", "reassigned", "edited", "cancelled", "posted"],
+        [
+            "answered",
+            "reopened",
+            "reassigned",
+            "edited",
+            "cancelled",
+            "posted"
+        ],
         "every action was checked, in order"
     );
 }

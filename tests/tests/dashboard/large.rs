@@ -56,12 +56,11 @@ async fn generate(coord: &Api, tester: &Api, messages: usize) {
             .expect_status(201);
     }
     for start in (0..messages).step_by(BATCH) {
-        let batch: Vec<Value> = (start..(start + BATCH).min(messages)).map(message).collect();
+        let batch: Vec<Value> = (start..(start + BATCH).min(messages))
+            .map(message)
+            .collect();
         tester
-            .post(
-                &tester.t("/messages/batch"),
-                json!({ "messages": batch }),
-            )
+            .post(&tester.t("/messages/batch"), json!({ "messages": batch }))
             .await
             .expect_status(201);
     }
