@@ -110,3 +110,21 @@ async fn a_coordinator_acts_on_tasks_from_the_dashboard() {
         "every action was checked, in order"
     );
 }
+
+/// One open stream per token: the page's second stream is refused (429) and it says so.
+#[tokio::test]
+async fn the_page_says_when_the_stream_limit_refuses_it() {
+    require_browser();
+    let d = TestDaemon::start_with(|s| s.limits.max_streams_per_token = 1).await;
+    let coord = d.team(TEAM).await;
+    let mut script = Script::start("limited.mjs", &d.url, TEAM, &coord.token, &[]);
+    let run = async {
+        if let Some(step) = script.next_step().await {
+            panic!("the script asked for a step it should not: {step}");
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the browser script finished within 2 minutes");
+    script.finish().await;
+}
