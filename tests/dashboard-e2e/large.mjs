@@ -44,12 +44,28 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   figure('open a task detail (timeline and messages)', Date.now() - t);
 
   // A new message reaches the log; a new report reaches the top of the Pass-rate table.
+  // A reader scrolled down the log with some text selected: the new row on top moves neither.
   await page.click('.tabs a[data-view="messages"]');
+  await waitFor((n) => document.querySelectorAll('#message-log tr.msg').length === n, SHOWN_ROWS, 'the log');
+  const reading = await page.evaluate(() => {
+    const row = document.querySelectorAll('#message-log tr.msg')[200];
+    row.scrollIntoView({ block: 'center' });
+    const text = row.querySelector('.summary-text');
+    getSelection().selectAllChildren(text);
+    return { seq: row.dataset.seq, top: row.getBoundingClientRect().top, selected: getSelection().toString() };
+  });
   t = Date.now();
   const summary = await rust('post-message');
   await page.locator('#message-log tr.msg', { hasText: summary }).waitFor({ timeout: PATIENCE });
   figure('post a message to its row in the log (HTTP post included)', Date.now() - t);
   check((await page.locator('#message-log tr.msg').count()) === SHOWN_ROWS, 'the log keeps its row cap');
+  const after = await page.evaluate((seq) => ({
+    top: document.querySelector(`#message-log tr.msg[data-seq="${seq}"]`).getBoundingClientRect().top,
+    selected: getSelection().toString(),
+  }), reading.seq);
+  check(after.selected === reading.selected && after.selected.length > 0, `the selection stays (${JSON.stringify(after.selected)})`);
+  check(Math.abs(after.top - reading.top) <= 2, `the row read stays in place (${reading.top} → ${after.top})`);
+  await page.evaluate(() => { getSelection().removeAllRanges(); window.scrollTo(0, 0); });
   await page.click('.tabs a[data-view="progress"]');
   t = Date.now();
   const reported = await rust('post-report');
