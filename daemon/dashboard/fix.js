@@ -30,8 +30,8 @@ export function diffView(diff) {
 }
 
 /**
- * A message's data in its detail row. A fix (`impl_progress`, `test_result`) shows its changed
- * files — test files marked — and its unified diff line by line before the rest of the JSON.
+ * A message's data in its detail row: a worker's markdown report (`summary` of several lines)
+ * rendered, a fix's changed files and diff, then the rest of the JSON as text.
  */
 export function details(data) {
   const d = data && typeof data === 'object' && !Array.isArray(data) ? data : null;
