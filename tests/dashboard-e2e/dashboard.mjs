@@ -141,6 +141,10 @@ async function main() {
   check((await card('pending', 'TEST-005').textContent()).includes('via TEST-004'), 'TEST-005 names the chain to the failed task');
   check((await card('pending', 'TEST-002').locator('.badge-dead').count()) === 0, 'TEST-002 (waiting on a task in progress) is not marked');
   check((await card('pending', 'TEST-006').locator('.badge-ready').count()) === 1, 'TEST-006 is ready');
+  check((await page.locator('svg.graph .node').count()) === 5, 'the graph draws the five tasks with dependencies');
+  check((await page.locator('svg.graph .edge').count()) === 4, 'the graph draws the four blockedBy edges');
+  check((await page.locator('svg.graph .edge-broken').count()) === 2, 'edges from failed or doomed blockers are marked broken');
+  await shot('tasks');
   const huge = card('pending', 'TEST-009');
   check((await huge.boundingBox()).height < 400, 'a huge subject is cut on its card');
   check(!(await huge.textContent()).includes('END-OF-SUBJECT'), 'the end of the subject is hidden');
@@ -149,10 +153,7 @@ async function main() {
   check((await huge.locator('b').count()) === 0, 'markup in a subject stays text');
   await huge.locator('button.show-more').click();
   check(!(await huge.textContent()).includes('END-OF-SUBJECT'), 'show less cuts it again');
-  check((await page.locator('svg.graph .node').count()) === 5, 'the graph draws the five tasks with dependencies');
-  check((await page.locator('svg.graph .edge').count()) === 4, 'the graph draws the four blockedBy edges');
-  check((await page.locator('svg.graph .edge-broken').count()) === 2, 'edges from failed or doomed blockers are marked broken');
-  await shot('tasks');
+  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
 
   // --- messages: untrusted text stays text, a posted message appears within 1 s -----------
   await view('messages');
