@@ -46,7 +46,7 @@ function start(session) {
   const views = {
     tasks: mountTasks($('view-tasks'), state, api),
     messages: mountMessages($('view-messages'), state, api),
-    progress: mountProgress($('view-progress'), state),
+    progress: mountProgress($('view-progress'), state, api),
     agents: mountAgents($('view-agents'), state, api),
     memory: mountMemory($('view-memory'), state),
     task: mountTaskDetail($('view-task'), state, api, me),

@@ -1,6 +1,7 @@
-// The Pass-rate view: the team's test history on top, then a paged, sortable table of every task
-// that reported progress (latest pass rate, reports, iterations, gate), and charts only for the
-// tasks ticked in it — or, with none ticked, for the few that reported last. Sort, page and
+// The Pass-rate view: the team's test history on top, then a paged, sortable table of the tasks
+// that reported progress in the messages loaded (the newest 1,000 at sign-in, the newest 1,000
+// `test_result`s when the view first opens, and every one since) — latest pass rate, reports,
+// iteration, gate — and charts only for the tasks ticked in it — or, with none ticked, for the few that reported last. Sort, page and
 // selection live in the address (`#progress?sort=rate&dir=asc&page=2&sel=TEST-001,TEST-004`).
 // A new report redraws one table row when it is on the page, and only the charts it touches.
 
@@ -11,6 +12,7 @@ import { saveViewState, taskHash } from './route.js';
 const PAGE = 50;
 const CHARTS_BY_DEFAULT = 6;
 const MAX_SELECTED = 12;
+const BACKFILL = 1000;
 const COLUMNS = [
   { key: 'id', label: 'task' },
   { key: 'subject', label: 'subject' },
@@ -21,8 +23,9 @@ const COLUMNS = [
   { key: 'at', label: 'last report' },
 ];
 
-export function mountProgress(root, state) {
+export function mountProgress(root, state, api) {
   let visible = false;
+  let backfilled = false;
   let sort = 'at';
   let dir = 'desc';
   let page = 1;
@@ -79,7 +82,7 @@ export function mountProgress(root, state) {
     const rows = rowsSorted();
     const pages = Math.max(1, Math.ceil(rows.length / PAGE));
     page = Math.min(Math.max(1, page), pages);
-    count.textContent = rows.length ? `${rows.length} tasks reported progress in the messages this page loaded (the newest 1,000 at sign-in, every one since); a task's detail searches all of its messages` : '';
+    count.textContent = rows.length ? `${rows.length} tasks reported progress in the messages this page loaded (the newest 1,000, the newest 1,000 test results, every one since); a task's detail searches all of its messages` : '';
     replace(head, COLUMNS.map((c) => h('th', { 'aria-sort': c.key === sort ? (dir === 'asc' ? 'ascending' : 'descending') : null },
       h('button', { type: 'button', class: 'sort', 'data-sort': c.key, onclick: () => sortBy(c.key) },
         c.label, c.key === sort ? (dir === 'asc' ? ' ▲' : ' ▼') : ''))), h('th', {}, 'chart'));
@@ -188,6 +191,14 @@ export function mountProgress(root, state) {
   return {
     visible(v, params) {
       visible = v;
+      if (v && !backfilled) {
+        // The newest test results of the team, beyond the messages loaded at sign-in: their
+        // tasks join the table (once, when the view is first opened).
+        backfilled = true;
+        api.searchMessages({ type: 'test_result', limit: BACKFILL })
+          .then((page) => state.backfillPoints(page.messages))
+          .catch((err) => console.warn('huddle dashboard: loading test results failed:', err.message));
+      }
       if (v && params && Object.keys(params).length) {
         sort = COLUMNS.some((c) => c.key === params.sort) ? params.sort : sort;
         dir = params.dir === 'asc' || params.dir === 'desc' ? params.dir : dir;

@@ -99,6 +99,13 @@ export function createState() {
       state.changed('memory');
     },
 
+    /** Older pass-rate points from a search (the Pass-rate view's backfill), not log rows. */
+    backfillPoints(messages) {
+      let any = false;
+      for (const m of messages) if (notePoint(m)) any = true;
+      if (any) state.changed('progress');
+    },
+
     /** The test history belongs to the pass-rate view. */
     setTestHistory(history) {
       state.testHistory = history;
@@ -127,7 +134,11 @@ export function createState() {
     const iteration = m.type === 'impl_progress' ? d.iteration : d.iterations;
     if (typeof iteration !== 'number' || !Number.isFinite(iteration)) return false;
     const points = state.progress.get(taskId) || [];
-    points.push({
+    if (points.some((p) => p.seq === m.seq)) return false; // loaded twice (a backfill)
+    // In seq order, whatever order they arrive in (a backfill brings older ones later).
+    let at = points.length;
+    while (at > 0 && points[at - 1].seq > m.seq) at -= 1;
+    points.splice(at, 0, {
       seq: m.seq,
       kind: m.type,
       iteration,

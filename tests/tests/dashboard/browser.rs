@@ -133,7 +133,10 @@ pub(super) async fn seed(coord: &Api, tester: &Api) -> usize {
     ]))
     .await;
     // A huge subject: the card cuts it and offers the rest ("show more").
-    let huge = format!("Flaky checkout <b>suite</b> {} END-OF-SUBJECT", "retry ".repeat(70));
+    let huge = format!(
+        "Flaky checkout <b>suite</b> {} END-OF-SUBJECT",
+        "retry ".repeat(70)
+    );
     create(json!({"id": "TEST-009", "subject": huge})).await;
     coord
         .patch(&coord.t("/tasks/TEST-007"), json!({"status": "cancelled"}))
