@@ -37,7 +37,7 @@ function start(session) {
   const me = { name: null, role: null };
   api.me().then((who) => {
     Object.assign(me, who);
-    state.changed('tasks');
+    views.task.refresh();
   }).catch(ignoreUnauthorized);
 
   $('team-name').textContent = session.team;

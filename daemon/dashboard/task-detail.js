@@ -214,6 +214,8 @@ export function mountTaskDetail(root, state, api, me) {
 
   return {
     open,
+    /** Draws again (the token's role became known). */
+    refresh: draw,
     visible(v) {
       visible = v;
       if (!v && document.title !== 'huddle') document.title = 'huddle';
