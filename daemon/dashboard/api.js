@@ -1,5 +1,5 @@
-// The API client: the session (team and token, kept in sessionStorage only) and GET requests
-// with the token as a bearer header. The token never goes into a URL, the DOM or a log.
+// The API client: the session (team and token, kept in sessionStorage only) and requests with
+// the token as a bearer header. The token never goes into a URL, the DOM or a log.
 
 const KEY = 'huddle.session';
 
@@ -74,7 +74,16 @@ export function createApi(session, onUnauthorized) {
   let skewMs = 0;
 
   async function get(rest) {
-    const res = await fetch(teamPath(session.team, rest), requestInit(session.token, { Accept: 'application/json' }));
+    return send('GET', rest);
+  }
+
+  /** A request with an optional JSON body and extra headers; resolves to the answer's JSON. */
+  async function send(method, rest, body, extraHeaders) {
+    const headers = { Accept: 'application/json', ...extraHeaders };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const init = { ...requestInit(session.token, headers), method };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    const res = await fetch(teamPath(session.team, rest), init);
     noteClock(res);
     if (!res.ok) {
       const err = await failure(res);
@@ -121,5 +130,15 @@ export function createApi(session, onUnauthorized) {
     },
     /** The test history of the project posted to last: its runs, oldest first. */
     testHistory: () => get('/history'),
+    /** The token's own `{name, role}`: which actions the page offers. */
+    me: () => get('/me'),
+    /** One task and its `task.*` events, newest first. */
+    task: (id) => get(`/tasks/${encodeURIComponent(id)}`),
+    taskEvents: (id) => get(`/tasks/${encodeURIComponent(id)}/events?limit=200`).then((r) => r.events),
+    /** `PATCH` a task, refused with 412 if it changed since `version` (someone else acted). */
+    patchTask: (id, patch, version) => send('PATCH', `/tasks/${encodeURIComponent(id)}`, patch,
+      version != null ? { 'If-Match': `"${version}"` } : undefined),
+    /** Posts a message as this token's agent: `{to, type, summary, data}`. */
+    postMessage: (message) => send('POST', '/messages', message),
   };
 }

@@ -10,9 +10,10 @@ import { mountTasks } from './tasks.js';
 import { mountMessages } from './messages.js';
 import { mountAgents } from './agents.js';
 import { mountMemory } from './memory.js';
-import { mountProgress } from './chart.js';
-
-const VIEWS = ['tasks', 'messages', 'progress', 'agents', 'memory'];
+import { mountProgress } from './progress.js';
+import { mountTaskDetail } from './task-detail.js';
+import { currentRoute, VIEWS } from './route.js';
+import { keyboard } from './keys.js';
 const AGENTS_REFRESH_MS = 10_000;
 const $ = (id) => document.getElementById(id);
 
@@ -32,6 +33,12 @@ function start(session) {
     showSignIn('Your token is no longer accepted (revoked or rotated). Sign in again.', start);
   };
   const api = createApi(session, expire);
+  // Who this token is: the task detail offers only what its role may do (the daemon decides).
+  const me = { name: null, role: null };
+  api.me().then((who) => {
+    Object.assign(me, who);
+    views.task.refresh();
+  }).catch(ignoreUnauthorized);
 
   $('team-name').textContent = session.team;
   $('app').hidden = false;
@@ -39,10 +46,12 @@ function start(session) {
   const views = {
     tasks: mountTasks($('view-tasks'), state, api),
     messages: mountMessages($('view-messages'), state, api),
-    progress: mountProgress($('view-progress'), state),
+    progress: mountProgress($('view-progress'), state, api),
     agents: mountAgents($('view-agents'), state, api),
     memory: mountMemory($('view-memory'), state),
+    task: mountTaskDetail($('view-task'), state, api, me),
   };
+  const allViews = [...VIEWS, 'task'];
 
   // Snapshot, then follow: the streams' cursors first, then every task and the newest messages
   // from the API, then both streams from those cursors on, so a team with months of history
@@ -76,7 +85,7 @@ function start(session) {
       path: teamPath(session.team, '/events'),
       after: cursors.events,
       token: session.token,
-      onStatus: (s) => state.setConnection('events', s),
+      onStatus: (s, note) => state.setConnection('events', s, note),
       onUnauthorized: expire,
       // Each event is `{seq, type, data, createdAt}`; task events carry the whole task.
       onEvent: ({ event, data: change }) => {
@@ -90,7 +99,7 @@ function start(session) {
       path: teamPath(session.team, '/messages/stream'),
       after: cursors.messages,
       token: session.token,
-      onStatus: (s) => state.setConnection('messages', s),
+      onStatus: (s, note) => state.setConnection('messages', s, note),
       onUnauthorized: expire,
       onEvent: ({ event, data }) => {
         if (event === 'message') state.addMessage(data);
@@ -122,22 +131,25 @@ function start(session) {
   stops.push(() => clearTimeout(snapshotTimer));
   snapshot();
 
-  state.on('connection', () => drawConnection(state.connection));
+  state.on('connection', () => drawConnection(state.connection, state.connectionNotes));
   drawConnection(state.connection);
 
   const show = () => {
-    const name = VIEWS.includes(location.hash.slice(1)) ? location.hash.slice(1) : 'tasks';
-    for (const v of VIEWS) {
-      $(`view-${v}`).hidden = v !== name;
-      views[v].visible(v === name);
+    const route = currentRoute();
+    for (const v of allViews) {
+      $(`view-${v}`).hidden = v !== route.view;
+      views[v].visible(v === route.view, route.params);
     }
+    if (route.view === 'task') views.task.open(route.id);
+    const tab = route.view === 'task' ? 'tasks' : route.view;
     for (const a of document.querySelectorAll('.tabs a')) {
-      a.classList.toggle('active', a.dataset.view === name);
-      if (a.dataset.view === name) a.setAttribute('aria-current', 'page');
+      a.classList.toggle('active', a.dataset.view === tab);
+      if (a.dataset.view === tab) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
   };
   window.addEventListener('hashchange', show);
+  stops.push(keyboard());
   stops.push(() => window.removeEventListener('hashchange', show));
   for (const v of Object.values(views)) stops.push(() => v.stop?.());
   show();
@@ -155,14 +167,24 @@ function ignoreUnauthorized(err) {
   if (!(err instanceof Unauthorized)) console.warn('huddle dashboard:', err.message);
 }
 
-function drawConnection(connection) {
+function drawConnection(connection, notes = {}) {
   const statuses = Object.values(connection);
   const live = statuses.length > 0 && statuses.every((s) => s === 'live');
+  const limited = statuses.some((s) => s === 'limited');
   const retrying = statuses.some((s) => s === 'retrying');
   const catchingUp = statuses.some((s) => s === 'catching up');
   const el = $('connection');
-  el.dataset.state = live ? 'live' : retrying ? 'retrying' : catchingUp ? 'catching-up' : 'connecting';
-  const label = live ? 'live' : retrying ? 'reconnecting…' : catchingUp ? 'catching up…' : 'connecting…';
+  const key = live ? 'live' : limited ? 'limited' : retrying ? 'retrying' : catchingUp ? 'catching-up' : 'connecting';
+  el.dataset.state = key;
+  const note = Object.values(notes)[0];
+  const label = {
+    live: 'live',
+    limited: `not live: too many open streams${note ? ` (${note})` : ''}; close another huddle tab or raise the limit`,
+    retrying: 'reconnecting…',
+    'catching-up': 'catching up…',
+    connecting: 'connecting…',
+  }[key];
+  el.setAttribute('role', limited ? 'alert' : 'status');
   replace(el, h('span', { class: 'dot', 'aria-hidden': 'true' }), label);
 }
 

@@ -1,45 +1,20 @@
-// Pass rate across fix-cycle iterations, one small SVG chart per task: `impl_progress` messages
-// are the iterations, `test_result` the outcome of a run. A new run of the same task (iterations
-// starting over, after a retry) is drawn as its own line. The dashed line is the 95 % gate.
-// Above them, the team's test history: the pass rate of each full run the testers posted for
-// the project posted to last (`GET /history`), oldest first — the trend across tasks.
+// The pass-rate charts (drawn by the Pass-rate view, progress.js). A task's chart: pass rate
+// across fix-cycle iterations, `impl_progress` messages the iterations, `test_result` the outcome
+// of a run; a new run of the same task (iterations starting over, after a retry) is its own line;
+// the dashed line is the 95 % gate. The test-history chart: the pass rate of each full run the
+// testers posted for the project posted to last (`GET /history`), oldest first.
 
-import { clock, h, percent, replace, s } from './dom.js';
+import { clock, h, percent, s } from './dom.js';
 
 const W = 360;
 const H = 180;
 const M = { top: 12, right: 14, bottom: 28, left: 40 };
-const GATE = 95;
+export const GATE = 95;
 
-export function mountProgress(root, state) {
-  let visible = false;
-  const count = h('span', { class: 'counts' });
-  const grid = h('div', { class: 'charts', id: 'charts' });
-  const trend = h('div', { class: 'charts', id: 'test-history' });
-  replace(root, trend, h('div', { class: 'toolbar' }, h('h2', {}, 'Pass rate per task'), count), grid);
-
-  function draw() {
-    if (!visible) return;
-    const history = state.testHistory;
-    replace(trend, history && history.runs.length ? historyCard(history) : null);
-    const ids = [...state.progress.keys()].sort();
-    count.textContent = ids.length ? `${ids.length} tasks reported progress` : '';
-    replace(grid, ids.length === 0
-      ? h('p', { class: 'empty' }, 'No impl_progress or test_result message with a taskId and a passRate yet.')
-      : ids.map((id) => chartCard(id, state.progress.get(id), state.tasks.get(id))));
-  }
-
-  state.on('progress', draw);
-  state.on('tasks', draw);
-  return {
-    visible(v) {
-      visible = v;
-      draw();
-    },
-    stop() {
-      replace(root);
-    },
-  };
+/** 'good' at or above the gate (and not reported as failing it), 'below' under it, 'poor' under 70 %. */
+export function grade(rate, gatePassed) {
+  if (rate < 70) return 'poor';
+  return rate >= GATE && gatePassed !== false ? 'good' : 'below';
 }
 
 /** Splits a task's points into runs: a run ends with its test_result or when iterations restart. */
@@ -60,7 +35,7 @@ function runs(points) {
 }
 
 /** The test history's runs as one line: x is the run's place in the kept runs. */
-function historyCard(history) {
+export function historyCard(history) {
   const runs = history.runs;
   const n = runs.length;
   const x = (i) => M.left + (n === 1 ? 0.5 : i / (n - 1)) * (W - M.left - M.right);
@@ -70,13 +45,12 @@ function historyCard(history) {
     s('text', { x: M.left - 6, y: y(r) + 4, class: 'tick', 'text-anchor': 'end', text: `${r}` })));
   const d = runs.map((r, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(r.passRate).toFixed(1)}`).join(' ');
   const latest = runs[n - 1];
-  const grade = latest.passRate >= GATE ? 'good' : latest.passRate >= 70 ? 'fair' : 'poor';
   const change = history.passRateChange;
   return h('article', { class: 'history-card', 'data-project': history.project },
     h('header', {},
       h('span', { class: 'task-id' }, 'Test history'),
       h('span', { class: 'subject' }, history.project),
-      h('span', { class: `rate rate-${grade}` }, percent(latest.passRate))),
+      h('span', { class: `rate rate-${grade(latest.passRate)}` }, percent(latest.passRate))),
     s('svg', {
       class: 'chart', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
       'aria-label': `test history of ${history.project}: pass rate over ${n} runs, latest ${percent(latest.passRate)}`,
@@ -92,7 +66,7 @@ function historyCard(history) {
       typeof change === 'number' ? ` · ${change >= 0 ? '+' : ''}${change.toFixed(1)} points since the first` : ''));
 }
 
-function chartCard(id, points, task) {
+export function chartCard(id, points, task) {
   const all = runs(points);
   const latest = points[points.length - 1];
   const minX = Math.min(1, ...points.map((p) => p.iteration));
@@ -128,12 +102,11 @@ function chartCard(id, points, task) {
       }));
   });
 
-  const grade = latest.passRate >= GATE ? 'good' : latest.passRate >= 70 ? 'fair' : 'poor';
   return h('article', { class: 'chart-card', 'data-task': id },
     h('header', {},
       h('span', { class: 'task-id' }, id),
       h('span', { class: 'subject' }, task ? task.subject : ''),
-      h('span', { class: `rate rate-${grade}` }, percent(latest.passRate))),
+      h('span', { class: `rate rate-${grade(latest.passRate, latest.gate)}` }, percent(latest.passRate))),
     s('svg', {
       class: 'chart', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
       'aria-label': `${id}: pass rate over ${points.length} reports, latest ${percent(latest.passRate)}`,

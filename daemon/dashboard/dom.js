@@ -68,3 +68,22 @@ export function coalesce(fn) {
     });
   };
 }
+
+/**
+ * An element holding untrusted `text`, cut at `limit` characters with a "show more" button that
+ * shows the rest (and "show less" to cut it again). Text only, never markup.
+ */
+export function capped(tag, props, text, limit) {
+  const full = String(text ?? '');
+  if (full.length <= limit) return h(tag, props, full);
+  const shown = document.createTextNode(`${full.slice(0, limit)}…`);
+  const toggle = h('button', { type: 'button', class: 'quiet show-more', 'aria-expanded': 'false' }, 'show more');
+  toggle.addEventListener('click', (e) => {
+    e.stopPropagation();
+    const open = toggle.getAttribute('aria-expanded') !== 'true';
+    shown.textContent = open ? full : `${full.slice(0, limit)}…`;
+    toggle.textContent = open ? 'show less' : 'show more';
+    toggle.setAttribute('aria-expanded', String(open));
+  });
+  return h(tag, props, shown, ' ', toggle);
+}

@@ -1,5 +1,7 @@
 // The blockedBy graph as an SVG layered DAG: each task that takes part in a dependency is a box
-// in the column of its longest chain of blockers; arrows run from blocker to blocked task.
+// in the column of its longest chain of blockers; arrows run from blocker to blocked task. Past
+// MAX_NODES it draws the first ones by id and says so (`data-shown`, `data-total`), or, focused on
+// a task, that task's neighbourhood: what it waits on and what waits on it, a few steps out.
 
 import { compareIds } from './deps.js';
 import { s } from './dom.js';
@@ -10,14 +12,17 @@ const NODE_H = 38;
 const GAP_X = 64;
 const GAP_Y = 14;
 const PAD = 12;
+const FOCUS_STEPS = 3;
 
 /**
  * An `<svg>` of the tasks in `tasks` (id → task) that block or are blocked, or null when no task
  * has a dependency. `info` is `analyse(tasks)`; `onPick(id)` runs when a box is clicked.
  */
-export function dependencyGraph(tasks, info, onPick) {
+export function dependencyGraph(tasks, info, onPick, focus = null) {
   let ids = [...tasks.keys()].filter((id) => info.get(id).blocks.length > 0 || tasks.get(id).blockedBy.length > 0);
   if (ids.length === 0) return null;
+  const total = ids.length;
+  if (focus && tasks.has(focus)) ids = neighbourhood(tasks, info, focus);
   ids.sort(compareIds);
   const truncated = ids.length > MAX_NODES;
   if (truncated) ids = ids.slice(0, MAX_NODES);
@@ -95,6 +100,7 @@ export function dependencyGraph(tasks, info, onPick) {
       transform: `translate(${x},${y})`,
       'data-task': id,
       tabindex: '0',
+      'aria-current': id === focus ? 'true' : null,
       role: 'button',
       onclick: () => onPick(id),
       onkeydown: (e) => (e.key === 'Enter' || e.key === ' ') && onPick(id),
@@ -115,9 +121,29 @@ export function dependencyGraph(tasks, info, onPick) {
     height,
     viewBox: `0 0 ${width} ${height}`,
     role: 'img',
-    'aria-label': `Dependency graph of ${ids.length} tasks${truncated ? ` (first ${MAX_NODES} shown)` : ''}`,
+    'aria-label': `Dependency graph of ${ids.length} of ${total} tasks with dependencies`,
+    'data-shown': String(ids.length),
+    'data-total': String(total),
   },
   s('defs', {}, marker('met'), marker('unmet'), marker('broken')),
   s('g', { class: 'edges' }, edges),
   s('g', { class: 'nodes' }, nodes));
+}
+
+/** The focused task and the tasks it waits on or that wait on it, up to FOCUS_STEPS steps out. */
+function neighbourhood(tasks, info, focus) {
+  const found = new Set([focus]);
+  let frontier = [focus];
+  for (let step = 0; step < FOCUS_STEPS && frontier.length && found.size < MAX_NODES; step++) {
+    const next = [];
+    for (const id of frontier) {
+      for (const other of [...tasks.get(id).blockedBy, ...info.get(id).blocks]) {
+        if (!tasks.has(other) || found.has(other) || found.size >= MAX_NODES) continue;
+        found.add(other);
+        next.push(other);
+      }
+    }
+    frontier = next;
+  }
+  return [...found];
 }

@@ -4,6 +4,9 @@
 // (not only the ones this page keeps), with the same filters, a page at a time.
 
 import { clock, h, percent, replace } from './dom.js';
+import { details } from './fix.js';
+import { GATE, grade } from './chart.js';
+import { saveViewState } from './route.js';
 
 const ROWS_SHOWN = 500;
 const SEARCH_PAGE = 100;
@@ -27,6 +30,7 @@ export function mountMessages(root, state, api) {
       id: `filter-${key}`,
       onchange: (e) => {
         filters[key] = e.target.value;
+        remember();
         if (searchText) runSearch();
         draw();
       },
@@ -39,6 +43,7 @@ export function mountMessages(root, state, api) {
     'aria-label': 'Search all messages',
     oninput: (e) => {
       searchText = e.target.value.trim();
+      remember();
       clearTimeout(searchTimer);
       if (!searchText) {
         search = null;
@@ -60,6 +65,25 @@ export function mountMessages(root, state, api) {
       h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'time'), h('th', {}, 'from → to'), h('th', {}, 'type'), h('th', {}, 'summary'))),
       body),
     older);
+
+  /** The filters and the search words go into the address (`#messages?type=…&q=…`). */
+  function remember() {
+    saveViewState('messages', { ...filters, q: searchText });
+  }
+
+  /** Takes the filters and words from the address, when it names others than those shown. */
+  function restore(params) {
+    const wanted = { type: params.type ?? '', from: params.from ?? '', to: params.to ?? '', q: (params.q ?? '').trim() };
+    if (['type', 'from', 'to'].every((k) => wanted[k] === filters[k]) && wanted.q === searchText) return;
+    for (const key of ['type', 'from', 'to']) {
+      filters[key] = wanted[key];
+      if (wanted[key]) seen[key].add(wanted[key]);
+    }
+    searchBox.value = wanted.q;
+    searchText = wanted.q;
+    search = null;
+    if (searchText) runSearch();
+  }
 
   /** Asks the server for the matches (the first page, or the page before `before`). */
   function runSearch(before) {
@@ -85,29 +109,66 @@ export function mountMessages(root, state, api) {
     select.value = filters[key];
   }
 
+  // What the live log shows now: its filters and the newest seq drawn. A new message with the
+  // same filters adds its row on top and drops the oldest past ROWS_SHOWN, nothing else, so a
+  // selection, an open row and the reading position survive it.
+  let drawnKey = null;
+  let drawnNewest = 0;
+  let seenUpTo = 0;
+
   function draw() {
-    for (const m of state.messages) {
+    for (let i = state.messages.length - 1; i >= 0 && state.messages[i].seq > seenUpTo; i--) {
+      const m = state.messages[i];
       seen.type.add(m.type);
       seen.from.add(m.from);
       seen.to.add(m.to);
     }
+    seenUpTo = state.messages.at(-1)?.seq ?? seenUpTo;
     if (!visible) return;
     for (const key of ['type', 'from', 'to']) options(key);
     if (searchText) {
+      drawnKey = null;
       drawSearch();
       return;
     }
     older.hidden = true;
-    const rows = [];
+    const matches = (m) => !((filters.type && m.type !== filters.type) || (filters.from && m.from !== filters.from) || (filters.to && m.to !== filters.to));
     let total = 0;
-    for (let i = state.messages.length - 1; i >= 0; i--) {
-      const m = state.messages[i];
-      if ((filters.type && m.type !== filters.type) || (filters.from && m.from !== filters.from) || (filters.to && m.to !== filters.to)) continue;
-      total += 1;
-      if (rows.length < ROWS_SHOWN) rows.push(...row(m));
-    }
+    for (const m of state.messages) if (matches(m)) total += 1;
     count.textContent = `${total} shown${total > ROWS_SHOWN ? ` (latest ${ROWS_SHOWN})` : ''} of ${state.messages.length}`;
-    replace(body, rows.length ? rows : h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No messages yet.')));
+    const key = JSON.stringify(filters);
+    if (key === drawnKey) {
+      addNewRows(matches);
+      return;
+    }
+    drawnKey = key;
+    drawnNewest = state.messages.at(-1)?.seq ?? 0;
+    const rows = [];
+    for (let i = state.messages.length - 1; i >= 0 && rows.length < ROWS_SHOWN; i--) {
+      if (matches(state.messages[i])) rows.push(...row(state.messages[i]));
+    }
+    replace(body, rows.length ? rows : h('tr', { class: 'placeholder' }, h('td', { colspan: 5, class: 'empty' }, 'No messages yet.')));
+  }
+
+  function addNewRows(matches) {
+    const fresh = [];
+    for (let i = state.messages.length - 1; i >= 0 && state.messages[i].seq > drawnNewest; i--) {
+      if (matches(state.messages[i])) fresh.push(...row(state.messages[i]));
+    }
+    drawnNewest = state.messages.at(-1)?.seq ?? drawnNewest;
+    if (!fresh.length) return;
+    // Rows added above what the reader looks at push it down: scroll back by as much.
+    const reading = window.scrollY > 0 && body.getBoundingClientRect().top < 0;
+    const heightBefore = body.offsetHeight;
+    body.querySelector('tr.placeholder')?.remove();
+    body.prepend(...fresh);
+    const rows = body.querySelectorAll('tr.msg');
+    for (let i = rows.length - 1; i >= ROWS_SHOWN; i--) {
+      const next = rows[i].nextElementSibling;
+      if (next?.classList.contains('msg-details')) next.remove();
+      rows[i].remove();
+    }
+    if (reading) window.scrollBy(0, body.offsetHeight - heightBefore);
   }
 
   function drawSearch() {
@@ -126,11 +187,17 @@ export function mountMessages(root, state, api) {
 
   function row(m) {
     const kind = KNOWN.has(m.type) ? m.type : 'other';
+    // Opening a row adds its detail row after it; nothing else is redrawn.
     const toggle = () => {
-      if (open.has(m.seq)) open.delete(m.seq);
+      const shown = open.has(m.seq);
+      if (shown) open.delete(m.seq);
       else open.add(m.seq);
-      draw();
+      main.classList.toggle('open', !shown);
+      main.setAttribute('aria-expanded', String(!shown));
+      if (shown && main.nextElementSibling?.classList.contains('msg-details')) main.nextElementSibling.remove();
+      if (!shown) main.after(detailRow());
     };
+    const detailRow = () => h('tr', { class: 'msg-details' }, h('td', { colspan: 5 }, details(m.data)));
     const main = h('tr', {
       class: ['msg', `msg-${kind}`, open.has(m.seq) && 'open'],
       'data-seq': String(m.seq),
@@ -146,13 +213,16 @@ export function mountMessages(root, state, api) {
     h('td', {}, h('span', { class: `type type-${kind}` }, m.type)),
     h('td', { class: 'summary' }, extra(m), h('span', { class: 'summary-text' }, m.summary)));
     if (!open.has(m.seq)) return [main];
-    return [main, h('tr', { class: 'msg-details' }, h('td', { colspan: 5 }, details(m.data)))];
+    return [main, detailRow()];
   }
 
   state.on('messages', draw);
   return {
-    visible(v) {
+    visible(v, params) {
       visible = v;
+      // A bare `#messages` (the tab) keeps what is shown and writes it into the address.
+      if (v && params && Object.keys(params).length) restore(params);
+      else if (v) remember();
       draw();
     },
     stop() {
@@ -162,39 +232,15 @@ export function mountMessages(root, state, api) {
   };
 }
 
-/**
- * A message's data in its detail row. A fix (`impl_progress`, `test_result`) shows its changed
- * files — test files marked — and its unified diff line by line before the rest of the JSON.
- */
-function details(data) {
-  const d = data && typeof data === 'object' && !Array.isArray(data) ? data : null;
-  if (!d || !Array.isArray(d.changedFiles) || !d.changedFiles.length || typeof d.diff !== 'string') {
-    return h('pre', {}, JSON.stringify(data, null, 2));
-  }
-  const tests = new Set(Array.isArray(d.testFilesChanged) ? d.testFilesChanged : []);
-  const { diff, ...rest } = d;
-  const kind = (line) => {
-    if (line.startsWith('+++') || line.startsWith('---')) return 'diff-file';
-    if (line.startsWith('+')) return 'diff-add';
-    if (line.startsWith('-')) return 'diff-del';
-    if (line.startsWith('@@')) return 'diff-hunk';
-    return null;
-  };
-  return [
-    h('div', { class: 'changed-files' }, 'Changed files: ',
-      d.changedFiles.map((f) => h('code', { class: tests.has(f) && 'test-file', title: tests.has(f) ? 'a test file' : null }, String(f)))),
-    h('pre', { class: 'diff' }, diff.split('\n').map((line) => h('span', { class: kind(line) }, `${line}\n`))),
-    h('pre', {}, JSON.stringify(rest, null, 2)),
-  ];
-}
-
 /** What a known type adds in front of the summary. */
 function extra(m) {
   const d = m.data && typeof m.data === 'object' ? m.data : {};
   const num = (v) => typeof v === 'number' && Number.isFinite(v);
   if (m.type === 'test_result' && num(d.passRate)) {
-    const grade = d.passRate >= 95 ? 'good' : d.passRate >= 70 ? 'fair' : 'poor';
-    return h('span', { class: `rate rate-${grade}`, title: num(d.total) ? `${d.passed ?? '?'} of ${d.total} passed, ${d.failed ?? '?'} failed` : 'pass rate' },
+    // Below the gate (the report's own, else 95 %) is a warning, never green.
+    const gate = num(d.qualityGate) ? d.qualityGate : GATE;
+    const kind = d.passRate < gate ? grade(d.passRate, false) : grade(d.passRate, d.qualityGatePassed);
+    return h('span', { class: `rate rate-${kind}`, title: num(d.total) ? `${d.passed ?? '?'} of ${d.total} passed, ${d.failed ?? '?'} failed` : 'pass rate' },
       percent(d.passRate), num(d.total) ? h('small', {}, ` ${d.passed ?? '?'}/${d.total}`) : null);
   }
   if (m.type === 'impl_progress' && (num(d.iteration) || num(d.passRate))) {

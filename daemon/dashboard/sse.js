@@ -58,7 +58,8 @@ export class SseParser {
 
 /**
  * Follows `path` until `stop()`: `onEvent(event)` per event (data parsed as JSON),
- * `onStatus('connecting' | 'live' | 'retrying')`, `onUnauthorized(err)` once, after which the
+ * `onStatus('connecting' | 'live' | 'retrying' | 'limited', message?)` ('limited': the daemon
+ * refused the stream, too many open — 429, or 409 `team_limit`), `onUnauthorized(err)` once, after which the
  * stream stops for good. Starts after `after` (a seq; from the beginning without it) and
  * resumes after the last id seen.
  */
@@ -115,6 +116,7 @@ export function follow({ path, token, after, onEvent, onStatus, onUnauthorized }
     while (!stopped) {
       status('connecting');
       let receivedAny = false;
+      let limited = null;
       try {
         receivedAny = await connectOnce();
       } catch (err) {
@@ -124,11 +126,15 @@ export function follow({ path, token, after, onEvent, onStatus, onUnauthorized }
           onUnauthorized?.(err);
           return;
         }
+        limited = err.status === 429 || (err.status === 409 && err.code === 'team_limit') ? err : null;
       }
       if (stopped) return;
-      status('retrying');
+      // Too many open streams (this token's, the team's or this address's): say so, keep trying
+      // slowly in case another tab closes.
+      if (limited) onStatus?.('limited', limited.message);
+      else status('retrying');
       // A stream that was up starts the backoff over; one that could not connect doubles it.
-      delay = receivedAny ? FIRST_RETRY_MS : Math.min(delay * 2, MAX_RETRY_MS);
+      delay = receivedAny ? FIRST_RETRY_MS : limited ? MAX_RETRY_MS : Math.min(delay * 2, MAX_RETRY_MS);
       const jittered = delay / 2 + Math.random() * (delay / 2);
       await new Promise((resolve) => {
         wake = resolve;

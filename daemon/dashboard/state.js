@@ -24,6 +24,8 @@ export function createState() {
     testHistory: null,
     /** taskId → [{seq, iteration, passRate, kind, at, strategy, gate}] in message order. */
     progress: new Map(),
+    /** Tasks with new points since the Pass-rate view last looked (it empties this). */
+    progressChanged: [],
     /** stream name → 'connecting' | 'live' | 'retrying' */
     connection: {},
 
@@ -97,14 +99,26 @@ export function createState() {
       state.changed('memory');
     },
 
+    /** Older pass-rate points from a search (the Pass-rate view's backfill), not log rows. */
+    backfillPoints(messages) {
+      let any = false;
+      for (const m of messages) if (notePoint(m)) any = true;
+      if (any) state.changed('progress');
+    },
+
     /** The test history belongs to the pass-rate view. */
     setTestHistory(history) {
       state.testHistory = history;
       state.changed('progress');
     },
 
-    setConnection(stream, status) {
+    /** Why a stream is refused ('limited'), by stream name. */
+    connectionNotes: {},
+
+    setConnection(stream, status, note) {
       state.connection[stream] = status;
+      if (note) state.connectionNotes[stream] = note;
+      else delete state.connectionNotes[stream];
       state.changed('connection');
     },
   };
@@ -120,7 +134,11 @@ export function createState() {
     const iteration = m.type === 'impl_progress' ? d.iteration : d.iterations;
     if (typeof iteration !== 'number' || !Number.isFinite(iteration)) return false;
     const points = state.progress.get(taskId) || [];
-    points.push({
+    if (points.some((p) => p.seq === m.seq)) return false; // loaded twice (a backfill)
+    // In seq order, whatever order they arrive in (a backfill brings older ones later).
+    let at = points.length;
+    while (at > 0 && points[at - 1].seq > m.seq) at -= 1;
+    points.splice(at, 0, {
       seq: m.seq,
       kind: m.type,
       iteration,
@@ -132,6 +150,7 @@ export function createState() {
     });
     if (points.length > POINTS_KEPT) points.splice(0, points.length - POINTS_KEPT);
     state.progress.set(taskId, points);
+    if (!state.progressChanged.includes(taskId)) state.progressChanged.push(taskId);
     return true;
   }
 

@@ -1,10 +1,14 @@
-// The task board: a column per status, a card per task (owner, holder, live lease countdown,
-// attempts, blockers and what it blocks), tasks that can never become ready marked, and the
-// dependency graph above the columns.
+// The task board: a column per status, a card per task (cards.js), and the dependency graph above
+// the columns. A change redraws only what it changed: a card whose task or neighbours changed is
+// swapped for a new one, a column is rebuilt only when its tasks or their order change, and the
+// graph only when a status or a dependency changes. Filter and graph focus live in the address
+// (`#tasks?filter=auth&focus=TEST-004`).
 
+import { card, cardKey } from './cards.js';
 import { analyse, compareIds, STATUSES } from './deps.js';
 import { duration, h, replace } from './dom.js';
 import { dependencyGraph } from './graph.js';
+import { saveViewState, taskHash } from './route.js';
 
 const CARDS_PER_COLUMN = 200;
 const LABELS = { pending: 'Pending', in_progress: 'In progress', completed: 'Completed', failed: 'Failed', cancelled: 'Cancelled' };
@@ -12,8 +16,13 @@ const LABELS = { pending: 'Pending', in_progress: 'In progress', completed: 'Com
 export function mountTasks(root, state, api) {
   let visible = false;
   let filter = '';
+  let focus = '';
   let graphOpen = true;
+  let graphKey = null;
+  const drawn = new Map(); // task id → {key, el} of the card on the board
+  const columns = new Map(); // status → {cards, count, ids: string joined}
 
+  const remember = () => saveViewState('tasks', { filter: search.value.trim(), focus });
   const search = h('input', {
     type: 'search',
     class: 'filter',
@@ -21,17 +30,30 @@ export function mountTasks(root, state, api) {
     'aria-label': 'Filter tasks',
     oninput: (e) => {
       filter = e.target.value.trim().toLowerCase();
+      remember();
       draw();
     },
   });
+  const focusBox = h('input', {
+    type: 'search', id: 'graph-focus', placeholder: 'TEST-001', 'aria-label': 'Focus the graph on a task', spellcheck: 'false', autocapitalize: 'off',
+    onchange: (e) => setFocus(e.target.value.trim()),
+  });
+  const graphNote = h('p', { class: 'graph-note', id: 'graph-note' });
   const summary = h('span', { class: 'counts' });
   const graphBox = h('div', { class: 'graph-scroll' });
   const graphPanel = h('details', { class: 'panel graph-panel', open: true, ontoggle: (e) => { graphOpen = e.target.open; } },
     h('summary', {}, 'Dependencies ', h('span', { class: 'legend' },
       h('span', { class: 'swatch met' }), 'met ', h('span', { class: 'swatch unmet' }), 'waiting ',
       h('span', { class: 'swatch broken' }), 'blocker failed or cancelled')),
+    h('div', { class: 'graph-tools' }, graphNote, h('label', { class: 'select' }, 'focus on ', focusBox)),
     graphBox);
   const board = h('div', { class: 'board', id: 'board' });
+  for (const st of STATUSES) {
+    const count = h('span', { class: 'count' });
+    const cards = h('div', { class: 'cards' });
+    board.append(h('section', { class: `column column-${st}`, 'data-status': st }, h('h3', {}, LABELS[st], count), cards));
+    columns.set(st, { cards, count, ids: null });
+  }
   replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Tasks'), summary, search), graphPanel, board);
 
   // Lease countdowns tick every second without redrawing the board.
@@ -52,6 +74,14 @@ export function mountTasks(root, state, api) {
     return [task.id, task.subject, task.owner, task.claimedBy].some((v) => v && v.toLowerCase().includes(filter));
   }
 
+  function setFocus(id) {
+    focus = id;
+    focusBox.value = id;
+    graphKey = null;
+    remember();
+    draw();
+  }
+
   function draw() {
     if (!visible) return;
     const tasks = state.tasks;
@@ -63,26 +93,61 @@ export function mountTasks(root, state, api) {
     const dead = [...info.values()].filter((i) => i.dead).length;
     summary.textContent = `${tasks.size} tasks · ${counts.join(' · ')}${dead ? ` · ${dead} never ready` : ''}`;
 
-    const graph = dependencyGraph(tasks, info, pick);
-    replace(graphBox, graph || h('p', { class: 'empty' }, 'No task depends on another.'));
+    drawGraph(tasks, info);
+    const keep = new Set();
+    for (const st of STATUSES) {
+      const list = byStatus[st].sort((a, b) => compareIds(a.id, b.id));
+      const column = columns.get(st);
+      column.count.textContent = String(list.length);
+      const shown = list.slice(0, CARDS_PER_COLUMN);
+      const els = shown.map((t) => {
+        keep.add(t.id);
+        const key = cardKey(t, info.get(t.id), tasks);
+        const known = drawn.get(t.id);
+        if (known && known.key === key) return known.el;
+        const el = card(t, info, tasks);
+        // A card already in place is swapped alone; the column stays as it is.
+        if (known?.el.isConnected && known.el.parentNode === column.cards) known.el.replaceWith(el);
+        drawn.set(t.id, { key, el });
+        return el;
+      });
+      const ids = shown.map((t) => t.id).join('\n') + `\n${list.length}`;
+      if (ids !== column.ids) {
+        column.ids = ids;
+        replace(column.cards, els,
+          list.length > CARDS_PER_COLUMN ? h('p', { class: 'more' }, `… ${list.length - CARDS_PER_COLUMN} more (filter to find them)`) : null,
+          list.length === 0 ? h('p', { class: 'empty' }, '—') : null);
+      }
+    }
+    for (const id of drawn.keys()) if (!keep.has(id)) drawn.delete(id);
+    tick();
+  }
+
+  /** The graph is redrawn only when a status, a dependency or the focus changed. */
+  function drawGraph(tasks, info) {
     graphPanel.hidden = tasks.size === 0;
     graphPanel.open = graphOpen;
-
-    replace(board, STATUSES.map((st) => {
-      const list = byStatus[st].sort((a, b) => compareIds(a.id, b.id));
-      return h('section', { class: `column column-${st}`, 'data-status': st },
-        h('h3', {}, LABELS[st], h('span', { class: 'count' }, String(list.length))),
-        h('div', { class: 'cards' },
-          list.slice(0, CARDS_PER_COLUMN).map((t) => card(t, info, tasks)),
-          list.length > CARDS_PER_COLUMN ? h('p', { class: 'more' }, `… ${list.length - CARDS_PER_COLUMN} more (filter to find them)`) : null,
-          list.length === 0 ? h('p', { class: 'empty' }, '—') : null));
-    }));
-    tick();
+    let key = focus;
+    for (const t of tasks.values()) if (t.blockedBy.length || info.get(t.id).blocks.length) key += `|${t.id}:${t.status}:${t.blockedBy.join()}`;
+    if (key === graphKey) return;
+    graphKey = key;
+    const graph = dependencyGraph(tasks, info, pick, focus || null);
+    replace(graphBox, graph || h('p', { class: 'empty' }, 'No task depends on another.'));
+    const shown = Number(graph?.dataset.shown ?? 0);
+    const total = Number(graph?.dataset.total ?? 0);
+    replace(graphNote,
+      !graph ? null
+        : focus && tasks.has(focus) ? [`${focus} and its neighbourhood: ${shown} of ${total} tasks with dependencies. `, h('button', { type: 'button', class: 'quiet', onclick: () => setFocus('') }, 'show all')]
+          : shown < total ? `Showing ${shown} of ${total} tasks with dependencies (the first by id); focus on a task to see its neighbourhood.`
+            : `${total} tasks with dependencies.`);
   }
 
   function pick(id) {
     const el = board.querySelector(`[data-task="${CSS.escape(id)}"]`);
-    if (!el) return;
+    if (!el) {
+      location.hash = taskHash(id);
+      return;
+    }
     el.scrollIntoView({ block: 'center', behavior: 'smooth' });
     el.classList.remove('flash');
     void el.offsetWidth; // restart the animation
@@ -91,8 +156,15 @@ export function mountTasks(root, state, api) {
 
   state.on('tasks', draw);
   return {
-    visible(v) {
+    visible(v, params) {
       visible = v;
+      if (v && params && Object.keys(params).length) {
+        search.value = params.filter ?? '';
+        filter = search.value.trim().toLowerCase();
+        if ((params.focus ?? '') !== focus) setFocus(params.focus ?? '');
+      } else if (v) {
+        remember();
+      }
       draw();
     },
     stop() {
@@ -100,45 +172,4 @@ export function mountTasks(root, state, api) {
       replace(root);
     },
   };
-}
-
-function card(task, info, tasks) {
-  const i = info.get(task.id);
-  const chip = (id) => {
-    const status = tasks.get(id)?.status ?? 'unknown';
-    return h('span', { class: `chip dep dep-${status}`, title: `${id}: ${status.replace('_', ' ')}` }, id);
-  };
-  let badge = null;
-  if (i.dead) {
-    const root = i.dead.at(-1);
-    badge = h('span', {
-      class: 'badge badge-dead',
-      title: `Can never become ready: ${i.dead.join(' ← ')} (${root} ${tasks.get(root).status})`,
-    }, 'never ready');
-  } else if (task.status === 'pending') {
-    badge = i.unmet.length === 0 ? h('span', { class: 'badge badge-ready' }, 'ready') : h('span', { class: 'badge badge-waiting' }, `waiting on ${i.unmet.length}`);
-  }
-
-  const facts = [];
-  if (task.owner) facts.push(h('span', { class: 'fact' }, 'owner ', h('strong', {}, task.owner)));
-  if (task.claimedBy) facts.push(h('span', { class: 'fact' }, task.status === 'in_progress' ? 'claimed by ' : 'last held by ', h('strong', {}, task.claimedBy)));
-  const attempts = h('span', { class: ['fact', task.attempts > 0 && 'attempts-used'], title: 'Leases that expired / attempts allowed' },
-    `attempts ${task.attempts}/${task.maxAttempts}`);
-  facts.push(attempts);
-  if (task.status === 'in_progress' && task.leaseExpiresAt) {
-    const expires = Date.parse(task.leaseExpiresAt);
-    if (!Number.isNaN(expires)) facts.push(h('span', { class: 'fact lease', dataset: { expires: String(expires) }, title: `Lease expires ${task.leaseExpiresAt}` }, 'lease'));
-  }
-
-  return h('article', { class: ['card', `card-${task.status}`, i.dead && 'card-dead'], 'data-task': task.id },
-    h('header', {}, h('span', { class: 'task-id' }, task.id), badge),
-    h('p', { class: 'subject' }, task.subject),
-    task.status === 'in_progress' && task.activeForm ? h('p', { class: 'active-form' }, task.activeForm) : null,
-    h('div', { class: 'facts' }, facts),
-    task.blockedBy.length ? h('div', { class: 'deps' }, h('span', { class: 'dep-label' }, 'blocked by'), task.blockedBy.map(chip)) : null,
-    i.blocks.length ? h('div', { class: 'deps' }, h('span', { class: 'dep-label' }, 'blocks'), i.blocks.map(chip)) : null,
-    i.dead ? h('p', { class: 'dead-reason' }, `${i.dead.at(-1)} ${tasks.get(i.dead.at(-1)).status}${i.dead.length > 2 ? ` (via ${i.dead.slice(1, -1).join(', ')})` : ''}: this task can never become ready`) : null,
-    task.failureReason ? h('p', { class: 'failure' }, task.failureReason) : null,
-    task.status === 'completed' && task.result && typeof task.result.passRate === 'number'
-      ? h('p', { class: 'result' }, `pass rate ${task.result.passRate.toFixed(1)} %`) : null);
 }

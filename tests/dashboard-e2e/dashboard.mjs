@@ -145,6 +145,15 @@ async function main() {
   check((await page.locator('svg.graph .edge').count()) === 4, 'the graph draws the four blockedBy edges');
   check((await page.locator('svg.graph .edge-broken').count()) === 2, 'edges from failed or doomed blockers are marked broken');
   await shot('tasks');
+  const huge = card('pending', 'TEST-009');
+  check((await huge.boundingBox()).height < 400, 'a huge subject is cut on its card');
+  check(!(await huge.textContent()).includes('END-OF-SUBJECT'), 'the end of the subject is hidden');
+  await huge.locator('button.show-more').click();
+  await huge.locator('.subject', { hasText: 'END-OF-SUBJECT' }).waitFor({ timeout: PATIENCE });
+  check((await huge.locator('b').count()) === 0, 'markup in a subject stays text');
+  await huge.locator('button.show-more').click();
+  check(!(await huge.textContent()).includes('END-OF-SUBJECT'), 'show less cuts it again');
+  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
 
   // --- messages: untrusted text stays text, a posted message appears within 1 s -----------
   await view('messages');
@@ -219,6 +228,18 @@ async function main() {
   check((await page.locator('#agent-list tr[data-agent="tester"]').textContent()).includes('TEST-001'), 'the tester holds TEST-001');
   check((await page.locator('#agent-list tr[data-agent="watcher"] .role').textContent()) === 'observer', 'roles are shown');
   await shot('agents');
+
+  // --- a task's detail: an observer reads it all and is offered no action --------------------
+  await view('tasks');
+  await page.click('.card[data-task="TEST-001"] a.task-id');
+  await page.locator('#view-task .detail-title', { hasText: 'TEST-001' }).waitFor({ timeout: PATIENCE });
+  check(page.url().endsWith('#/tasks/TEST-001'), 'the detail has its own address');
+  await page.locator('#task-actions .action-who', { hasText: 'may only watch' }).waitFor({ timeout: PATIENCE });
+  for (const form of ['#action-edit', '#action-reassign', '#action-post', '[data-action="cancel"]']) {
+    check(await page.locator(form).isHidden(), `an observer is not offered ${form}`);
+  }
+  await page.locator('#task-fix .changed-files').waitFor({ timeout: PATIENCE });
+  check((await page.locator('#task-messages button.answer').count()) === 0, 'no answer button for an observer');
 
   // --- shared memory, live ---------------------------------------------------------------
   await view('memory');

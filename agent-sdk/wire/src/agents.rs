@@ -122,6 +122,16 @@ pub struct Agent {
     pub last_seen_at: Option<String>,
 }
 
+/// `GET /v1/teams/{team}/me`: who the caller's token is, so a client (the dashboard) offers
+/// only what the role may do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Me {
+    pub name: String,
+    pub role: Role,
+}
+
 /// `GET /v1/teams/{team}/agents`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

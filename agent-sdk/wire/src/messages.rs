@@ -178,3 +178,12 @@ pub struct Event {
     pub data: serde_json::Value,
     pub created_at: String,
 }
+
+/// `GET /v1/teams/{team}/tasks/{id}/events`: one task's changes (`task.*` events carrying the
+/// task as it became), newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TaskEvents {
+    pub events: Vec<Event>,
+}

@@ -22,6 +22,9 @@ MODELS = {
     "TaskList": m.TaskList,
     "Message": m.Message,
     "MessageList": m.MessageList,
+    "MessageSearchPage": m.MessageSearchPage,
+    "Cursors": m.Cursors,
+    "Me": m.Me,
     "Event": m.Event,
     "Memory": m.Memory,
     "MemoryChange": m.MemoryChange,
@@ -55,7 +58,7 @@ def sample_args(fn):
     for p in list(inspect.signature(fn).parameters.values()):
         if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
             continue
-        args[p.name] = values.get(p.name, [] if p.name in ("new", "outcomes") else {} if p.name == "changes" else None)
+        args[p.name] = values.get(p.name, [] if p.name in ("new", "outcomes", "messages") else {} if p.name == "changes" else None)
         if p.name in ("final", "json_patch"):
             args[p.name] = False
     return args

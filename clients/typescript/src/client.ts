@@ -34,6 +34,29 @@ export interface MessageFilter {
   limit?: number;
 }
 
+/** Filters of `searchMessages`; every one given must match. */
+export interface MessageSearch {
+  /** Words, each the start of a word in the summary or data, in any order. */
+  q?: string;
+  from?: string;
+  to?: string;
+  type?: string;
+  /** Messages about this task (`data.taskId` or `data.task`). */
+  task?: string;
+  /** RFC 3339: created at or after. */
+  since?: string;
+  /** RFC 3339: created before. */
+  until?: string;
+  /** Older than this seq: the `next` of the previous page. */
+  before?: number;
+  limit?: number;
+}
+
+/** One message of a batched post. */
+export interface BatchMessage extends m.NewMessage {
+  idempotencyKey?: string;
+}
+
 export interface ClaimOptions {
   /** Id prefixes (`TEST`); default: the role's (tester `TEST`, executor `QARUN`). */
   prefixes?: string[];
@@ -200,6 +223,44 @@ export class HuddleClient {
 
   listMessages(filter: MessageFilter = {}): Promise<m.MessageList> {
     return this.send({ method: "GET", path: this.t("/messages"), query: { ...filter }, retry: true });
+  }
+
+  /** Every message of the team matching the filters, newest first, with the exact `total`. */
+  searchMessages(filter: MessageSearch = {}): Promise<m.MessageSearchPage> {
+    return this.send({ method: "GET", path: this.t("/messages/search"), query: { ...filter }, retry: true });
+  }
+
+  /** Several messages in one request, stored all or none, in order; each gets an idempotency key. */
+  async postMessages(messages: BatchMessage[]): Promise<m.Message[]> {
+    const batch = messages.map((x) => ({ ...x, data: x.data ?? {}, idempotencyKey: x.idempotencyKey ?? newKey() }));
+    const got = await this.send<{ messages: m.Message[] }>({
+      method: "POST",
+      path: this.t("/messages/batch"),
+      body: { messages: batch },
+      retry: true,
+    });
+    return got.messages;
+  }
+
+  /** Where both streams are now: follow them after these once a snapshot is read. */
+  cursors(): Promise<m.Cursors> {
+    return this.send({ method: "GET", path: this.t("/cursors"), retry: true });
+  }
+
+  /** This token's agent: its name and role. */
+  me(): Promise<m.Me> {
+    return this.send({ method: "GET", path: this.t("/me"), retry: true });
+  }
+
+  /** One task's `task.*` events, newest first, each with the task as it became. */
+  async taskEvents(id: string, options: { limit?: number } = {}): Promise<m.HuddleEvent[]> {
+    const got = await this.send<{ events: m.HuddleEvent[] }>({
+      method: "GET",
+      path: this.t(`/tasks/${encodeURIComponent(id)}/events`),
+      query: { ...options },
+      retry: true,
+    });
+    return got.events;
   }
 
   /** Unacknowledged messages to this agent, its role or `*`; waits up to `waitMs` for a first one. */

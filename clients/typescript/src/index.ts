@@ -8,7 +8,7 @@
  * ```
  */
 export { HuddleClient } from "./client.js";
-export type { ClaimOptions, ClientOptions, MessageFilter, TaskFilter } from "./client.js";
+export type { BatchMessage, ClaimOptions, ClientOptions, MessageFilter, MessageSearch, TaskFilter } from "./client.js";
 export { HuddleError } from "./errors.js";
 export * from "./models.js";
 export type { StreamOptions } from "./streams.js";

@@ -107,6 +107,28 @@ export interface MessageList {
 }
 
 /**
+ * A page of a message search, newest first: `total` counts every match (not only this page);
+ * `next` is the `before` of the following page, null on the last.
+ */
+export interface MessageSearchPage {
+  messages: Message[];
+  total: number;
+  next: number | null;
+}
+
+/** The newest event and message `seq`: read them, then a snapshot, then follow the streams after them. */
+export interface Cursors {
+  events: number;
+  messages: number;
+}
+
+/** The token's own agent. */
+export interface Me {
+  name: string;
+  role: string;
+}
+
+/**
  * One change in the team: `task.created`, `task.claimed`, `task.updated`, `task.completed`,
  * `task.failed`, `task.released`, `task.expired` (data: the task), `message.posted` (the
  * message), `memory.updated` (the change), `agent.created`/`revoked`/`rotated` (the agent).

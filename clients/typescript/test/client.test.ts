@@ -138,3 +138,40 @@ test("test history: runs, trend and flaky tests", async () => {
   const flaky = await t.coordinator.flakyTests({ project: "calc", tree: "tree-1" });
   assert.deepEqual(flaky.tests.map((f) => [f.nodeid, f.passes, f.failures]), [["t.py::a", 2, 1]]);
 });
+
+test("search reaches every message, newest first, with exact totals; batched posts; cursors, me, a task's events", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  const posted = await tester.postMessages(
+    Array.from({ length: 30 }, (_, n) => ({
+      to: "coordinator",
+      type: n % 3 === 0 ? "fix_required" : "test_result",
+      summary: `run ${n}: average failed on TEST-00${n % 4}`,
+      data: { taskId: `TEST-00${n % 4}`, n },
+    })),
+  );
+  assert.deepEqual(posted.map((x) => x.seq - posted[0].seq), Array.from({ length: 30 }, (_, i) => i));
+  const seen: number[] = [];
+  let before: number | undefined;
+  for (;;) {
+    const page = await t.coordinator.searchMessages({ type: "fix_required", limit: 4, before });
+    assert.equal(page.total, 10);
+    seen.push(...page.messages.map((x) => x.data.n as number));
+    if (page.next === null) break;
+    before = page.next;
+  }
+  assert.deepEqual(seen, [27, 24, 21, 18, 15, 12, 9, 6, 3, 0]);
+  const words = await t.coordinator.searchMessages({ q: "average TEST-002", from: "tester" });
+  assert.equal(words.total, 7);
+  const bad = await t.coordinator.searchMessages({ limit: 0 }).catch((e) => e);
+  assert.equal(bad.status, 400);
+
+  const cursors = await t.coordinator.cursors();
+  assert.equal(cursors.messages, posted.at(-1)!.seq);
+  await t.coordinator.createTask({ id: "TEST-001", subject: "a" });
+  await t.coordinator.updateTask("TEST-001", { subject: "b" });
+  const events = await t.coordinator.taskEvents("TEST-001");
+  assert.deepEqual(events.map((e) => e.type), ["task.updated", "task.created"]);
+  assert.equal((await t.coordinator.taskEvents("TEST-001", { limit: 1 })).length, 1);
+  assert.deepEqual(await tester.me(), { name: "tester", role: "tester" });
+});

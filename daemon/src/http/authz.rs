@@ -183,6 +183,7 @@ macro_rules! actions {
 }
 
 actions!(
+    ListAgents,
     CreateTasks,
     EditTasks,
     ReadTasks,

@@ -47,6 +47,20 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
     js("agents.js", include_bytes!("../../dashboard/agents.js")),
     js("memory.js", include_bytes!("../../dashboard/memory.js")),
     js("chart.js", include_bytes!("../../dashboard/chart.js")),
+    js("keys.js", include_bytes!("../../dashboard/keys.js")),
+    js("cards.js", include_bytes!("../../dashboard/cards.js")),
+    js("progress.js", include_bytes!("../../dashboard/progress.js")),
+    js("route.js", include_bytes!("../../dashboard/route.js")),
+    js("markdown.js", include_bytes!("../../dashboard/markdown.js")),
+    js("fix.js", include_bytes!("../../dashboard/fix.js")),
+    js(
+        "task-detail.js",
+        include_bytes!("../../dashboard/task-detail.js"),
+    ),
+    js(
+        "task-actions.js",
+        include_bytes!("../../dashboard/task-actions.js"),
+    ),
 ];
 
 const fn js(

@@ -122,6 +122,7 @@ pub fn document(settings: &Settings) -> Value {
         "/v1/teams/{team}/messages/search",
         "/v1/teams/{team}/inbox",
         "/v1/teams/{team}/memory-history",
+        "/v1/teams/{team}/tasks/{id}/events",
     ] {
         extend_schema(query_param(&mut doc, path, "limit"), &page);
     }

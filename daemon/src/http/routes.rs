@@ -4,8 +4,8 @@
 //! [`api`]).
 
 use super::{
-    cursors, gates, health, memory, message_search, messages, openapi, streams, task_claims, tasks,
-    teams, test_history, webhooks, AppState,
+    cursors, gates, health, me, memory, message_search, messages, openapi, streams, task_claims,
+    task_events, tasks, teams, test_history, webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -20,6 +20,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(teams::create_agent, teams::list_agents))
         .routes(routes!(teams::revoke_agent))
         .routes(routes!(teams::rotate_agent))
+        .routes(routes!(me::me))
         .routes(routes!(tasks::create, tasks::list))
         .routes(routes!(task_claims::claim))
         .routes(routes!(task_claims::complete_many))
@@ -30,6 +31,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(task_claims::release))
         .routes(routes!(gates::gate))
         .routes(routes!(gates::answer))
+        .routes(routes!(task_events::task_events))
         .routes(routes!(messages::post, messages::list))
         .routes(routes!(messages::post_many))
         .routes(routes!(message_search::search))

@@ -214,6 +214,14 @@ pub trait Store: webhooks::WebhookStore + gates::GateStore + Send + Sync + 'stat
 
     // --- events ---
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>>;
+    /// One task's `task.*` events, newest first, at most `limit` (the dashboard's timeline).
+    /// Reads the team's event log without an index on the task: bounded by the log's retention.
+    async fn task_events(
+        &self,
+        team_id: i64,
+        task_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<Event>>;
     /// The team's newest event and message `seq`: where a client that has just read a snapshot
     /// follows the streams from.
     async fn cursors(&self, team_id: i64) -> StoreResult<StreamCursors>;

@@ -13,5 +13,6 @@ mod retention;
 mod search;
 mod stream_lag;
 mod streams;
+mod task_events;
 mod tasks;
 mod webhooks;

@@ -22,16 +22,16 @@ const STEPS: [&str; 5] = [
 ];
 
 /// The e2e package (its `node_modules` installed by `scripts/install-test-deps`).
-fn package_dir() -> PathBuf {
+pub(super) fn package_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("dashboard-e2e")
 }
 
-fn chromium() -> PathBuf {
+pub(super) fn chromium() -> PathBuf {
     std::env::var_os("HUDDLE_CHROMIUM").map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from)
 }
 
 /// Node, Chromium and playwright-core, or a loud failure: this test is never skipped.
-fn require_browser() {
+pub(super) fn require_browser() {
     let ci = if std::env::var("CI").as_deref() == Ok("true") {
         " (CI must run it)"
     } else {
@@ -59,7 +59,7 @@ fn require_browser() {
 }
 
 /// `target/dashboard-screenshots`, next to the test binaries (`target/<profile>/deps/…`).
-fn screenshot_dir() -> PathBuf {
+pub(super) fn screenshot_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let target = exe
         .ancestors()
@@ -69,7 +69,7 @@ fn screenshot_dir() -> PathBuf {
 }
 
 /// Posts a message as `api`; every message this test posts goes through here so it can count.
-async fn post(api: &Api, count: &mut usize, kind: &str, summary: &str, data: Value) {
+pub(super) async fn post(api: &Api, count: &mut usize, kind: &str, summary: &str, data: Value) {
     let to = if kind == "note" { "*" } else { "coordinator" };
     api.post(
         &api.t("/messages"),
@@ -83,7 +83,7 @@ async fn post(api: &Api, count: &mut usize, kind: &str, summary: &str, data: Val
 /// The team the script expects: tasks in every status, a failed blocker with two tasks that can
 /// never be ready behind it, fix-cycle progress for three tasks, a hostile summary, two memory
 /// changes. Returns the number of messages posted.
-async fn seed(coord: &Api, tester: &Api) -> usize {
+pub(super) async fn seed(coord: &Api, tester: &Api) -> usize {
     let create = |body: Value| async move {
         coord
             .post(&coord.t("/tasks"), body)
@@ -132,6 +132,12 @@ async fn seed(coord: &Api, tester: &Api) -> usize {
         {"id": "TEST-007", "subject": "Legacy IE11 suite"},
     ]))
     .await;
+    // A huge subject: the card cuts it and offers the rest ("show more").
+    let huge = format!(
+        "Flaky checkout <b>suite</b> {} END-OF-SUBJECT",
+        "retry ".repeat(70)
+    );
+    create(json!({"id": "TEST-009", "subject": huge})).await;
     coord
         .patch(&coord.t("/tasks/TEST-007"), json!({"status": "cancelled"}))
         .await

@@ -1,6 +1,10 @@
 //! The web dashboard: its files and headers over HTTP (`headers.rs`), and the page itself in a
 //! real browser — Debian's Chromium driven by playwright-core — against a real daemon
-//! (`browser.rs`). One test binary per area; a module per concern.
+//! (`browser.rs`), a coordinator acting from it (`actions.rs`), and large histories (`large.rs`).
+//! One test binary per area; a module per concern (`script.rs` runs a browser script).
 
+mod actions;
 mod browser;
 mod headers;
+mod large;
+mod script;

@@ -177,6 +177,50 @@ class Ops:
             "GET", self._t("/messages"), lambda d: m.from_json(m.MessageList, d), params=query(**filters), retry=True
         )
 
+    def search_messages(self, **filters: Any) -> Call[m.MessageSearchPage]:
+        return Call(
+            "GET",
+            self._t("/messages/search"),
+            lambda d: m.from_json(m.MessageSearchPage, d),
+            params=query(**filters),
+            retry=True,
+        )
+
+    def post_messages(self, messages: Iterable[Mapping[str, Any]]) -> Call[List[m.Message]]:
+        # Each message gets its own key, made here once, so a retried batch is stored once.
+        batch = [
+            {
+                "to": x["to"],
+                "type": x["type"],
+                "summary": x["summary"],
+                "data": dict(x.get("data") or {}),
+                "idempotencyKey": x.get("idempotency_key") or str(uuid.uuid4()),
+            }
+            for x in messages
+        ]
+        return Call(
+            "POST",
+            self._t("/messages/batch"),
+            lambda d: [message(x) for x in d["messages"]],
+            json={"messages": batch},
+            retry=True,
+        )
+
+    def cursors(self) -> Call[m.Cursors]:
+        return Call("GET", self._t("/cursors"), lambda d: m.from_json(m.Cursors, d), retry=True)
+
+    def me(self) -> Call[m.Me]:
+        return Call("GET", self._t("/me"), lambda d: m.from_json(m.Me, d), retry=True)
+
+    def task_events(self, id: str, limit: Optional[int]) -> Call[List[m.Event]]:
+        return Call(
+            "GET",
+            self._t(f"/tasks/{seg(id)}/events"),
+            lambda d: [m.from_json(m.Event, x) for x in d["events"]],
+            params=query(limit=limit),
+            retry=True,
+        )
+
     def inbox(self, wait: Optional[float], limit: Optional[int]) -> Call[List[m.Message]]:
         params = query(wait_ms=ms(wait), limit=limit)
         return Call("GET", self._t("/inbox"), lambda d: [message(x) for x in d["messages"]], params=params, retry=True)

@@ -197,6 +197,46 @@ class Client:
         """One page of messages, oldest first, filtered; ``after=page.next`` for the next."""
         return self._run(self._ops.list_messages(after=after, to=to, from_=from_, type=type, limit=limit))
 
+    def search_messages(
+        self,
+        q: Optional[str] = None,
+        *,
+        from_: Optional[str] = None,
+        to: Optional[str] = None,
+        type: Optional[str] = None,
+        task: Optional[str] = None,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
+        before: Optional[int] = None,
+        limit: Optional[int] = None,
+    ) -> m.MessageSearchPage:
+        """Every message of the team matching all filters given (``q``: words, each the start of
+        a word in the summary or data), newest first, a page at a time; ``total`` counts them
+        all, ``before=page.next`` gives the next page."""
+        return self._run(
+            self._ops.search_messages(
+                q=q, from_=from_, to=to, type=type, task=task, since=since, until=until, before=before, limit=limit
+            )
+        )
+
+    def post_messages(self, messages: Iterable[Mapping[str, Any]]) -> List[m.Message]:
+        """Posts several messages in one request (``to``, ``type``, ``summary``, ``data``, an
+        optional ``idempotency_key`` each), stored all or none, in order, with consecutive seqs."""
+        return self._run(self._ops.post_messages(list(messages)))
+
+    def cursors(self) -> m.Cursors:
+        """Where both streams are now: follow ``events(after=c.events)`` and
+        ``messages(after=c.messages)`` after reading a snapshot."""
+        return self._run(self._ops.cursors())
+
+    def me(self) -> m.Me:
+        """This token's agent: its name and role."""
+        return self._run(self._ops.me())
+
+    def task_events(self, id: str, *, limit: Optional[int] = None) -> List[m.Event]:
+        """One task's ``task.*`` events, newest first, each with the task as it became."""
+        return self._run(self._ops.task_events(id, limit))
+
     def inbox(self, *, wait: Optional[float] = None, limit: Optional[int] = None) -> List[m.Message]:
         """Unacknowledged messages to this agent, its role or ``*``; waits up to ``wait`` seconds
         for a first one. Reading does not acknowledge: :meth:`ack` does."""

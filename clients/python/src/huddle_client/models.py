@@ -145,6 +145,34 @@ class MessageList:
 
 
 @dataclass
+class MessageSearchPage:
+    """A page of a message search, newest first: ``total`` counts every match (not only this
+    page); ``next`` is the ``before`` of the following page, ``None`` on the last."""
+
+    messages: List[Message]
+    total: int
+    next: Optional[int] = None
+    _nested = {"messages": Message}
+
+
+@dataclass
+class Cursors:
+    """The newest event and message ``seq``: read them, then a snapshot, then follow the
+    streams after them (nothing missed, nothing replayed from the start)."""
+
+    events: int
+    messages: int
+
+
+@dataclass
+class Me:
+    """The token's own agent: its name and role."""
+
+    name: str
+    role: str
+
+
+@dataclass
 class Event:
     """One change in the team: ``task.created``, ``task.claimed``, ``task.completed``,
     ``task.failed``, ``task.released``, ``task.expired``, ``task.updated``,

@@ -389,6 +389,25 @@ impl Store for PostgresStore {
         Ok(StreamCursors { events, messages })
     }
 
+    async fn task_events(
+        &self,
+        team_id: i64,
+        task_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<Event>> {
+        let rows = sqlx::query(
+            "select seq, type, data, created_at from events
+             where team_id = $1 and type like 'task.%' and (data::jsonb ->> 'id') = $2
+             order by seq desc limit $3",
+        )
+        .bind(team_id)
+        .bind(task_id)
+        .bind(limit.clamp(1, 1_000) as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(event_from_row).collect::<Result<_, _>>()?)
+    }
+
     async fn list_events(&self, team_id: i64, after: i64, limit: usize) -> StoreResult<Vec<Event>> {
         let rows = sqlx::query(
             "select seq, type, data, created_at from events

@@ -16,6 +16,25 @@ pub fn list(conn: &Connection, team_id: i64, after: i64, limit: usize) -> StoreR
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// One task's `task.*` events (each carries the task as it became), newest first.
+pub fn for_task(
+    conn: &Connection,
+    team_id: i64,
+    task_id: &str,
+    limit: usize,
+) -> StoreResult<Vec<Event>> {
+    let mut stmt = conn.prepare_cached(
+        "select seq, type, data, created_at from events
+         where team_id = ?1 and type like 'task.%' and json_extract(data, '$.id') = ?2
+         order by seq desc limit ?3",
+    )?;
+    let rows = stmt.query_map(
+        params![team_id, task_id, limit.clamp(1, 1_000) as i64],
+        event_from_row,
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// The team's newest event and message `seq`.
 pub fn cursors(conn: &Connection, team_id: i64) -> StoreResult<StreamCursors> {
     conn.prepare_cached("select event_seq, msg_seq from teams where id = ?1")?

@@ -466,6 +466,20 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn task_events(
+        &self,
+        team_id: i64,
+        task_id: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<Event>> {
+        let task_id = task_id.to_string();
+        self.readers
+            .read_team(team_id, move |conn| {
+                events::for_task(conn, team_id, &task_id, limit)
+            })
+            .await
+    }
+
     async fn cursors(&self, team_id: i64) -> StoreResult<StreamCursors> {
         self.readers
             .read(move |conn| events::cursors(conn, team_id))

@@ -1,0 +1,57 @@
+// A task's card on the board (owner, holder, live lease countdown, attempts, blockers and what
+// it blocks, why it can never be ready) and what decides whether a drawn card is still right.
+// Long subjects and failure reasons are cut, with "show more".
+
+import { capped, h } from './dom.js';
+import { taskHash } from './route.js';
+
+const SUBJECT_CHARS = 200;
+const REASON_CHARS = 300;
+
+/** Changes whenever anything the card shows changes: the task or its neighbours' statuses. */
+export function cardKey(task, i, tasks) {
+  const status = (id) => tasks.get(id)?.status;
+  return [task.version, task.blockedBy.map(status).join(), i.blocks.map((id) => `${id}:${status(id)}`).join(), i.dead?.join() ?? '', i.unmet.length].join('|');
+}
+
+/** A task's card on the board. */
+export function card(task, info, tasks) {
+  const i = info.get(task.id);
+  const chip = (id) => {
+    const status = tasks.get(id)?.status ?? 'unknown';
+    return h('span', { class: `chip dep dep-${status}`, title: `${id}: ${status.replace('_', ' ')}` }, id);
+  };
+  let badge = null;
+  if (i.dead) {
+    const root = i.dead.at(-1);
+    badge = h('span', {
+      class: 'badge badge-dead',
+      title: `Can never become ready: ${i.dead.join(' ← ')} (${root} ${tasks.get(root).status})`,
+    }, 'never ready');
+  } else if (task.status === 'pending') {
+    badge = i.unmet.length === 0 ? h('span', { class: 'badge badge-ready' }, 'ready') : h('span', { class: 'badge badge-waiting' }, `waiting on ${i.unmet.length}`);
+  }
+
+  const facts = [];
+  if (task.owner) facts.push(h('span', { class: 'fact' }, 'owner ', h('strong', {}, task.owner)));
+  if (task.claimedBy) facts.push(h('span', { class: 'fact' }, task.status === 'in_progress' ? 'claimed by ' : 'last held by ', h('strong', {}, task.claimedBy)));
+  const attempts = h('span', { class: ['fact', task.attempts > 0 && 'attempts-used'], title: 'Leases that expired / attempts allowed' },
+    `attempts ${task.attempts}/${task.maxAttempts}`);
+  facts.push(attempts);
+  if (task.status === 'in_progress' && task.leaseExpiresAt) {
+    const expires = Date.parse(task.leaseExpiresAt);
+    if (!Number.isNaN(expires)) facts.push(h('span', { class: 'fact lease', dataset: { expires: String(expires) }, title: `Lease expires ${task.leaseExpiresAt}` }, 'lease'));
+  }
+
+  return h('article', { class: ['card', `card-${task.status}`, i.dead && 'card-dead'], 'data-task': task.id },
+    h('header', {}, h('a', { class: 'task-id', href: taskHash(task.id), title: `Open ${task.id}` }, task.id), badge),
+    capped('p', { class: 'subject' }, task.subject, SUBJECT_CHARS),
+    task.status === 'in_progress' && task.activeForm ? h('p', { class: 'active-form' }, task.activeForm) : null,
+    h('div', { class: 'facts' }, facts),
+    task.blockedBy.length ? h('div', { class: 'deps' }, h('span', { class: 'dep-label' }, 'blocked by'), task.blockedBy.map(chip)) : null,
+    i.blocks.length ? h('div', { class: 'deps' }, h('span', { class: 'dep-label' }, 'blocks'), i.blocks.map(chip)) : null,
+    i.dead ? h('p', { class: 'dead-reason' }, `${i.dead.at(-1)} ${tasks.get(i.dead.at(-1)).status}${i.dead.length > 2 ? ` (via ${i.dead.slice(1, -1).join(', ')})` : ''}: this task can never become ready`) : null,
+    task.failureReason ? capped('p', { class: 'failure' }, task.failureReason, REASON_CHARS) : null,
+    task.status === 'completed' && task.result && typeof task.result.passRate === 'number'
+      ? h('p', { class: 'result' }, `pass rate ${task.result.passRate.toFixed(1)} %`) : null);
+}

@@ -1,0 +1,159 @@
+// What a person does to a task from its detail, through the ordinary API and only what the
+// token's role may (SECURITY.md): a coordinator cancels, reopens (status `pending`), reassigns
+// (owner) and edits (subject, description) with `PATCH …/tasks/{id}` (with `If-Match`, so a
+// change made meanwhile is not overwritten); coordinators, testers and executors post a message
+// to an agent or the team and answer a `fix_required` (a reply to its sender naming the task).
+// Each edit is followed by a `task_action` message, so the log says who did what; the daemon
+// sets every message's sender from the token, never from the page.
+
+import { h, replace } from './dom.js';
+
+const EDITING_ROLES = new Set(['coordinator']);
+const POSTING_ROLES = new Set(['coordinator', 'tester', 'executor']);
+
+export function mountTaskActions(state, api, me, currentId) {
+  let task = null;
+  let replyTo = null; // the fix_required message being answered: {seq, from}
+  const status = h('p', { class: 'action-status', id: 'action-status', role: 'status' });
+  const who = h('p', { class: 'action-who' });
+
+  const button = (label, action, patch, verb) => h('button', {
+    type: 'button', class: 'quiet', 'data-action': action,
+    onclick: () => edit(action, patch(), verb),
+  }, label);
+  const cancel = button('Cancel task', 'cancel', () => ({ status: 'cancelled' }), 'cancelled');
+  const reopen = button('Retry / reopen', 'reopen', () => ({ status: 'pending' }), 'reopened');
+
+  const owner = h('input', { id: 'action-owner', placeholder: 'agent or role; empty: anyone', 'aria-label': 'New owner', spellcheck: 'false', autocapitalize: 'off' });
+  const reassign = h('form', { class: 'action-form', id: 'action-reassign', onsubmit: (e) => {
+    e.preventDefault();
+    const value = owner.value.trim();
+    edit('reassign', { owner: value || null }, value ? `reassigned to ${value}` : 'left open to anyone');
+  } }, h('label', {}, 'Owner ', owner), h('button', { type: 'submit' }, 'Reassign'));
+
+  const subject = h('input', { id: 'action-subject', 'aria-label': 'Subject', required: true });
+  const description = h('textarea', { id: 'action-description', 'aria-label': 'Description', rows: 4 });
+  const editForm = h('form', { class: 'action-form action-edit', id: 'action-edit', onsubmit: (e) => {
+    e.preventDefault();
+    edit('edit', { subject: subject.value.trim(), description: description.value }, 'edited');
+  } }, h('label', {}, 'Subject ', subject), h('label', {}, 'Description (markdown) ', description), h('button', { type: 'submit' }, 'Save'));
+
+  const to = h('select', { id: 'action-to', 'aria-label': 'Send to' });
+  const text = h('textarea', { id: 'action-message', 'aria-label': 'Message', rows: 2, required: true });
+  const replyNote = h('span', { class: 'reply-note' });
+  const messageForm = h('form', { class: 'action-form action-message', id: 'action-post', onsubmit: (e) => {
+    e.preventDefault();
+    post();
+  } }, h('label', {}, 'To ', to), replyNote, h('label', {}, 'Message ', text), h('button', { type: 'submit' }, 'Send'));
+
+  const editing = h('div', { class: 'action-row' }, cancel, reopen);
+  const root = h('section', { class: 'panel actions', id: 'task-actions', 'aria-label': 'Actions' },
+    h('h3', {}, 'Act on this task'), who, editing, reassign, editForm, messageForm, status);
+
+  function role() {
+    return me.role ?? null;
+  }
+
+  function say(text, failed = false) {
+    status.textContent = text;
+    status.classList.toggle('failure', failed);
+  }
+
+  async function edit(action, patch, verb) {
+    if (!task) return;
+    const id = task.id;
+    say(`${verb}…`);
+    try {
+      const updated = await api.patchTask(id, patch, task.version);
+      state.putTask(updated);
+    } catch (err) {
+      const why = err.status === 412 ? `${id} changed meanwhile; look at it again and retry` : `${err.message} (${err.code})`;
+      say(`Not ${verb}: ${why}`, true);
+      return;
+    }
+    try {
+      await api.postMessage({ to: '*', type: 'task_action', summary: `${me.name} ${verb} ${id}`, data: { taskId: id, action, changes: patch } });
+      say(`${id} ${verb}.`);
+    } catch (err) {
+      say(`${id} ${verb}, but the log note failed: ${err.message}`, true);
+    }
+  }
+
+  async function post() {
+    if (!task) return;
+    const body = text.value.trim();
+    if (!body) return;
+    const message = replyTo
+      ? { to: replyTo.from, type: 'fix_answer', summary: body, data: { taskId: task.id, replyTo: replyTo.seq, answer: body } }
+      : { to: to.value || '*', type: 'note', summary: body, data: { taskId: task.id } };
+    say('sending…');
+    try {
+      const sent = await api.postMessage(message);
+      say(`Sent #${sent.seq} to ${sent.to}.`);
+      text.value = '';
+      answer(null);
+    } catch (err) {
+      say(`Not sent: ${err.message} (${err.code})`, true);
+    }
+  }
+
+  /** Points the message form at a `fix_required`'s sender (or back at the team with null). */
+  function answer(m) {
+    replyTo = m ? { seq: m.seq, from: m.from } : null;
+    to.disabled = Boolean(m);
+    replace(replyNote, m
+      ? ['answering #', String(m.seq), ' from ', h('strong', {}, m.from), ' ', h('button', { type: 'button', class: 'quiet', onclick: () => answer(null) }, 'not an answer')]
+      : []);
+    if (m) {
+      text.focus();
+      messageForm.scrollIntoView({ block: 'nearest' });
+    }
+  }
+
+  function recipients() {
+    const names = ['*', ...[...state.agents.keys()].sort()];
+    if (to.options.length === names.length) return;
+    const chosen = to.value;
+    replace(to, names.map((n) => h('option', { value: n }, n === '*' ? 'the whole team (*)' : n)));
+    to.value = names.includes(chosen) ? chosen : '*';
+  }
+
+  return {
+    root,
+    /** A new task is shown: forms start from its values. */
+    reset() {
+      task = null;
+      say('');
+      answer(null);
+      text.value = '';
+    },
+    draw(next) {
+      const fresh = !task || !next || task.id !== next.id;
+      task = next;
+      root.hidden = !next;
+      if (!next) return;
+      const r = role();
+      const canEdit = EDITING_ROLES.has(r);
+      const canPost = POSTING_ROLES.has(r);
+      who.textContent = r == null ? 'Checking what this token may do…'
+        : `Signed in as ${me.name} (${r})${canEdit ? '' : canPost ? ': may post messages, not edit tasks' : ': may only watch'}.`;
+      editing.hidden = !canEdit;
+      reassign.hidden = !canEdit;
+      editForm.hidden = !canEdit;
+      messageForm.hidden = !canPost;
+      cancel.hidden = ['cancelled', 'completed'].includes(next.status);
+      reopen.hidden = !['failed', 'cancelled', 'completed'].includes(next.status);
+      if (fresh) {
+        owner.value = next.owner ?? '';
+        subject.value = next.subject;
+        description.value = next.description;
+      }
+      recipients();
+    },
+    /** An "answer" button for a `fix_required` row, for roles that may post. */
+    answerButton(m) {
+      if (m.type !== 'fix_required' || !POSTING_ROLES.has(role()) || currentId() == null) return null;
+      return h('button', { type: 'button', class: 'quiet answer', 'data-answer': String(m.seq), onclick: () => answer(m) }, 'answer');
+    },
+  };
+}

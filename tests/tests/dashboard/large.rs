@@ -1,0 +1,133 @@
+//! The dashboard at a large history, generated through the API (batched posts): 2,000 tasks in
+//! chains of ten, 20,000 fix-cycle messages (`HUDDLE_DASHBOARD_MESSAGES` sets another count, e.g.
+//! 100000). `tests/dashboard-e2e/large.mjs` opens every view, sees a new message and a new
+//! report arrive, pages and sorts the Pass-rate table, focuses the graph, and screenshots every
+//! view in light and dark, desktop and 390 px, checking none scrolls sideways. It prints its
+//! timings as `figure` lines (recorded in benchmarks/BENCHMARKS.md), never asserts on them.
+
+use super::browser::require_browser;
+use super::script::Script;
+use huddle_tests::{Api, TestDaemon};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const TEAM: &str = "big";
+const TASKS: usize = 2_000;
+const BATCH: usize = 1_000;
+
+fn task_id(n: usize) -> String {
+    format!("TEST-{n:04}")
+}
+
+/// Message `n`: a fix-cycle step about task `n % TASKS`; every fifth a test_result, every 50th a
+/// fix_required. Pass rates spread from 40 to 100 %, some below the gate.
+fn message(n: usize) -> Value {
+    let task = task_id(n % TASKS);
+    let rate = 40.0 + ((n * 37) % 61) as f64;
+    let iteration = n / TASKS % 5 + 1;
+    match n % 50 {
+        0 => json!({"to": "coordinator", "type": "fix_required",
+            "summary": format!("{task}: test_total fails after iteration {iteration}"),
+            "data": {"taskId": task, "reason": "assertion failed", "tests": ["test_total"]}}),
+        k if k % 5 == 4 => json!({"to": "coordinator", "type": "test_result",
+            "summary": format!("{task}: {rate:.0} % after {iteration} iterations"),
+            "data": {"taskId": task, "passRate": rate, "iterations": iteration, "total": 40,
+                     "passed": (rate * 0.4) as u32, "qualityGatePassed": rate >= 95.0,
+                     "summary": format!("## {task}\n\n**Status:** {rate:.0} %\n\n- Iterations: {iteration}")}}),
+        _ => json!({"to": "coordinator", "type": "impl_progress",
+            "summary": format!("{task}: iteration {iteration}, {rate:.0} %"),
+            "data": {"taskId": task, "iteration": iteration, "maxIterations": 5, "passRate": rate, "strategy": "conservative"}}),
+    }
+}
+
+async fn generate(coord: &Api, tester: &Api, messages: usize) {
+    let started = Instant::now();
+    for chunk in (0..TASKS).collect::<Vec<_>>().chunks(BATCH) {
+        let tasks: Vec<Value> = chunk
+            .iter()
+            .map(|&n| {
+                let blocked: Vec<String> = if n % 10 == 0 { vec![] } else { vec![task_id(n - 1)] };
+                json!({"id": task_id(n), "subject": format!("Suite {n}: checkout and totals"), "blockedBy": blocked})
+            })
+            .collect();
+        coord
+            .post(&coord.t("/tasks"), Value::Array(tasks))
+            .await
+            .expect_status(201);
+    }
+    for start in (0..messages).step_by(BATCH) {
+        let batch: Vec<Value> = (start..(start + BATCH).min(messages))
+            .map(message)
+            .collect();
+        tester
+            .post(&tester.t("/messages/batch"), json!({ "messages": batch }))
+            .await
+            .expect_status(201);
+    }
+    coord
+        .patch(
+            &coord.t("/memory"),
+            json!({"project": {"name": "shop", "qualityGate": 95}}),
+        )
+        .await
+        .expect_status(200);
+    println!(
+        "generated {TASKS} tasks and {messages} messages through the API in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[tokio::test]
+async fn the_dashboard_at_a_large_history() {
+    require_browser();
+    let messages: usize = std::env::var("HUDDLE_DASHBOARD_MESSAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let d = TestDaemon::start().await;
+    let coord = d.team(TEAM).await;
+    let tester = d.agent(TEAM, "tester", "tester").await;
+    let watcher = d.agent(TEAM, "watcher", "observer").await;
+    generate(&coord, &tester, messages).await;
+
+    let extra = [("HUDDLE_TASKS", TASKS.to_string())];
+    let mut script = Script::start("large.mjs", &d.url, TEAM, &watcher.token, &extra);
+    let mut steps = Vec::new();
+    let run = async {
+        while let Some(step) = script.next_step().await {
+            let reply = match step.as_str() {
+                "post-message" => {
+                    let summary = format!("live-{}", uuid::Uuid::new_v4().simple());
+                    tester
+                        .post(
+                            &tester.t("/messages"),
+                            json!({"to": "coordinator", "type": "note", "summary": summary}),
+                        )
+                        .await
+                        .expect_status(201);
+                    summary
+                }
+                "post-report" => {
+                    let task = task_id(TASKS - 1);
+                    tester
+                        .post(
+                            &tester.t("/messages"),
+                            json!({"to": "coordinator", "type": "test_result", "summary": "fresh",
+                                   "data": {"taskId": task, "passRate": 97.5, "iterations": 2, "qualityGatePassed": true}}),
+                        )
+                        .await
+                        .expect_status(201);
+                    task
+                }
+                other => panic!("the script asked for an unknown step: {other}"),
+            };
+            steps.push(step.clone());
+            script.reply(&step, &reply).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(600), run)
+        .await
+        .expect("the browser script finished within 10 minutes");
+    script.finish().await;
+    assert_eq!(steps, ["post-message", "post-report"]);
+}
