@@ -18,6 +18,7 @@ pub struct GateArgs {
 pub struct AnswerArgs {
     /// The question, e.g. HUMAN-001.
     pub id: String,
+    /// The answer, in plain words; kept as the question's result.
     pub answer: String,
 }
 

@@ -22,12 +22,16 @@ pub enum WebhookCmd {
     /// List the team's webhooks.
     Ls,
     /// Delete a webhook: nothing more is sent to it.
-    Rm { id: i64 },
+    Rm {
+        /// The webhook's id (from `huddle webhook ls`).
+        id: i64,
+    },
     /// The newest deliveries: what was sent, the attempts, how it ended.
     Deliveries {
         /// Only this webhook's.
         #[arg(long)]
         webhook: Option<i64>,
+        /// How many of the newest deliveries to show.
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
