@@ -303,6 +303,11 @@ pub struct FailTask {
     /// attempts remain.
     #[serde(default, rename = "final", skip_serializing_if = "std::ops::Not::not")]
     pub final_: bool,
+    /// What the attempt produced (any JSON, e.g. a tester's verdict evidence), kept as the
+    /// task's `result` so a failed task shows what was run and changed. Absent: the task's
+    /// `result` is left as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
 }
 
 /// `POST …/tasks/{id}/release`: give a held task back without counting an attempt.

@@ -290,9 +290,12 @@ pub async fn fail_task(
     req: FailTask,
 ) -> ApiResult<Task> {
     validate::text("reason", &req.reason, state.settings.limits.max_text_chars)?;
+    if let Some(result) = &req.result {
+        validate::depth("result", result, state.settings.limits.max_json_depth)?;
+    }
     Ok(state
         .store
-        .fail_task(caller, id, req.reason, req.final_)
+        .fail_task(caller, id, req.reason, req.final_, req.result)
         .await?)
 }
 

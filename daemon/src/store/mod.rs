@@ -130,6 +130,7 @@ pub trait Store: webhooks::WebhookStore + gates::GateStore + Send + Sync + 'stat
         id: &str,
         reason: String,
         final_: bool,
+        result: Option<serde_json::Value>,
     ) -> StoreResult<Task>;
     async fn release_task(&self, caller: &Caller, id: &str) -> StoreResult<Task>;
     /// Moves agents' `lastSeenAt` forward to the given times (team id, agent, ms); never back.

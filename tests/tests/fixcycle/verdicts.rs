@@ -40,6 +40,13 @@ async fn tester(root: &Path, script: Vec<Scripted>, metadata: Value) -> (Team, L
     assert_eq!(task.status, TaskStatus::Failed, "the bug is still there");
     let result = t.one("test_result").await.data;
     assert_eq!(result["qualityGatePassed"], false, "{result:#}");
+    // The failed task keeps the verdict (evidence, files, diff), as a completed one does.
+    let kept = task.result.expect("a failed task keeps its verdict as its result");
+    assert_eq!(kept["qualityGatePassed"], false, "{kept:#}");
+    assert_eq!(kept["evidence"], result["evidence"], "{kept:#}");
+    assert!(kept["evidence"]["runId"].is_string(), "{kept:#}");
+    assert_eq!(kept["changedFiles"], result["changedFiles"]);
+    assert_eq!(kept["diff"], result["diff"]);
     (t, stub, result)
 }
 

@@ -29,7 +29,7 @@ async fn a_task_reopened_after_its_last_attempt_stays_within_its_attempts() {
                 .unwrap()
                 .unwrap();
             let failed = store
-                .fail_task(&tester, "TEST-001", format!("round {round}"), false)
+                .fail_task(&tester, "TEST-001", format!("round {round}"), false, None)
                 .await
                 .unwrap();
             assert_eq!(failed.status, TaskStatus::Failed, "round {round}");

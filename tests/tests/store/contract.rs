@@ -167,7 +167,7 @@ async fn only_the_holder_or_a_coordinator_acts_on_a_claim() {
         for result in [
             store.complete_task(&other, "TEST-001", None).await,
             store
-                .fail_task(&other, "TEST-001", "no".into(), false)
+                .fail_task(&other, "TEST-001", "no".into(), false, None)
                 .await,
             store.release_task(&other, "TEST-001").await,
             store.heartbeat(&other, "TEST-001", 1000).await,
@@ -189,7 +189,7 @@ async fn only_the_holder_or_a_coordinator_acts_on_a_claim() {
             (TaskStatus::Pending, None)
         );
         let failed = store
-            .fail_task(&coord, "TEST-002", "obsolete".into(), true)
+            .fail_task(&coord, "TEST-002", "obsolete".into(), true, None)
             .await
             .unwrap();
         assert_eq!(failed.failure_reason.as_deref(), Some("obsolete"));

@@ -31,7 +31,7 @@ async fn a_failed_attempt_requeues_the_task_until_its_attempts_are_used() {
                 .unwrap();
             let reason = format!("attempt {attempt}: flaky network");
             let t = store
-                .fail_task(holder, "TEST-001", reason.clone(), false)
+                .fail_task(holder, "TEST-001", reason.clone(), false, None)
                 .await
                 .unwrap();
             assert_eq!(t.status, TaskStatus::Pending, "attempt {attempt} requeues");
@@ -52,7 +52,7 @@ async fn a_failed_attempt_requeues_the_task_until_its_attempts_are_used() {
             .unwrap()
             .unwrap();
         let t = store
-            .fail_task(&tester, "TEST-001", "still broken".into(), false)
+            .fail_task(&tester, "TEST-001", "still broken".into(), false, None)
             .await
             .unwrap();
         assert_eq!((t.status, t.attempts), (TaskStatus::Failed, 3));
@@ -89,7 +89,7 @@ async fn a_final_failure_fails_the_task_at_once_and_a_retry_can_still_complete()
             .unwrap();
         assert_eq!(t.id, "TEST-001");
         let t = store
-            .fail_task(&tester, "TEST-001", "no such module".into(), true)
+            .fail_task(&tester, "TEST-001", "no such module".into(), true, None)
             .await
             .unwrap();
         assert_eq!((t.status, t.attempts), (TaskStatus::Failed, 1));
@@ -100,7 +100,7 @@ async fn a_final_failure_fails_the_task_at_once_and_a_retry_can_still_complete()
             .unwrap()
             .unwrap();
         store
-            .fail_task(&tester, "TEST-002", "timeout".into(), false)
+            .fail_task(&tester, "TEST-002", "timeout".into(), false, None)
             .await
             .unwrap();
         assert_eq!(ready_ids(&*store, coord.team_id).await, ["TEST-002"]);

@@ -148,19 +148,28 @@ impl Client {
     /// back to `pending` for another try (the attempt counts); on its last attempt it becomes
     /// `failed`. The task keeps the reason as `failureReason`.
     pub async fn fail(&self, id: &str, reason: &str) -> Result<Task, Error> {
-        self.fail_with(id, reason, false).await
+        self.fail_with(id, reason, false, None).await
     }
 
     /// `POST …/tasks/{id}/fail` with `final: true`: the task becomes `failed` now, whatever
     /// attempts it has left, and its dependents stay blocked.
     pub async fn fail_final(&self, id: &str, reason: &str) -> Result<Task, Error> {
-        self.fail_with(id, reason, true).await
+        self.fail_with(id, reason, true, None).await
     }
 
-    async fn fail_with(&self, id: &str, reason: &str, final_: bool) -> Result<Task, Error> {
+    /// `POST …/tasks/{id}/fail` with everything: `final_` as in [`Client::fail_final`], and a
+    /// `result` kept as the task's `result` (what the attempt ran and changed).
+    pub async fn fail_with(
+        &self,
+        id: &str,
+        reason: &str,
+        final_: bool,
+        result: Option<serde_json::Value>,
+    ) -> Result<Task, Error> {
         let body = FailTask {
             reason: reason.to_string(),
             final_,
+            result,
         };
         self.json(Call::post(self.team_url(&["tasks", id, "fail"])?).json(&body)?)
             .await

@@ -211,10 +211,13 @@ pub(crate) async fn conclude(
         Ok(data)
     } else {
         // A verdict, not an accident: another try would run the same cycle on the same code.
+        // The task keeps the verdict's evidence, files and diff, as a completed one does.
+        data.as_object_mut().map(|o| o.remove("summary"));
         Err(crate::worker::FinalFailure::new(format!(
             "quality gate not met: {}",
             stop_text(f, summary.quality_gate)
         ))
+        .with_result(data)
         .into())
     }
 }

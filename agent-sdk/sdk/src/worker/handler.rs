@@ -15,20 +15,45 @@ pub type HandlerError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// A handler error that no retry can fix (the task is wrong, the project cannot be tested):
 /// the task becomes `failed` now and its dependents stay blocked, whatever attempts it has left.
 ///
-/// `Err(FinalFailure::new("no test framework detected").into())`
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FinalFailure(pub String);
+/// `Err(FinalFailure::new("no test framework detected").into())`; with
+/// [`FinalFailure::with_result`] the task keeps a `result` too (what was run and changed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinalFailure {
+    reason: String,
+    result: Option<serde_json::Value>,
+}
 
 impl FinalFailure {
     /// A final failure with this reason.
     pub fn new(reason: impl Into<String>) -> FinalFailure {
-        FinalFailure(reason.into())
+        FinalFailure {
+            reason: reason.into(),
+            result: None,
+        }
+    }
+
+    /// The same failure, stored with this JSON as the task's `result`.
+    pub fn with_result(self, result: serde_json::Value) -> FinalFailure {
+        FinalFailure {
+            result: Some(result),
+            ..self
+        }
+    }
+
+    /// Why the task failed (its `failureReason`).
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// The task's `result`, if one was given.
+    pub fn result(&self) -> Option<&serde_json::Value> {
+        self.result.as_ref()
     }
 }
 
 impl std::fmt::Display for FinalFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.reason)
     }
 }
 

@@ -28,18 +28,22 @@ enum Ending {
 enum Finish {
     Complete(serde_json::Value),
     /// `final_`: fail the task for good rather than this attempt ([`FinalFailure`]).
+    /// `result`: kept as the task's result ([`FinalFailure::with_result`]).
     Fail {
         reason: String,
         final_: bool,
+        result: Option<serde_json::Value>,
     },
 }
 
 impl Finish {
     /// A handler's error: final when it is a [`FinalFailure`], this attempt only otherwise.
     fn from_error(e: &(dyn std::error::Error + 'static)) -> Finish {
+        let final_failure = e.downcast_ref::<FinalFailure>();
         Finish::Fail {
             reason: e.to_string(),
-            final_: e.downcast_ref::<FinalFailure>().is_some(),
+            final_: final_failure.is_some(),
+            result: final_failure.and_then(|f| f.result().cloned()),
         }
     }
 }
@@ -108,6 +112,7 @@ impl<H: Handler> Worker<H> {
                     Err(e) => Finish::Fail {
                         reason: join_failure(e),
                         final_: false,
+                        result: None,
                     },
                 };
                 let outcome = self
@@ -165,12 +170,16 @@ impl<H: Handler> Worker<H> {
                         TaskStatus::Completed,
                     )
                 }
-                Finish::Fail { reason, final_ } => {
+                Finish::Fail {
+                    reason,
+                    final_,
+                    result,
+                } => {
                     let reason = cut(reason);
-                    let answer = match final_ {
-                        true => self.client.fail_final(id, &reason).await,
-                        false => self.client.fail(id, &reason).await,
-                    };
+                    let answer = self
+                        .client
+                        .fail_with(id, &reason, *final_, result.clone())
+                        .await;
                     (answer, TaskStatus::Failed)
                 }
             };
@@ -206,6 +215,7 @@ impl<H: Handler> Worker<H> {
                     finish = Finish::Fail {
                         reason: format!("the daemon refused the result: {e}"),
                         final_: true,
+                        result: None,
                     };
                 }
                 Err(e) => {
@@ -222,7 +232,7 @@ impl<H: Handler> Worker<H> {
                 tracing::info!(task = %id, "completed {id}");
                 Outcome::Completed
             }
-            Finish::Fail { reason, final_ } => {
+            Finish::Fail { reason, final_, .. } => {
                 let how = if *final_ { "for good" } else { "this attempt" };
                 tracing::info!(task = %id, "failed {id} ({how}): {}", first_line(reason));
                 Outcome::Failed

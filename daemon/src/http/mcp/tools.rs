@@ -315,6 +315,7 @@ impl Huddle {
                 let req = FailTask {
                     reason: args.reason,
                     final_: args.final_,
+                    result: None,
                 };
                 task_claims::fail_task(&self.state, &caller, &args.id, req).await
             },

@@ -116,10 +116,11 @@ pub async fn fail(
     id: &str,
     reason: String,
     final_: bool,
+    result: Option<serde_json::Value>,
 ) -> StoreResult<Task> {
     tx.lock_team(caller.team_id).await?;
     let mut task = load(tx, caller.team_id, id).await?;
-    let event = task.fail(caller, reason, final_)?;
+    let event = task.fail(caller, reason, final_, result.map(|r| r.to_string()))?;
     tx.touch_agent(caller.team_id, &caller.agent);
     save(tx, task, event).await
 }

@@ -203,9 +203,10 @@ impl Store for PostgresStore {
         id: &str,
         reason: String,
         final_: bool,
+        result: Option<serde_json::Value>,
     ) -> StoreResult<Task> {
-        batched!(self, caller.team_id, [caller, id, reason], |tx| {
-            claims::fail(tx, &caller, &id, reason, final_).await
+        batched!(self, caller.team_id, [caller, id, reason, result], |tx| {
+            claims::fail(tx, &caller, &id, reason, final_, result).await
         })
     }
 

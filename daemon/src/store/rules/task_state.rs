@@ -110,8 +110,12 @@ impl TaskState {
         caller: &Caller,
         reason: String,
         final_: bool,
+        result: Option<String>,
     ) -> StoreResult<&'static str> {
         self.ensure_holder(caller, true)?;
+        if result.is_some() {
+            self.result = result;
+        }
         let (status, attempts, event) = failure(self.attempts, self.max_attempts, final_);
         self.status = status;
         self.attempts = attempts;

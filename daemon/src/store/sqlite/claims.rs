@@ -107,9 +107,10 @@ pub fn fail(
     id: &str,
     reason: String,
     final_: bool,
+    result: Option<serde_json::Value>,
 ) -> StoreResult<Task> {
     let mut task = load_state(ctx.conn, caller.team_id, id)?;
-    let event = task.fail(caller, reason, final_)?;
+    let event = task.fail(caller, reason, final_, result.map(|r| r.to_string()))?;
     touch_agent(ctx, caller.team_id, &caller.agent)?;
     save(ctx, task, event)
 }

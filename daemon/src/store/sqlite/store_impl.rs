@@ -217,11 +217,12 @@ impl Store for SqliteStore {
         id: &str,
         reason: String,
         final_: bool,
+        result: Option<serde_json::Value>,
     ) -> StoreResult<Task> {
         let (caller, id) = (caller.clone(), id.to_string());
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
-                claims::fail(ctx, &caller, &id, reason, final_)
+                claims::fail(ctx, &caller, &id, reason, final_, result)
             })
             .await
     }
