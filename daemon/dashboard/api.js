@@ -138,6 +138,14 @@ export function createApi(session, onUnauthorized) {
     /** `PATCH` a task, refused with 412 if it changed since `version` (someone else acted). */
     patchTask: (id, patch, version) => send('PATCH', `/tasks/${encodeURIComponent(id)}`, patch,
       version != null ? { 'If-Match': `"${version}"` } : undefined),
+    /** Holds pending task `id` until a person answers `question`: `{question, task}`. */
+    gate: (id, question) => send('POST', `/tasks/${encodeURIComponent(id)}/gate`, { question }),
+    /** Answers a person's question (`HUMAN-NNN`), which releases the task it held. */
+    answer: (id, answer) => send('POST', `/tasks/${encodeURIComponent(id)}/answer`, { answer }),
+    /** The team's webhooks (a coordinator's), without their secrets. */
+    webhooks: () => get('/webhooks').then((r) => r.webhooks),
+    /** The newest deliveries of the team's webhooks, newest first. */
+    webhookDeliveries: (limit = 100) => get(`/webhooks/deliveries?limit=${limit}`).then((r) => r.deliveries),
     /** Posts a message as this token's agent: `{to, type, summary, data}`. */
     postMessage: (message) => send('POST', '/messages', message),
   };

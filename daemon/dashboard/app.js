@@ -12,6 +12,8 @@ import { mountAgents } from './agents.js';
 import { mountMemory } from './memory.js';
 import { mountProgress } from './progress.js';
 import { mountTaskDetail } from './task-detail.js';
+import { mountAttention } from './attention.js';
+import { mountWebhooks } from './webhooks.js';
 import { currentRoute, VIEWS } from './route.js';
 import { keyboard } from './keys.js';
 const AGENTS_REFRESH_MS = 10_000;
@@ -38,6 +40,9 @@ function start(session) {
   api.me().then((who) => {
     Object.assign(me, who);
     views.task.refresh();
+    attention.refresh();
+    // Only a coordinator may read the webhooks; other roles are not offered the view.
+    $('tab-webhooks').hidden = me.role !== 'coordinator';
   }).catch(ignoreUnauthorized);
 
   $('team-name').textContent = session.team;
@@ -50,7 +55,10 @@ function start(session) {
     agents: mountAgents($('view-agents'), state, api),
     memory: mountMemory($('view-memory'), state),
     task: mountTaskDetail($('view-task'), state, api, me),
+    webhooks: mountWebhooks($('view-webhooks'), api),
   };
+  const attention = mountAttention($('attention'), state, api, me);
+  stops.push(() => attention.stop());
   const allViews = [...VIEWS, 'task'];
 
   // Snapshot, then follow: the streams' cursors first, then every task and the newest messages
@@ -149,7 +157,7 @@ function start(session) {
     }
   };
   window.addEventListener('hashchange', show);
-  stops.push(keyboard());
+  stops.push(keyboard({ attention: () => attention.focus() }));
   stops.push(() => window.removeEventListener('hashchange', show));
   for (const v of Object.values(views)) stops.push(() => v.stop?.());
   show();

@@ -1,4 +1,4 @@
-// Keyboard navigation: 1–5 open the views, `/` goes to the shown view's search or filter box,
+// Keyboard navigation: 1–6 open the views, `a` goes to what waits on a person, `/` goes to the shown view's search or filter box,
 // `j`/`k` move between the rows or cards of the shown view, Escape leaves a task's detail.
 // Keys typed into a field are left alone.
 
@@ -6,7 +6,7 @@ import { VIEWS } from './route.js';
 
 const ITEMS = '.view:not([hidden]) tr.msg, .view:not([hidden]) .card a.task-id, .view:not([hidden]) .progress-table a.task-id';
 
-export function keyboard() {
+export function keyboard({ attention } = {}) {
   const onKey = (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const target = e.target;
@@ -14,8 +14,11 @@ export function keyboard() {
       if (e.key === 'Escape') target.blur();
       return;
     }
-    if (/^[1-5]$/.test(e.key)) {
+    if (/^[1-6]$/.test(e.key)) {
       location.hash = `#${VIEWS[Number(e.key) - 1]}`;
+    } else if (e.key === 'a') {
+      if (!attention?.()) return;
+      e.preventDefault();
     } else if (e.key === '/') {
       const box = document.querySelector('.view:not([hidden]) input[type="search"]');
       if (!box) return;

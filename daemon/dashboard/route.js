@@ -2,7 +2,7 @@
 // a link or a reload opens the same thing. `#tasks`, `#messages?type=fix_required&q=auth`,
 // `#/tasks/TEST-001` (a task's detail).
 
-export const VIEWS = ['tasks', 'messages', 'progress', 'agents', 'memory'];
+export const VIEWS = ['tasks', 'messages', 'progress', 'agents', 'memory', 'webhooks'];
 
 /** `{view, id, params}` of the current hash; unknown hashes show the tasks. */
 export function currentRoute() {

@@ -8,6 +8,7 @@ const POINTS_KEPT = 500;
 
 export function createState() {
   const listeners = new Map();
+  const taskWatchers = new Set();
   const pending = new Set();
   let flushQueued = false;
 
@@ -47,10 +48,16 @@ export function createState() {
       });
     },
 
+    /** `fn(task)` for each task stored, as it comes: for views that keep up one task at a time. */
+    onTask(fn) {
+      taskWatchers.add(fn);
+    },
+
     putTask(task) {
       const known = state.tasks.get(task.id);
       if (known && known.version > task.version) return;
       state.tasks.set(task.id, task);
+      for (const fn of taskWatchers) fn(task);
       state.changed('tasks');
     },
 

@@ -7,12 +7,14 @@
 // sets every message's sender from the token, never from the page.
 
 import { h, replace } from './dom.js';
+import { isOpenQuestion } from './gates.js';
 
 const EDITING_ROLES = new Set(['coordinator']);
 const POSTING_ROLES = new Set(['coordinator', 'tester', 'executor']);
 
 export function mountTaskActions(state, api, me, currentId) {
   let task = null;
+  let filled = null; // the task id the forms were last filled from
   let replyTo = null; // the fix_required message being answered: {seq, from}
   const status = h('p', { class: 'action-status', id: 'action-status', role: 'status' });
   const who = h('p', { class: 'action-who' });
@@ -123,15 +125,16 @@ export function mountTaskActions(state, api, me, currentId) {
     /** A new task is shown: forms start from its values. */
     reset() {
       task = null;
+      filled = null;
       say('');
       answer(null);
       text.value = '';
     },
     draw(next) {
-      const fresh = !task || !next || task.id !== next.id;
       task = next;
-      root.hidden = !next;
-      if (!next) return;
+      // A question for a person is answered (gates.js), not edited.
+      root.hidden = !next || isOpenQuestion(next);
+      if (root.hidden) return;
       const r = role();
       const canEdit = EDITING_ROLES.has(r);
       const canPost = POSTING_ROLES.has(r);
@@ -143,7 +146,8 @@ export function mountTaskActions(state, api, me, currentId) {
       messageForm.hidden = !canPost;
       cancel.hidden = ['cancelled', 'completed'].includes(next.status);
       reopen.hidden = !['failed', 'cancelled', 'completed'].includes(next.status);
-      if (fresh) {
+      if (filled !== next.id) {
+        filled = next.id;
         owner.value = next.owner ?? '';
         subject.value = next.subject;
         description.value = next.description;

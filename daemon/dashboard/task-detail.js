@@ -8,7 +8,9 @@ import { clock, duration, h, percent, replace } from './dom.js';
 import { changedFiles, diffView, hasFix } from './fix.js';
 import { markdown } from './markdown.js';
 import { taskHash } from './route.js';
+import { mountGateActions } from './gates.js';
 import { mountTaskActions } from './task-actions.js';
+import { setTitle } from './title.js';
 
 const MESSAGES_SHOWN = 100;
 const RELOAD_DELAY_MS = 150;
@@ -27,6 +29,7 @@ export function mountTaskDetail(root, state, api, me) {
   const facts = h('dl', { class: 'detail-facts' });
   const deps = h('div', { class: 'detail-deps' });
   const actions = mountTaskActions(state, api, me, () => id);
+  const gateActions = mountGateActions(state, api, me);
   const timeline = h('ol', { class: 'timeline', id: 'task-timeline' });
   const log = h('div', { class: 'detail-messages', id: 'task-messages' });
   const runsBox = h('div', { class: 'detail-runs', id: 'task-runs' });
@@ -34,7 +37,7 @@ export function mountTaskDetail(root, state, api, me) {
   const section = (title, ...body) => h('section', { class: 'panel detail-section' }, h('h3', {}, title), body);
   replace(root,
     h('p', { class: 'back' }, h('a', { href: '#tasks' }, '← all tasks')),
-    head, facts, deps, actions.root,
+    head, facts, deps, gateActions.root, actions.root,
     h('div', { class: 'detail-grid' },
       section('Timeline', timeline),
       section('Last fix', fixBox),
@@ -57,6 +60,7 @@ export function mountTaskDetail(root, state, api, me) {
       events = null;
       messages = null;
       actions.reset();
+      gateActions.reset();
     }
     load();
   }
@@ -87,12 +91,14 @@ export function mountTaskDetail(root, state, api, me) {
       replace(head, h('h2', {}, id), h('p', { class: 'empty' }, 'No such task in this team (or not loaded yet).'));
       for (const el of [facts, deps, timeline, log, runsBox, fixBox]) replace(el);
       actions.draw(null);
+      gateActions.draw(null);
       return;
     }
     shownVersion = task.version;
-    document.title = `${task.id} · huddle`;
+    setTitle(`${task.id} · huddle`);
     drawHead(task);
     drawDeps(task);
+    gateActions.draw(task);
     actions.draw(task, messages?.messages ?? []);
     drawTimeline();
     drawMessages();
@@ -218,7 +224,7 @@ export function mountTaskDetail(root, state, api, me) {
     refresh: draw,
     visible(v) {
       visible = v;
-      if (!v && document.title !== 'huddle') document.title = 'huddle';
+      if (!v) setTitle('huddle');
       draw();
     },
     stop() {

@@ -61,6 +61,13 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         "task-actions.js",
         include_bytes!("../../dashboard/task-actions.js"),
     ),
+    js("gates.js", include_bytes!("../../dashboard/gates.js")),
+    js(
+        "attention.js",
+        include_bytes!("../../dashboard/attention.js"),
+    ),
+    js("title.js", include_bytes!("../../dashboard/title.js")),
+    js("webhooks.js", include_bytes!("../../dashboard/webhooks.js")),
 ];
 
 const fn js(

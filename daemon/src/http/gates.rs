@@ -6,7 +6,7 @@ use super::error::ApiResult;
 use super::extract::ApiJson;
 use super::openapi_types::*;
 use super::AppState;
-use crate::store::gates;
+use crate::store::{gates, Caller};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -36,8 +36,21 @@ pub async fn gate(
     Path((_, id)): Path<(String, String)>,
     ApiJson(body): ApiJson<GateRequest>,
 ) -> ApiResult<(StatusCode, Json<Gated>)> {
-    let (question, task) = state.store.gate_task(&caller, &id, &body.question).await?;
-    Ok((StatusCode::CREATED, Json(Gated { question, task })))
+    Ok((
+        StatusCode::CREATED,
+        Json(gate_task(&state, &caller, &id, &body.question).await?),
+    ))
+}
+
+/// Gates task `id` with `question` (the HTTP route and the `task_gate` MCP tool).
+pub async fn gate_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    question: &str,
+) -> ApiResult<Gated> {
+    let (question, task) = state.store.gate_task(caller, id, question).await?;
+    Ok(Gated { question, task })
 }
 
 /// Answers a question for a person (`HUMAN-NNN`): completes it with
@@ -62,14 +75,21 @@ pub async fn answer(
     Path((_, id)): Path<(String, String)>,
     ApiJson(body): ApiJson<AnswerRequest>,
 ) -> ApiResult<Json<Task>> {
-    gates::check_text("answer", &body.answer)?;
-    let question = state.store.get_task(caller.team_id, &id).await?;
-    gates::check_answerable(&question)?;
-    let result = gates::answer_result(&body.answer, &caller.agent);
     Ok(Json(
-        state
-            .store
-            .complete_task(&caller, &id, Some(result))
-            .await?,
+        answer_question(&state, &caller, &id, &body.answer).await?,
     ))
+}
+
+/// Answers question `id` as `caller` (the HTTP route and the `task_answer` MCP tool).
+pub async fn answer_question(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    answer: &str,
+) -> ApiResult<Task> {
+    gates::check_text("answer", answer)?;
+    let question = state.store.get_task(caller.team_id, id).await?;
+    gates::check_answerable(&question)?;
+    let result = gates::answer_result(answer, &caller.agent);
+    Ok(state.store.complete_task(caller, id, Some(result)).await?)
 }

@@ -5,6 +5,7 @@
 
 mod actions;
 mod browser;
+mod gates;
 mod headers;
 mod large;
 mod script;

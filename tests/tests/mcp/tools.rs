@@ -214,7 +214,14 @@ async fn every_tool_is_titled_annotated_described_and_bounded_like_the_server() 
     let (report, _) = client_report(&d).await;
     let tools = report["tool_defs"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    for tool in ["task_heartbeat", "task_release", "agent_list", "whoami"] {
+    for tool in [
+        "task_heartbeat",
+        "task_release",
+        "agent_list",
+        "whoami",
+        "task_gate",
+        "task_answer",
+    ] {
         assert!(names.contains(&tool), "{tool} is not listed: {names:?}");
     }
     let mut undocumented = Vec::new();
@@ -258,6 +265,8 @@ async fn every_tool_is_titled_annotated_described_and_bounded_like_the_server() 
     assert_eq!(beat["properties"]["leaseMs"]["maximum"], 90_000, "{beat}");
     let inbox = schema_of("inbox_read");
     assert_eq!(inbox["properties"]["waitMs"]["maximum"], 12_000, "{inbox}");
+    let gate = schema_of("task_gate");
+    assert_eq!(gate["properties"]["question"]["maxLength"], 4000, "{gate}");
     let fail = schema_of("task_fail");
     let final_text = fail["properties"]["final"]["description"].as_str().unwrap();
     assert!(final_text.contains("tried again"), "{final_text}");

@@ -10,6 +10,7 @@
 //! structured content is the API's error body.
 
 mod args;
+mod gate_tools;
 mod in_flight;
 mod outputs;
 mod schemas;

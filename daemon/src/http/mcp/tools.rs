@@ -33,7 +33,7 @@ pub struct Huddle {
 
 impl Huddle {
     pub fn new(state: AppState) -> Self {
-        let mut tool_router = Self::tool_router() + Self::search_router();
+        let mut tool_router = Self::tool_router() + Self::search_router() + Self::gate_router();
         super::schemas::complete(&mut tool_router, &state.settings);
         Huddle { state, tool_router }
     }

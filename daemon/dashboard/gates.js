@@ -1,0 +1,127 @@
+// Human gates in the page: a question for a person is a task `HUMAN-NNN` owned by `human`
+// (metadata `gate.for` names the task it holds). A coordinator answers one (`POST …/answer`),
+// or holds a pending task with a new question ("Ask a person", `POST …/gate`). Other roles may
+// do neither (the daemon refuses them too), so they are not offered the forms.
+
+import { h, replace } from './dom.js';
+import { taskHash } from './route.js';
+
+const GATING_ROLES = new Set(['coordinator']);
+const MAX_TEXT = 4000;
+
+/** Whether the token's role may gate and answer. */
+export const mayGate = (me) => GATING_ROLES.has(me.role);
+
+/** A question for a person that nobody has answered yet. */
+export function isOpenQuestion(task) {
+  return Boolean(task && task.owner === 'human' && task.metadata?.gate && task.status === 'pending');
+}
+
+/** The id of the task a question holds, or null. */
+export function heldBy(question) {
+  const id = question.metadata?.gate?.for;
+  return typeof id === 'string' ? id : null;
+}
+
+/**
+ * A form answering `question`: on success the answered question goes into the state (and so
+ * leaves every list of open questions). `ids` gives the form and its box their element ids.
+ */
+export function answerForm(api, state, question, ids = {}) {
+  const box = h('textarea', {
+    id: ids.text, class: 'answer-text', rows: 2, required: true, maxlength: MAX_TEXT,
+    'aria-label': `Answer to ${question.id}`, placeholder: 'Your answer',
+  });
+  const submit = h('button', { type: 'submit' }, 'Answer');
+  const status = h('span', { class: 'action-status', role: 'status' });
+  const form = h('form', {
+    class: 'action-form answer-form', id: ids.form, 'data-question': question.id,
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const text = box.value.trim();
+      if (!text) return;
+      submit.disabled = true;
+      status.classList.remove('failure');
+      status.textContent = 'answering…';
+      try {
+        state.putTask(await api.answer(question.id, text));
+        status.textContent = `${question.id} answered.`;
+      } catch (err) {
+        status.textContent = `Not answered: ${err.message} (${err.code})`;
+        status.classList.add('failure');
+      } finally {
+        submit.disabled = false;
+      }
+    },
+  }, h('label', {}, `Answer ${question.id} `, box), submit, status);
+  return form;
+}
+
+/** The task detail's gate section: answer an open question, or ask a person about a pending task. */
+export function mountGateActions(state, api, me) {
+  let shown = null; // `${id} ${kind}` of what the section holds, so typing is not lost on redraw
+  const body = h('div', {});
+  const root = h('section', { class: 'panel actions gate-actions', id: 'gate-actions', 'aria-label': 'A person in the loop' }, body);
+
+  function askForm(task) {
+    const box = h('textarea', {
+      id: 'gate-question', rows: 2, required: true, maxlength: MAX_TEXT,
+      'aria-label': `Question to a person before ${task.id} is claimed`, placeholder: 'What must a person decide first?',
+    });
+    const submit = h('button', { type: 'submit' }, 'Ask a person');
+    const status = h('span', { class: 'action-status', id: 'gate-status', role: 'status' });
+    return h('form', {
+      class: 'action-form', id: 'gate-ask',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        const text = box.value.trim();
+        if (!text) return;
+        submit.disabled = true;
+        status.classList.remove('failure');
+        status.textContent = 'asking…';
+        try {
+          const gated = await api.gate(task.id, text);
+          state.putTask(gated.question);
+          state.putTask(gated.task);
+          box.value = '';
+          status.textContent = `Asked as ${gated.question.id}; ${task.id} waits for the answer.`;
+        } catch (err) {
+          status.textContent = `Not asked: ${err.message} (${err.code})`;
+          status.classList.add('failure');
+        } finally {
+          submit.disabled = false;
+        }
+      },
+    }, h('label', {}, 'Question (markdown) ', box), submit, status);
+  }
+
+  return {
+    root,
+    reset() {
+      shown = null;
+    },
+    draw(task) {
+      const kind = !task || !mayGate(me) ? null
+        : isOpenQuestion(task) ? 'answer'
+          : task.status === 'pending' && task.owner !== 'human' ? 'ask' : null;
+      root.hidden = kind == null;
+      const key = kind && `${task.id} ${kind}`;
+      if (key === shown) return;
+      shown = key;
+      if (kind === 'answer') {
+        const held = heldBy(task);
+        replace(body,
+          h('h3', {}, 'A person must answer this'),
+          held ? h('p', {}, 'It holds ', h('a', { href: taskHash(held), class: 'task-id' }, held), ' until it is answered.') : null,
+          answerForm(api, state, task, { form: 'gate-answer', text: 'gate-answer-text' }));
+      } else if (kind === 'ask') {
+        replace(body,
+          h('h3', {}, 'Ask a person'),
+          h('p', { class: 'hint' }, `No worker claims ${task.id} until the question is answered.`),
+          askForm(task));
+      } else {
+        replace(body);
+      }
+    },
+  };
+}

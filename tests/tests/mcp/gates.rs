@@ -1,0 +1,120 @@
+//! `task_gate` and `task_answer` over raw JSON-RPC: a coordinator holds a task for a person and
+//! relays the answer, with the same effect as the HTTP routes (no claim until answered, the
+//! answer kept on the question); an observer is refused with the API's 403; bad input names
+//! the field.
+
+use super::history::{answer, call};
+use huddle_tests::TestDaemon;
+use serde_json::json;
+
+#[tokio::test]
+async fn a_coordinator_gates_a_task_and_relays_the_answer_through_mcp() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    let observer = d.agent("qa", "watcher", "observer").await;
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "drop the old table"}),
+    )
+    .await
+    .expect_status(201);
+
+    let raw = call(
+        &d,
+        &c.token,
+        "task_gate",
+        json!({"id": "TEST-001", "question": "May the tester drop it?\nIt holds 2 GB."}),
+    )
+    .await;
+    let (gated, error) = answer(&raw);
+    assert!(!error, "{gated}");
+    let qid = gated["question"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{raw}"))
+        .to_string();
+    assert!(qid.starts_with("HUMAN-"), "{gated}");
+    assert_eq!(gated["question"]["owner"], "human");
+    assert_eq!(gated["question"]["subject"], "May the tester drop it?");
+    assert_eq!(gated["task"]["blockedBy"], json!([qid.clone()]));
+    assert!(tester.claim(json!({})).await.is_none(), "held by the gate");
+
+    // Only roles that edit tasks gate and answer; a tester is refused like over HTTP.
+    let refused = call(
+        &d,
+        &tester.token,
+        "task_answer",
+        json!({"id": qid, "answer": "yes"}),
+    )
+    .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(refused["structuredContent"]["error"]["code"], "forbidden");
+    let refused = call(
+        &d,
+        &observer.token,
+        "task_gate",
+        json!({"id": "TEST-001", "question": "again?"}),
+    )
+    .await;
+    assert_eq!(
+        refused["structuredContent"]["error"]["code"], "forbidden",
+        "{refused}"
+    );
+
+    // Bad input: an empty answer names the field; the gated task itself is not a question.
+    let empty = call(
+        &d,
+        &c.token,
+        "task_answer",
+        json!({"id": qid, "answer": "  "}),
+    )
+    .await;
+    assert_eq!(empty["isError"], true, "{empty}");
+    assert_eq!(
+        empty["structuredContent"]["error"]["details"]["field"], "answer",
+        "{empty}"
+    );
+    let wrong = call(
+        &d,
+        &c.token,
+        "task_answer",
+        json!({"id": "TEST-001", "answer": "yes"}),
+    )
+    .await;
+    assert_eq!(
+        wrong["structuredContent"]["error"]["code"], "invalid_transition",
+        "{wrong}"
+    );
+    let missing = call(&d, &c.token, "task_gate", json!({"id": "TEST-001"})).await;
+    assert_eq!(
+        missing["structuredContent"]["error"]["details"]["field"], "question",
+        "{missing}"
+    );
+
+    let (answered, error) = answer(
+        &call(
+            &d,
+            &c.token,
+            "task_answer",
+            json!({"id": qid, "answer": "Yes, after the backup."}),
+        )
+        .await,
+    );
+    assert!(!error, "{answered}");
+    assert_eq!(answered["status"], "completed");
+    assert_eq!(
+        answered["result"],
+        json!({"answer": "Yes, after the backup.", "answeredBy": "coordinator"})
+    );
+    let http = c
+        .get(&c.t(&format!("/tasks/{qid}")))
+        .await
+        .expect_status(200)
+        .body;
+    assert_eq!(http["status"], "completed", "{http}");
+    let claimed = tester
+        .claim(json!({}))
+        .await
+        .expect("released by the answer");
+    assert_eq!(claimed["id"], "TEST-001");
+}
