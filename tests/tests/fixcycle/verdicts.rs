@@ -41,10 +41,12 @@ async fn tester(root: &Path, script: Vec<Scripted>, metadata: Value) -> (Team, L
     let result = t.one("test_result").await.data;
     assert_eq!(result["qualityGatePassed"], false, "{result:#}");
     // The failed task keeps the verdict (evidence, files, diff), as a completed one does.
-    let kept = task.result.expect("a failed task keeps its verdict as its result");
+    let kept = task
+        .result
+        .expect("a failed task keeps its verdict as its result");
     assert_eq!(kept["qualityGatePassed"], false, "{kept:#}");
     assert_eq!(kept["evidence"], result["evidence"], "{kept:#}");
-    assert!(kept["evidence"]["runId"].is_string(), "{kept:#}");
+    assert!(kept["evidence"]["runId"].is_i64(), "{kept:#}");
     assert_eq!(kept["changedFiles"], result["changedFiles"]);
     assert_eq!(kept["diff"], result["diff"]);
     (t, stub, result)
@@ -124,10 +126,13 @@ item.add_marker(pytest.mark.skip(reason=\"later\"))\n"
     assert_eq!(d["passRate"].as_f64(), Some(85.7), "6 of 7: {d:#}");
     assert_eq!(d["evidence"]["vanished"], json!([SHOUT]));
     let task = t.coord.get_task("TEST-001").await.unwrap();
-    assert!(
-        task.result.is_none(),
-        "a failed task carries its reason, not a pass"
-    );
+    let kept = task.result.expect("the failed task keeps its verdict");
+    assert_eq!(kept["qualityGatePassed"], false, "not a pass: {kept:#}");
+    assert_eq!(kept["vanished"], json!([SHOUT]), "{kept:#}");
+    assert!(task
+        .failure_reason
+        .unwrap()
+        .starts_with("quality gate not met"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

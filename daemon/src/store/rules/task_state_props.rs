@@ -134,7 +134,8 @@ impl Board {
                 self.change(*i, |t| t.complete(&callers[*w], None).map(|_| true))?
             }
             Op::Fail(w, i, final_) => self.change(*i, |t| {
-                t.fail(&callers[*w], "broke".into(), *final_, None).map(|_| true)
+                t.fail(&callers[*w], "broke".into(), *final_, None)
+                    .map(|_| true)
             })?,
             Op::Release(w, i) => self.change(*i, |t| t.release(&callers[*w]).map(|_| true))?,
             Op::Expire => {
