@@ -70,8 +70,9 @@ impl PostgresStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let limits = self.memory_limits();
-        batched!(self, caller.team_id, [caller, patch], |tx| {
-            memory::change(tx, &caller, kind, patch, if_match, limits).await
+        let quota_limits = &self.options.limits;
+        batched!(self, caller.team_id, [caller, patch, quota_limits], |tx| {
+            memory::change(tx, &caller, kind, patch, if_match, limits, &quota_limits).await
         })
     }
 }
@@ -245,23 +246,6 @@ impl Store for PostgresStore {
         super::retention::prune(&self.pool, policy).await
     }
 
-    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>> {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(
-            "select teams.name, tasks.status, count(*) from tasks
-             join teams on teams.id = tasks.team_id group by teams.name, tasks.status",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter()
-            .map(|(team, status, n)| match TaskStatus::parse(&status) {
-                Some(s) => Ok((team, s, n as u64)),
-                None => Err(StoreError::Internal(format!(
-                    "unknown task status {status:?} in the database"
-                ))),
-            })
-            .collect()
-    }
-
     async fn post_message(
         &self,
         caller: &Caller,
@@ -273,7 +257,7 @@ impl Store for PostgresStore {
             self,
             caller.team_id,
             [caller, post, idempotency_key, limits],
-            |tx| messages::post(tx, &caller, post, idempotency_key, &limits).await
+            |tx| messages::post(tx, &caller, post, idempotency_key, &limits, &mut None).await
         )
     }
 

@@ -261,10 +261,6 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn task_counts(&self) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {
-        self.readers.read(tasks::counts).await
-    }
-
     #[tracing::instrument(skip(self, post))]
     async fn post_message(
         &self,
@@ -276,7 +272,8 @@ impl Store for SqliteStore {
         let limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
-                messages::post(ctx, &caller, post, idempotency_key, &limits)
+                let mut quota = messages::one_post_quota(ctx, caller.team_id, &limits)?;
+                messages::post(ctx, &caller, post, idempotency_key, &limits, &mut quota)
             })
             .await
     }
@@ -358,6 +355,7 @@ impl Store for SqliteStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
+        let quota_limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
                 memory::change(
@@ -367,6 +365,7 @@ impl Store for SqliteStore {
                     patch,
                     if_match,
                     limits,
+                    &quota_limits,
                 )
             })
             .await
@@ -380,6 +379,7 @@ impl Store for SqliteStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
+        let quota_limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
                 memory::change(
@@ -389,6 +389,7 @@ impl Store for SqliteStore {
                     ops,
                     if_match,
                     limits,
+                    &quota_limits,
                 )
             })
             .await
@@ -402,6 +403,7 @@ impl Store for SqliteStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
+        let quota_limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
                 memory::change(
@@ -411,6 +413,7 @@ impl Store for SqliteStore {
                     doc,
                     if_match,
                     limits,
+                    &quota_limits,
                 )
             })
             .await
