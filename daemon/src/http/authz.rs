@@ -290,10 +290,13 @@ mod tests {
             }
         };
         use Action::*;
-        expect(None, &[CreateTeam, ListTeams, ManageAgents, ListAgents]);
+        expect(
+            None,
+            &[CreateTeam, ListTeams, ManageAgents, ListAgents, TeamSettings],
+        );
         let everything_but_teams: Vec<Action> = Action::ALL
             .into_iter()
-            .filter(|a| !matches!(a, CreateTeam | ListTeams))
+            .filter(|a| !matches!(a, CreateTeam | ListTeams | TeamSettings))
             .collect();
         expect(Some(Role::Coordinator), &everything_but_teams);
         let worker = [

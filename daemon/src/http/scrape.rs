@@ -4,12 +4,12 @@
 use super::error::{ApiError, ApiResult};
 use super::identity::Principal;
 use super::AppState;
+use crate::store::quotas::TeamCounters;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use huddle_wire::TaskStatus;
-use crate::store::quotas::TeamCounters;
 
 const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -53,12 +53,21 @@ fn team_gauges(out: &mut String, teams: &[TeamCounters]) {
         let name = label(&team.team);
         for status in TaskStatus::ALL {
             let n = team.tasks_with(status);
-            let _ = writeln!(out, "huddle_tasks{{team=\"{name}\",status=\"{status}\"}} {n}");
+            let _ = writeln!(
+                out,
+                "huddle_tasks{{team=\"{name}\",status=\"{status}\"}} {n}"
+            );
         }
     }
     let usage: [(&str, &str, fn(&TeamCounters) -> u64); 3] = [
-        ("huddle_team_edges", "dependency edges stored per team", |t| t.usage.edges),
-        ("huddle_team_messages", "messages stored per team", |t| t.usage.messages),
+        (
+            "huddle_team_edges",
+            "dependency edges stored per team",
+            |t| t.usage.edges,
+        ),
+        ("huddle_team_messages", "messages stored per team", |t| {
+            t.usage.messages
+        }),
         (
             "huddle_team_storage_bytes",
             "approximate bytes of a team's tasks, messages and shared memory",
@@ -69,7 +78,12 @@ fn team_gauges(out: &mut String, teams: &[TeamCounters]) {
         let _ = writeln!(out, "# HELP {metric} {help}");
         let _ = writeln!(out, "# TYPE {metric} gauge");
         for team in teams {
-            let _ = writeln!(out, "{metric}{{team=\"{}\"}} {}", label(&team.team), value(team));
+            let _ = writeln!(
+                out,
+                "{metric}{{team=\"{}\"}} {}",
+                label(&team.team),
+                value(team)
+            );
         }
     }
 }

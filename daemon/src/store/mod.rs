@@ -29,8 +29,8 @@ pub use types::*;
 
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, NewTestRun, PostMessage, Role, Task, TaskPatch,
-    Team, TestRunSummary,
+    Agent, Event, Memory, Message, NewTask, NewTestRun, PostMessage, Role, Task, TaskPatch, Team,
+    TestRunSummary,
 };
 use test_history::StoredRun;
 
@@ -38,7 +38,8 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
 pub trait Store:
-    webhooks::WebhookStore + gates::GateStore + quotas::QuotaStore + Send + Sync + 'static {
+    webhooks::WebhookStore + gates::GateStore + quotas::QuotaStore + Send + Sync + 'static
+{
     // --- teams and identity ---
     async fn create_team(&self, name: &str) -> StoreResult<Team>;
     /// Resolves a team name to its id; `NotFound` when absent.

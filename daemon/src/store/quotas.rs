@@ -50,7 +50,10 @@ pub fn check_settings(settings: &TeamSettings) -> StoreResult<()> {
         ("quotas.maxEdges", q.max_edges),
         ("quotas.maxMessages", q.max_messages),
         ("quotas.maxStorageBytes", q.max_storage_bytes),
-        ("retention.finishedTasksMaxAgeHours", r.finished_tasks_max_age_hours),
+        (
+            "retention.finishedTasksMaxAgeHours",
+            r.finished_tasks_max_age_hours,
+        ),
         ("retention.finishedTasksKept", r.finished_tasks_kept),
         ("retention.messagesMaxAgeHours", r.messages_max_age_hours),
         ("retention.messagesKept", r.messages_kept),

@@ -37,7 +37,11 @@ pub struct RetentionPolicy {
 impl RetentionPolicy {
     /// Whether anything is ever deleted.
     pub fn is_active(&self) -> bool {
-        self.deletes_anything() || self.per_team.keys().any(|t| self.for_team(*t).deletes_anything())
+        self.deletes_anything()
+            || self
+                .per_team
+                .keys()
+                .any(|t| self.for_team(*t).deletes_anything())
     }
 
     /// Whether this policy (one team's, from [`Self::for_team`]) deletes anything.
@@ -68,7 +72,10 @@ impl RetentionPolicy {
                 *slot = (n > 0).then_some(n);
             }
         };
-        age(o.finished_tasks_max_age_hours, &mut p.finished_tasks_max_age_ms);
+        age(
+            o.finished_tasks_max_age_hours,
+            &mut p.finished_tasks_max_age_ms,
+        );
         count(o.finished_tasks_kept, &mut p.finished_tasks_per_team);
         age(o.messages_max_age_hours, &mut p.messages_max_age_ms);
         count(o.messages_kept, &mut p.messages_per_team);

@@ -7,7 +7,11 @@ use huddle_tests::TestDaemon;
 use serde_json::{json, Value};
 
 async fn task_ids(c: &huddle_tests::Api) -> Vec<String> {
-    let body = c.get(&c.t("/tasks?limit=100")).await.expect_status(200).body;
+    let body = c
+        .get(&c.t("/tasks?limit=100"))
+        .await
+        .expect_status(200)
+        .body;
     body["tasks"]
         .as_array()
         .unwrap()
@@ -44,11 +48,17 @@ async fn a_write_past_a_quota_gets_409_team_quota_and_stores_nothing_until_the_a
     .await;
     let c = d.team("qa").await;
     let tester = d.agent("qa", "tester", "tester").await;
-    c.post(&c.t("/tasks"), json!([{"id": "T-001", "subject": "a"}, {"id": "T-002", "subject": "b"}]))
-        .await
-        .expect_status(201);
+    c.post(
+        &c.t("/tasks"),
+        json!([{"id": "T-001", "subject": "a"}, {"id": "T-002", "subject": "b"}]),
+    )
+    .await
+    .expect_status(201);
     let refused = c
-        .post(&c.t("/tasks"), json!([{"id": "T-003", "subject": "c"}, {"id": "T-004", "subject": "d"}]))
+        .post(
+            &c.t("/tasks"),
+            json!([{"id": "T-003", "subject": "c"}, {"id": "T-004", "subject": "d"}]),
+        )
         .await
         .expect_error(409, "team_quota");
     assert_eq!(
@@ -57,7 +67,11 @@ async fn a_write_past_a_quota_gets_409_team_quota_and_stores_nothing_until_the_a
     );
     let message = refused.body["error"]["message"].as_str().unwrap();
     assert!(message.contains("tasks quota is 3"), "{message}");
-    assert_eq!(task_ids(&c).await, ["T-001", "T-002"], "nothing of the batch");
+    assert_eq!(
+        task_ids(&c).await,
+        ["T-001", "T-002"],
+        "nothing of the batch"
+    );
 
     // The same refusal through MCP, as a tool error with the API's error body.
     let result = mcp(
@@ -68,7 +82,10 @@ async fn a_write_past_a_quota_gets_409_team_quota_and_stores_nothing_until_the_a
     )
     .await;
     assert_eq!(result["isError"], true, "{result}");
-    assert_eq!(result["structuredContent"]["error"]["code"], "team_quota", "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"]["code"], "team_quota",
+        "{result}"
+    );
     assert_eq!(task_ids(&c).await, ["T-001", "T-002"]);
 
     // Messages: a batch past the quota is refused whole.
@@ -93,11 +110,22 @@ async fn a_write_past_a_quota_gets_409_team_quota_and_stores_nothing_until_the_a
         .expect_status(200)
         .body;
     assert_eq!(view["effectiveQuotas"]["maxTasks"], 4);
-    assert_eq!(view["effectiveQuotas"]["maxMessages"], 2, "the default still");
-    c.post(&c.t("/tasks"), json!([{"id": "T-003", "subject": "c"}, {"id": "T-004", "subject": "d"}]))
+    assert_eq!(
+        view["effectiveQuotas"]["maxMessages"], 2,
+        "the default still"
+    );
+    c.post(
+        &c.t("/tasks"),
+        json!([{"id": "T-003", "subject": "c"}, {"id": "T-004", "subject": "d"}]),
+    )
+    .await
+    .expect_status(201);
+    let view = d
+        .admin()
+        .get("/v1/teams/qa/settings")
         .await
-        .expect_status(201);
-    let view = d.admin().get("/v1/teams/qa/settings").await.expect_status(200).body;
+        .expect_status(200)
+        .body;
     assert_eq!(view["usage"]["tasks"], 4);
     assert_eq!(view["quotas"], json!({"maxTasks": 4}));
 }
@@ -107,7 +135,12 @@ async fn team_settings_are_the_admins_and_refuse_bad_values() {
     let d = TestDaemon::start_with(|s| s.limits.max_edges_per_team = 7).await;
     let c = d.team("qa").await;
     let other = d.team("dev").await;
-    let view = d.admin().get("/v1/teams/qa/settings").await.expect_status(200).body;
+    let view = d
+        .admin()
+        .get("/v1/teams/qa/settings")
+        .await
+        .expect_status(200)
+        .body;
     assert_eq!(view["quotas"], json!({}));
     assert_eq!(view["retention"], json!({}));
     assert_eq!(view["effectiveQuotas"]["maxEdges"], 7);
@@ -140,7 +173,10 @@ async fn team_settings_are_the_admins_and_refuse_bad_values() {
         .put("/v1/teams/qa/settings", huge)
         .await
         .expect_error(400, "invalid_field");
-    assert_eq!(refused.body["error"]["details"]["field"], "retention.messagesKept");
+    assert_eq!(
+        refused.body["error"]["details"]["field"],
+        "retention.messagesKept"
+    );
     let set = json!({"quotas": {"maxEdges": 0}, "retention": {"messagesKept": 10, "eventsMaxAgeHours": 24}});
     let view = d
         .admin()
@@ -153,6 +189,11 @@ async fn team_settings_are_the_admins_and_refuse_bad_values() {
     assert_eq!(view["effectiveQuotas"]["maxEdges"], 0, "0: no limit");
     // Settings survive a restart (they are the database's).
     let d = d.restart().await;
-    let view = d.admin().get("/v1/teams/qa/settings").await.expect_status(200).body;
+    let view = d
+        .admin()
+        .get("/v1/teams/qa/settings")
+        .await
+        .expect_status(200)
+        .body;
     assert_eq!(view["retention"], set["retention"]);
 }

@@ -9,7 +9,13 @@ use serde_json::{json, Value};
 
 /// The team's series: (pending, in_progress, completed, messages, edges).
 fn series(families: &[Value], team: &str) -> (f64, f64, f64, f64, f64) {
-    let tasks = |status| value(families, "huddle_tasks", &[("team", team), ("status", status)]);
+    let tasks = |status| {
+        value(
+            families,
+            "huddle_tasks",
+            &[("team", team), ("status", status)],
+        )
+    };
     let of = |metric| value(families, metric, &[("team", team)]);
     (
         tasks("pending"),
@@ -22,14 +28,22 @@ fn series(families: &[Value], team: &str) -> (f64, f64, f64, f64, f64) {
 
 /// The same, counted from the API's lists.
 async fn listed(c: &Api) -> (f64, f64, f64, f64, f64) {
-    let tasks = c.get(&c.t("/tasks?limit=1000")).await.expect_status(200).body;
+    let tasks = c
+        .get(&c.t("/tasks?limit=1000"))
+        .await
+        .expect_status(200)
+        .body;
     let tasks = tasks["tasks"].as_array().unwrap().clone();
     let with = |s: &str| tasks.iter().filter(|t| t["status"] == s).count() as f64;
     let edges: usize = tasks
         .iter()
         .map(|t| t["blockedBy"].as_array().map_or(0, Vec::len))
         .sum();
-    let messages = c.get(&c.t("/messages?limit=1000")).await.expect_status(200).body;
+    let messages = c
+        .get(&c.t("/messages?limit=1000"))
+        .await
+        .expect_status(200)
+        .body;
     let messages = messages["messages"].as_array().unwrap().len() as f64;
     (
         with("pending"),
@@ -54,7 +68,9 @@ async fn team_series_equal_the_lists_after_retention_and_after_a_restart() {
     let tasks: Vec<Value> = (1..=6)
         .map(|n| json!({"id": format!("A-{n:03}"), "subject": format!("t{n}")}))
         .collect();
-    c.post(&c.t("/tasks"), Value::Array(tasks)).await.expect_status(201);
+    c.post(&c.t("/tasks"), Value::Array(tasks))
+        .await
+        .expect_status(201);
     c.post(
         &c.t("/tasks"),
         json!({"id": "B-001", "subject": "after", "blockedBy": ["A-006"]}),
@@ -62,14 +78,20 @@ async fn team_series_equal_the_lists_after_retention_and_after_a_restart() {
     .await
     .expect_status(201);
     for _ in 0..4 {
-        let task = worker.claim(json!({"prefixes": ["A"]})).await.expect("a task");
+        let task = worker
+            .claim(json!({"prefixes": ["A"]}))
+            .await
+            .expect("a task");
         let id = task["id"].as_str().unwrap();
         worker
             .post(&worker.t(&format!("/tasks/{id}/complete")), json!({}))
             .await
             .expect_status(200);
     }
-    worker.claim(json!({"prefixes": ["A"]})).await.expect("a fifth task");
+    worker
+        .claim(json!({"prefixes": ["A"]}))
+        .await
+        .expect("a fifth task");
     for n in 0..5 {
         worker
             .post(

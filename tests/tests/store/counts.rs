@@ -59,7 +59,11 @@ async fn the_counters_equal_a_count_of_the_rows_through_every_kind_of_write() {
         let empty = counters_of(&*store, "qa").await;
         assert_eq!(empty.tasks, [0; 5]);
         assert_eq!(
-            (empty.usage.edges, empty.usage.messages, empty.usage.storage_bytes),
+            (
+                empty.usage.edges,
+                empty.usage.messages,
+                empty.usage.storage_bytes
+            ),
             (0, 0, 2),
             "a new team stores its empty memory document, `{{}}`"
         );
@@ -165,7 +169,10 @@ async fn the_counters_equal_a_count_of_the_rows_through_every_kind_of_write() {
         while store.prune(&all).await.unwrap().total() > 0 {}
         let (tasks, edges, messages) = counted(&*store, qa.team_id).await;
         let c = counters_of(&*store, "qa").await;
-        assert_eq!((c.tasks, c.usage.edges, c.usage.messages), (tasks, edges, messages));
+        assert_eq!(
+            (c.tasks, c.usage.edges, c.usage.messages),
+            (tasks, edges, messages)
+        );
         assert_eq!(messages, 0);
 
         // Emptied by hand, the team is back to what a new team stores.

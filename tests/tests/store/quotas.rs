@@ -107,7 +107,11 @@ async fn an_edge_quota_refuses_patches_and_creates_that_add_blockers() {
         store
             .create_tasks(
                 &qa,
-                vec![task("T-001", &[]), task("T-002", &[]), task("T-003", &["T-001"])],
+                vec![
+                    task("T-001", &[]),
+                    task("T-002", &[]),
+                    task("T-003", &["T-001"]),
+                ],
             )
             .await
             .unwrap();
@@ -126,7 +130,10 @@ async fn an_edge_quota_refuses_patches_and_creates_that_add_blockers() {
             add_blocked_by: vec!["T-001".into()],
             ..TaskPatch::default()
         };
-        store.update_task(&qa, "T-002", add_one, None).await.unwrap();
+        store
+            .update_task(&qa, "T-002", add_one, None)
+            .await
+            .unwrap();
         refusal(
             store
                 .create_tasks(&qa, vec![task("T-004", &["T-001"])])

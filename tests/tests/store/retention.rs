@@ -199,7 +199,9 @@ async fn stored_summaries(store: &dyn huddle_daemon::store::Store, team_id: i64)
 async fn count_limits_keep_the_newest_finished_tasks_and_test_runs_per_team() {
     for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;
-        let tasks: Vec<_> = (1..=5).map(|n| task(&format!("TEST-{n:03}"), &[])).collect();
+        let tasks: Vec<_> = (1..=5)
+            .map(|n| task(&format!("TEST-{n:03}"), &[]))
+            .collect();
         store.create_tasks(&coord, tasks).await.unwrap();
         // Finished in order 1..4 (updated_at rises); TEST-005 stays pending.
         for n in 1..=4 {
@@ -273,7 +275,10 @@ async fn a_teams_own_retention_replaces_the_default_for_that_team_only() {
         policy.per_team = overrides.into_iter().collect();
         store.prune(&policy).await.unwrap();
         assert_eq!(stored_summaries(&*store, qa.team_id).await, ["m4"]);
-        assert_eq!(stored_summaries(&*store, dev.team_id).await, ["m2", "m3", "m4"]);
+        assert_eq!(
+            stored_summaries(&*store, dev.team_id).await,
+            ["m2", "m3", "m4"]
+        );
 
         // `0` in a team's settings keeps everything of that kind for it.
         let keep_all = TeamSettings {
@@ -283,11 +288,22 @@ async fn a_teams_own_retention_replaces_the_default_for_that_team_only() {
             },
             ..TeamSettings::default()
         };
-        store.set_team_settings(dev.team_id, keep_all).await.unwrap();
-        policy.per_team = store.retention_overrides().await.unwrap().into_iter().collect();
+        store
+            .set_team_settings(dev.team_id, keep_all)
+            .await
+            .unwrap();
+        policy.per_team = store
+            .retention_overrides()
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
         policy.messages_per_team = Some(1);
         store.prune(&policy).await.unwrap();
-        assert_eq!(stored_summaries(&*store, dev.team_id).await, ["m2", "m3", "m4"]);
+        assert_eq!(
+            stored_summaries(&*store, dev.team_id).await,
+            ["m2", "m3", "m4"]
+        );
     }
 }
 

@@ -38,8 +38,12 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
     let now = tx.now_ms();
     let mut pruned = Pruned::default();
     if policy.finished_tasks_max_age_ms.is_some() || policy.finished_tasks_per_team.is_some() {
-        let before = policy.finished_tasks_max_age_ms.map_or(i64::MIN, |a| now - a);
-        let keep = policy.finished_tasks_per_team.map_or(i64::MAX, |k| k as i64);
+        let before = policy
+            .finished_tasks_max_age_ms
+            .map_or(i64::MIN, |a| now - a);
+        let keep = policy
+            .finished_tasks_per_team
+            .map_or(i64::MAX, |k| k as i64);
         pruned.tasks = sqlx::query(&format!(
             "with victims as (
                  select t.id from tasks t

@@ -13,7 +13,7 @@ use super::{
 };
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
 };
 
 /// Runs `$body` (an expression using `tx`) in a fresh transaction of its own and commits it.

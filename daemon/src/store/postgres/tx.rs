@@ -7,10 +7,10 @@
 
 use super::super::rules::quota::TeamBudget;
 use super::super::StoreResult;
-use crate::config::LimitSettings;
-use huddle_wire::TeamUsage;
 use super::{CHANNEL, DB_NOW_MS};
+use crate::config::LimitSettings;
 use crate::hub::ReadyTask;
+use huddle_wire::TeamUsage;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
 
@@ -130,7 +130,11 @@ impl Tx {
 
     /// The team's quota use and quotas as this transaction has changed them so far: one read
     /// per transaction (under the team lock), then what earlier writes of it added.
-    pub async fn budget(&mut self, team_id: i64, limits: &LimitSettings) -> StoreResult<TeamBudget> {
+    pub async fn budget(
+        &mut self,
+        team_id: i64,
+        limits: &LimitSettings,
+    ) -> StoreResult<TeamBudget> {
         if let Some(budget) = self.seqs(team_id).budget {
             return Ok(budget);
         }

@@ -23,7 +23,9 @@ impl Quotas {
         Quotas {
             tasks: overrides.max_tasks.unwrap_or(limits.max_tasks_per_team),
             edges: overrides.max_edges.unwrap_or(limits.max_edges_per_team),
-            messages: overrides.max_messages.unwrap_or(limits.max_messages_per_team),
+            messages: overrides
+                .max_messages
+                .unwrap_or(limits.max_messages_per_team),
             storage_bytes: overrides
                 .max_storage_bytes
                 .unwrap_or(limits.max_storage_bytes_per_team),
@@ -55,7 +57,12 @@ impl TeamBudget {
         let kinds = [
             ("tasks", self.quotas.tasks, self.used.tasks, add.tasks),
             ("edges", self.quotas.edges, self.used.edges, add.edges),
-            ("messages", self.quotas.messages, self.used.messages, add.messages),
+            (
+                "messages",
+                self.quotas.messages,
+                self.used.messages,
+                add.messages,
+            ),
             (
                 "storage_bytes",
                 self.quotas.storage_bytes,

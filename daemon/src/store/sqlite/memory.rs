@@ -2,11 +2,11 @@
 //! bounded history of who changed what.
 
 use super::super::rules::{self, quota, MemoryChangeKind};
-use super::usage;
-use crate::config::LimitSettings;
 use super::super::{Caller, MemoryChange, StoreResult};
 use super::rows::{append_event, fmt_time, parse_json};
+use super::usage;
 use super::writer::WriteCtx;
+use crate::config::LimitSettings;
 use huddle_wire::Memory;
 use rusqlite::{params, Connection};
 

@@ -1,9 +1,9 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
-use super::super::{rules, Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::super::rules::quota::RequestQuota;
-use super::usage;
+use super::super::{rules, Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::rows::{append_event_json, message_from_row, touch_agent, MESSAGE_COLUMNS};
+use super::usage;
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::{Publish, StreamItem};

@@ -61,7 +61,9 @@ fn settings(conn: &Connection, team_id: i64) -> StoreResult<(TeamSettings, TeamU
             "select max_tasks, max_edges, max_messages, max_storage_bytes, retention
              from team_settings where team_id = ?1",
         )?
-        .query_row([team_id], |r| Ok((quotas_at(r, 0)?, r.get::<_, String>(4)?)))
+        .query_row([team_id], |r| {
+            Ok((quotas_at(r, 0)?, r.get::<_, String>(4)?))
+        })
         .optional()?;
     let settings = match stored {
         Some((quotas, retention)) => TeamSettings {
@@ -71,7 +73,9 @@ fn settings(conn: &Connection, team_id: i64) -> StoreResult<(TeamSettings, TeamU
         None => TeamSettings::default(),
     };
     let usage = conn
-        .prepare_cached(&format!("select {USAGE} from team_usage u where u.team_id = ?1"))?
+        .prepare_cached(&format!(
+            "select {USAGE} from team_usage u where u.team_id = ?1"
+        ))?
         .query_row([team_id], |r| usage_at(r, 0))
         .optional()?
         .unwrap_or_default();
@@ -111,9 +115,7 @@ fn retention_overrides(conn: &Connection) -> StoreResult<Vec<(i64, TeamRetention
 #[async_trait]
 impl QuotaStore for SqliteStore {
     async fn team_settings(&self, team_id: i64) -> StoreResult<(TeamSettings, TeamUsage)> {
-        self.readers
-            .read(move |conn| settings(conn, team_id))
-            .await
+        self.readers.read(move |conn| settings(conn, team_id)).await
     }
 
     async fn set_team_settings(&self, team_id: i64, new: TeamSettings) -> StoreResult<()> {
