@@ -159,10 +159,12 @@ async fn team_settings_are_the_admins_and_refuse_bad_values() {
         .get("/v1/teams/nope/settings")
         .await
         .expect_error(404, "not_found");
-    d.admin()
+    let typo = d
+        .admin()
         .put("/v1/teams/qa/settings", json!({"quotas": {"maxTask": 1}}))
         .await
-        .expect_error(400, "invalid_body");
+        .expect_error(400, "invalid_field");
+    assert_eq!(typo.body["error"]["details"]["field"], "quotas.maxTask");
     d.admin()
         .put("/v1/teams/qa/settings", json!({"quotas": {"maxTasks": -1}}))
         .await
