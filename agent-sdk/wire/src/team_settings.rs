@@ -12,19 +12,35 @@ pub const MAX_SETTING: u64 = 1 << 53;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TeamQuotas {
     /// Tasks stored (any status, until retention deletes them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub max_tasks: Option<u64>,
     /// Dependency (`blockedBy`) edges.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub max_edges: Option<u64>,
     /// Messages stored.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub max_messages: Option<u64>,
     /// Approximate bytes of the team's tasks, messages and shared memory document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub max_storage_bytes: Option<u64>,
 }
@@ -35,30 +51,62 @@ pub struct TeamQuotas {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TeamRetention {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub finished_tasks_max_age_hours: Option<u64>,
     /// Finished tasks (completed, failed, cancelled) kept, the most recently updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub finished_tasks_kept: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub messages_max_age_hours: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub messages_kept: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub events_max_age_hours: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub events_kept: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub test_runs_max_age_hours: Option<u64>,
     /// Test-history runs kept (all projects together), the newest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
     pub test_runs_kept: Option<u64>,
 }

@@ -292,7 +292,13 @@ mod tests {
         use Action::*;
         expect(
             None,
-            &[CreateTeam, ListTeams, ManageAgents, ListAgents, TeamSettings],
+            &[
+                CreateTeam,
+                ListTeams,
+                ManageAgents,
+                ListAgents,
+                TeamSettings,
+            ],
         );
         let everything_but_teams: Vec<Action> = Action::ALL
             .into_iter()
