@@ -41,6 +41,9 @@ async fn render(state: &AppState) -> String {
     text
 }
 
+/// Reads one use of a team's counters.
+type UsageOf = fn(&TeamCounters) -> u64;
+
 /// The per-team gauges in the text format.
 fn team_gauges(out: &mut String, teams: &[TeamCounters]) {
     use std::fmt::Write;
@@ -59,7 +62,7 @@ fn team_gauges(out: &mut String, teams: &[TeamCounters]) {
             );
         }
     }
-    let usage: [(&str, &str, fn(&TeamCounters) -> u64); 3] = [
+    let usage: [(&str, &str, UsageOf); 3] = [
         (
             "huddle_team_edges",
             "dependency edges stored per team",

@@ -4,7 +4,7 @@
 //! on every backend — and after retention has deleted everything, every counter is back to
 //! where an empty team starts.
 
-use huddle_daemon::store::quotas::{QuotaStore, TeamCounters};
+use huddle_daemon::store::quotas::TeamCounters;
 use huddle_daemon::store::retention::RetentionPolicy;
 use huddle_daemon::store::{MessageFilter, Store, TaskFilter};
 use huddle_sdk::wire::{PostMessage, TaskPatch, TaskStatus};

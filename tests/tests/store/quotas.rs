@@ -3,7 +3,6 @@
 //! a refused batch stores nothing; an idempotent retry still answers; raising the team's
 //! override lets the same write through.
 
-use huddle_daemon::store::quotas::QuotaStore;
 use huddle_daemon::store::{Caller, MessageFilter, Store, StoreError, TaskFilter};
 use huddle_sdk::wire::{codes, PostMessage, TaskPatch, TeamQuotas, TeamSettings};
 use huddle_tests::store::{backends, task, team};

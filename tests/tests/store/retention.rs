@@ -244,7 +244,6 @@ async fn count_limits_keep_the_newest_finished_tasks_and_test_runs_per_team() {
 
 #[tokio::test]
 async fn a_teams_own_retention_replaces_the_default_for_that_team_only() {
-    use huddle_daemon::store::quotas::QuotaStore;
     use huddle_sdk::wire::{TeamRetention, TeamSettings};
     for (store, _dir) in backends().await {
         let (qa, qa_tester, _) = team(&*store, "qa").await;
@@ -309,7 +308,7 @@ async fn a_teams_own_retention_replaces_the_default_for_that_team_only() {
 
 #[tokio::test]
 async fn retention_keeps_the_messages_and_events_a_lagging_webhook_has_not_handled() {
-    use huddle_daemon::store::webhooks::{Progress, WebhookStore};
+    use huddle_daemon::store::webhooks::Progress;
     use huddle_sdk::wire::WebhookTrigger;
     for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;

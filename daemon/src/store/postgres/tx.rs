@@ -138,7 +138,7 @@ impl Tx {
         if let Some(budget) = self.seqs(team_id).budget {
             return Ok(budget);
         }
-        let budget = super::usage::budget(&mut *self.tx, team_id, limits).await?;
+        let budget = super::usage::budget(&mut self.tx, team_id, limits).await?;
         self.seqs(team_id).budget = Some(budget);
         Ok(budget)
     }
