@@ -10,7 +10,10 @@
 //!   refused, …), counted where errors become responses (and for MCP tool errors);
 //! - `huddle_writer_batch_size`, `huddle_writer_commit_seconds` — per write batch: the SQLite
 //!   writer's, or a PostgreSQL team's group commit;
-//! - `huddle_tasks{team,status}` — read from the store at scrape time;
+//! - `huddle_tasks{team,status}`, `huddle_team_edges`, `huddle_team_messages`,
+//!   `huddle_team_storage_bytes` (`{team}`) — the store's maintained per-team counters, read at
+//!   scrape time and written by `http/scrape.rs` (not registered here, so a deleted team's
+//!   series disappear);
 //! - `huddle_claims_known_empty_total` — claims answered empty without the SQLite writer;
 //! - `huddle_claims_undelivered_total` — tasks claimed for a client that left before the answer
 //!   (disconnected, timed out or cancelled), released at once without using an attempt;
@@ -70,7 +73,6 @@ fn describe() {
         metrics::Unit::Seconds,
         "time to commit one batch"
     );
-    describe_gauge!("huddle_tasks", "tasks per team and status");
     describe_counter!(
         "huddle_leases_expired_total",
         "expired leases returned by the sweeper"

@@ -28,6 +28,10 @@ pub const DUPLICATE_ID: &str = "duplicate_id";
 pub const DEPENDENCY_CYCLE: &str = "dependency_cycle";
 /// 409: the team has as many agents as `[limits] max_agents_per_team` allows.
 pub const TEAM_LIMIT: &str = "team_limit";
+/// 409: the write would take the team past a quota (`[limits] max_*_per_team`, or the team's
+/// override); `details` names the `quota`, its `limit`, the team's current `used` and what the
+/// request would `add`. Nothing of the request was stored.
+pub const TEAM_QUOTA: &str = "team_quota";
 /// 409: the task is not held by the caller.
 pub const NOT_HOLDER: &str = "not_holder";
 /// 409: a status set by hand would strand the task (`in_progress` without a claim).

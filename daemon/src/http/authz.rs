@@ -45,10 +45,12 @@ pub enum Action {
     ReadTestHistory,
     /// Register, list and delete outbound webhooks, and read their delivery log.
     ManageWebhooks,
+    /// Read and change a team's quotas and retention (`/v1/teams/{team}/settings`).
+    TeamSettings,
 }
 
 impl Action {
-    pub const ALL: [Action; 20] = [
+    pub const ALL: [Action; 21] = [
         Action::CreateTeam,
         Action::ListTeams,
         Action::ManageAgents,
@@ -69,6 +71,7 @@ impl Action {
         Action::PostTestRuns,
         Action::ReadTestHistory,
         Action::ManageWebhooks,
+        Action::TeamSettings,
     ];
 }
 
@@ -76,8 +79,11 @@ impl Action {
 pub fn allowed(role: Option<Role>, action: Action) -> bool {
     use Action::*;
     match role {
-        None => matches!(action, CreateTeam | ListTeams | ManageAgents | ListAgents),
-        Some(Role::Coordinator) => !matches!(action, CreateTeam | ListTeams),
+        None => matches!(
+            action,
+            CreateTeam | ListTeams | ManageAgents | ListAgents | TeamSettings
+        ),
+        Some(Role::Coordinator) => !matches!(action, CreateTeam | ListTeams | TeamSettings),
         Some(Role::Tester | Role::Executor) => matches!(
             action,
             ListAgents
@@ -132,6 +138,7 @@ impl Action {
             Action::PostTestRuns => "post test runs",
             Action::ReadTestHistory => "read the test history",
             Action::ManageWebhooks => "manage webhooks",
+            Action::TeamSettings => "read or change a team's quotas and retention",
         }
     }
 }
@@ -283,10 +290,19 @@ mod tests {
             }
         };
         use Action::*;
-        expect(None, &[CreateTeam, ListTeams, ManageAgents, ListAgents]);
+        expect(
+            None,
+            &[
+                CreateTeam,
+                ListTeams,
+                ManageAgents,
+                ListAgents,
+                TeamSettings,
+            ],
+        );
         let everything_but_teams: Vec<Action> = Action::ALL
             .into_iter()
-            .filter(|a| !matches!(a, CreateTeam | ListTeams))
+            .filter(|a| !matches!(a, CreateTeam | ListTeams | TeamSettings))
             .collect();
         expect(Some(Role::Coordinator), &everything_but_teams);
         let worker = [

@@ -28,6 +28,7 @@ mod streams;
 mod task_claims;
 mod task_events;
 mod tasks;
+mod team_settings;
 mod teams;
 pub(crate) mod test_history;
 mod webhooks;

@@ -4,10 +4,12 @@
 use super::error::{ApiError, ApiResult};
 use super::identity::Principal;
 use super::AppState;
+use crate::store::quotas::TeamCounters;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use huddle_wire::TaskStatus;
 
 const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -26,26 +28,74 @@ async fn exposition(state: &AppState) -> Response {
     ([(header::CONTENT_TYPE, TEXT_FORMAT)], text).into_response()
 }
 
-/// The text exposition, with the task gauges read from the store first.
+/// The text exposition: the process's metrics, then each team's gauges from the store's
+/// maintained counters (one row per team, kept by the database in every write's transaction:
+/// right after restarts, on every replica, after retention; a deleted team has no row, so
+/// its series go with it — they are written here, not registered with the recorder).
 async fn render(state: &AppState) -> String {
-    let teams = state.store.list_teams().await;
-    let counts = state.store.task_counts().await;
-    match (teams, counts) {
-        (Ok(teams), Ok(counts)) => {
-            for team in teams {
-                for status in huddle_wire::TaskStatus::ALL {
-                    let n = counts
-                        .iter()
-                        .find(|(t, s, _)| *t == team.name && *s == status)
-                        .map_or(0, |c| c.2);
-                    let labels = [("team", team.name.clone()), ("status", status.to_string())];
-                    metrics::gauge!("huddle_tasks", &labels).set(n as f64);
-                }
-            }
-        }
-        (Err(e), _) | (_, Err(e)) => tracing::warn!(error = %e, "task counts for /metrics"),
+    let mut text = crate::metrics::handle().render();
+    match state.store.team_counters().await {
+        Ok(teams) => team_gauges(&mut text, &teams),
+        Err(e) => tracing::warn!(error = %e, "team counters for /metrics"),
     }
-    crate::metrics::handle().render()
+    text
+}
+
+/// Reads one use of a team's counters.
+type UsageOf = fn(&TeamCounters) -> u64;
+
+/// The per-team gauges in the text format.
+fn team_gauges(out: &mut String, teams: &[TeamCounters]) {
+    use std::fmt::Write;
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "# HELP huddle_tasks tasks stored per team and status");
+    let _ = writeln!(out, "# TYPE huddle_tasks gauge");
+    for team in teams {
+        let name = label(&team.team);
+        for status in TaskStatus::ALL {
+            let n = team.tasks_with(status);
+            let _ = writeln!(
+                out,
+                "huddle_tasks{{team=\"{name}\",status=\"{status}\"}} {n}"
+            );
+        }
+    }
+    let usage: [(&str, &str, UsageOf); 3] = [
+        (
+            "huddle_team_edges",
+            "dependency edges stored per team",
+            |t| t.usage.edges,
+        ),
+        ("huddle_team_messages", "messages stored per team", |t| {
+            t.usage.messages
+        }),
+        (
+            "huddle_team_storage_bytes",
+            "approximate bytes of a team's tasks, messages and shared memory",
+            |t| t.usage.storage_bytes,
+        ),
+    ];
+    for (metric, help, value) in usage {
+        let _ = writeln!(out, "# HELP {metric} {help}");
+        let _ = writeln!(out, "# TYPE {metric} gauge");
+        for team in teams {
+            let _ = writeln!(
+                out,
+                "{metric}{{team=\"{}\"}} {}",
+                label(&team.team),
+                value(team)
+            );
+        }
+    }
+}
+
+/// A label value escaped as the text format requires.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// The router for the `[metrics] listen` address: `/metrics` only, no token.

@@ -86,7 +86,7 @@ fn check(principal: &Principal, action: Action) -> ApiResult<()> {
 
 /// Resolves the path's team for the admin, or checks an agent belongs to it (404 otherwise),
 /// then checks the action is allowed.
-async fn team_for(
+pub(super) async fn team_for(
     state: &AppState,
     principal: &Principal,
     params: &RawPathParams,

@@ -13,6 +13,7 @@ pub mod gates;
 mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod quotas;
 pub mod retention;
 pub mod rules;
 pub mod schema;
@@ -28,15 +29,17 @@ pub use types::*;
 
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, NewTestRun, PostMessage, Role, Task, TaskPatch,
-    TaskStatus, Team, TestRunSummary,
+    Agent, Event, Memory, Message, NewTask, NewTestRun, PostMessage, Role, Task, TaskPatch, Team,
+    TestRunSummary,
 };
 use test_history::StoredRun;
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
-pub trait Store: webhooks::WebhookStore + gates::GateStore + Send + Sync + 'static {
+pub trait Store:
+    webhooks::WebhookStore + gates::GateStore + quotas::QuotaStore + Send + Sync + 'static
+{
     // --- teams and identity ---
     async fn create_team(&self, name: &str) -> StoreResult<Team>;
     /// Resolves a team name to its id; `NotFound` when absent.
@@ -139,9 +142,6 @@ pub trait Store: webhooks::WebhookStore + gates::GateStore + Send + Sync + 'stat
     async fn expire_leases(&self) -> StoreResult<usize>;
     /// Deletes what `policy` no longer keeps, at most `policy.batch` rows of each kind.
     async fn prune(&self, policy: &retention::RetentionPolicy) -> StoreResult<retention::Pruned>;
-    /// How many tasks each team has in each status it has (for `/metrics`, at every scrape:
-    /// one grouped query, never a walk over the tasks).
-    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>>;
 
     // --- message bus ---
     /// Stores a message once per `(caller, idempotency_key)`; `replayed` when it already was.

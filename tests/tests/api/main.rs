@@ -9,6 +9,7 @@ mod memory;
 mod messages;
 mod presence;
 mod project_claims;
+mod quotas;
 mod retention;
 mod search;
 mod stream_lag;

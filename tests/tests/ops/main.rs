@@ -5,3 +5,4 @@
 mod credentials;
 mod logs;
 mod metrics;
+mod team_metrics;

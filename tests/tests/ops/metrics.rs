@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 /// Scrapes with the admin token and parses: `(family name, type, samples)`.
-async fn scrape(d: &TestDaemon) -> Vec<Value> {
+pub(crate) async fn scrape(d: &TestDaemon) -> Vec<Value> {
     let response = reqwest::Client::new()
         .get(format!("{}/metrics", d.url))
         .bearer_auth(ADMIN)
@@ -39,7 +39,7 @@ fn family<'a>(families: &'a [Value], name: &str) -> &'a Value {
 }
 
 /// The value of the sample `sample` whose labels include `labels` (0 when absent).
-fn value(families: &[Value], sample: &str, labels: &[(&str, &str)]) -> f64 {
+pub(crate) fn value(families: &[Value], sample: &str, labels: &[(&str, &str)]) -> f64 {
     families
         .iter()
         .flat_map(|f| f["samples"].as_array().into_iter().flatten())

@@ -14,6 +14,7 @@ mod failures;
 mod history;
 mod project_claims;
 mod published;
+mod quotas;
 mod retention;
 mod search;
 mod statistics;

@@ -1,9 +1,10 @@
 //! Shared memory: one JSON document per team with a bounded history of changes.
 
-use super::super::rules::{self, fmt_time, parse_json, MemoryChangeKind, MemoryLimits};
+use super::super::rules::{self, fmt_time, parse_json, quota, MemoryChangeKind, MemoryLimits};
 use super::super::{Caller, MemoryChange, StoreResult};
 use super::rows::append_event;
 use super::tx::Tx;
+use crate::config::LimitSettings;
 use huddle_wire::Memory;
 
 pub async fn get(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreResult<Memory> {
@@ -18,6 +19,21 @@ pub async fn get(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreResult<M
     })
 }
 
+/// The document and its stored size in bytes.
+async fn get_with_len(conn: &mut sqlx::PgConnection, team_id: i64) -> StoreResult<(Memory, usize)> {
+    let (version, doc, len): (i64, String, i32) = sqlx::query_as(
+        "select memory_version, memory_doc, octet_length(memory_doc) from teams where id = $1",
+    )
+    .bind(team_id)
+    .fetch_one(conn)
+    .await?;
+    let memory = Memory {
+        version,
+        doc: parse_json(&doc),
+    };
+    Ok((memory, len.max(0) as usize))
+}
+
 /// Applies a change under the team lock: the version check and the write are one step on
 /// every replica.
 pub async fn change(
@@ -27,12 +43,16 @@ pub async fn change(
     patch: serde_json::Value,
     if_match: Option<i64>,
     limits: MemoryLimits,
+    quota_limits: &LimitSettings,
 ) -> StoreResult<Memory> {
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
-    let current = get(tx.conn(), team_id).await?;
+    let (current, old_len) = get_with_len(tx.conn(), team_id).await?;
     rules::check_version(if_match, current.version)?;
     let (doc, text) = rules::changed_memory(current.doc, kind, &patch, limits)?;
+    let add = quota::memory_usage(old_len, text.len());
+    tx.budget(team_id, quota_limits).await?.check(&add)?;
+    tx.charge(team_id, &add);
     let version = current.version + 1;
     let now = tx.now_ms();
     sqlx::query("update teams set memory_doc = $2, memory_version = $3 where id = $1")

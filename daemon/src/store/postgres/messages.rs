@@ -1,6 +1,7 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
 use super::super::rules;
+use super::super::rules::quota::RequestQuota;
 use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::agents::list_agents;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
@@ -9,12 +10,14 @@ use crate::config::LimitSettings as Limits;
 use huddle_wire::{Message, PostMessage};
 use sqlx::{PgConnection, PgPool};
 
+/// Posts one message; `quota` is the request's (`None` until its first message is stored).
 pub async fn post(
     tx: &mut Tx,
     caller: &Caller,
     post: PostMessage,
     key: Option<String>,
     limits: &Limits,
+    quota: &mut Option<RequestQuota>,
 ) -> StoreResult<Posted> {
     let team_id = caller.team_id;
     let data_text = rules::validate_post(&post, limits)?;
@@ -38,6 +41,13 @@ pub async fn post(
             });
         }
     }
+    // The request's quota starts from the team's use when its first message is stored.
+    let request = match quota {
+        Some(q) => q,
+        None => quota.insert(RequestQuota::new(tx.budget(team_id, limits).await?)),
+    };
+    let add = rules::quota::message_usage(&post.summary, &data_text);
+    request.add(&add)?;
     let seq = tx.next_msg_seq(team_id);
     let now = tx.now_ms();
     let message = rules::new_message(seq, caller, post, now);
@@ -67,6 +77,7 @@ pub async fn post(
         .await?;
     }
     tx.touch_agent(team_id, &caller.agent);
+    tx.charge(team_id, &add);
     let json = serde_json::to_string(&message).map_err(|e| StoreError::Internal(e.to_string()))?;
     tx.append_event(team_id, "message.posted", json);
     Ok(Posted {
@@ -83,9 +94,10 @@ pub async fn post_many(
     limits: &Limits,
 ) -> StoreResult<Vec<Posted>> {
     let mut posted = Vec::with_capacity(items.len());
+    let mut quota = None;
     for (i, (message, key)) in items.into_iter().enumerate() {
         posted.push(
-            post(tx, caller, message, key, limits)
+            post(tx, caller, message, key, limits, &mut quota)
                 .await
                 .map_err(|e| rules::at_message(i, e))?,
         );

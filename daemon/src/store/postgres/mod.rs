@@ -30,6 +30,7 @@ mod task_state;
 mod tasks;
 mod test_history;
 mod tx;
+mod usage;
 mod webhooks;
 
 use super::{StoreError, StoreResult};

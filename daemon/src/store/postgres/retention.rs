@@ -1,9 +1,10 @@
 //! Retention on PostgreSQL (`store::retention`): one short transaction per team, under the
 //! team's lock (so a task being edited is never deleted under its writer) and on the
-//! database's clock, deleting at most `batch` finished tasks, oldest messages (with their
-//! idempotency keys), oldest events and test runs of that team.
+//! database's clock, deleting under that team's policy at most `batch` finished tasks, oldest
+//! messages (with their idempotency keys), oldest events and test runs of that team — never
+//! past what the team's webhooks have handled.
 
-use super::super::retention::{Pruned, RetentionPolicy};
+use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
 use super::super::StoreResult;
 use super::tx::Tx;
 use sqlx::PgPool;
@@ -16,9 +17,13 @@ pub async fn prune(pool: &PgPool, policy: &RetentionPolicy) -> StoreResult<Prune
         .fetch_all(pool)
         .await?;
     for (team,) in teams {
+        let policy = policy.for_team(team);
+        if !policy.deletes_anything() {
+            continue;
+        }
         let mut tx = Tx::begin(pool).await?;
         tx.lock_team(team).await?;
-        let this = prune_team(&mut tx, team, policy).await?;
+        let this = prune_team(&mut tx, team, &policy).await?;
         tx.commit().await?;
         pruned.tasks += this.tasks;
         pruned.messages += this.messages;
@@ -32,11 +37,20 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
     let batch = policy.batch.max(1) as i64;
     let now = tx.now_ms();
     let mut pruned = Pruned::default();
-    if let Some(age) = policy.finished_tasks_max_age_ms {
+    if policy.finished_tasks_max_age_ms.is_some() || policy.finished_tasks_per_team.is_some() {
+        let before = policy
+            .finished_tasks_max_age_ms
+            .map_or(i64::MIN, |a| now - a);
+        let keep = policy
+            .finished_tasks_per_team
+            .map_or(i64::MAX, |k| k as i64);
         pruned.tasks = sqlx::query(&format!(
             "with victims as (
                  select t.id from tasks t
-                 where t.team_id = $1 and t.status in {FINISHED} and t.updated_at <= $2
+                 where t.team_id = $1 and t.status in {FINISHED}
+                   and (t.updated_at <= $2 or t.id in (
+                         select id from tasks where team_id = $1 and status in {FINISHED}
+                         order by updated_at desc, id desc offset $4))
                    and not exists (
                      select 1 from task_deps d
                      join tasks o on o.team_id = d.team_id and o.id = d.task_id
@@ -51,17 +65,23 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
              delete from tasks t using victims v where t.team_id = $1 and t.id = v.id"
         ))
         .bind(team)
-        .bind(now - age)
+        .bind(before)
         .bind(batch)
+        .bind(keep)
         .execute(tx.conn())
         .await?
         .rows_affected();
     }
-    let (msg_seq, event_seq): (i64, i64) =
-        sqlx::query_as("select msg_seq, event_seq from teams where id = $1")
-            .bind(team)
-            .fetch_one(tx.conn())
-            .await?;
+    let (msg_seq, event_seq, msg_cursor, event_cursor): (i64, i64, Option<i64>, Option<i64>) =
+        sqlx::query_as(
+            "select msg_seq, event_seq,
+                    (select min(message_cursor) from webhooks w where w.team_id = t.id),
+                    (select min(event_cursor) from webhooks w where w.team_id = t.id)
+             from teams t where id = $1",
+        )
+        .bind(team)
+        .fetch_one(tx.conn())
+        .await?;
     let upto = cutoff(
         tx,
         "messages",
@@ -71,7 +91,7 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
         batch,
     )
     .await?;
-    if let Some(upto) = upto {
+    if let Some(upto) = cap_for_webhooks(upto, msg_cursor) {
         sqlx::query("delete from idempotency_keys where team_id = $1 and seq <= $2")
             .bind(team)
             .bind(upto)
@@ -93,7 +113,7 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
         batch,
     )
     .await?;
-    if let Some(upto) = upto {
+    if let Some(upto) = cap_for_webhooks(upto, event_cursor) {
         pruned.events = sqlx::query("delete from events where team_id = $1 and seq <= $2")
             .bind(team)
             .bind(upto)
@@ -101,16 +121,21 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
             .await?
             .rows_affected();
     }
-    if let Some(age) = policy.test_runs_max_age_ms {
+    if policy.test_runs_max_age_ms.is_some() || policy.test_runs_per_team.is_some() {
+        let before = policy.test_runs_max_age_ms.map_or(i64::MIN, |a| now - a);
+        let keep = policy.test_runs_per_team.map_or(i64::MAX, |k| k as i64);
         // Outcomes go with their run (`on delete cascade`).
         pruned.test_runs = sqlx::query(
             "delete from test_runs where id in (
-                 select id from test_runs where team_id = $1 and created_at <= $2
+                 select id from test_runs
+                 where team_id = $1 and (created_at <= $2 or id in (
+                     select id from test_runs where team_id = $1 order by id desc offset $4))
                  order by id limit $3)",
         )
         .bind(team)
-        .bind(now - age)
+        .bind(before)
         .bind(batch)
+        .bind(keep)
         .execute(tx.conn())
         .await?
         .rows_affected();

@@ -13,7 +13,7 @@ use super::{
 };
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
 };
 
 /// Runs `$body` (an expression using `tx`) in a fresh transaction of its own and commits it.
@@ -70,8 +70,9 @@ impl PostgresStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let limits = self.memory_limits();
-        batched!(self, caller.team_id, [caller, patch], |tx| {
-            memory::change(tx, &caller, kind, patch, if_match, limits).await
+        let quota_limits = &self.options.limits;
+        batched!(self, caller.team_id, [caller, patch, quota_limits], |tx| {
+            memory::change(tx, &caller, kind, patch, if_match, limits, &quota_limits).await
         })
     }
 }
@@ -246,23 +247,6 @@ impl Store for PostgresStore {
         super::retention::prune(&self.pool, policy).await
     }
 
-    async fn task_counts(&self) -> StoreResult<Vec<(String, TaskStatus, u64)>> {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(
-            "select teams.name, tasks.status, count(*) from tasks
-             join teams on teams.id = tasks.team_id group by teams.name, tasks.status",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter()
-            .map(|(team, status, n)| match TaskStatus::parse(&status) {
-                Some(s) => Ok((team, s, n as u64)),
-                None => Err(StoreError::Internal(format!(
-                    "unknown task status {status:?} in the database"
-                ))),
-            })
-            .collect()
-    }
-
     async fn post_message(
         &self,
         caller: &Caller,
@@ -274,7 +258,7 @@ impl Store for PostgresStore {
             self,
             caller.team_id,
             [caller, post, idempotency_key, limits],
-            |tx| messages::post(tx, &caller, post, idempotency_key, &limits).await
+            |tx| messages::post(tx, &caller, post, idempotency_key, &limits, &mut None).await
         )
     }
 

@@ -1,7 +1,7 @@
 //! Creating a batch of tasks in a fixed number of statements whatever its size: the team's lock
 //! is held for every one of them, so a batch of 1,000 must not cost 1,000 round trips.
 
-use super::super::rules::{self, IdRequest, TaskState};
+use super::super::rules::{self, quota, IdRequest, TaskState};
 use super::super::{Caller, StoreResult};
 use super::deps;
 use super::rows::append_event;
@@ -31,6 +31,8 @@ pub async fn create(
     rules::check_task_batch(tasks.len(), limits)?;
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
+    let add = quota::new_tasks_usage(&tasks);
+    tx.budget(team_id, limits).await?.check(&add)?;
     let planned = plan_ids(tx, team_id, &tasks, limits).await?;
     let now = tx.now_ms();
     let states: Vec<TaskState> = tasks
@@ -74,6 +76,7 @@ pub async fn create(
     for task in ready {
         tx.task_ready(team_id, task);
     }
+    tx.charge(team_id, &add);
     Ok(created)
 }
 

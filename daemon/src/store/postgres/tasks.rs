@@ -1,6 +1,6 @@
 //! Editing and listing tasks (creating them is `task_create.rs`).
 
-use super::super::rules::{self, STATE_COLUMNS};
+use super::super::rules::{self, quota, STATE_COLUMNS};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
 use super::task_state::{load, load_edges_of, save, state_from_row};
@@ -26,6 +26,10 @@ pub async fn update(
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(tx, team_id, id, blocker).await?;
     }
+    let add = quota::edges_usage(patch.add_blocked_by.len());
+    if !patch.add_blocked_by.is_empty() {
+        tx.budget(team_id, limits).await?.check(&add)?;
+    }
     deps::add_blockers(
         tx,
         team_id,
@@ -45,6 +49,7 @@ pub async fn update(
         .await?;
         rules::check_blocker_count(count as usize, limits)?;
     }
+    tx.charge(team_id, &add);
     if let Some(status) = patch.status {
         let waiting = if task.needs_waiting(status, patch.force) {
             sqlx::query_scalar(

@@ -5,9 +5,12 @@
 //! writers waiting, so what needs no answer (events, last-seen times) is written by the single
 //! statement that also saves the sequences and sends the announcement.
 
+use super::super::rules::quota::TeamBudget;
 use super::super::StoreResult;
 use super::{CHANNEL, DB_NOW_MS};
+use crate::config::LimitSettings;
 use crate::hub::ReadyTask;
+use huddle_wire::TeamUsage;
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
 
@@ -43,6 +46,9 @@ struct TeamSeqs {
     touched: Vec<String>,
     /// Whether a token was revoked or rotated: every replica must read those events.
     tokens_changed: bool,
+    /// The team's quota use, read once when a write of this transaction first adds
+    /// something and charged in memory after (the triggers keep the stored row).
+    budget: Option<TeamBudget>,
 }
 
 pub struct Tx {
@@ -110,6 +116,7 @@ impl Tx {
                 events: Vec::new(),
                 touched: Vec::new(),
                 tokens_changed: false,
+                budget: None,
             },
         );
         Ok(())
@@ -119,6 +126,28 @@ impl Tx {
         self.teams
             .get_mut(&team_id)
             .expect("lock_team before handing out sequences")
+    }
+
+    /// The team's quota use and quotas as this transaction has changed them so far: one read
+    /// per transaction (under the team lock), then what earlier writes of it added.
+    pub async fn budget(
+        &mut self,
+        team_id: i64,
+        limits: &LimitSettings,
+    ) -> StoreResult<TeamBudget> {
+        if let Some(budget) = self.seqs(team_id).budget {
+            return Ok(budget);
+        }
+        let budget = super::usage::budget(&mut self.tx, team_id, limits).await?;
+        self.seqs(team_id).budget = Some(budget);
+        Ok(budget)
+    }
+
+    /// Counts what a write added against the team's budget, for this transaction's later writes.
+    pub fn charge(&mut self, team_id: i64, added: &TeamUsage) {
+        if let Some(budget) = self.seqs(team_id).budget.as_mut() {
+            budget.charge(added);
+        }
     }
 
     /// Appends an event to the team's log; it is inserted on commit, numbered now.

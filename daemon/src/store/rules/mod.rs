@@ -12,6 +12,7 @@ mod memory;
 mod memory_patch;
 mod messages;
 pub mod project;
+pub mod quota;
 mod search;
 mod task_state;
 pub mod validate;

@@ -1,10 +1,12 @@
 //! Shared memory: one JSON document per team, changed by merge patch or replacement, with a
 //! bounded history of who changed what.
 
-use super::super::rules::{self, MemoryChangeKind};
+use super::super::rules::{self, quota, MemoryChangeKind};
 use super::super::{Caller, MemoryChange, StoreResult};
 use super::rows::{append_event, fmt_time, parse_json};
+use super::usage;
 use super::writer::WriteCtx;
+use crate::config::LimitSettings;
 use huddle_wire::Memory;
 use rusqlite::{params, Connection};
 
@@ -30,10 +32,17 @@ pub fn change(
     patch: serde_json::Value,
     if_match: Option<i64>,
     limits: MemoryLimits,
+    quota_limits: &LimitSettings,
 ) -> StoreResult<Memory> {
     let current = get(ctx.conn, caller.team_id)?;
     rules::check_version(if_match, current.version)?;
     let (doc, text) = rules::changed_memory(current.doc, kind, &patch, limits)?;
+    let old_len: i64 = ctx
+        .conn
+        .prepare_cached("select octet_length(memory_doc) from teams where id = ?1")?
+        .query_row([caller.team_id], |r| r.get(0))?;
+    let add = quota::memory_usage(old_len.max(0) as usize, text.len());
+    usage::budget(ctx.conn, caller.team_id, quota_limits)?.check(&add)?;
     let version = current.version + 1;
     ctx.conn
         .prepare_cached("update teams set memory_doc = ?2, memory_version = ?3 where id = ?1")?

@@ -1,7 +1,9 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
+use super::super::rules::quota::RequestQuota;
 use super::super::{rules, Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::rows::{append_event_json, message_from_row, touch_agent, MESSAGE_COLUMNS};
+use super::usage;
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::{Publish, StreamItem};
@@ -9,12 +11,14 @@ use huddle_wire::{Message, PostMessage};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::Arc;
 
+/// Posts one message (`quota`: the request's, from [`one_post_quota`] or the batch's).
 pub fn post(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
     post: PostMessage,
     key: Option<String>,
     limits: &Limits,
+    quota: &mut RequestQuota,
 ) -> StoreResult<Posted> {
     let team_id = caller.team_id;
     let data_text = rules::validate_post(&post, limits)?;
@@ -36,6 +40,7 @@ pub fn post(
             });
         }
     }
+    quota.add(&rules::quota::message_usage(&post.summary, &data_text))?;
     let seq = ctx.next_msg_seq(team_id)?;
     let message = rules::new_message(seq, caller, post, ctx.now_ms);
     ctx.conn
@@ -78,6 +83,15 @@ pub fn post(
     })
 }
 
+/// The quota of a request posting one message.
+pub fn one_post_quota(
+    ctx: &WriteCtx<'_>,
+    team_id: i64,
+    limits: &Limits,
+) -> StoreResult<RequestQuota> {
+    Ok(RequestQuota::new(usage::budget(ctx.conn, team_id, limits)?))
+}
+
 /// Posts each item in order inside the caller's one job, so a refused item rolls back the
 /// whole batch; the error names the item.
 pub fn post_many(
@@ -87,8 +101,12 @@ pub fn post_many(
     limits: &Limits,
 ) -> StoreResult<Vec<Posted>> {
     let mut posted = Vec::with_capacity(items.len());
+    let mut quota = RequestQuota::new(usage::budget(ctx.conn, caller.team_id, limits)?);
     for (i, (message, key)) in items.into_iter().enumerate() {
-        posted.push(post(ctx, caller, message, key, limits).map_err(|e| rules::at_message(i, e))?);
+        posted.push(
+            post(ctx, caller, message, key, limits, &mut quota)
+                .map_err(|e| rules::at_message(i, e))?,
+        );
     }
     Ok(posted)
 }

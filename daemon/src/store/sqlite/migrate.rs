@@ -26,6 +26,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../../../migrations/sqlite/0005_webhooks.sql"),
     ),
+    (
+        6,
+        include_str!("../../../../migrations/sqlite/0006_team_usage.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

@@ -21,6 +21,7 @@ mod store_impl;
 mod task_state;
 mod tasks;
 mod test_history;
+mod usage;
 mod webhooks;
 mod writer;
 

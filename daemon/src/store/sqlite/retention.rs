@@ -1,9 +1,10 @@
-//! Retention on SQLite (`store::retention`): one writer job deletes at most `batch` finished
-//! tasks, test runs, and per team `batch` of the oldest messages (with their idempotency keys)
-//! and events. Sequences follow time within a team (one writer, one clock), so "older than"
-//! and "past the newest N" both delete a prefix of the team's sequence.
+//! Retention on SQLite (`store::retention`): one writer job deletes, per team and under that
+//! team's policy, at most `batch` finished tasks and test runs and `batch` of the oldest
+//! messages (with their idempotency keys) and events. Sequences follow time within a team
+//! (one writer, one clock), so "older than" and "past the newest N" both delete a prefix of
+//! the team's sequence — capped at what the team's webhooks have handled.
 
-use super::super::retention::{Pruned, RetentionPolicy};
+use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
 use super::super::StoreResult;
 use super::writer::WriteCtx;
 use rusqlite::{params, OptionalExtension};
@@ -14,24 +15,26 @@ pub fn prune(ctx: &mut WriteCtx<'_>, policy: &RetentionPolicy) -> StoreResult<Pr
     let batch = policy.batch.max(1) as i64;
     let now = ctx.now_ms;
     let mut pruned = Pruned::default();
-    if let Some(age) = policy.finished_tasks_max_age_ms {
-        pruned.tasks = finished_tasks(ctx, now - age, batch)?;
-    }
     let teams: Vec<(i64, i64, i64)> = ctx
         .conn
         .prepare_cached("select id, msg_seq, event_seq from teams")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
     for (team, msg_seq, event_seq) in teams {
+        let p = policy.for_team(team);
+        if p.finished_tasks_max_age_ms.is_some() || p.finished_tasks_per_team.is_some() {
+            pruned.tasks += finished_tasks(ctx, team, &p, now, batch)?;
+        }
+        let (msg_cursor, event_cursor) = webhook_cursors(ctx, team)?;
         let upto = cutoff(
             ctx,
             "messages",
             team,
-            policy.messages_max_age_ms.map(|a| now - a),
-            policy.messages_per_team.map(|keep| msg_seq - keep as i64),
+            p.messages_max_age_ms.map(|a| now - a),
+            p.messages_per_team.map(|keep| msg_seq - keep as i64),
             batch,
         )?;
-        if let Some(upto) = upto {
+        if let Some(upto) = cap_for_webhooks(upto, msg_cursor) {
             ctx.conn
                 .prepare_cached("delete from idempotency_keys where team_id = ?1 and seq <= ?2")?
                 .execute(params![team, upto])?;
@@ -44,34 +47,31 @@ pub fn prune(ctx: &mut WriteCtx<'_>, policy: &RetentionPolicy) -> StoreResult<Pr
             ctx,
             "events",
             team,
-            policy.events_max_age_ms.map(|a| now - a),
-            policy.events_per_team.map(|keep| event_seq - keep as i64),
+            p.events_max_age_ms.map(|a| now - a),
+            p.events_per_team.map(|keep| event_seq - keep as i64),
             batch,
         )?;
-        if let Some(upto) = upto {
+        if let Some(upto) = cap_for_webhooks(upto, event_cursor) {
             pruned.events += ctx
                 .conn
                 .prepare_cached("delete from events where team_id = ?1 and seq <= ?2")?
                 .execute(params![team, upto])? as u64;
         }
-    }
-    if let Some(age) = policy.test_runs_max_age_ms {
-        let runs: Vec<i64> = ctx
-            .conn
-            .prepare_cached("select id from test_runs where created_at <= ?1 order by id limit ?2")?
-            .query_map(params![now - age, batch], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        for run in &runs {
-            ctx.conn
-                .prepare_cached("delete from test_outcomes where run_id = ?1")?
-                .execute([run])?;
-            ctx.conn
-                .prepare_cached("delete from test_runs where id = ?1")?
-                .execute([run])?;
+        if p.test_runs_max_age_ms.is_some() || p.test_runs_per_team.is_some() {
+            pruned.test_runs += test_runs(ctx, team, &p, now, batch)?;
         }
-        pruned.test_runs = runs.len() as u64;
     }
     Ok(pruned)
+}
+
+/// The slowest message and event cursors of the team's webhooks (`None`: no webhook).
+fn webhook_cursors(ctx: &WriteCtx<'_>, team: i64) -> StoreResult<(Option<i64>, Option<i64>)> {
+    Ok(ctx
+        .conn
+        .prepare_cached(
+            "select min(message_cursor), min(event_cursor) from webhooks where team_id = ?1",
+        )?
+        .query_row([team], |r| Ok((r.get(0)?, r.get(1)?)))?)
 }
 
 /// The last sequence of `table` to delete in `team`: everything created at or before
@@ -108,24 +108,35 @@ fn cutoff(
     })
 }
 
-/// Finished tasks last updated at or before `before_ms` that no unfinished task waits on,
-/// with their dependency edges.
-fn finished_tasks(ctx: &WriteCtx<'_>, before_ms: i64, batch: i64) -> StoreResult<u64> {
-    let victims: Vec<(i64, String)> = ctx
+/// The team's finished tasks last updated at or before the age limit, or past the newest
+/// `finished_tasks_per_team`, that no unfinished task waits on, with their dependency edges.
+fn finished_tasks(
+    ctx: &WriteCtx<'_>,
+    team: i64,
+    p: &RetentionPolicy,
+    now: i64,
+    batch: i64,
+) -> StoreResult<u64> {
+    let before = p.finished_tasks_max_age_ms.map_or(i64::MIN, |a| now - a);
+    let keep = p.finished_tasks_per_team.map_or(i64::MAX, |k| k as i64);
+    let victims: Vec<String> = ctx
         .conn
         .prepare_cached(&format!(
-            "select t.team_id, t.id from tasks t
-             where t.status in {FINISHED} and t.updated_at <= ?1
+            "select t.id from tasks t
+             where t.team_id = ?1 and t.status in {FINISHED}
+               and (t.updated_at <= ?2 or t.id in (
+                     select id from tasks where team_id = ?1 and status in {FINISHED}
+                     order by updated_at desc, id desc limit -1 offset ?3))
                and not exists (
                  select 1 from task_deps d
                  join tasks o on o.team_id = d.team_id and o.id = d.task_id
                  where d.team_id = t.team_id and d.blocker_id = t.id
                    and o.status not in {FINISHED})
-             limit ?2"
+             limit ?4"
         ))?
-        .query_map(params![before_ms, batch], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map(params![team, before, keep, batch], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    for (team, id) in &victims {
+    for id in &victims {
         ctx.conn
             .prepare_cached(
                 "delete from task_deps where team_id = ?1 and (task_id = ?2 or blocker_id = ?2)",
@@ -136,4 +147,36 @@ fn finished_tasks(ctx: &WriteCtx<'_>, before_ms: i64, batch: i64) -> StoreResult
             .execute(params![team, id])?;
     }
     Ok(victims.len() as u64)
+}
+
+/// The team's test runs posted at or before the age limit or past the newest
+/// `test_runs_per_team`, oldest first, with their outcomes.
+fn test_runs(
+    ctx: &WriteCtx<'_>,
+    team: i64,
+    p: &RetentionPolicy,
+    now: i64,
+    batch: i64,
+) -> StoreResult<u64> {
+    let before = p.test_runs_max_age_ms.map_or(i64::MIN, |a| now - a);
+    let keep = p.test_runs_per_team.map_or(i64::MAX, |k| k as i64);
+    let runs: Vec<i64> = ctx
+        .conn
+        .prepare_cached(
+            "select id from test_runs
+             where team_id = ?1 and (created_at <= ?2 or id in (
+                 select id from test_runs where team_id = ?1 order by id desc limit -1 offset ?3))
+             order by id limit ?4",
+        )?
+        .query_map(params![team, before, keep, batch], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for run in &runs {
+        ctx.conn
+            .prepare_cached("delete from test_outcomes where run_id = ?1")?
+            .execute([run])?;
+        ctx.conn
+            .prepare_cached("delete from test_runs where id = ?1")?
+            .execute([run])?;
+    }
+    Ok(runs.len() as u64)
 }

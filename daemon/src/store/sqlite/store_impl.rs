@@ -262,10 +262,6 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn task_counts(&self) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {
-        self.readers.read(tasks::counts).await
-    }
-
     #[tracing::instrument(skip(self, post))]
     async fn post_message(
         &self,
@@ -277,7 +273,8 @@ impl Store for SqliteStore {
         let limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
-                messages::post(ctx, &caller, post, idempotency_key, &limits)
+                let mut quota = messages::one_post_quota(ctx, caller.team_id, &limits)?;
+                messages::post(ctx, &caller, post, idempotency_key, &limits, &mut quota)
             })
             .await
     }
@@ -359,6 +356,7 @@ impl Store for SqliteStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
+        let quota_limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
                 memory::change(
@@ -368,6 +366,7 @@ impl Store for SqliteStore {
                     patch,
                     if_match,
                     limits,
+                    &quota_limits,
                 )
             })
             .await
@@ -381,6 +380,7 @@ impl Store for SqliteStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
+        let quota_limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
                 memory::change(
@@ -390,6 +390,7 @@ impl Store for SqliteStore {
                     ops,
                     if_match,
                     limits,
+                    &quota_limits,
                 )
             })
             .await
@@ -403,6 +404,7 @@ impl Store for SqliteStore {
         if_match: Option<i64>,
     ) -> StoreResult<Memory> {
         let (caller, limits) = (caller.clone(), self.memory_limits());
+        let quota_limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
                 memory::change(
@@ -412,6 +414,7 @@ impl Store for SqliteStore {
                     doc,
                     if_match,
                     limits,
+                    &quota_limits,
                 )
             })
             .await

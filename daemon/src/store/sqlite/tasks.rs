@@ -1,10 +1,11 @@
 //! Creating, editing and listing tasks.
 
-use super::super::rules::{self, TaskState, STATE_COLUMNS};
+use super::super::rules::{self, quota, TaskState, STATE_COLUMNS};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
 use super::rows::{append_event, edges_of, load_state, load_task, state_from_row};
 use super::task_state::save;
+use super::usage;
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
 use crate::hub::Publish;
@@ -23,6 +24,7 @@ pub fn create(
 ) -> StoreResult<Vec<Task>> {
     rules::check_task_batch(tasks.len(), limits)?;
     let team_id = caller.team_id;
+    usage::budget(ctx.conn, team_id, limits)?.check(&quota::new_tasks_usage(&tasks))?;
     let mut ids = Vec::with_capacity(tasks.len());
     let mut seen = HashSet::new();
     for (i, t) in tasks.iter().enumerate() {
@@ -134,6 +136,10 @@ pub fn update(
     for blocker in &patch.remove_blocked_by {
         deps::remove_blocker(ctx.conn, team_id, id, blocker)?;
     }
+    if !patch.add_blocked_by.is_empty() {
+        let add = quota::edges_usage(patch.add_blocked_by.len());
+        usage::budget(ctx.conn, team_id, limits)?.check(&add)?;
+    }
     deps::add_blockers(
         ctx.conn,
         team_id,
@@ -216,17 +222,4 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
         })
         .collect::<StoreResult<_>>()?;
     Ok(Page { items, next })
-}
-
-/// Tasks per team and status, in one grouped read (for `/metrics`).
-pub fn counts(conn: &Connection) -> StoreResult<Vec<(String, huddle_wire::TaskStatus, u64)>> {
-    let mut stmt = conn.prepare_cached(
-        "select teams.name, tasks.status, count(*) from tasks
-         join teams on teams.id = tasks.team_id group by teams.name, tasks.status",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let status = super::rows::status_at(r, 1)?;
-        Ok((r.get(0)?, status, r.get::<_, i64>(2)? as u64))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }

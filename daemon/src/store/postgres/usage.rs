@@ -1,0 +1,153 @@
+//! Team settings and the maintained `team_usage` counters on PostgreSQL (`store::quotas`):
+//! the per-statement triggers of migration 0005 keep the counters in every write's
+//! transaction; this file only reads them and stores the admin's overrides.
+
+use super::super::quotas::{
+    self, quota_from_column, retention_from_text, retention_to_text, QuotaStore, TeamCounters,
+};
+use super::super::rules::quota::{Quotas, TeamBudget};
+use super::super::StoreResult;
+use super::PostgresStore;
+use crate::config::LimitSettings;
+use async_trait::async_trait;
+use huddle_wire::{TeamQuotas, TeamRetention, TeamSettings, TeamUsage};
+use sqlx::postgres::PgRow;
+use sqlx::{PgConnection, Row};
+
+const USAGE: &str = "u.tasks_pending + u.tasks_in_progress + u.tasks_completed + u.tasks_failed
+                     + u.tasks_cancelled, u.edges, u.messages, u.storage_bytes";
+
+fn usage_at(r: &PgRow, i: usize) -> sqlx::Result<TeamUsage> {
+    let n = |k: usize| -> sqlx::Result<u64> { Ok(r.try_get::<i64, _>(i + k)?.max(0) as u64) };
+    Ok(TeamUsage {
+        tasks: n(0)?,
+        edges: n(1)?,
+        messages: n(2)?,
+        storage_bytes: n(3)?,
+    })
+}
+
+fn quotas_at(r: &PgRow, i: usize) -> sqlx::Result<TeamQuotas> {
+    let q = |k: usize| -> sqlx::Result<Option<u64>> {
+        Ok(quota_from_column(r.try_get::<Option<i64>, _>(i + k)?))
+    };
+    Ok(TeamQuotas {
+        max_tasks: q(0)?,
+        max_edges: q(1)?,
+        max_messages: q(2)?,
+        max_storage_bytes: q(3)?,
+    })
+}
+
+/// The team's use and the quotas in force, read in the write's transaction (one row).
+pub async fn budget(
+    conn: &mut PgConnection,
+    team_id: i64,
+    limits: &LimitSettings,
+) -> StoreResult<TeamBudget> {
+    let row = sqlx::query(&format!(
+        "select {USAGE}, s.max_tasks, s.max_edges, s.max_messages, s.max_storage_bytes
+         from team_usage u left join team_settings s on s.team_id = u.team_id
+         where u.team_id = $1"
+    ))
+    .bind(team_id)
+    .fetch_optional(conn)
+    .await?;
+    let (used, overrides) = match row {
+        Some(r) => (usage_at(&r, 0)?, quotas_at(&r, 4)?),
+        None => Default::default(),
+    };
+    Ok(TeamBudget {
+        used,
+        quotas: Quotas::effective(limits, &overrides),
+    })
+}
+
+#[async_trait]
+impl QuotaStore for PostgresStore {
+    async fn team_settings(&self, team_id: i64) -> StoreResult<(TeamSettings, TeamUsage)> {
+        let stored = sqlx::query(
+            "select max_tasks, max_edges, max_messages, max_storage_bytes, retention
+             from team_settings where team_id = $1",
+        )
+        .bind(team_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let settings = match stored {
+            Some(r) => TeamSettings {
+                quotas: quotas_at(&r, 0)?,
+                retention: retention_from_text(&r.try_get::<String, _>(4)?)?,
+            },
+            None => TeamSettings::default(),
+        };
+        let usage = sqlx::query(&format!(
+            "select {USAGE} from team_usage u where u.team_id = $1"
+        ))
+        .bind(team_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(|r| usage_at(&r, 0))
+        .transpose()?
+        .unwrap_or_default();
+        Ok((settings, usage))
+    }
+
+    async fn set_team_settings(&self, team_id: i64, new: TeamSettings) -> StoreResult<()> {
+        quotas::check_settings(&new)?;
+        let q = &new.quotas;
+        let col = |v: Option<u64>| v.map(|v| v as i64);
+        sqlx::query(
+            "insert into team_settings (team_id, max_tasks, max_edges, max_messages,
+                                        max_storage_bytes, retention)
+             values ($1, $2, $3, $4, $5, $6)
+             on conflict (team_id) do update set
+                 max_tasks = excluded.max_tasks, max_edges = excluded.max_edges,
+                 max_messages = excluded.max_messages,
+                 max_storage_bytes = excluded.max_storage_bytes,
+                 retention = excluded.retention",
+        )
+        .bind(team_id)
+        .bind(col(q.max_tasks))
+        .bind(col(q.max_edges))
+        .bind(col(q.max_messages))
+        .bind(col(q.max_storage_bytes))
+        .bind(retention_to_text(&new.retention))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn team_counters(&self) -> StoreResult<Vec<TeamCounters>> {
+        let rows = sqlx::query(&format!(
+            "select t.name, u.tasks_pending, u.tasks_in_progress, u.tasks_completed,
+                    u.tasks_failed, u.tasks_cancelled, {USAGE}
+             from team_usage u join teams t on t.id = u.team_id order by t.name"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let mut tasks = [0u64; 5];
+                for (i, slot) in tasks.iter_mut().enumerate() {
+                    *slot = r.try_get::<i64, _>(1 + i)?.max(0) as u64;
+                }
+                Ok(TeamCounters {
+                    team: r.try_get(0)?,
+                    tasks,
+                    usage: usage_at(r, 6)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn retention_overrides(&self) -> StoreResult<Vec<(i64, TeamRetention)>> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "select team_id, retention from team_settings where retention <> '{}' order by team_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(team, text)| Ok((team, retention_from_text(&text)?)))
+            .collect()
+    }
+}
