@@ -6,9 +6,9 @@
 //! statement that also saves the sequences and sends the announcement.
 
 use super::super::StoreResult;
+use super::db::{Db, Pool, PoolTx};
 use super::{CHANNEL, DB_NOW_MS};
 use crate::hub::ReadyTask;
-use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
 
 /// Ready tasks one announcement names at most; past that it says only "tasks changed" (every
@@ -46,7 +46,7 @@ struct TeamSeqs {
 }
 
 pub struct Tx {
-    tx: Transaction<'static, Postgres>,
+    tx: PoolTx,
     /// The database's time (milliseconds since the epoch) when the transaction took its first
     /// team lock (or asked, [`Tx::read_clock`]): one clock for every replica, fixed per
     /// transaction, and never earlier than a previous write of the team committed.
@@ -55,7 +55,7 @@ pub struct Tx {
 }
 
 impl Tx {
-    pub async fn begin(pool: &PgPool) -> StoreResult<Tx> {
+    pub async fn begin(pool: &Pool) -> StoreResult<Tx> {
         Ok(Tx {
             tx: pool.begin().await?,
             now_ms: None,
@@ -63,8 +63,8 @@ impl Tx {
         })
     }
 
-    pub fn conn(&mut self) -> &mut PgConnection {
-        &mut self.tx
+    pub fn conn(&mut self) -> Db<'_> {
+        self.tx.db()
     }
 
     /// The transaction's time, from the database (see the field). Every write locks its team
@@ -80,7 +80,7 @@ impl Tx {
             return Ok(now);
         }
         let now: i64 = sqlx::query_scalar(&format!("select {DB_NOW_MS}"))
-            .fetch_one(&mut *self.tx)
+            .fetch_one(self.conn())
             .await?;
         self.now_ms = Some(now);
         Ok(now)
@@ -96,7 +96,7 @@ impl Tx {
         // a team's writes get non-decreasing times in commit order, whichever replica wrote.
         let (msg, event, now): (i64, i64, i64) = sqlx::query_as(LOCK_TEAM)
             .bind(team_id)
-            .fetch_one(&mut *self.tx)
+            .fetch_one(self.conn())
             .await?;
         self.now_ms.get_or_insert(now);
         self.teams.insert(
@@ -212,7 +212,7 @@ impl Tx {
             .bind(data)
             .bind(s.touched)
             .bind(announce)
-            .execute(&mut *self.tx)
+            .execute(self.conn())
             .await?;
         }
         self.tx.commit().await?;
