@@ -175,6 +175,9 @@ async fn replicas_work_through_pgbouncer_in_transaction_mode_with_a_direct_url()
         .unwrap();
     assert_eq!(woken.status, 200, "{:?}", woken.body);
     assert_eq!(woken.body["id"], "WAKE-001");
+    t1_b.post(&t1_b.t("/tasks/WAKE-001/complete"), json!({}))
+        .await
+        .expect_status(200);
 
     // A stream on B sees A's posts, in order.
     let stream = format!("{b}/v1/teams/qa/messages/stream");
@@ -224,7 +227,8 @@ async fn replicas_work_through_pgbouncer_in_transaction_mode_with_a_direct_url()
         .get(&coord.t("/tasks?status=completed&limit=100"))
         .await
         .expect_status(200);
-    assert_eq!(completed.body["tasks"].as_array().unwrap().len(), 60);
+    // The 60 and WAKE-001.
+    assert_eq!(completed.body["tasks"].as_array().unwrap().len(), 61);
 
     // A restart migrates (sqlx's session lock, on the direct URL) and leaves no lock behind.
     nodes[1].stop();
