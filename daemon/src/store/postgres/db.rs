@@ -96,8 +96,8 @@ enum ReadConn {
 impl Reader {
     pub fn db(&mut self) -> Db<'_> {
         let conn: &mut PgConnection = match &mut self.conn {
-            ReadConn::Plain(c) => &mut **c,
-            ReadConn::InTx(t) => &mut **t,
+            ReadConn::Plain(c) => c,
+            ReadConn::InTx(t) => t,
         };
         Db::new(conn, self.statements)
     }
