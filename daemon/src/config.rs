@@ -87,6 +87,10 @@ pub struct StorageSettings {
     /// `postgres://user:password@host:port/database`; also `HUDDLE_DATABASE_URL`, which
     /// selects the postgres backend by itself.
     pub database_url: String,
+    /// PostgreSQL: a direct connection to the same database for LISTEN and migrations, when
+    /// `database_url` goes through a pooler in transaction mode (pgbouncer); then the pooled
+    /// connections use no named prepared statements. Empty: `database_url` is direct.
+    pub direct_database_url: String,
     /// PostgreSQL connections per daemon, its LISTEN connection among them (the health probe
     /// opens one more).
     pub pool_size: u32,
@@ -271,6 +275,7 @@ impl Default for StorageSettings {
         StorageSettings {
             backend: Backend::Sqlite,
             database_url: String::new(),
+            direct_database_url: String::new(),
             pool_size: 16,
             acquire_timeout_ms: 5_000,
             health_timeout_ms: 1_000,

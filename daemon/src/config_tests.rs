@@ -36,6 +36,33 @@ fn a_database_url_selects_postgres() {
 }
 
 #[test]
+fn a_direct_database_url_comes_from_its_variable_and_is_empty_by_default() {
+    assert_eq!(Settings::default().storage.direct_database_url, "");
+    let s = Settings::load(None, |k| match k {
+        "HUDDLE_DATABASE_URL" => Some("postgres://h@pgbouncer:6432/huddle".to_string()),
+        "HUDDLE_STORAGE_DIRECT_DATABASE_URL" => Some("postgres://h@db:5432/huddle".to_string()),
+        _ => None,
+    })
+    .unwrap();
+    assert_eq!(s.storage.database_url, "postgres://h@pgbouncer:6432/huddle");
+    assert_eq!(s.storage.direct_database_url, "postgres://h@db:5432/huddle");
+}
+
+#[test]
+fn the_replica_heartbeat_settings_are_read_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huddle.toml");
+    std::fs::write(
+        &file,
+        "[limits]\nreplica_heartbeat_ms = 250\nreplica_expiry_ms = 2000\n",
+    )
+    .unwrap();
+    let s = Settings::load(Some(&file), |_| None).unwrap();
+    assert_eq!(s.limits.replica_heartbeat_ms, 250);
+    assert_eq!(s.limits.replica_expiry_ms, 2000);
+}
+
+#[test]
 fn unknown_keys_and_bad_values_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("huddle.toml");

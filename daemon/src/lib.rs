@@ -31,6 +31,7 @@ pub mod leases;
 pub mod metrics;
 pub mod open_files;
 pub mod presence;
+pub mod replicas;
 pub mod retention;
 pub mod store;
 pub mod webhooks;
@@ -94,9 +95,16 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
     if let Some(database) = &database {
         files::private_side_files(database).map_err(data_dir_error(database))?;
     }
-    let rate = Arc::new(http::limits::RequestRate::new(&settings.limits));
+    let replicas = Arc::new(replicas::Replicas::default());
+    let rate = Arc::new(http::limits::RequestRate::new(
+        &settings.limits,
+        replicas.clone(),
+    ));
     let failed_auth = Arc::new(http::limits::FailedAuth::new(&settings.limits));
-    let streams = Arc::new(http::limits::StreamSlots::new(&settings.limits));
+    let streams = Arc::new(http::limits::StreamSlots::new(
+        &settings.limits,
+        replicas.clone(),
+    ));
     let state = AppState::new(http::AppParts {
         store: store.clone(),
         hub,
@@ -106,6 +114,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
         rate,
         failed_auth,
         streams,
+        replicas,
         presence: Arc::default(),
         shutdown: CancellationToken::new(),
     });
@@ -204,6 +213,13 @@ pub async fn serve(
         state.store.clone(),
         state.shutdown.clone(),
     ));
+    let heartbeat = tokio::spawn(replicas::heartbeat(
+        state.replicas.clone(),
+        state.store.clone(),
+        std::time::Duration::from_millis(state.settings.limits.replica_heartbeat_ms.max(1)),
+        std::time::Duration::from_millis(state.settings.limits.replica_expiry_ms.max(1)),
+        state.shutdown.clone(),
+    ));
     let cancel = state.shutdown.clone();
     let app = http::app(state.clone());
     http::serve::serve(listener, app, &server, async move {
@@ -223,6 +239,7 @@ pub async fn serve(
     let _ = forgetter.await;
     let _ = shrinker.await;
     let _ = presence.await;
+    let _ = heartbeat.await;
     built.store.close().await;
     tracing::info!("database closed");
     Ok(())

@@ -18,7 +18,8 @@
 //! - `huddle_claims_undelivered_total` — tasks claimed for a client that left before the answer
 //!   (disconnected, timed out or cancelled), released at once without using an attempt;
 //! - `huddle_long_polls_waiting{kind}` — claims and inbox reads waiting now;
-//! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`.
+//! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`;
+//! - `huddle_replicas_live` — the replicas this one shares the limits with, itself included.
 //!
 //! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
 //! counters. If a program embedding the daemon installed a recorder of its own first, ours is
@@ -87,6 +88,10 @@ fn describe() {
         "tasks claimed for a client that left before the answer, released without an attempt"
     );
     describe_gauge!("huddle_open_streams", "SSE streams open now");
+    describe_gauge!(
+        "huddle_replicas_live",
+        "replicas sharing the per-token and per-team limits, this one included"
+    );
     describe_gauge!(
         "huddle_long_polls_waiting",
         "claims and inbox reads waiting now (kind: claim, inbox); ends when the client leaves"
@@ -199,6 +204,11 @@ pub fn claims_undelivered(n: usize) {
 
 pub fn messages_posted(n: usize) {
     counter!("huddle_messages_posted_total").increment(n as u64);
+}
+
+/// Replicas sharing the per-token and per-team limits, this one included (`replicas.rs`).
+pub fn replicas_live(n: usize) {
+    gauge!("huddle_replicas_live").set(n as f64);
 }
 
 /// A stream opened (`1`) or closed (`-1`).

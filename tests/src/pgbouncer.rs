@@ -20,6 +20,12 @@ impl PgBouncer {
     /// pgbouncer in `pool_mode` (`session` or `transaction`) in front of the server at
     /// `server_host:server_port`, trusting the user `huddle`.
     pub fn start(server_port: u16, pool_mode: &str) -> PgBouncer {
+        Self::start_sized(server_port, pool_mode, 100)
+    }
+
+    /// The same with `server_connections` per database and user: fewer than the clients make
+    /// them share server connections, as a busy pooler does.
+    pub fn start_sized(server_port: u16, pool_mode: &str, server_connections: u32) -> PgBouncer {
         assert!(
             std::path::Path::new("/usr/sbin/pgbouncer").exists(),
             "pgbouncer is not installed: apt-get install pgbouncer (scripts/install-test-deps does)"
@@ -39,7 +45,7 @@ impl PgBouncer {
             "[databases]\n* = host=127.0.0.1 port={server_port}\n\n[pgbouncer]\n\
              listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n\
              auth_type = trust\nauth_file = {users}\npool_mode = {pool_mode}\n\
-             max_client_conn = 500\ndefault_pool_size = 100\n\
+             max_client_conn = 500\ndefault_pool_size = {server_connections}\n\
              logfile = {log}\npidfile =\n",
             users = dir.join("users.txt").display(),
             log = dir.join("pgbouncer.log").display(),

@@ -6,14 +6,16 @@ use huddle_daemon::store::{Caller, Store};
 use huddle_sdk::wire::{NewTask, Role};
 use std::sync::Arc;
 
-/// What keeps a backend's data alive for the test: a temporary directory (SQLite) or nothing
-/// (each PostgreSQL store has its own fresh database on the test server).
-pub type Keep = Option<tempfile::TempDir>;
+/// What keeps a backend's data alive for the test: a temporary directory (SQLite), the
+/// pgbouncer in front of PostgreSQL, or nothing (each PostgreSQL store has its own fresh
+/// database on the test server).
+pub type Keep = Option<Box<dyn std::any::Any + Send>>;
 
 /// One fresh store per backend: SQLite in a temporary directory, PostgreSQL in a fresh
-/// database. Every store contract test runs on both; `HUDDLE_TEST_STORE=sqlite` asks for
-/// SQLite alone while working without a PostgreSQL server (refused under `CI=true`, where
-/// both always run).
+/// database, and PostgreSQL through pgbouncer in transaction mode (every statement through
+/// two shared server connections, LISTEN and migrations on a direct URL). Every store contract
+/// test runs on all three; `HUDDLE_TEST_STORE=sqlite` asks for SQLite alone while working
+/// without a PostgreSQL server (refused under `CI=true`, where all always run).
 pub async fn backends() -> Vec<(Arc<dyn Store>, Keep)> {
     if std::env::var("HUDDLE_TEST_STORE").as_deref() == Ok("sqlite") {
         assert!(
@@ -22,7 +24,7 @@ pub async fn backends() -> Vec<(Arc<dyn Store>, Keep)> {
         );
         return vec![sqlite().await];
     }
-    vec![sqlite().await, postgres().await]
+    vec![sqlite().await, postgres().await, postgres_pooled().await]
 }
 
 pub async fn sqlite() -> (Arc<dyn Store>, Keep) {
@@ -51,7 +53,7 @@ pub async fn sqlite_with(hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
         hub,
     )
     .unwrap();
-    (Arc::new(store), Some(dir))
+    (Arc::new(store), Some(Box::new(dir)))
 }
 
 /// A PostgreSQL store on a fresh database, with the same options as [`sqlite`].
@@ -59,11 +61,33 @@ pub async fn postgres() -> (Arc<dyn Store>, Keep) {
     postgres_on(&crate::pg::fresh_database().await, Arc::new(Hub::new(64))).await
 }
 
+/// A PostgreSQL store on a fresh database through pgbouncer in transaction mode, with a
+/// direct URL for LISTEN and migrations.
+pub async fn postgres_pooled() -> (Arc<dyn Store>, Keep) {
+    let direct = crate::pg::fresh_database().await;
+    let parsed = reqwest::Url::parse(&direct).unwrap();
+    let bouncer =
+        crate::pgbouncer::PgBouncer::start_sized(parsed.port().unwrap(), "transaction", 2);
+    let pooled = bouncer.url(parsed.path().trim_start_matches('/'));
+    let (store, _) = postgres_through(&pooled, Some(&direct), Arc::new(Hub::new(64))).await;
+    (store, Some(Box::new(bouncer)))
+}
+
 /// A PostgreSQL store (a replica) on an existing database, feeding `hub`.
 pub async fn postgres_on(url: &str, hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
+    postgres_through(url, None, hub).await
+}
+
+/// A PostgreSQL store on `url`, with `direct` for LISTEN and migrations when `url` is a pooler.
+async fn postgres_through(
+    url: &str,
+    direct: Option<&str>,
+    hub: Arc<Hub>,
+) -> (Arc<dyn Store>, Keep) {
     let store = PostgresStore::open(
         PostgresOptions {
             url: url.to_string(),
+            direct_url: direct.map(str::to_string),
             pool_size: 4,
             max_batch: 64,
             default_max_attempts: 2,

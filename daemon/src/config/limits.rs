@@ -21,8 +21,15 @@ pub struct LimitSettings {
     pub max_streams_per_token: usize,
     /// Open streams per team, all its agents together.
     pub max_streams_per_team: usize,
-    /// Open streams per client address, all teams together.
+    /// Open streams per client address, all teams together (per replica: each sees the
+    /// addresses of its own connections).
     pub max_streams_per_address: usize,
+    /// How often a replica marks itself alive in the database, in milliseconds; the rate and
+    /// the per-token and per-team stream caps are shared among the live replicas
+    /// (`replicas.rs`). PostgreSQL only: a SQLite daemon is alone.
+    pub replica_heartbeat_ms: u64,
+    /// A replica not heard from for this long no longer counts, in milliseconds.
+    pub replica_expiry_ms: u64,
     /// Agents per team (revoked ones do not count).
     pub max_agents_per_team: usize,
     /// SQLite read connections one team's requests may hold at once, so one team's heavy
@@ -77,6 +84,8 @@ impl Default for LimitSettings {
             max_streams_per_token: 32,
             max_streams_per_team: 256,
             max_streams_per_address: 1024,
+            replica_heartbeat_ms: 1_000,
+            replica_expiry_ms: 5_000,
             max_agents_per_team: 1000,
             max_reads_per_team: 2,
             max_page_size: 1_000,

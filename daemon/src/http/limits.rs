@@ -1,8 +1,13 @@
 //! Limits that need state: a request rate per token (token bucket, 429 with `Retry-After`), a
 //! count of open streams, and failed authentications per client address.
+//!
+//! The rate and the per-token and per-team stream caps are the deployment's: with N replicas
+//! live ([`Replicas`]), a request costs N of its bucket's cells and a replica allows its share
+//! of each stream cap. The per-address caps stay per replica.
 
 use super::error::ApiError;
 use crate::config::LimitSettings;
+use crate::replicas::Replicas;
 use axum::http::StatusCode;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -16,10 +21,12 @@ use std::time::Instant;
 pub struct RequestRate {
     limiter: DefaultKeyedRateLimiter<String>,
     clock: DefaultClock,
+    burst: NonZeroU32,
+    replicas: Arc<Replicas>,
 }
 
 impl RequestRate {
-    pub fn new(limits: &LimitSettings) -> Self {
+    pub fn new(limits: &LimitSettings, replicas: Arc<Replicas>) -> Self {
         let per_minute =
             NonZeroU32::new(limits.requests_per_minute.clamp(1, u32::MAX as u64) as u32)
                 .expect("clamped");
@@ -28,12 +35,25 @@ impl RequestRate {
         RequestRate {
             limiter: governor::RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst)),
             clock: DefaultClock::default(),
+            burst,
+            replicas,
         }
     }
 
-    /// Takes one request from `key`'s bucket, or answers 429 saying when to retry.
+    /// Takes one request from `key`'s bucket, or answers 429 saying when to retry. With N
+    /// replicas live a request costs N cells, so each replica lets through 1/N of the rate and
+    /// of the burst, and all of them together the configured rate (the burst at least N).
     pub fn check(&self, key: &str) -> Result<(), ApiError> {
-        match self.limiter.check_key(&key.to_string()) {
+        let cost = u32::try_from(self.replicas.live())
+            .ok()
+            .and_then(NonZeroU32::new)
+            .unwrap_or(NonZeroU32::MIN)
+            .min(self.burst);
+        match self
+            .limiter
+            .check_key_n(&key.to_string(), cost)
+            .unwrap_or(Ok(()))
+        {
             Ok(()) => Ok(()),
             Err(not_until) => {
                 let wait = not_until.wait_time_from(self.clock.now());
@@ -67,6 +87,8 @@ pub struct StreamSlots {
     per_team: usize,
     per_address: usize,
     open: Arc<Mutex<HashMap<SlotKey, usize>>>,
+    /// The per-agent and per-team caps are shared among the live replicas.
+    replicas: Arc<Replicas>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -83,13 +105,26 @@ pub struct StreamSlot {
 }
 
 impl StreamSlots {
-    pub fn new(limits: &LimitSettings) -> Self {
+    pub fn new(limits: &LimitSettings, replicas: Arc<Replicas>) -> Self {
         StreamSlots {
             per_agent: limits.max_streams_per_token.max(1),
             per_team: limits.max_streams_per_team.max(1),
             per_address: limits.max_streams_per_address.max(1),
             open: Arc::default(),
+            replicas,
         }
+    }
+
+    /// What this replica allows of a shared cap, and how the refusal says so.
+    fn shared(&self, cap: usize) -> (usize, String) {
+        let live = self.replicas.live();
+        let share = self.replicas.share(cap);
+        let told = if live > 1 {
+            format!(" here (this replica's share of {cap} across {live} replicas)")
+        } else {
+            String::new()
+        };
+        (share, told)
     }
 
     /// A slot for one more stream of `agent` in `team_id` from `client` (unknown in
@@ -100,18 +135,19 @@ impl StreamSlots {
         agent: &str,
         client: Option<IpAddr>,
     ) -> Result<StreamSlot, ApiError> {
+        let (per_agent, agent_told) = self.shared(self.per_agent);
+        let (per_team, team_told) = self.shared(self.per_team);
         let mut keys = vec![
             (
                 SlotKey::Agent(team_id, agent.to_string()),
-                self.per_agent,
-                format!("{agent} already has {} open streams; close one first", self.per_agent),
+                per_agent,
+                format!("{agent} already has {per_agent} open streams{agent_told}; close one first"),
             ),
             (
                 SlotKey::Team(team_id),
-                self.per_team,
+                per_team,
                 format!(
-                    "the team already has {} open streams ([limits] max_streams_per_team); close one first",
-                    self.per_team
+                    "the team already has {per_team} open streams{team_told} ([limits] max_streams_per_team); close one first"
                 ),
             ),
         ];

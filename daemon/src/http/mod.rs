@@ -79,6 +79,8 @@ pub struct AppParts {
     pub failed_auth: Arc<limits::FailedAuth>,
     /// Open streams per agent.
     pub streams: Arc<limits::StreamSlots>,
+    /// The replicas sharing the rate and stream limits (`replicas.rs`).
+    pub replicas: Arc<crate::replicas::Replicas>,
     /// When each agent was last seen, written to the store once a second.
     pub presence: Arc<crate::presence::Presence>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.

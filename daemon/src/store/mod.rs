@@ -237,6 +237,22 @@ pub trait Store:
         Ok(())
     }
 
+    /// Marks `replica` alive now and answers how many replicas, itself included, were alive
+    /// within `expiry` (by the database's clock), forgetting older marks (`replicas.rs`). A
+    /// SQLite file serves one daemon: 1.
+    async fn replica_heartbeat(
+        &self,
+        _replica: &str,
+        _expiry: std::time::Duration,
+    ) -> StoreResult<usize> {
+        Ok(1)
+    }
+
+    /// Removes `replica`'s mark at once (a clean shutdown).
+    async fn replica_left(&self, _replica: &str) -> StoreResult<()> {
+        Ok(())
+    }
+
     /// Whether the database is reachable now and when that changes, for a backend that can
     /// lose its database (PostgreSQL): requests are answered 503 at once while it is not.
     fn reachability(&self) -> Option<tokio::sync::watch::Receiver<bool>> {

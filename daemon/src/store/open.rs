@@ -102,6 +102,9 @@ fn postgres_options(settings: &Settings) -> StoreResult<PostgresOptions> {
     }
     Ok(PostgresOptions {
         url: settings.storage.database_url.clone(),
+        direct_url: Some(settings.storage.direct_database_url.trim())
+            .filter(|u| !u.is_empty())
+            .map(str::to_string),
         pool_size: settings.storage.pool_size.max(2),
         max_batch: settings.storage.max_batch,
         default_max_attempts: settings.tasks.default_max_attempts,

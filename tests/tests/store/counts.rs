@@ -100,7 +100,7 @@ async fn the_counters_equal_a_count_of_the_rows_through_every_kind_of_write() {
             .unwrap()
             .expect("another task");
         store
-            .fail_task(&tester, &second.id, "broken".into(), true)
+            .fail_task(&tester, &second.id, "broken".into(), true, None)
             .await
             .unwrap();
         store

@@ -3,11 +3,12 @@
 use super::super::rules::fmt_time;
 use super::super::rules::{self, validate};
 use super::super::{Caller, StoreError, StoreResult};
+use super::db::Db;
 use super::rows::append_event;
 use super::tx::Tx;
 use super::DB_NOW_MS;
 use huddle_wire::{Agent, Role, Team};
-use sqlx::{PgPool, Row};
+use sqlx::Row;
 
 pub async fn create_team(tx: &mut Tx, name: &str) -> StoreResult<Team> {
     validate::name("name", name)?;
@@ -23,10 +24,10 @@ pub async fn create_team(tx: &mut Tx, name: &str) -> StoreResult<Team> {
     rules::created_team(name, now, inserted == 1)
 }
 
-pub async fn list_teams(pool: &PgPool) -> StoreResult<Vec<Team>> {
+pub async fn list_teams(db: Db<'_>) -> StoreResult<Vec<Team>> {
     let rows: Vec<(String, i64)> =
         sqlx::query_as("select name, created_at from teams order by name")
-            .fetch_all(pool)
+            .fetch_all(db)
             .await?;
     Ok(rows
         .into_iter()
@@ -37,10 +38,10 @@ pub async fn list_teams(pool: &PgPool) -> StoreResult<Vec<Team>> {
         .collect())
 }
 
-pub async fn team_id(pool: &PgPool, name: &str) -> StoreResult<i64> {
+pub async fn team_id(db: Db<'_>, name: &str) -> StoreResult<i64> {
     sqlx::query_scalar("select id from teams where name = $1")
         .bind(name)
-        .fetch_optional(pool)
+        .fetch_optional(db)
         .await?
         .ok_or_else(|| StoreError::not_found(format!("team {name}")))
 }
@@ -79,13 +80,13 @@ pub async fn create_agent(
     Ok(agent)
 }
 
-pub async fn authenticate(pool: &PgPool, token_hash: &str) -> StoreResult<Option<Caller>> {
+pub async fn authenticate(db: Db<'_>, token_hash: &str) -> StoreResult<Option<Caller>> {
     let row = sqlx::query(
         "select t.id, t.name as team, a.name as agent, a.role from agents a join teams t on t.id = a.team_id
          where a.token_hash = $1 and a.revoked_at is null",
     )
     .bind(token_hash)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?;
     let Some(row) = row else {
         return Ok(None);
@@ -149,7 +150,7 @@ pub async fn set_token(
 /// Moves each agent's `lastSeenAt` forward to the time given (never back), in one statement.
 /// The times are this replica's; they are stored on the database's clock, as how long ago
 /// each agent was seen.
-pub async fn record_presence(pool: &PgPool, seen: &[(i64, String, i64)]) -> StoreResult<()> {
+pub async fn record_presence(db: Db<'_>, seen: &[(i64, String, i64)]) -> StoreResult<()> {
     let here_now = chrono::Utc::now().timestamp_millis();
     let teams: Vec<i64> = seen.iter().map(|s| s.0).collect();
     let names: Vec<&str> = seen.iter().map(|s| s.1.as_str()).collect();
@@ -163,7 +164,7 @@ pub async fn record_presence(pool: &PgPool, seen: &[(i64, String, i64)]) -> Stor
     .bind(&teams)
     .bind(&names)
     .bind(&ages)
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(())
 }

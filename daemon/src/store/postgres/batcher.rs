@@ -19,10 +19,10 @@
 //! whose requester has gone is dropped before it runs.
 
 use super::super::{StoreError, StoreResult};
+use super::db::Pool;
 use super::tx::Tx;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use sqlx::PgPool;
 use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
@@ -81,13 +81,13 @@ where
 type Queues = HashMap<i64, VecDeque<Box<dyn Job>>>;
 
 pub struct Batcher {
-    pool: PgPool,
+    pool: Pool,
     max_batch: usize,
     queues: Mutex<Queues>,
 }
 
 impl Batcher {
-    pub fn new(pool: PgPool, max_batch: usize) -> Arc<Batcher> {
+    pub fn new(pool: Pool, max_batch: usize) -> Arc<Batcher> {
         Arc::new(Batcher {
             pool,
             max_batch: max_batch.max(1),

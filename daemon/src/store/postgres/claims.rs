@@ -9,7 +9,7 @@ use super::tx::Tx;
 use crate::hub::ProjectFilter;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
 use huddle_wire::Task;
-use sqlx::{PgPool, Row};
+use sqlx::Row;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
 /// is empty, the caller's name or the caller's role, and whose project `project` admits: picked, updated and read back with their
@@ -135,12 +135,15 @@ pub async fn release(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<Task
 
 /// The teams that have leases expired at `now_ms` (the database's clock, like every lease), for
 /// [`expire_team_leases`].
-pub async fn teams_with_expired_leases(pool: &PgPool, now_ms: i64) -> StoreResult<Vec<i64>> {
+pub async fn teams_with_expired_leases(
+    db: super::db::Db<'_>,
+    now_ms: i64,
+) -> StoreResult<Vec<i64>> {
     Ok(sqlx::query_scalar(
         "select distinct team_id from tasks where status = 'in_progress' and lease_expires_at <= $1",
     )
     .bind(now_ms)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?)
 }
 

@@ -48,12 +48,16 @@ impl Health {
 
 /// `/readyz` on PostgreSQL: the probe's state, then one round trip on the pool within the
 /// probe's timeout (a pool that cannot give a connection in that time is not ready either).
-pub async fn ping(pool: &sqlx::PgPool, health: &Health) -> StoreResult<()> {
+pub async fn ping(pool: &super::db::Pool, health: &Health) -> StoreResult<()> {
     if pool.is_closed() {
         return Err(StoreError::Unavailable("the store is closed".into()));
     }
     health.serving()?;
-    match tokio::time::timeout(health.timeout, sqlx::query("select 1").execute(pool)).await {
+    let round_trip = async {
+        let mut reader = pool.read().await?;
+        sqlx::query("select 1").execute(reader.db()).await
+    };
+    match tokio::time::timeout(health.timeout, round_trip).await {
         Ok(done) => done.map(drop).map_err(Into::into),
         Err(_) => Err(StoreError::Unavailable(
             "the database did not answer within the health timeout".into(),

@@ -20,7 +20,10 @@ pub async fn get(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreResult<M
 }
 
 /// The document and its stored size in bytes.
-async fn get_with_len(conn: &mut sqlx::PgConnection, team_id: i64) -> StoreResult<(Memory, usize)> {
+async fn get_with_len(
+    conn: impl sqlx::PgExecutor<'_>,
+    team_id: i64,
+) -> StoreResult<(Memory, usize)> {
     let (version, doc, len): (i64, String, i32) = sqlx::query_as(
         "select memory_version, memory_doc, octet_length(memory_doc) from teams where id = $1",
     )

@@ -4,11 +4,11 @@ use super::super::rules;
 use super::super::rules::quota::RequestQuota;
 use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
 use super::agents::list_agents;
+use super::db::Db;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
 use huddle_wire::{Message, PostMessage};
-use sqlx::{PgConnection, PgPool};
 
 /// Posts one message; `quota` is the request's (`None` until its first message is stored).
 pub async fn post(
@@ -125,7 +125,7 @@ async fn check_recipient(tx: &mut Tx, team_id: i64, to: &str) -> StoreResult<()>
     ))
 }
 
-async fn get(conn: &mut PgConnection, team_id: i64, seq: i64) -> StoreResult<Message> {
+async fn get(conn: Db<'_>, team_id: i64, seq: i64) -> StoreResult<Message> {
     let row = sqlx::query(&format!(
         "select {MESSAGE_COLUMNS} from messages where team_id = $1 and seq = $2"
     ))
@@ -137,7 +137,7 @@ async fn get(conn: &mut PgConnection, team_id: i64, seq: i64) -> StoreResult<Mes
     Ok(message_from_row(&row)?)
 }
 
-pub async fn list(pool: &PgPool, team_id: i64, f: &MessageFilter) -> StoreResult<Vec<Message>> {
+pub async fn list(db: Db<'_>, team_id: i64, f: &MessageFilter) -> StoreResult<Vec<Message>> {
     let rows = sqlx::query(&format!(
         "select {MESSAGE_COLUMNS} from messages
          where team_id = $1 and seq > $2
@@ -151,7 +151,7 @@ pub async fn list(pool: &PgPool, team_id: i64, f: &MessageFilter) -> StoreResult
     .bind(&f.to)
     .bind(&f.kind)
     .bind(f.limit as i64)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?;
     Ok(rows
         .iter()
@@ -160,7 +160,7 @@ pub async fn list(pool: &PgPool, team_id: i64, f: &MessageFilter) -> StoreResult
 }
 
 /// Messages to the caller by name, by role or to `*`, past its cursor; its own posts excluded.
-pub async fn inbox(pool: &PgPool, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+pub async fn inbox(db: Db<'_>, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
     let rows = sqlx::query(&format!(
         "select {MESSAGE_COLUMNS} from messages
          where team_id = $1
@@ -172,7 +172,7 @@ pub async fn inbox(pool: &PgPool, caller: &Caller, limit: usize) -> StoreResult<
     .bind(&caller.agent)
     .bind(caller.role.as_str())
     .bind(limit as i64)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?;
     Ok(rows
         .iter()

@@ -13,6 +13,7 @@ mod analyzer;
 mod batcher;
 mod claims;
 mod completions;
+mod db;
 mod deps;
 mod gates;
 mod health;
@@ -20,6 +21,7 @@ mod listener;
 mod memory;
 mod messages;
 mod redact;
+mod replicas;
 mod retention;
 mod rows;
 mod schema;
@@ -38,6 +40,7 @@ use crate::config::LimitSettings;
 use crate::hub::Hub;
 use analyzer::Analyzer;
 use batcher::Batcher;
+use db::{Pool, Statements};
 use huddle_wire::limits::MAX_CLAIM_BATCH;
 pub use redact::redact;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -59,6 +62,11 @@ pub(crate) const DB_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 100
 #[derive(Debug, Clone)]
 pub struct PostgresOptions {
     pub url: String,
+    /// A direct connection to the database for LISTEN, migrations, the health probe and
+    /// `ANALYZE`, when `url` goes through a pooler in transaction mode (`[storage]
+    /// direct_database_url`). Then the pooled connections use no named prepared statements
+    /// and read in transactions (`db.rs`). `None`: `url` is direct, and used for everything.
+    pub direct_url: Option<String>,
     pub pool_size: u32,
     /// Most writes of one team run in one transaction (group commit, `batcher.rs`).
     pub max_batch: usize,
@@ -79,7 +87,9 @@ pub struct PostgresOptions {
 }
 
 pub struct PostgresStore {
-    pool: PgPool,
+    pool: Pool,
+    /// The direct connections (the pool itself when there is no pooler): LISTEN, `ANALYZE`.
+    direct: PgPool,
     batcher: Arc<Batcher>,
     analyzer: Arc<Analyzer>,
     options: PostgresOptions,
@@ -92,16 +102,16 @@ pub struct PostgresStore {
 
 impl PostgresStore {
     /// Connects, applies `migrations/postgres/` (once, whichever replica comes first: sqlx
-    /// takes an advisory lock) or only checks them (`migrate = false`), and starts this
-    /// replica's listener.
+    /// takes a session advisory lock, so on the direct connection) or only checks them
+    /// (`migrate = false`), and starts this replica's listener.
     pub async fn open(options: PostgresOptions, hub: Arc<Hub>) -> StoreResult<Self> {
-        let pool = connect_until_reachable(&options).await?;
-        super::schema::log(&schema::prepare(&pool, options.migrate).await?);
+        let (pool, direct) = connect(&options).await?;
+        super::schema::log(&schema::prepare(&direct, options.migrate).await?);
         let stop = CancellationToken::new();
-        let task = listener::start(&pool, hub, stop.clone()).await?;
+        let task = listener::start(&direct, hub, stop.clone()).await?;
         let (health, probe) = health::start(
             health::ProbeOptions {
-                connect: connect_options(&options)?,
+                connect: connect_options(options.direct_url(), Statements::Named)?,
                 timeout: options.health_timeout,
                 lease_grace_ms: options.outage_lease_grace_ms,
             },
@@ -109,8 +119,9 @@ impl PostgresStore {
         );
         Ok(PostgresStore {
             batcher: Batcher::new(pool.clone(), options.max_batch),
-            analyzer: Analyzer::new(pool.clone()),
+            analyzer: Analyzer::new(direct.clone()),
             pool,
+            direct,
             options,
             stop,
             listener: tokio::sync::Mutex::new(Some(task)),
@@ -121,38 +132,77 @@ impl PostgresStore {
 
     /// `huddled migrate`: applies the missing migrations and disconnects.
     pub async fn migrate(options: PostgresOptions) -> StoreResult<super::schema::SchemaState> {
-        let pool = connect_until_reachable(&options).await?;
-        let state = schema::prepare(&pool, true).await;
-        pool.close().await;
+        let direct =
+            connect_until_reachable(&options, options.direct_url(), 1, Statements::Named).await?;
+        let state = schema::prepare(&direct, true).await;
+        direct.close().await;
         state
     }
 }
 
-fn connect_options(options: &PostgresOptions) -> StoreResult<PgConnectOptions> {
-    Ok(PgConnectOptions::from_str(&options.url)
-        .map_err(|e| {
-            StoreError::Unavailable(format!("database_url {}: {e}", redact(&options.url)))
-        })?
+impl PostgresOptions {
+    /// The URL of a direct connection: `direct_url`, else `url`.
+    fn direct_url(&self) -> &str {
+        self.direct_url.as_deref().unwrap_or(&self.url)
+    }
+}
+
+/// Connections that hold more than one transaction's state on the server (LISTEN, sqlx's
+/// migration lock) or only run in the background: the listener's and a catch-up read.
+const DIRECT_POOL_SIZE: u32 = 2;
+
+/// The pooled connections, and the direct ones (the same pool when `url` is direct).
+async fn connect(options: &PostgresOptions) -> StoreResult<(Pool, PgPool)> {
+    let Some(direct_url) = options.direct_url.as_deref() else {
+        let pool =
+            connect_until_reachable(options, &options.url, options.pool_size, Statements::Named)
+                .await?;
+        return Ok((Pool::new(pool.clone(), Statements::Named), pool));
+    };
+    let direct =
+        connect_until_reachable(options, direct_url, DIRECT_POOL_SIZE, Statements::Named).await?;
+    let pool = connect_until_reachable(
+        options,
+        &options.url,
+        options.pool_size,
+        Statements::Unnamed,
+    )
+    .await?;
+    Ok((Pool::new(pool, Statements::Unnamed), direct))
+}
+
+fn connect_options(url: &str, statements: Statements) -> StoreResult<PgConnectOptions> {
+    let options = PgConnectOptions::from_str(url)
+        .map_err(|e| StoreError::Unavailable(format!("database URL {}: {e}", redact(url))))?
         // A write waiting for its team's lock is normal under load, not a slow query.
         .log_slow_statements(log::LevelFilter::Warn, Duration::from_secs(10))
-        // Room for every statement prepared per connection: ~50, plus one claim per
-        // `max` (at most MAX_CLAIM_BATCH, see `claims::claim`), so none is re-prepared.
-        .statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize)
         // Not sent: pgbouncer refuses unknown startup parameters by default, and huddle reads
         // no floating-point text.
-        .extra_float_digits(None))
+        .extra_float_digits(None);
+    Ok(match statements {
+        // Room for every statement prepared per connection: ~50, plus one claim per
+        // `max` (at most MAX_CLAIM_BATCH, see `claims::claim`), so none is re-prepared.
+        Statements::Named => options.statement_cache_capacity(64 + MAX_CLAIM_BATCH as usize),
+        // Nothing is prepared under a name, so there is nothing to cache (`db.rs`).
+        Statements::Unnamed => options.statement_cache_capacity(0),
+    })
 }
 
 /// A replica started while the database is unreachable waits for it (saying so) rather than
 /// exit; a refusal (a wrong password, no such database) fails at once.
-async fn connect_until_reachable(options: &PostgresOptions) -> StoreResult<PgPool> {
+async fn connect_until_reachable(
+    options: &PostgresOptions,
+    url: &str,
+    size: u32,
+    statements: Statements,
+) -> StoreResult<PgPool> {
     let mut attempt = 0u32;
     loop {
         let e = match PgPoolOptions::new()
-            .max_connections(options.pool_size)
+            .max_connections(size)
             // Short: while the database is unreachable a request is answered 503, not held.
             .acquire_timeout(options.acquire_timeout)
-            .connect_with(connect_options(options)?)
+            .connect_with(connect_options(url, statements)?)
             .await
         {
             Ok(pool) => return Ok(pool),
@@ -161,14 +211,14 @@ async fn connect_until_reachable(options: &PostgresOptions) -> StoreResult<PgPoo
         if !matches!(reachable(&e), Reachable::No) {
             return Err(StoreError::Unavailable(format!(
                 "connecting to {}: {e}",
-                redact(&options.url)
+                redact(url)
             )));
         }
         attempt += 1;
         tracing::warn!(
             attempt,
             "the database at {} is unreachable ({e}); retrying until it answers",
-            redact(&options.url)
+            redact(url)
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }

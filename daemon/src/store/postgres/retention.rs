@@ -6,15 +6,15 @@
 
 use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
 use super::super::StoreResult;
+use super::db::Pool;
 use super::tx::Tx;
-use sqlx::PgPool;
 
 const FINISHED: &str = "('completed', 'failed', 'cancelled')";
 
-pub async fn prune(pool: &PgPool, policy: &RetentionPolicy) -> StoreResult<Pruned> {
+pub async fn prune(pool: &Pool, policy: &RetentionPolicy) -> StoreResult<Pruned> {
     let mut pruned = Pruned::default();
     let teams: Vec<(i64,)> = sqlx::query_as("select id from teams order by id")
-        .fetch_all(pool)
+        .fetch_all(pool.read().await?.db())
         .await?;
     for (team,) in teams {
         let policy = policy.for_team(team);

@@ -2,11 +2,12 @@
 
 use super::super::rules::{fmt_time, parse_json, STATE_COLUMNS};
 use super::super::{StoreError, StoreResult};
+use super::db::Db;
 use super::task_state::{edges_from_row, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;
 use huddle_wire::{Event, Message, Task, TaskStatus};
 use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, Row};
+use sqlx::Row;
 
 /// A task's project in SQL: its metadata `project` when a string, else null (as
 /// `rules::project::of_metadata` reads it).
@@ -23,17 +24,13 @@ pub fn status_of(row: &PgRow, column: &str) -> Result<TaskStatus, sqlx::Error> {
 }
 
 /// A task as sent on the wire, with its edges, or `None`.
-pub async fn find_task(
-    conn: &mut PgConnection,
-    team_id: i64,
-    id: &str,
-) -> StoreResult<Option<Task>> {
+pub async fn find_task(conn: Db<'_>, team_id: i64, id: &str) -> StoreResult<Option<Task>> {
     let row = sqlx::query(&format!(
         "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = $2"
     ))
     .bind(team_id)
     .bind(id)
-    .fetch_optional(&mut *conn)
+    .fetch_optional(conn)
     .await?;
     let Some(row) = row else {
         return Ok(None);
@@ -43,7 +40,7 @@ pub async fn find_task(
     ))
 }
 
-pub async fn load_task(conn: &mut PgConnection, team_id: i64, id: &str) -> StoreResult<Task> {
+pub async fn load_task(conn: Db<'_>, team_id: i64, id: &str) -> StoreResult<Task> {
     find_task(conn, team_id, id)
         .await?
         .ok_or_else(|| StoreError::not_found(format!("task {id}")))

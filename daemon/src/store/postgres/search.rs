@@ -3,9 +3,9 @@
 
 use super::super::rules::tsquery;
 use super::super::{MessageSearch, StoreResult};
+use super::db::Db;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use huddle_wire::Message;
-use sqlx::PgPool;
 
 enum Arg {
     Int(i64),
@@ -14,7 +14,7 @@ enum Arg {
 
 /// The page and the number of all matches.
 pub async fn search(
-    pool: &PgPool,
+    mut db: Db<'_>,
     team_id: i64,
     s: &MessageSearch,
 ) -> StoreResult<(Vec<Message>, i64)> {
@@ -51,7 +51,7 @@ pub async fn search(
     let filter = conditions.join(" and ");
     let count_sql = format!("select count(*) from messages where {filter}");
     let total: i64 = bind(sqlx::query_scalar(&count_sql), &args)
-        .fetch_one(pool)
+        .fetch_one(db.re())
         .await?;
     let mut page_filter = filter;
     if let Some(before) = s.before {
@@ -70,7 +70,7 @@ pub async fn search(
             Arg::Text(t) => query.bind(t.as_str()),
         };
     }
-    let rows = query.fetch_all(pool).await?;
+    let rows = query.fetch_all(db).await?;
     let messages = rows
         .iter()
         .map(message_from_row)

@@ -6,6 +6,7 @@ use super::super::{
     Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreError,
     StoreResult, StreamCursors, TaskFilter,
 };
+use super::db::Reader;
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
 use super::{
@@ -55,6 +56,11 @@ impl PostgresStore {
         }
     }
 
+    /// A pooled connection for reads (`db.rs`: in a transaction behind a pooler).
+    async fn read(&self) -> StoreResult<Reader> {
+        Ok(self.pool.read().await?)
+    }
+
     async fn begin(&self) -> StoreResult<Tx> {
         if self.pool.is_closed() {
             return Err(StoreError::Unavailable("the store is closed".into()));
@@ -84,11 +90,11 @@ impl Store for PostgresStore {
     }
 
     async fn list_teams(&self) -> StoreResult<Vec<Team>> {
-        agents::list_teams(&self.pool).await
+        agents::list_teams(self.read().await?.db()).await
     }
 
     async fn team_id(&self, name: &str) -> StoreResult<i64> {
-        agents::team_id(&self.pool, name).await
+        agents::team_id(self.read().await?.db(), name).await
     }
 
     async fn create_agent(
@@ -106,7 +112,7 @@ impl Store for PostgresStore {
     }
 
     async fn authenticate(&self, token_hash: &str) -> StoreResult<Option<Caller>> {
-        agents::authenticate(&self.pool, token_hash).await
+        agents::authenticate(self.read().await?.db(), token_hash).await
     }
 
     async fn set_agent_token(
@@ -122,7 +128,7 @@ impl Store for PostgresStore {
     }
 
     async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
-        agents::list_agents(&self.pool, team_id).await
+        agents::list_agents(self.read().await?.db(), team_id).await
     }
 
     async fn create_tasks(&self, caller: &Caller, new: Vec<NewTask>) -> StoreResult<Vec<Task>> {
@@ -137,12 +143,11 @@ impl Store for PostgresStore {
 
     async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
         filter.limit = self.page(filter.limit);
-        tasks::list(&self.pool, team_id, &filter).await
+        tasks::list(self.read().await?.db(), team_id, &filter).await
     }
 
     async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task> {
-        let mut conn = self.pool.acquire().await?;
-        load_task(&mut conn, team_id, id).await
+        load_task(self.read().await?.db(), team_id, id).await
     }
 
     async fn update_task(
@@ -218,7 +223,10 @@ impl Store for PostgresStore {
     }
 
     async fn record_presence(&self, seen: Vec<(i64, String, i64)>) -> StoreResult<()> {
-        agents::record_presence(&self.pool, &seen).await
+        // A write: committed (a read's transaction behind a pooler is rolled back).
+        let mut tx = self.pool.begin().await?;
+        agents::record_presence(tx.db(), &seen).await?;
+        Ok(tx.commit().await?)
     }
 
     async fn expire_leases(&self) -> StoreResult<usize> {
@@ -229,9 +237,10 @@ impl Store for PostgresStore {
         // team's write queue, so the heartbeats this replica received before the sweep are
         // applied before it judges their leases; a team's lock is held only for its own leases.
         let now: i64 = sqlx::query_scalar(&format!("select {}", super::DB_NOW_MS))
-            .fetch_one(&self.pool)
+            .fetch_one(self.read().await?.db())
             .await?;
-        for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
+        let expired = claims::teams_with_expired_leases(self.read().await?.db(), now).await?;
+        for team_id in expired {
             moved += batched!(self, team_id, [], |tx| {
                 claims::expire_team_leases(tx, team_id, now).await
             })?;
@@ -279,7 +288,7 @@ impl Store for PostgresStore {
         mut filter: MessageFilter,
     ) -> StoreResult<Vec<Message>> {
         filter.limit = self.page(filter.limit);
-        messages::list(&self.pool, team_id, &filter).await
+        messages::list(self.read().await?.db(), team_id, &filter).await
     }
 
     async fn search_messages(
@@ -288,11 +297,11 @@ impl Store for PostgresStore {
         mut search: MessageSearch,
     ) -> StoreResult<(Vec<Message>, i64)> {
         search.limit = self.page(search.limit);
-        super::search::search(&self.pool, team_id, &search).await
+        super::search::search(self.read().await?.db(), team_id, &search).await
     }
 
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
-        messages::inbox(&self.pool, caller, self.page(limit)).await
+        messages::inbox(self.read().await?.db(), caller, self.page(limit)).await
     }
 
     async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64> {
@@ -302,7 +311,7 @@ impl Store for PostgresStore {
     }
 
     async fn get_memory(&self, team_id: i64) -> StoreResult<Memory> {
-        memory::get(&self.pool, team_id).await
+        memory::get(self.read().await?.db(), team_id).await
     }
 
     async fn patch_memory(
@@ -336,7 +345,7 @@ impl Store for PostgresStore {
     }
 
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
-        memory::history(&self.pool, team_id, self.page(limit)).await
+        memory::history(self.read().await?.db(), team_id, self.page(limit)).await
     }
 
     #[tracing::instrument(skip(self, run), fields(project = %run.project))]
@@ -352,7 +361,7 @@ impl Store for PostgresStore {
     }
 
     async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>> {
-        test_history::projects(&self.pool, team_id).await
+        test_history::projects(self.read().await?.db(), team_id).await
     }
 
     async fn test_runs(
@@ -368,7 +377,7 @@ impl Store for PostgresStore {
         let (events, messages): (i64, i64) =
             sqlx::query_as("select event_seq, msg_seq from teams where id = $1")
                 .bind(team_id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.read().await?.db())
                 .await?
                 .ok_or_else(|| StoreError::not_found("team"))?;
         Ok(StreamCursors { events, messages })
@@ -388,7 +397,7 @@ impl Store for PostgresStore {
         .bind(team_id)
         .bind(task_id)
         .bind(limit.clamp(1, 1_000) as i64)
-        .fetch_all(&self.pool)
+        .fetch_all(self.read().await?.db())
         .await?;
         Ok(rows.iter().map(event_from_row).collect::<Result<_, _>>()?)
     }
@@ -401,9 +410,21 @@ impl Store for PostgresStore {
         .bind(team_id)
         .bind(after)
         .bind(limit.clamp(1, 10_000) as i64)
-        .fetch_all(&self.pool)
+        .fetch_all(self.read().await?.db())
         .await?;
         Ok(rows.iter().map(event_from_row).collect::<Result<_, _>>()?)
+    }
+
+    async fn replica_heartbeat(
+        &self,
+        replica: &str,
+        expiry: std::time::Duration,
+    ) -> StoreResult<usize> {
+        super::replicas::heartbeat(&self.pool, replica, expiry).await
+    }
+
+    async fn replica_left(&self, replica: &str) -> StoreResult<()> {
+        super::replicas::left(&self.pool, replica).await
     }
 
     async fn ping(&self) -> StoreResult<()> {
@@ -423,6 +444,7 @@ impl Store for PostgresStore {
             let _ = task.await;
         }
         self.pool.close().await;
+        self.direct.close().await;
     }
 
     fn describe(&self) -> String {

@@ -186,7 +186,7 @@ pub async fn save_all_with_edges(
 
 /// `blockedBy` and `blocks` of several tasks in one query, each list in id order.
 pub async fn load_edges_of(
-    conn: &mut sqlx::PgConnection,
+    conn: super::db::Db<'_>,
     team_id: i64,
     ids: &[String],
 ) -> StoreResult<Edges> {

@@ -2,12 +2,12 @@
 
 use super::super::rules::{self, quota, STATE_COLUMNS};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
+use super::db::Db;
 use super::deps;
 use super::task_state::{load, load_edges_of, save, state_from_row};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
 use huddle_wire::{Task, TaskPatch};
-use sqlx::PgPool;
 
 /// Applies a patch; `if_match` must equal the current version when given.
 pub async fn update(
@@ -72,9 +72,8 @@ pub async fn update(
 }
 
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
-pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResult<Page<Task>> {
+pub async fn list(mut db: Db<'_>, team_id: i64, filter: &TaskFilter) -> StoreResult<Page<Task>> {
     let query = rules::task_query(filter)?;
-    let mut conn = pool.acquire().await?;
     let rows = sqlx::query(&format!(
         "select {STATE_COLUMNS} from tasks
          where team_id = $1
@@ -96,7 +95,7 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     .bind(query.after_number)
     .bind(query.fetch)
     .bind(&filter.claimed_by)
-    .fetch_all(&mut *conn)
+    .fetch_all(db.re())
     .await?;
     let mut items = rows
         .iter()
@@ -105,7 +104,7 @@ pub async fn list(pool: &PgPool, team_id: i64, filter: &TaskFilter) -> StoreResu
     let next = rules::cut_page(&mut items, filter.limit, |t| t.id.clone());
     // One query for the whole page's edges.
     let ids: Vec<String> = items.iter().map(|t| t.id.clone()).collect();
-    let mut edges = load_edges_of(&mut conn, team_id, &ids).await?;
+    let mut edges = load_edges_of(db, team_id, &ids).await?;
     let items = items
         .into_iter()
         .map(|state| {

@@ -101,7 +101,7 @@ type RunRow = (i64, String, String, i64, i64, i64, i64, i64);
 
 /// A project's kept runs, oldest first, with their outcomes when `with_outcomes`.
 pub async fn runs(
-    pool: &sqlx::PgPool,
+    pool: &super::db::Pool,
     team_id: i64,
     project: &str,
     with_outcomes: bool,
@@ -109,7 +109,7 @@ pub async fn runs(
     // One snapshot for runs and outcomes, so a concurrent prune cannot split them.
     let mut tx = pool.begin().await?;
     sqlx::query("set transaction isolation level repeatable read, read only")
-        .execute(&mut *tx)
+        .execute(tx.db())
         .await?;
     let rows: Vec<RunRow> = sqlx::query_as(
         "select id, tree, agent, started_at, passed, failed, skipped, errors from test_runs
@@ -117,7 +117,7 @@ pub async fn runs(
     )
     .bind(team_id)
     .bind(project)
-    .fetch_all(&mut *tx)
+    .fetch_all(tx.db())
     .await?;
     let mut runs: Vec<StoredRun> = rows
         .into_iter()
@@ -151,7 +151,7 @@ pub async fn runs(
         )
         .bind(team_id)
         .bind(project)
-        .fetch_all(&mut *tx)
+        .fetch_all(tx.db())
         .await?;
         for (run_id, nodeid, outcome) in rows {
             if let Some(&i) = index.get(&run_id) {

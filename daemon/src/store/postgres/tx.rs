@@ -7,11 +7,11 @@
 
 use super::super::rules::quota::TeamBudget;
 use super::super::StoreResult;
+use super::db::{Db, Pool, PoolTx};
 use super::{CHANNEL, DB_NOW_MS};
 use crate::config::LimitSettings;
 use crate::hub::ReadyTask;
 use huddle_wire::TeamUsage;
-use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
 
 /// Ready tasks one announcement names at most; past that it says only "tasks changed" (every
@@ -52,7 +52,7 @@ struct TeamSeqs {
 }
 
 pub struct Tx {
-    tx: Transaction<'static, Postgres>,
+    tx: PoolTx,
     /// The database's time (milliseconds since the epoch) when the transaction took its first
     /// team lock (or asked, [`Tx::read_clock`]): one clock for every replica, fixed per
     /// transaction, and never earlier than a previous write of the team committed.
@@ -61,7 +61,7 @@ pub struct Tx {
 }
 
 impl Tx {
-    pub async fn begin(pool: &PgPool) -> StoreResult<Tx> {
+    pub async fn begin(pool: &Pool) -> StoreResult<Tx> {
         Ok(Tx {
             tx: pool.begin().await?,
             now_ms: None,
@@ -69,8 +69,8 @@ impl Tx {
         })
     }
 
-    pub fn conn(&mut self) -> &mut PgConnection {
-        &mut self.tx
+    pub fn conn(&mut self) -> Db<'_> {
+        self.tx.db()
     }
 
     /// The transaction's time, from the database (see the field). Every write locks its team
@@ -86,7 +86,7 @@ impl Tx {
             return Ok(now);
         }
         let now: i64 = sqlx::query_scalar(&format!("select {DB_NOW_MS}"))
-            .fetch_one(&mut *self.tx)
+            .fetch_one(self.conn())
             .await?;
         self.now_ms = Some(now);
         Ok(now)
@@ -102,7 +102,7 @@ impl Tx {
         // a team's writes get non-decreasing times in commit order, whichever replica wrote.
         let (msg, event, now): (i64, i64, i64) = sqlx::query_as(LOCK_TEAM)
             .bind(team_id)
-            .fetch_one(&mut *self.tx)
+            .fetch_one(self.conn())
             .await?;
         self.now_ms.get_or_insert(now);
         self.teams.insert(
@@ -138,7 +138,7 @@ impl Tx {
         if let Some(budget) = self.seqs(team_id).budget {
             return Ok(budget);
         }
-        let budget = super::usage::budget(&mut self.tx, team_id, limits).await?;
+        let budget = super::usage::budget(self.tx.db(), team_id, limits).await?;
         self.seqs(team_id).budget = Some(budget);
         Ok(budget)
     }
@@ -241,7 +241,7 @@ impl Tx {
             .bind(data)
             .bind(s.touched)
             .bind(announce)
-            .execute(&mut *self.tx)
+            .execute(self.conn())
             .await?;
         }
         self.tx.commit().await?;

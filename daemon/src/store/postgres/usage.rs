@@ -12,7 +12,7 @@ use crate::config::LimitSettings;
 use async_trait::async_trait;
 use huddle_wire::{TeamQuotas, TeamRetention, TeamSettings, TeamUsage};
 use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, Row};
+use sqlx::Row;
 
 const USAGE: &str = "u.tasks_pending + u.tasks_in_progress + u.tasks_completed + u.tasks_failed
                      + u.tasks_cancelled, u.edges, u.messages, u.storage_bytes";
@@ -41,7 +41,7 @@ fn quotas_at(r: &PgRow, i: usize) -> sqlx::Result<TeamQuotas> {
 
 /// The team's use and the quotas in force, read in the write's transaction (one row).
 pub async fn budget(
-    conn: &mut PgConnection,
+    conn: impl sqlx::PgExecutor<'_>,
     team_id: i64,
     limits: &LimitSettings,
 ) -> StoreResult<TeamBudget> {
@@ -71,7 +71,7 @@ impl QuotaStore for PostgresStore {
              from team_settings where team_id = $1",
         )
         .bind(team_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool.read().await?.db())
         .await?;
         let settings = match stored {
             Some(r) => TeamSettings {
@@ -84,7 +84,7 @@ impl QuotaStore for PostgresStore {
             "select {USAGE} from team_usage u where u.team_id = $1"
         ))
         .bind(team_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool.read().await?.db())
         .await?
         .map(|r| usage_at(&r, 0))
         .transpose()?
@@ -96,6 +96,8 @@ impl QuotaStore for PostgresStore {
         quotas::check_settings(&new)?;
         let q = &new.quotas;
         let col = |v: Option<u64>| v.map(|v| v as i64);
+        // One statement, committed on its own: no named statement outlives it (pgbouncer).
+        let mut tx = self.pool.begin().await?;
         sqlx::query(
             "insert into team_settings (team_id, max_tasks, max_edges, max_messages,
                                         max_storage_bytes, retention)
@@ -112,8 +114,9 @@ impl QuotaStore for PostgresStore {
         .bind(col(q.max_messages))
         .bind(col(q.max_storage_bytes))
         .bind(retention_to_text(&new.retention))
-        .execute(&self.pool)
+        .execute(tx.db())
         .await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -123,7 +126,7 @@ impl QuotaStore for PostgresStore {
                     u.tasks_failed, u.tasks_cancelled, {USAGE}
              from team_usage u join teams t on t.id = u.team_id order by t.name"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool.read().await?.db())
         .await?;
         rows.iter()
             .map(|r| {
@@ -144,7 +147,7 @@ impl QuotaStore for PostgresStore {
         let rows: Vec<(i64, String)> = sqlx::query_as(
             "select team_id, retention from team_settings where retention <> '{}' order by team_id",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool.read().await?.db())
         .await?;
         rows.into_iter()
             .map(|(team, text)| Ok((team, retention_from_text(&text)?)))

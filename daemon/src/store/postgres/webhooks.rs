@@ -1,4 +1,4 @@
-//! Outbound webhooks on PostgreSQL: plain statements on the pool (they take no team lock:
+//! Outbound webhooks on PostgreSQL: plain transactions on the pool (they take no team lock:
 //! a webhook's row is its own), with the database's clock for leases and times.
 
 use super::super::webhooks::{self as rules, Progress, WebhookJob, WebhookStore};
@@ -23,11 +23,11 @@ impl WebhookStore for PostgresStore {
         // One creation at a time per team, so the cap holds under concurrent requests.
         sqlx::query("select pg_advisory_xact_lock(7461, $1::int)")
             .bind(caller.team_id as i32)
-            .execute(&mut *tx)
+            .execute(tx.db())
             .await?;
         let existing: i64 = sqlx::query_scalar("select count(*) from webhooks where team_id = $1")
             .bind(caller.team_id)
-            .fetch_one(&mut *tx)
+            .fetch_one(tx.db())
             .await?;
         rules::check_count(existing, max_per_team)?;
         let row = sqlx::query(&format!(
@@ -41,7 +41,7 @@ impl WebhookStore for PostgresStore {
         .bind(secret)
         .bind(&events)
         .bind(&caller.agent)
-        .fetch_one(&mut *tx)
+        .fetch_one(tx.db())
         .await?;
         tx.commit().await?;
         Ok(rules::webhook(
@@ -60,7 +60,7 @@ impl WebhookStore for PostgresStore {
              where team_id = $1 order by id",
         )
         .bind(team_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool.read().await?.db())
         .await?;
         Ok(rows
             .into_iter()
@@ -76,7 +76,7 @@ impl WebhookStore for PostgresStore {
         let gone = sqlx::query("delete from webhooks where team_id = $1 and id = $2")
             .bind(team_id)
             .bind(id)
-            .execute(&mut *tx)
+            .execute(tx.db())
             .await?
             .rows_affected();
         if gone == 0 {
@@ -84,13 +84,14 @@ impl WebhookStore for PostgresStore {
         }
         sqlx::query("delete from webhook_deliveries where webhook_id = $1")
             .bind(id)
-            .execute(&mut *tx)
+            .execute(tx.db())
             .await?;
         tx.commit().await?;
         Ok(())
     }
 
     async fn lease_webhooks(&self, holder: &str, lease_ms: u64) -> StoreResult<Vec<WebhookJob>> {
+        let mut tx = self.pool.begin().await?;
         let rows = sqlx::query(&format!(
             "update webhooks w set lease_holder = $1, lease_until = {DB_NOW_MS} + $2
              from teams t
@@ -101,8 +102,9 @@ impl WebhookStore for PostgresStore {
         ))
         .bind(holder)
         .bind(lease_ms as i64)
-        .fetch_all(&self.pool)
+        .fetch_all(tx.db())
         .await?;
+        tx.commit().await?;
         Ok(rows
             .into_iter()
             .map(|r| {
@@ -138,7 +140,7 @@ impl WebhookStore for PostgresStore {
         .bind(progress.cursors.0)
         .bind(progress.cursors.1)
         .bind(progress.lease_ms as i64)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(tx.db())
         .await?;
         let Some(team_id) = team_id else {
             return Ok(false);
@@ -158,7 +160,7 @@ impl WebhookStore for PostgresStore {
             .bind(d.attempts as i64)
             .bind(d.http_status.map(i64::from))
             .bind(&d.error)
-            .execute(&mut *tx)
+            .execute(tx.db())
             .await?;
         }
         sqlx::query(
@@ -168,7 +170,7 @@ impl WebhookStore for PostgresStore {
         )
         .bind(id)
         .bind(progress.keep as i64)
-        .execute(&mut *tx)
+        .execute(tx.db())
         .await?;
         tx.commit().await?;
         Ok(true)
@@ -189,7 +191,7 @@ impl WebhookStore for PostgresStore {
         .bind(team_id)
         .bind(webhook_id)
         .bind(limit as i64)
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool.read().await?.db())
         .await?;
         Ok(rows
             .into_iter()
