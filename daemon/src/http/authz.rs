@@ -45,10 +45,14 @@ pub enum Action {
     ReadTestHistory,
     /// Register, list and delete outbound webhooks, and read their delivery log.
     ManageWebhooks,
+    /// Delete a team and everything of it.
+    DeleteTeams,
+    /// Export a team as JSON Lines, or import such a file as a new team.
+    TransferTeams,
 }
 
 impl Action {
-    pub const ALL: [Action; 20] = [
+    pub const ALL: [Action; 22] = [
         Action::CreateTeam,
         Action::ListTeams,
         Action::ManageAgents,
@@ -69,6 +73,8 @@ impl Action {
         Action::PostTestRuns,
         Action::ReadTestHistory,
         Action::ManageWebhooks,
+        Action::DeleteTeams,
+        Action::TransferTeams,
     ];
 }
 
@@ -76,8 +82,13 @@ impl Action {
 pub fn allowed(role: Option<Role>, action: Action) -> bool {
     use Action::*;
     match role {
-        None => matches!(action, CreateTeam | ListTeams | ManageAgents | ListAgents),
-        Some(Role::Coordinator) => !matches!(action, CreateTeam | ListTeams),
+        None => matches!(
+            action,
+            CreateTeam | ListTeams | ManageAgents | ListAgents | DeleteTeams | TransferTeams
+        ),
+        Some(Role::Coordinator) => {
+            !matches!(action, CreateTeam | ListTeams | DeleteTeams | TransferTeams)
+        }
         Some(Role::Tester | Role::Executor) => matches!(
             action,
             ListAgents
@@ -132,6 +143,8 @@ impl Action {
             Action::PostTestRuns => "post test runs",
             Action::ReadTestHistory => "read the test history",
             Action::ManageWebhooks => "manage webhooks",
+            Action::DeleteTeams => "delete teams",
+            Action::TransferTeams => "export or import teams",
         }
     }
 }
@@ -283,10 +296,20 @@ mod tests {
             }
         };
         use Action::*;
-        expect(None, &[CreateTeam, ListTeams, ManageAgents, ListAgents]);
+        expect(
+            None,
+            &[
+                CreateTeam,
+                ListTeams,
+                ManageAgents,
+                ListAgents,
+                DeleteTeams,
+                TransferTeams,
+            ],
+        );
         let everything_but_teams: Vec<Action> = Action::ALL
             .into_iter()
-            .filter(|a| !matches!(a, CreateTeam | ListTeams))
+            .filter(|a| !matches!(a, CreateTeam | ListTeams | DeleteTeams | TransferTeams))
             .collect();
         expect(Some(Role::Coordinator), &everything_but_teams);
         let worker = [

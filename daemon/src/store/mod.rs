@@ -18,7 +18,9 @@ pub mod rules;
 pub mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+pub mod team_admin;
 pub mod test_history;
+pub mod transfer;
 mod types;
 pub mod webhooks;
 
@@ -36,7 +38,9 @@ use test_history::StoredRun;
 pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
-pub trait Store: webhooks::WebhookStore + gates::GateStore + Send + Sync + 'static {
+pub trait Store:
+    webhooks::WebhookStore + gates::GateStore + team_admin::TeamAdminStore + Send + Sync + 'static
+{
     // --- teams and identity ---
     async fn create_team(&self, name: &str) -> StoreResult<Team>;
     /// Resolves a team name to its id; `NotFound` when absent.

@@ -4,6 +4,7 @@
 
 mod clock;
 mod pgbouncer;
+mod team_delete;
 
 use huddle_tests::process::HuddledProcess;
 use huddle_tests::sse::SseReader;

@@ -17,4 +17,5 @@ mod published;
 mod retention;
 mod search;
 mod statistics;
+mod team_admin;
 mod wide_graphs;

@@ -102,6 +102,13 @@ impl WriteCtx<'_> {
         }
     }
 
+    /// The team was deleted by this job: later jobs of the batch read its (absent) row again
+    /// rather than write under sequences kept from before.
+    pub fn forget_team(&mut self, team_id: i64) {
+        self.seqs.remove(&team_id);
+        self.touched.retain(|(team, _), _| *team != team_id);
+    }
+
     /// Writes the batch's sequences back to `teams`.
     fn flush_seqs(&mut self) -> rusqlite::Result<()> {
         let mut stmt = self
