@@ -78,12 +78,13 @@ pub async fn import(ctx: &Ctx, args: ImportArgs) -> CliResult {
 }
 
 fn file_team_name(first: &[u8]) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
-    let record: serde_json::Value = serde_json::from_slice(first)
-        .map_err(|e| format!("line 1 is not a team record: {e}"))?;
+    let record: serde_json::Value =
+        serde_json::from_slice(first).map_err(|e| format!("line 1 is not a team record: {e}"))?;
     match (record["kind"].as_str(), record["name"].as_str()) {
         (Some("team"), Some(name)) => Ok(name.to_string()),
-        _ => Err("line 1 is not a team record (an export starts with one); is this an export?"
-            .into()),
+        _ => Err(
+            "line 1 is not a team record (an export starts with one); is this an export?".into(),
+        ),
     }
 }
 

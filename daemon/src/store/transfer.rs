@@ -281,7 +281,10 @@ impl Record {
             Some(Ok(Value::String(kind))) => kind,
             _ => return Err("no \"kind\" (a string)".into()),
         };
-        match fields.remove("version").map(|v| serde_json::from_str::<Value>(v.get())) {
+        match fields
+            .remove("version")
+            .map(|v| serde_json::from_str::<Value>(v.get()))
+        {
             Some(Ok(v)) if v.as_u64() == Some(FORMAT_VERSION) => {}
             Some(Ok(v)) => {
                 return Err(format!(

@@ -41,7 +41,7 @@ async fn busy_team(d: &TestDaemon) -> (Api, Api) {
         .await
         .expect_status(200);
     t.post(
-        &t.t("/history"),
+        &t.t("/history/runs"),
         json!({"project": "calc", "tree": "abc", "outcomes": [{"nodeid": "a", "outcome": "passed"}]}),
     )
     .await
@@ -106,8 +106,12 @@ async fn a_deleted_teams_tokens_are_refused_and_its_streams_and_long_polls_end()
         .send(Method::DELETE, "/v1/teams/qa", None, &[])
         .await
         .expect_status(204);
-    t.get(&t.t("/tasks")).await.expect_error(401, "unauthorized");
-    c.get(&c.t("/tasks")).await.expect_error(401, "unauthorized");
+    t.get(&t.t("/tasks"))
+        .await
+        .expect_error(401, "unauthorized");
+    c.get(&c.t("/tasks"))
+        .await
+        .expect_error(401, "unauthorized");
     // Without the deletion the claim would wait ten minutes; the deadline only bounds the test.
     tokio::time::timeout(Duration::from_secs(60), claim)
         .await
@@ -165,7 +169,9 @@ async fn an_export_moves_a_team_to_another_daemon_with_its_tokens() {
         .send(Method::DELETE, "/v1/teams/qa", None, &[])
         .await
         .expect_status(204);
-    t.get(&t.t("/tasks")).await.expect_error(401, "unauthorized");
+    t.get(&t.t("/tasks"))
+        .await
+        .expect_error(401, "unauthorized");
     import(&a, "qa", &text).await.expect_status(201);
     assert_eq!(export(&a, "qa").await, text);
     t.get(&t.t("/tasks")).await.expect_status(200);
@@ -200,13 +206,23 @@ async fn a_bad_import_is_a_400_naming_the_line_and_writes_nothing() {
     let cases: Vec<(&str, String, String)> = vec![
         ("a line cut short", text[..cut].to_string(), "line 3".into()),
         ("an unknown kind", unknown, "unknown kind \"mesage\"".into()),
-        ("another format version", version, "line 1: format version 2".into()),
+        (
+            "another format version",
+            version,
+            "line 1: format version 2".into(),
+        ),
         ("no end record", no_end, "cut short".into()),
         ("an empty body", String::new(), "empty".into()),
-        ("not JSON at all", "hello\n".into(), "line 1: not JSON".into()),
+        (
+            "not JSON at all",
+            "hello\n".into(),
+            "line 1: not JSON".into(),
+        ),
     ];
     for (what, body, says) in cases {
-        let reply = import(&d, "qa", &body).await.expect_error(400, "invalid_body");
+        let reply = import(&d, "qa", &body)
+            .await
+            .expect_error(400, "invalid_body");
         let message = reply.body["error"]["message"].as_str().unwrap();
         assert!(message.contains(&says), "{what}: {message}");
         assert!(team_names(&d).await.is_empty(), "{what}: nothing is kept");
@@ -215,7 +231,12 @@ async fn a_bad_import_is_a_400_naming_the_line_and_writes_nothing() {
     assert_eq!(bad_name.status, 400, "{}", bad_name.body);
     let other = d.team("dev").await;
     other
-        .send(Method::POST, "/v1/teams/qa/import", Some(text.clone().into_bytes()), &[])
+        .send(
+            Method::POST,
+            "/v1/teams/qa/import",
+            Some(text.clone().into_bytes()),
+            &[],
+        )
         .await
         .expect_error(403, "forbidden");
     other

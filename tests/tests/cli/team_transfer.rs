@@ -24,7 +24,10 @@ async fn a_team_is_exported_deleted_and_imported_back_under_a_new_name() {
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "an export holds secrets");
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(text.starts_with(r#"{"kind":"team","version":1,"name":"qa""#), "{text}");
+    assert!(
+        text.starts_with(r#"{"kind":"team","version":1,"name":"qa""#),
+        "{text}"
+    );
     // Stdout gives the same bytes.
     assert_eq!(admin.ok(&["export"]).await, text);
     // Refused to overwrite, refused without --yes.
@@ -35,7 +38,10 @@ async fn a_team_is_exported_deleted_and_imported_back_under_a_new_name() {
         admin.ok(&["team", "delete", "qa", "--yes"]).await.trim(),
         "deleted team qa"
     );
-    coord.get(&coord.t("/tasks")).await.expect_error(401, "unauthorized");
+    coord
+        .get(&coord.t("/tasks"))
+        .await
+        .expect_error(401, "unauthorized");
     let imported = admin.json(&["import", path, "--name", "qa-restored"]).await;
     assert_eq!(imported["name"], "qa-restored");
     // The coordinator's token works in the restored team, which holds its task.
@@ -52,5 +58,8 @@ async fn a_team_is_exported_deleted_and_imported_back_under_a_new_name() {
     let out = import.output().await.unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("409") || err.contains("already in use"), "{err}");
+    assert!(
+        err.contains("409") || err.contains("already in use"),
+        "{err}"
+    );
 }

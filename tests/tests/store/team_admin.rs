@@ -103,7 +103,11 @@ async fn stores() -> Vec<(Arc<dyn Store>, Keep, Raw)> {
     if std::env::var("HUDDLE_TEST_STORE").as_deref() != Ok("sqlite") {
         let url = huddle_tests::pg::fresh_database().await;
         let (store, keep) = postgres_on(&url, Arc::new(Hub::new(64))).await;
-        all.push((store, keep, Raw::Postgres(sqlx::PgPool::connect(&url).await.unwrap())));
+        all.push((
+            store,
+            keep,
+            Raw::Postgres(sqlx::PgPool::connect(&url).await.unwrap()),
+        ));
     }
     all
 }
@@ -258,8 +262,16 @@ async fn deleting_a_team_leaves_no_row_of_it_in_any_table_and_spares_the_others(
             store.team_id("qa").await,
             Err(StoreError::NotFound { .. })
         ));
-        assert!(store.authenticate("hash-qa-tester").await.unwrap().is_none());
-        assert!(store.authenticate("hash-dev-tester").await.unwrap().is_some());
+        assert!(store
+            .authenticate("hash-qa-tester")
+            .await
+            .unwrap()
+            .is_none());
+        assert!(store
+            .authenticate("hash-dev-tester")
+            .await
+            .unwrap()
+            .is_some());
         assert!(matches!(
             store.delete_team(qa).await,
             Err(StoreError::NotFound { .. })
@@ -326,7 +338,15 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].to_string())
         .collect();
-    for kind in ["team", "agent", "counter", "task", "message", "idempotency_key", "event"] {
+    for kind in [
+        "team",
+        "agent",
+        "counter",
+        "task",
+        "message",
+        "idempotency_key",
+        "event",
+    ] {
         assert!(kinds.contains(&format!("\"{kind}\"")), "no {kind} record");
     }
     for kind in ["memory_change", "test_run", "webhook", "end"] {
@@ -338,14 +358,22 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
         .find(|l| l.contains(r#""kind":"task","version":1,"id":"TEST-001""#))
         .expect("TEST-001's record");
     assert!(first.contains(r#""status":"pending""#), "{first}");
-    assert!(first.contains(r#""claimedBy":null,"attempts":1"#), "{first}");
+    assert!(
+        first.contains(r#""claimedBy":null,"attempts":1"#),
+        "{first}"
+    );
     assert!(!first.contains("lease"), "{first}");
     // SQLite → SQLite, SQLite → PostgreSQL, and PostgreSQL → SQLite again.
     let mut text = original.clone();
     for (target, _keep, _) in targets.drain(..).rev().chain(sources.drain(..)) {
         import_text(&*target, "qa", &text).await.unwrap();
         let again = export_text(&*target, "qa").await;
-        assert_eq!(again, original, "the export after an import ({})", target.describe());
+        assert_eq!(
+            again,
+            original,
+            "the export after an import ({})",
+            target.describe()
+        );
         text = again;
         // Tokens keep working; the task in progress is claimable again, attempts kept.
         let tester = target
@@ -367,7 +395,10 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
         assert!(matches!(copy, Err(StoreError::Conflict { .. })), "{copy:?}");
         assert!(target.team_id("qa-copy").await.is_err());
         let again = import_text(&*target, "qa", &original).await;
-        assert!(matches!(again, Err(StoreError::Conflict { .. })), "{again:?}");
+        assert!(
+            matches!(again, Err(StoreError::Conflict { .. })),
+            "{again:?}"
+        );
     }
 }
 
@@ -381,22 +412,25 @@ async fn an_import_that_contradicts_itself_writes_nothing() {
             .await
             .unwrap();
         // A blocker the file does not hold.
-        let missing = original.replace(r#""blockedBy":["TEST-001"]"#, r#""blockedBy":["TEST-009"]"#);
+        let missing =
+            original.replace(r#""blockedBy":["TEST-001"]"#, r#""blockedBy":["TEST-009"]"#);
         let err = import_text(&*store, "qa", &missing).await.unwrap_err();
         assert!(err.to_string().contains("TEST-009"), "{err}");
         // A task twice: the second line is named.
         let lines: Vec<&str> = original.lines().collect();
-        let at = lines.iter().position(|l| l.contains(r#""kind":"task""#)).unwrap();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(r#""kind":"task""#))
+            .unwrap();
         let mut twice = lines.clone();
         twice.insert(at + 1, lines[at]);
         let end = twice.len() - 1;
         let count = format!(r#""records":{}"#, end);
-        let fixed_end = twice[end].replace(
-            &format!(r#""records":{}"#, end - 1),
-            &count,
-        );
+        let fixed_end = twice[end].replace(&format!(r#""records":{}"#, end - 1), &count);
         twice[end] = &fixed_end;
-        let err = import_text(&*store, "qa", &twice.join("\n")).await.unwrap_err();
+        let err = import_text(&*store, "qa", &twice.join("\n"))
+            .await
+            .unwrap_err();
         assert!(
             matches!(&err, StoreError::Invalid { field, .. } if field == &format!("line {}", at + 2)),
             "{err:?}"

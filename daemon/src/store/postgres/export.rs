@@ -105,10 +105,7 @@ const QUERIES: [(&str, Make); 10] = [
                 attempts: r.try_get(9)?,
                 max_attempts: r.try_get(10)?,
                 metadata: json_of(r.try_get(11)?)?,
-                result: r
-                    .try_get::<Option<&str>, _>(12)?
-                    .map(json_of)
-                    .transpose()?,
+                result: r.try_get::<Option<&str>, _>(12)?.map(json_of).transpose()?,
                 failure_reason: r.try_get(13)?,
                 version: r.try_get(14)?,
                 created_at: r.try_get(15)?,

@@ -12,8 +12,8 @@
 
 use super::super::rules::event_json;
 use super::super::StoreResult;
-use super::tx::{Announcement, TOKEN_EVENTS};
 use super::team_admin::TEAM_DELETED;
+use super::tx::{Announcement, TOKEN_EVENTS};
 use super::{messages, CHANNEL};
 use crate::hub::{Hub, Publish, RemoteRevocation, StreamItem};
 use sqlx::postgres::PgListener;
@@ -53,8 +53,9 @@ pub async fn start(
                         waiting.push(more);
                     }
                     // Deletions after the announcements they follow: a deleted team is read no more.
-                    let (deleted, waiting): (Vec<_>, Vec<_>) =
-                        waiting.into_iter().partition(|n| n.channel() == TEAM_DELETED);
+                    let (deleted, waiting): (Vec<_>, Vec<_>) = waiting
+                        .into_iter()
+                        .partition(|n| n.channel() == TEAM_DELETED);
                     let announced = waiting.iter().filter_map(|n| {
                         let a = Announcement::decode(n.payload());
                         if a.is_none() {
@@ -72,7 +73,9 @@ pub async fn start(
                     for n in deleted {
                         match n.payload().parse() {
                             Ok(team) => forget_team(&hub, &mut delivered, team),
-                            Err(_) => tracing::warn!(payload = n.payload(), "unreadable team deletion"),
+                            Err(_) => {
+                                tracing::warn!(payload = n.payload(), "unreadable team deletion")
+                            }
                         }
                     }
                     // Read again on a fresh connection, from where each team was delivered.

@@ -23,10 +23,11 @@ impl TeamAdminStore for PostgresStore {
     #[tracing::instrument(skip(self))]
     async fn delete_team(&self, team_id: i64) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
-        let found: Option<i64> = sqlx::query_scalar("select id from teams where id = $1 for update")
-            .bind(team_id)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let found: Option<i64> =
+            sqlx::query_scalar("select id from teams where id = $1 for update")
+                .bind(team_id)
+                .fetch_optional(&mut *tx)
+                .await?;
         if found.is_none() {
             return Err(StoreError::not_found(format!("team {team_id}")));
         }

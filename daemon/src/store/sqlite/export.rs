@@ -72,10 +72,10 @@ pub fn export(
     let mut deps = conn.prepare(
         "select blocker_id from task_deps where team_id = ?1 and task_id = ?2 order by blocker_id",
     )?;
-    let mut outcomes =
-        conn.prepare("select nodeid, outcome from test_outcomes where run_id = ?1 order by nodeid")?;
-    let done = team
-        && rows(
+    let mut outcomes = conn
+        .prepare("select nodeid, outcome from test_outcomes where run_id = ?1 order by nodeid")?;
+    let done =
+        team && rows(
             conn,
             &mut out,
             "select name, role, token_hash, created_at, last_seen_at, inbox_cursor, revoked_at
@@ -95,8 +95,7 @@ pub fn export(
                     revoked_at: r.get(6)?,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select prefix, next_number from task_counters where team_id = ?1 order by prefix",
@@ -107,8 +106,7 @@ pub fn export(
                     next_number: r.get(1)?,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select id, prefix, number, subject, description, active_form, status, owner,
@@ -144,8 +142,7 @@ pub fn export(
                     blocked_by,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select seq, id, sender, recipient, type, summary, data, created_at
@@ -163,8 +160,7 @@ pub fn export(
                     created_at: r.get(7)?,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select agent, key, seq from idempotency_keys where team_id = ?1 order by agent, key",
@@ -176,8 +172,7 @@ pub fn export(
                     seq: r.get(2)?,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select seq, type, data, created_at from events where team_id = ?1 order by seq",
@@ -190,8 +185,7 @@ pub fn export(
                     created_at: r.get(3)?,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select version, agent, kind, patch, created_at
@@ -206,8 +200,7 @@ pub fn export(
                     created_at: r.get(4)?,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select id, project, tree, agent, started_at, created_at, passed, failed, skipped,
@@ -231,8 +224,7 @@ pub fn export(
                         .collect::<Result<_, _>>()?,
                 }))
             },
-        )?
-        && rows(
+        )? && rows(
             conn,
             &mut out,
             "select url, secret, events, created_by, created_at, message_cursor, event_cursor

@@ -4,7 +4,8 @@
 
 use super::super::rules::fmt_time;
 use super::super::team_admin::{
-    check_import, duplicate_team, import_error, records_cut_short, ImportRecords, AFTER_IMPORT_CHECKS, RECOUNT_BLOCKERS,
+    check_import, duplicate_team, import_error, records_cut_short, ImportRecords,
+    AFTER_IMPORT_CHECKS, RECOUNT_BLOCKERS,
 };
 use super::super::transfer::{Record, TeamRecord};
 use super::super::{StoreError, StoreResult};
@@ -48,9 +49,7 @@ pub fn import(
     if !ended {
         return Err(records_cut_short());
     }
-    ctx.conn
-        .prepare_cached(RECOUNT_BLOCKERS)?
-        .execute([id])?;
+    ctx.conn.prepare_cached(RECOUNT_BLOCKERS)?.execute([id])?;
     for (sql, field) in AFTER_IMPORT_CHECKS {
         let problem: Option<String> = ctx
             .conn
