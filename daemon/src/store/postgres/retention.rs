@@ -4,7 +4,7 @@
 //! idempotency keys), oldest events and test runs of that team.
 
 use super::super::retention::{Pruned, RetentionPolicy};
-use super::super::StoreResult;
+use super::super::{StoreError, StoreResult};
 use super::tx::Tx;
 use sqlx::PgPool;
 
@@ -17,7 +17,11 @@ pub async fn prune(pool: &PgPool, policy: &RetentionPolicy) -> StoreResult<Prune
         .await?;
     for (team,) in teams {
         let mut tx = Tx::begin(pool).await?;
-        tx.lock_team(team).await?;
+        match tx.lock_team(team).await {
+            // Deleted since it was listed.
+            Err(StoreError::NotFound { .. }) => continue,
+            locked => locked?,
+        }
         let this = prune_team(&mut tx, team, policy).await?;
         tx.commit().await?;
         pruned.tasks += this.tasks;

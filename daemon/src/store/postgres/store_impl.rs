@@ -230,9 +230,15 @@ impl Store for PostgresStore {
             .fetch_one(&self.pool)
             .await?;
         for team_id in claims::teams_with_expired_leases(&self.pool, now).await? {
-            moved += batched!(self, team_id, [], |tx| {
+            let expired = batched!(self, team_id, [], |tx| {
                 claims::expire_team_leases(tx, team_id, now).await
-            })?;
+            });
+            match expired {
+                Ok(n) => moved += n,
+                // Deleted since it was listed: nothing of it is left to expire.
+                Err(StoreError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(moved)
     }

@@ -17,9 +17,14 @@ use tokio::sync::mpsc;
 impl TeamAdminStore for SqliteStore {
     #[tracing::instrument(skip(self))]
     async fn delete_team(&self, team_id: i64) -> StoreResult<()> {
-        self.writer()?
+        let writer = self.writer()?;
+        writer
             .write_team(team_id, move |ctx| delete(ctx, team_id))
-            .await
+            .await?;
+        // The team's per-team bookkeeping in memory (its id may be handed out again).
+        writer.forget_team(team_id);
+        self.readers.forget_team(team_id);
+        Ok(())
     }
 
     async fn export_team(&self, team_id: i64) -> StoreResult<mpsc::Receiver<StoreResult<Record>>> {
