@@ -257,15 +257,21 @@ async fn forget_idle_rates(state: AppState) {
     }
 }
 
-/// Keeps the token cache true to revocations made anywhere: on this daemon, or on another
-/// replica of the same PostgreSQL database (its listener reports them through the hub). A
-/// missed notice clears the whole cache rather than keep a revoked token.
+/// Keeps the token cache true to revocations and team deletions made anywhere: on this daemon,
+/// or on another replica of the same PostgreSQL database (its listener reports them through
+/// the hub). A missed notice clears the whole cache rather than keep a revoked token.
 async fn forget_revoked_tokens(state: AppState) {
     use tokio::sync::broadcast::error::RecvError;
     let mut revoked = state.hub.subscribe_revocations();
+    let mut deleted = state.hub.subscribe_deleted_teams();
     loop {
         tokio::select! {
             _ = state.shutdown.cancelled() => return,
+            d = deleted.recv() => match d {
+                Ok(team_id) => state.auth.forget_team(team_id),
+                Err(RecvError::Lagged(_)) => state.auth.clear(),
+                Err(RecvError::Closed) => return,
+            },
             r = revoked.recv() => match r {
                 Ok(r) => state.auth.forget_agent(r.team_id, &r.agent, r.valid_token_hash.as_deref()),
                 Err(RecvError::Lagged(_)) => state.auth.clear(),

@@ -19,6 +19,7 @@ mod parse;
 mod status;
 mod tasks;
 mod teams;
+mod transfer;
 mod webhooks;
 mod worker;
 
@@ -62,9 +63,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Create teams (admin token).
+    /// Create, list and delete teams (admin token).
     #[command(subcommand)]
     Team(teams::TeamCmd),
+    /// Write the `--team` team as JSON Lines to stdout or a file (admin token): backup,
+    /// audit, or moving it to another daemon.
+    Export(transfer::ExportArgs),
+    /// Create a team from an export read from a file or stdin (admin token), all or nothing.
+    Import(transfer::ImportArgs),
     /// Add and list agents.
     #[command(subcommand)]
     Agent(teams::AgentCmd),
@@ -162,6 +168,8 @@ async fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Team(cmd) => teams::team(&ctx, cmd).await,
         Command::Agent(cmd) => teams::agent(&ctx, cmd).await,
+        Command::Export(args) => transfer::export(&ctx, args).await,
+        Command::Import(args) => transfer::import(&ctx, args).await,
         Command::Task(cmd) => tasks::run(&ctx, cmd).await,
         Command::Msg(cmd) => messages::run(&ctx, cmd).await,
         Command::Inbox(args) => messages::inbox(&ctx, args).await,

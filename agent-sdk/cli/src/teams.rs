@@ -14,6 +14,16 @@ pub enum TeamCmd {
     },
     /// List every team of the daemon (needs the admin token).
     Ls,
+    /// Delete a team and everything of it: agents, tasks, messages, events, memory, test
+    /// history, webhooks (needs the admin token). Its tokens stop working at once. Keep a copy
+    /// first with `huddle export --team NAME`.
+    Delete {
+        /// The team to delete.
+        name: String,
+        /// Confirms the deletion (nothing is deleted without it).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,6 +71,22 @@ pub async fn team(ctx: &Ctx, cmd: TeamCmd) -> CliResult {
                 table.row(vec![t.name.clone(), t.created_at.clone()]);
             }
             table.print()
+        }
+        TeamCmd::Delete { name, yes } => {
+            if !yes {
+                return Err(format!(
+                    "deleting team {name} removes all of its agents, tasks, messages, events, \
+                     memory, test history and webhooks for good; pass --yes to delete it \
+                     (`huddle export --team {name}` keeps a copy)"
+                )
+                .into());
+            }
+            ctx.client.delete_team(&name).await?;
+            if ctx.json {
+                output::json(&serde_json::json!({ "deleted": name }))
+            } else {
+                output::line(&format!("deleted team {name}"))
+            }
         }
     }
 }

@@ -36,6 +36,9 @@ struct Inner {
     revoked: HashMap<(i64, String), (u64, Option<TokenId>)>,
     /// The epoch of the latest [`AuthCache::clear`]: everyone counts as revoked then.
     everyone_at: u64,
+    /// Deleted teams → the epoch of their deletion: every agent of the team counts as revoked
+    /// then. One entry per team deleted while this process runs.
+    deleted_teams: HashMap<i64, u64>,
 }
 
 /// The revocation epoch at which a request's identity was established, and by which token,
@@ -76,6 +79,7 @@ impl AuthCache {
                 epoch: 0,
                 revoked: HashMap::new(),
                 everyone_at: 0,
+                deleted_teams: HashMap::new(),
             }),
             epoch_changed: watch::channel(0).0,
             capacity: capacity.max(1),
@@ -153,6 +157,15 @@ impl AuthCache {
         });
     }
 
+    /// The team was deleted (the store has committed): drops its agents' tokens and ends
+    /// whatever they started. Safe to call more than once.
+    pub fn forget_team(&self, team_id: i64) {
+        self.bump(|inner, epoch| {
+            inner.entries.retain(|_, c| c.team_id != team_id);
+            inner.deleted_teams.insert(team_id, epoch);
+        });
+    }
+
     /// Revocations may have been missed: drops everything and ends every long poll and stream
     /// (their clients reconnect and authenticate again).
     pub fn clear(&self) {
@@ -179,6 +192,10 @@ impl AuthCache {
         let inner = self.read();
         inner.epoch > since.at
             && (inner.everyone_at > since.at
+                || inner
+                    .deleted_teams
+                    .get(&team_id)
+                    .is_some_and(|at| *at > since.at)
                 || inner
                     .revoked
                     .get(&(team_id, agent.to_string()))

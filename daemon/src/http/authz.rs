@@ -47,10 +47,14 @@ pub enum Action {
     ManageWebhooks,
     /// Read and change a team's quotas and retention (`/v1/teams/{team}/settings`).
     TeamSettings,
+    /// Delete a team and everything of it.
+    DeleteTeams,
+    /// Export a team as JSON Lines, or import such a file as a new team.
+    TransferTeams,
 }
 
 impl Action {
-    pub const ALL: [Action; 21] = [
+    pub const ALL: [Action; 23] = [
         Action::CreateTeam,
         Action::ListTeams,
         Action::ManageAgents,
@@ -72,6 +76,8 @@ impl Action {
         Action::ReadTestHistory,
         Action::ManageWebhooks,
         Action::TeamSettings,
+        Action::DeleteTeams,
+        Action::TransferTeams,
     ];
 }
 
@@ -81,9 +87,18 @@ pub fn allowed(role: Option<Role>, action: Action) -> bool {
     match role {
         None => matches!(
             action,
-            CreateTeam | ListTeams | ManageAgents | ListAgents | TeamSettings
+            CreateTeam
+                | ListTeams
+                | ManageAgents
+                | ListAgents
+                | TeamSettings
+                | DeleteTeams
+                | TransferTeams
         ),
-        Some(Role::Coordinator) => !matches!(action, CreateTeam | ListTeams | TeamSettings),
+        Some(Role::Coordinator) => !matches!(
+            action,
+            CreateTeam | ListTeams | TeamSettings | DeleteTeams | TransferTeams
+        ),
         Some(Role::Tester | Role::Executor) => matches!(
             action,
             ListAgents
@@ -139,6 +154,8 @@ impl Action {
             Action::ReadTestHistory => "read the test history",
             Action::ManageWebhooks => "manage webhooks",
             Action::TeamSettings => "read or change a team's quotas and retention",
+            Action::DeleteTeams => "delete teams",
+            Action::TransferTeams => "export or import teams",
         }
     }
 }
@@ -298,11 +315,18 @@ mod tests {
                 ManageAgents,
                 ListAgents,
                 TeamSettings,
+                DeleteTeams,
+                TransferTeams,
             ],
         );
         let everything_but_teams: Vec<Action> = Action::ALL
             .into_iter()
-            .filter(|a| !matches!(a, CreateTeam | ListTeams | TeamSettings))
+            .filter(|a| {
+                !matches!(
+                    a,
+                    CreateTeam | ListTeams | TeamSettings | DeleteTeams | TransferTeams
+                )
+            })
             .collect();
         expect(Some(Role::Coordinator), &everything_but_teams);
         let worker = [

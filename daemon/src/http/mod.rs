@@ -28,6 +28,8 @@ mod streams;
 mod task_claims;
 mod task_events;
 mod tasks;
+mod team_admin;
+mod team_import;
 mod team_settings;
 mod teams;
 pub(crate) mod test_history;

@@ -5,7 +5,7 @@
 
 use super::{
     cursors, gates, health, me, memory, message_search, messages, openapi, streams, task_claims,
-    task_events, tasks, team_settings, teams, test_history, webhooks, AppState,
+    task_events, tasks, team_admin, team_settings, teams, test_history, webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -21,6 +21,9 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(teams::revoke_agent))
         .routes(routes!(teams::rotate_agent))
         .routes(routes!(team_settings::get, team_settings::put))
+        .routes(routes!(team_admin::delete_team))
+        .routes(routes!(team_admin::export_team))
+        .routes(routes!(team_admin::import_team))
         .routes(routes!(me::me))
         .routes(routes!(tasks::create, tasks::list))
         .routes(routes!(task_claims::claim))

@@ -65,6 +65,9 @@ pub struct Hub {
     /// `(team_id, agent)` whose token was revoked or rotated on another replica (reported by
     /// the PostgreSQL listener); the daemon's forgetter turns them into cache revocations.
     revocations: broadcast::Sender<RemoteRevocation>,
+    /// Teams deleted (here or, on PostgreSQL, on another replica); the daemon's forgetter
+    /// drops their tokens and ends what they started.
+    deleted_teams: broadcast::Sender<i64>,
     teams: Mutex<HashMap<i64, Arc<TeamChannels>>>,
 }
 
@@ -74,6 +77,7 @@ impl Hub {
         Hub {
             buffer: buffer.max(16),
             revocations: broadcast::channel(1024).0,
+            deleted_teams: broadcast::channel(64).0,
             teams: Mutex::new(HashMap::new()),
         }
     }
@@ -174,6 +178,27 @@ impl Hub {
     /// revocations go straight to the token cache, which ends streams and long polls itself.)
     pub fn revoke(&self, revocation: RemoteRevocation) {
         let _ = self.revocations.send(revocation);
+    }
+
+    /// The team was deleted: its channels go (streams following them see them close), its
+    /// waiting claimers are woken (and find their token gone), and the deletion is reported to
+    /// [`Hub::subscribe_deleted_teams`].
+    pub fn delete_team(&self, team_id: i64) {
+        let team = self
+            .teams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&team_id);
+        if let Some(team) = team {
+            team.claim_waiters.wake_all();
+            team.tasks_changed.send_modify(|n| *n += 1);
+            team.messages_posted.send_modify(|n| *n += 1);
+        }
+        let _ = self.deleted_teams.send(team_id);
+    }
+
+    pub fn subscribe_deleted_teams(&self) -> broadcast::Receiver<i64> {
+        self.deleted_teams.subscribe()
     }
 
     pub fn subscribe_revocations(&self) -> broadcast::Receiver<RemoteRevocation> {

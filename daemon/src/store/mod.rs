@@ -19,7 +19,9 @@ pub mod rules;
 pub mod schema;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+pub mod team_admin;
 pub mod test_history;
+pub mod transfer;
 mod types;
 pub mod webhooks;
 
@@ -38,7 +40,13 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
 pub trait Store:
-    webhooks::WebhookStore + gates::GateStore + quotas::QuotaStore + Send + Sync + 'static
+    webhooks::WebhookStore
+    + gates::GateStore
+    + quotas::QuotaStore
+    + team_admin::TeamAdminStore
+    + Send
+    + Sync
+    + 'static
 {
     // --- teams and identity ---
     async fn create_team(&self, name: &str) -> StoreResult<Team>;

@@ -16,4 +16,5 @@ mod stream_lag;
 mod streams;
 mod task_events;
 mod tasks;
+mod team_admin;
 mod webhooks;

@@ -12,4 +12,5 @@ mod messages;
 mod people;
 mod project_claims;
 mod tasks;
+mod team_transfer;
 mod worker;

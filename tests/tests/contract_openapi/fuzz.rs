@@ -46,6 +46,12 @@ expected-statuses = [200, 201, 202, 204, 401, 403, 404, 409, 412, 429]
 include-operation-id = ["createTasks", "updateTask", "postMessage", "postMessages", "ackInbox", "claimTasks", "streamMessages", "patchMemory", "postTestRun", "searchMessages", "createWebhook", "createAgent"]
 checks.positive_data_acceptance.expected-statuses = [200, 201, 202, 204, 400, 401, 403, 404, 409, 412, 429]
 
+# schemathesis cannot generate an `application/x-ndjson` body (a team export's lines); the
+# import's bad files are tested in `tests/tests/api/team_admin.rs`.
+[[operations]]
+include-operation-id = ["importTeam"]
+enabled = false
+
 [[operations]]
 include-operation-id-regex = "^stream"
 max-stream-events = 1

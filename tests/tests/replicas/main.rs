@@ -5,6 +5,7 @@
 mod clock;
 mod limits;
 mod pgbouncer;
+mod team_delete;
 
 use huddle_tests::process::HuddledProcess;
 use huddle_tests::sse::SseReader;

@@ -18,4 +18,5 @@ mod quotas;
 mod retention;
 mod search;
 mod statistics;
+mod team_admin;
 mod wide_graphs;

@@ -59,6 +59,7 @@ mod queries;
 mod retry;
 mod stream;
 mod tasks;
+mod team_admin;
 mod teams;
 mod test_history;
 mod transport;

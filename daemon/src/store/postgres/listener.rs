@@ -12,6 +12,7 @@
 
 use super::super::rules::event_json;
 use super::super::StoreResult;
+use super::team_admin::TEAM_DELETED;
 use super::tx::{Announcement, TOKEN_EVENTS};
 use super::{messages, CHANNEL};
 use crate::hub::{Hub, Publish, RemoteRevocation, StreamItem};
@@ -36,7 +37,7 @@ pub async fn start(
     stop: CancellationToken,
 ) -> StoreResult<tokio::task::JoinHandle<()>> {
     let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(CHANNEL).await?;
+    listener.listen_all([CHANNEL, TEAM_DELETED]).await?;
     let pool = pool.clone();
     Ok(tokio::spawn(async move {
         let mut delivered: HashMap<i64, Delivered> = HashMap::new();
@@ -51,6 +52,10 @@ pub async fn start(
                     while let Some(more) = listener.next_buffered() {
                         waiting.push(more);
                     }
+                    // Deletions after the announcements they follow: a deleted team is read no more.
+                    let (deleted, waiting): (Vec<_>, Vec<_>) = waiting
+                        .into_iter()
+                        .partition(|n| n.channel() == TEAM_DELETED);
                     let announced = waiting.iter().filter_map(|n| {
                         let a = Announcement::decode(n.payload());
                         if a.is_none() {
@@ -63,6 +68,14 @@ pub async fn start(
                         if let Err(e) = deliver(&mut listener, &hub, &mut delivered, a).await {
                             tracing::warn!(error = %e, "reading announced changes failed");
                             failed = true;
+                        }
+                    }
+                    for n in deleted {
+                        match n.payload().parse() {
+                            Ok(team) => forget_team(&hub, &mut delivered, team),
+                            Err(_) => {
+                                tracing::warn!(payload = n.payload(), "unreadable team deletion")
+                            }
                         }
                     }
                     // Read again on a fresh connection, from where each team was delivered.
@@ -99,7 +112,7 @@ async fn reconnect(
     loop {
         let listening = async {
             let mut l = PgListener::connect_with(pool).await?;
-            l.listen(CHANNEL).await?;
+            l.listen_all([CHANNEL, TEAM_DELETED]).await?;
             Ok::<_, sqlx::Error>(l)
         };
         let attempt = tokio::select! {
@@ -269,6 +282,12 @@ where
     Ok(())
 }
 
+/// A team was deleted (on any replica): its tokens, streams and waiters here end.
+fn forget_team(hub: &Hub, delivered: &mut HashMap<i64, Delivered>, team: i64) {
+    delivered.remove(&team);
+    hub.delete_team(team);
+}
+
 /// After a lost connection: read every known team from where it was, wake every claimer.
 /// False when the database could not be read (the caller tries again).
 async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Delivered>) -> bool {
@@ -283,6 +302,15 @@ async fn catch_up(pool: &PgPool, hub: &Hub, delivered: &mut HashMap<i64, Deliver
                 return false;
             }
         };
+    // A team known here but gone from the database was deleted while the connection was down.
+    let gone: Vec<i64> = delivered
+        .keys()
+        .filter(|id| !teams.iter().any(|(team, _, _)| team == *id))
+        .copied()
+        .collect();
+    for team in gone {
+        forget_team(hub, delivered, team);
+    }
     for (team_id, msg, event) in teams {
         if !delivered.contains_key(&team_id) {
             continue;

@@ -5,7 +5,7 @@
 //! past what the team's webhooks have handled.
 
 use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
-use super::super::StoreResult;
+use super::super::{StoreError, StoreResult};
 use super::db::Pool;
 use super::tx::Tx;
 
@@ -22,7 +22,11 @@ pub async fn prune(pool: &Pool, policy: &RetentionPolicy) -> StoreResult<Pruned>
             continue;
         }
         let mut tx = Tx::begin(pool).await?;
-        tx.lock_team(team).await?;
+        match tx.lock_team(team).await {
+            // Deleted since it was listed.
+            Err(StoreError::NotFound { .. }) => continue,
+            locked => locked?,
+        }
         let this = prune_team(&mut tx, team, &policy).await?;
         tx.commit().await?;
         pruned.tasks += this.tasks;

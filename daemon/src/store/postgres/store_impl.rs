@@ -239,11 +239,17 @@ impl Store for PostgresStore {
         let now: i64 = sqlx::query_scalar(&format!("select {}", super::DB_NOW_MS))
             .fetch_one(self.read().await?.db())
             .await?;
-        let expired = claims::teams_with_expired_leases(self.read().await?.db(), now).await?;
-        for team_id in expired {
-            moved += batched!(self, team_id, [], |tx| {
+        let teams = claims::teams_with_expired_leases(self.read().await?.db(), now).await?;
+        for team_id in teams {
+            let expired = batched!(self, team_id, [], |tx| {
                 claims::expire_team_leases(tx, team_id, now).await
-            })?;
+            });
+            match expired {
+                Ok(n) => moved += n,
+                // Deleted since it was listed: nothing of it is left to expire.
+                Err(StoreError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         Ok(moved)
     }

@@ -100,10 +100,13 @@ impl Tx {
         }
         // The clock is read after the lock is granted (the materialised CTE locks first), so
         // a team's writes get non-decreasing times in commit order, whichever replica wrote.
+        // No row: the team was deleted after the caller's token was checked (or while this
+        // waited for its lock).
         let (msg, event, now): (i64, i64, i64) = sqlx::query_as(LOCK_TEAM)
             .bind(team_id)
-            .fetch_one(self.conn())
-            .await?;
+            .fetch_optional(self.conn())
+            .await?
+            .ok_or_else(|| super::super::StoreError::not_found("team"))?;
         self.now_ms.get_or_insert(now);
         self.teams.insert(
             team_id,

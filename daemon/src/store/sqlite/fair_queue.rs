@@ -182,6 +182,14 @@ impl Admission {
         }
     }
 
+    /// Drops a queue's slots (jobs holding one keep it until they run).
+    pub fn forget(&self, key: QueueKey) {
+        self.queues
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
+    }
+
     pub async fn enter(&self, key: QueueKey) -> StoreResult<OwnedSemaphorePermit> {
         let slots = self
             .queues

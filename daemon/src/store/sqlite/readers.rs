@@ -108,6 +108,14 @@ impl Readers {
         result
     }
 
+    /// Forgets a deleted team's share of the connections.
+    pub fn forget_team(&self, team_id: i64) {
+        self.teams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&team_id);
+    }
+
     /// Closes every connection as soon as it is idle; later reads open fresh ones.
     pub fn recycle(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);

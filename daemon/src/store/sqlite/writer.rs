@@ -13,7 +13,7 @@ use super::super::{StoreError, StoreResult};
 use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};
 use crate::hub::{Hub, Publish};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -64,10 +64,13 @@ impl WriteCtx<'_> {
 
     fn seqs(&mut self, team_id: i64) -> StoreResult<&mut TeamSeqs> {
         if !self.seqs.contains_key(&team_id) {
+            // No row: the team was deleted after the caller's token was checked.
             let (msg, event) = self
                 .conn
                 .prepare_cached("select msg_seq, event_seq from teams where id = ?1")?
-                .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?
+                .ok_or_else(|| StoreError::not_found("team"))?;
             self.seqs.insert(team_id, TeamSeqs { msg, event });
         }
         Ok(self.seqs.get_mut(&team_id).expect("just inserted"))
@@ -100,6 +103,13 @@ impl WriteCtx<'_> {
                 true
             }
         }
+    }
+
+    /// The team was deleted by this job: later jobs of the batch read its (absent) row again
+    /// rather than write under sequences kept from before.
+    pub fn forget_team(&mut self, team_id: i64) {
+        self.seqs.remove(&team_id);
+        self.touched.retain(|(team, _), _| *team != team_id);
     }
 
     /// Writes the batch's sequences back to `teams`.
@@ -188,6 +198,11 @@ impl Writer {
             },
             done_rx,
         )
+    }
+
+    /// Forgets a deleted team's admission slots (a later job of that id makes new ones).
+    pub fn forget_team(&self, team_id: i64) {
+        self.admission.forget(Some(team_id));
     }
 
     /// Runs `op`, a write of the whole store (not of one team), in the next batch after every
