@@ -32,10 +32,14 @@ async fn task(api: &Api, id: &str) -> Value {
 /// The page posts it after the change itself, so the change can show first: wait for it.
 async fn logged(api: &Api, task_id: &str, action: &str) {
     let names_it = |m: &Value| m["data"]["taskId"] == task_id && m["data"]["action"] == action;
-    huddle_tests::eventually(30, &format!("a task_action {action} on {task_id}"), || async {
-        let log = newest(api, "type=task_action").await;
-        log.first().is_some_and(names_it)
-    })
+    huddle_tests::eventually(
+        30,
+        &format!("a task_action {action} on {task_id}"),
+        || async {
+            let log = newest(api, "type=task_action").await;
+            log.first().is_some_and(names_it)
+        },
+    )
     .await;
     let log = newest(api, "type=task_action").await;
     let last = log.first().expect("a task_action message");
