@@ -3,6 +3,7 @@
 // Long subjects and failure reasons are cut, with "show more".
 
 import { capped, h } from './dom.js';
+import { isOpenQuestion } from './gates.js';
 import { taskHash } from './route.js';
 
 const SUBJECT_CHARS = 200;
@@ -28,6 +29,9 @@ export function card(task, info, tasks) {
       class: 'badge badge-dead',
       title: `Can never become ready: ${i.dead.join(' ← ')} (${root} ${tasks.get(root).status})`,
     }, 'never ready');
+  } else if (isOpenQuestion(task)) {
+    // No worker claims a question: it waits on a person's answer, not on dependencies.
+    badge = h('span', { class: 'badge badge-question', title: 'Waits for a person to answer' }, 'awaiting answer');
   } else if (task.status === 'pending') {
     badge = i.unmet.length === 0 ? h('span', { class: 'badge badge-ready' }, 'ready') : h('span', { class: 'badge badge-waiting' }, `waiting on ${i.unmet.length}`);
   }

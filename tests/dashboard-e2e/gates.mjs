@@ -23,6 +23,11 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   check((await item.locator('.attention-question strong').textContent()) === '2 GB', 'the question as markdown');
   check((await page.locator('#attention-count').textContent()) === '1', 'the panel counts one');
   note(`${qid} shows in the panel and the title`);
+  // On the board the question is no claimable work: it awaits an answer, it is not "ready".
+  const questionCard = page.locator(`#board .card[data-task="${qid}"]`);
+  await questionCard.waitFor({ timeout: PATIENCE });
+  const questionBadge = await questionCard.locator('.badge').textContent();
+  check(questionBadge === 'awaiting answer', `the question's card says it awaits an answer: ${questionBadge}`);
 
   // Light and dark, desktop and 390 px, without sideways scrolling.
   for (const scheme of ['light', 'dark']) {

@@ -48,7 +48,8 @@ struct Cli {
         default_value = "http://127.0.0.1:7700"
     )]
     url: String,
-    /// Bearer token: an agent's, or the admin token for `team create` and `agent add`.
+    /// Bearer token: an agent's, or the admin token for `team create|ls|delete`,
+    /// `agent add`, `export` and `import`.
     #[arg(long, global = true, env = "HUDDLE_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// The team to work in.

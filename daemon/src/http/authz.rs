@@ -187,6 +187,20 @@ pub fn permit(caller: &Caller, action: Action) -> Result<(), ApiError> {
     }
 }
 
+/// [`permit`] for a caller that may be the admin token: the routes the admin shares with
+/// coordinators (teams, settings, delete, export, import) check through this.
+pub fn permit_principal(principal: &Principal, action: Action) -> Result<(), ApiError> {
+    let role = match principal {
+        Principal::Admin => None,
+        Principal::Agent(c) => Some(c.role),
+    };
+    if allowed(role, action) {
+        Ok(())
+    } else {
+        Err(refuse(role, action))
+    }
+}
+
 /// Type-level names for actions, so a handler's signature says what it needs.
 pub trait ActionName {
     const ACTION: Action;

@@ -1,7 +1,7 @@
 //! A whole team at once, for the admin token: delete it, export it as JSON Lines, import such
 //! a file as a new team (`store::transfer` is the format; README "Operations" the how-to).
 
-use super::authz::{allowed, refuse, Action};
+use super::authz::{permit_principal, Action};
 use super::error::{ApiError, ApiResult};
 use super::identity::Principal;
 use super::openapi_types::*;
@@ -18,18 +18,6 @@ use futures::StreamExt;
 use huddle_wire::Team;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-
-fn admin_may(principal: &Principal, action: Action) -> ApiResult<()> {
-    let role = match principal {
-        Principal::Admin => None,
-        Principal::Agent(c) => Some(c.role),
-    };
-    if allowed(role, action) {
-        Ok(())
-    } else {
-        Err(refuse(role, action))
-    }
-}
 
 /// Deletes the team and everything of it — agents, tasks, messages, events, memory, test
 /// history, webhooks — in one transaction. Its tokens are refused at once (on every replica)
@@ -51,7 +39,7 @@ pub async fn delete_team(
     principal: Principal,
     Path(team): Path<String>,
 ) -> ApiResult<StatusCode> {
-    admin_may(&principal, Action::DeleteTeams)?;
+    permit_principal(&principal, Action::DeleteTeams)?;
     let team_id = state.store.team_id(&team).await?;
     state.store.delete_team(team_id).await?;
     // Here at once; other replicas hear it from the database.
@@ -84,7 +72,7 @@ pub async fn export_team(
     principal: Principal,
     Path(team): Path<String>,
 ) -> ApiResult<Response> {
-    admin_may(&principal, Action::TransferTeams)?;
+    permit_principal(&principal, Action::TransferTeams)?;
     let team_id = state.store.team_id(&team).await?;
     let mut records = state.store.export_team(team_id).await?;
     // The first record decides the status: a team deleted meanwhile is a 404, not a broken 200.
@@ -138,7 +126,7 @@ pub async fn import_team(
     Path(team): Path<String>,
     body: Body,
 ) -> ApiResult<(StatusCode, Json<Team>)> {
-    admin_may(&principal, Action::TransferTeams)?;
+    permit_principal(&principal, Action::TransferTeams)?;
     validate::name("team", &team)?;
     // Refused before the body is read; the store refuses it again if one appears meanwhile.
     match state.store.team_id(&team).await {

@@ -1,7 +1,7 @@
 //! Teams and agents: the admin creates teams; the admin or a team's coordinator adds, revokes
 //! and rotates agents.
 
-use super::authz::{allowed, refuse, Action};
+use super::authz::{permit_principal, Action};
 use super::error::{ApiError, ApiResult};
 use super::extract::{path_team, ApiJson};
 use super::identity::Principal;
@@ -39,7 +39,7 @@ pub async fn create_team(
     principal: Principal,
     ApiJson(body): ApiJson<CreateTeam>,
 ) -> ApiResult<(StatusCode, Json<Team>)> {
-    check(&principal, Action::CreateTeam)?;
+    permit_principal(&principal, Action::CreateTeam)?;
     Ok((
         StatusCode::CREATED,
         Json(state.store.create_team(&body.name).await?),
@@ -66,22 +66,10 @@ pub async fn list_teams(
     State(state): State<AppState>,
     principal: Principal,
 ) -> ApiResult<Json<TeamList>> {
-    check(&principal, Action::ListTeams)?;
+    permit_principal(&principal, Action::ListTeams)?;
     Ok(Json(TeamList {
         teams: state.store.list_teams().await?,
     }))
-}
-
-fn check(principal: &Principal, action: Action) -> ApiResult<()> {
-    let role = match principal {
-        Principal::Admin => None,
-        Principal::Agent(c) => Some(c.role),
-    };
-    if allowed(role, action) {
-        Ok(())
-    } else {
-        Err(refuse(role, action))
-    }
 }
 
 /// Resolves the path's team for the admin, or checks an agent belongs to it (404 otherwise),
@@ -98,7 +86,7 @@ pub(super) async fn team_for(
         Principal::Agent(c) if c.team == team => c.team_id,
         Principal::Agent(_) => return Err(ApiError::not_found(format!("team {team} not found"))),
     };
-    check(principal, action)?;
+    permit_principal(principal, action)?;
     Ok(team_id)
 }
 
