@@ -87,6 +87,26 @@ pub fn retention_to_text(r: &TeamRetention) -> String {
     serde_json::to_string(r).expect("retention serialises")
 }
 
+/// Checks an import's `settings` record as the settings API checks the overrides; the error
+/// is the record's problem in words (the caller names the line).
+pub fn check_settings_record(r: &super::transfer::SettingsRecord) -> Result<(), String> {
+    let quota = |field: &str, v: Option<i64>| match v {
+        Some(v) if v < 0 => Err(format!("{field} is negative")),
+        v => Ok(v.map(|v| v as u64)),
+    };
+    let settings = TeamSettings {
+        quotas: huddle_wire::TeamQuotas {
+            max_tasks: quota("maxTasks", r.max_tasks)?,
+            max_edges: quota("maxEdges", r.max_edges)?,
+            max_messages: quota("maxMessages", r.max_messages)?,
+            max_storage_bytes: quota("maxStorageBytes", r.max_storage_bytes)?,
+        },
+        retention: serde_json::from_str(r.retention.get())
+            .map_err(|e| format!("retention: {e}"))?,
+    };
+    check_settings(&settings).map_err(|e| e.to_string())
+}
+
 /// The quotas in force, as the wire shows them.
 pub fn effective(limits: &crate::config::LimitSettings, settings: &TeamSettings) -> Quotas {
     Quotas::effective(limits, &settings.quotas)

@@ -2,12 +2,14 @@
 //!
 //! Each line is one record, `{"kind":"…","version":1,…}`, in this order: the `team`, its
 //! `agent`s, `counter`s, `task`s (dependencies inline), `message`s, `idempotency_key`s,
-//! `event`s, `memory_change`s, `test_run`s (outcomes inline), `webhook`s, and last an `end`
+//! `event`s, `memory_change`s, `test_run`s (outcomes inline), `webhook`s, the admin's
+//! `settings` (quota and retention overrides, when the team has any), and last an `end`
 //! naming how many records came before it, so a file cut at a line boundary is refused too.
 //! Every backend writes the same bytes for the same team: rows in a fixed order, JSON the
 //! store kept as text copied as is. Times are milliseconds since the epoch, as stored.
 //! A task in progress is written as `pending` without its holder and lease (its worker does
-//! not move with it); webhooks without their lease. The delivery log of webhooks is not exported.
+//! not move with it); webhooks without their lease. The delivery log of webhooks is not exported
+//! (it records what was sent from this daemon, not state the team needs).
 
 use super::{StoreError, StoreResult};
 use huddle_wire::{Role, TaskStatus};
@@ -170,6 +172,18 @@ pub struct WebhookRecord {
     pub event_cursor: i64,
 }
 
+/// The admin's overrides of the configured quotas and retention (absent: the defaults), so a
+/// restored or moved team keeps its limits. Retention is the stored JSON, as is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SettingsRecord {
+    pub max_tasks: Option<i64>,
+    pub max_edges: Option<i64>,
+    pub max_messages: Option<i64>,
+    pub max_storage_bytes: Option<i64>,
+    pub retention: Json,
+}
+
 /// The last line: how many records precede it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -190,11 +204,12 @@ pub enum Record {
     MemoryChange(MemoryChangeRecord),
     TestRun(TestRunRecord),
     Webhook(WebhookRecord),
+    Settings(SettingsRecord),
     End(EndRecord),
 }
 
 /// Every kind, in the order a file holds them.
-pub const KINDS: [&str; 11] = [
+pub const KINDS: [&str; 12] = [
     "team",
     "agent",
     "counter",
@@ -205,6 +220,7 @@ pub const KINDS: [&str; 11] = [
     "memory_change",
     "test_run",
     "webhook",
+    "settings",
     "end",
 ];
 
@@ -235,7 +251,8 @@ impl Record {
             Record::MemoryChange(_) => 7,
             Record::TestRun(_) => 8,
             Record::Webhook(_) => 9,
-            Record::End(_) => 10,
+            Record::Settings(_) => 10,
+            Record::End(_) => 11,
         }
     }
 
@@ -260,6 +277,7 @@ impl Record {
             Record::MemoryChange(r) => line(kind, r),
             Record::TestRun(r) => line(kind, r),
             Record::Webhook(r) => line(kind, r),
+            Record::Settings(r) => line(kind, r),
             Record::End(r) => line(kind, r),
         };
         let mut text = text.map_err(|e| StoreError::Internal(e.to_string()))?;
@@ -318,6 +336,7 @@ impl Record {
             "memory_change" => Record::MemoryChange(of(&kind, &rest)?),
             "test_run" => Record::TestRun(of(&kind, &rest)?),
             "webhook" => Record::Webhook(of(&kind, &rest)?),
+            "settings" => Record::Settings(of(&kind, &rest)?),
             "end" => Record::End(of(&kind, &rest)?),
             other => {
                 return Err(format!(

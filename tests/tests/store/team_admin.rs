@@ -362,7 +362,7 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
     ] {
         assert!(kinds.contains(&format!("\"{kind}\"")), "no {kind} record");
     }
-    for kind in ["memory_change", "test_run", "webhook", "end"] {
+    for kind in ["memory_change", "test_run", "webhook", "settings", "end"] {
         assert!(kinds.contains(&format!("\"{kind}\"")), "no {kind} record");
     }
     // The task in progress travels as pending, without its lease; its attempt is kept.
@@ -401,6 +401,14 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
             .unwrap()
             .expect("TEST-001 is claimable");
         assert_eq!((claimed.id.as_str(), claimed.attempts), ("TEST-001", 1));
+        // The admin's overrides came along: the moved team keeps its quota.
+        let (settings, _) = target.team_settings(tester.team_id).await.unwrap();
+        assert_eq!(
+            settings.quotas.max_tasks,
+            Some(10_000),
+            "{}",
+            target.describe()
+        );
         let blocked = target.get_task(tester.team_id, "TEST-002").await.unwrap();
         assert_eq!(blocked.blocked_by, vec!["TEST-001".to_string()]);
         // The same daemon holds those tokens now: a copy under another name is refused whole.
@@ -446,6 +454,20 @@ async fn an_import_that_contradicts_itself_writes_nothing() {
             .unwrap_err();
         assert!(
             matches!(&err, StoreError::Invalid { field, .. } if field == &format!("line {}", at + 2)),
+            "{err:?}"
+        );
+        assert!(store.team_id("qa").await.is_err(), "nothing was kept");
+        // A negative quota in the settings: refused, its line named, nothing kept.
+        let negative = original.replace(r#""maxTasks":10000"#, r#""maxTasks":-1"#);
+        assert_ne!(negative, original, "the export holds the settings");
+        let settings_line = original
+            .lines()
+            .position(|l| l.contains(r#""kind":"settings""#))
+            .unwrap();
+        let err = import_text(&*store, "qa", &negative).await.unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Invalid { field, message, .. }
+                if field == &format!("line {}", settings_line + 1) && message.contains("negative")),
             "{err:?}"
         );
         assert!(store.team_id("qa").await.is_err(), "nothing was kept");

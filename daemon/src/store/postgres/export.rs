@@ -40,7 +40,7 @@ pub async fn export(pool: &Pool, team_id: i64, out: &Out) -> StoreResult<()> {
 type Make = fn(&PgRow) -> StoreResult<Record>;
 
 /// The queries in file order, each with its row → record.
-const QUERIES: [(&str, Make); 10] = [
+const QUERIES: [(&str, Make); 11] = [
     (
         "select name, created_at, msg_seq, event_seq, memory_doc, memory_version
          from teams where id = $1",
@@ -202,6 +202,19 @@ const QUERIES: [(&str, Make); 10] = [
                 created_at: r.try_get(4)?,
                 message_cursor: r.try_get(5)?,
                 event_cursor: r.try_get(6)?,
+            }))
+        },
+    ),
+    (
+        "select max_tasks, max_edges, max_messages, max_storage_bytes, retention
+         from team_settings where team_id = $1",
+        |r| {
+            Ok(Record::Settings(SettingsRecord {
+                max_tasks: r.try_get(0)?,
+                max_edges: r.try_get(1)?,
+                max_messages: r.try_get(2)?,
+                max_storage_bytes: r.try_get(3)?,
+                retention: json_of(r.try_get(4)?)?,
             }))
         },
     ),

@@ -3,6 +3,7 @@
 //! empties every table in one transaction and announces the deletion on [`TEAM_DELETED`], so
 //! every replica drops the team's tokens and ends its streams. An import is one transaction.
 
+use super::super::quotas::check_settings_record;
 use super::super::team_admin::{
     check_import, duplicate_team, import_error, records_cut_short, ImportRecords, TeamAdminStore,
     AFTER_IMPORT_CHECKS, EXPORT_BUFFER, RECOUNT_BLOCKERS, TEAM_TABLES,
@@ -84,6 +85,9 @@ impl TeamAdminStore for PostgresStore {
         while let Some((line, record)) = records.recv().await {
             ended |= matches!(record, Record::End(_));
             let kind = record.kind();
+            if let Record::Settings(settings) = &record {
+                check_settings_record(settings).map_err(|why| import_error(line, kind, &why))?;
+            }
             if let Err(e) = insert(&mut tx, id, record).await {
                 return Err(match e {
                     sqlx::Error::Database(db) => import_error(line, kind, db.message()),
@@ -262,6 +266,21 @@ async fn insert(tx: &mut PoolTx, team: i64, record: Record) -> Result<(), sqlx::
             .bind(r.errors)
             .bind(nodeids)
             .bind(outcomes)
+            .execute(tx.db())
+            .await?;
+        }
+        Record::Settings(r) => {
+            sqlx::query(
+                "insert into team_settings (team_id, max_tasks, max_edges, max_messages,
+                     max_storage_bytes, retention)
+                 values ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(team)
+            .bind(r.max_tasks)
+            .bind(r.max_edges)
+            .bind(r.max_messages)
+            .bind(r.max_storage_bytes)
+            .bind(r.retention.get())
             .execute(tx.db())
             .await?;
         }

@@ -241,6 +241,21 @@ pub fn export(
                     event_cursor: r.get(6)?,
                 }))
             },
+        )? && rows(
+            conn,
+            &mut out,
+            "select max_tasks, max_edges, max_messages, max_storage_bytes, retention
+             from team_settings where team_id = ?1",
+            team_id,
+            |r| {
+                Ok(Record::Settings(SettingsRecord {
+                    max_tasks: r.get(0)?,
+                    max_edges: r.get(1)?,
+                    max_messages: r.get(2)?,
+                    max_storage_bytes: r.get(3)?,
+                    retention: json(r.get(4)?)?,
+                }))
+            },
         )?;
     if done {
         let records = out.sent;

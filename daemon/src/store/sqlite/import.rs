@@ -2,6 +2,7 @@
 //! the records as the spooled file is read, then the checks that bind them together.
 //! The writer takes no other job meanwhile: a large import is best run in a quiet moment.
 
+use super::super::quotas::check_settings_record;
 use super::super::rules::fmt_time;
 use super::super::team_admin::{
     check_import, duplicate_team, import_error, records_cut_short, ImportRecords,
@@ -197,6 +198,22 @@ fn insert(conn: &Connection, team: i64, record: Record) -> StoreResult<()> {
             for (nodeid, value) in &r.outcomes {
                 outcome.execute(params![run, nodeid, value])?;
             }
+        }
+        Record::Settings(r) => {
+            check_settings_record(&r).map_err(StoreError::Internal)?;
+            conn.prepare_cached(
+                "insert into team_settings (team_id, max_tasks, max_edges, max_messages,
+                     max_storage_bytes, retention)
+                 values (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                team,
+                r.max_tasks,
+                r.max_edges,
+                r.max_messages,
+                r.max_storage_bytes,
+                r.retention.get()
+            ])?;
         }
         Record::Webhook(w) => {
             conn.prepare_cached(
