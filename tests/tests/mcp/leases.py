@@ -27,6 +27,10 @@ ADMIN = os.environ["HUDDLE_ADMIN"]
 COORD = os.environ["HUDDLE_COORDINATOR"]
 TESTERS = os.environ["HUDDLE_TESTERS"].split(",")
 TURN_LEASES = int(os.environ.get("HUDDLE_TURN_LEASES", "4"))
+# How long the impatient clients wait (seconds), and how soon after they leave their waits must
+# be gone: together well under the 25 s the waits ask for.
+GIVE_UP = 12.0
+ENDED_WITHIN = 8
 MCP = f"{URL}/mcp"
 JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -138,13 +142,17 @@ async def abandon_waits(report):
                      for i in range(20)]
         dropped = [asyncio.create_task(raw(token(i), rpc(f"d{i}", "task_claim", wait)))
                    for i in range(20)]
-        timed_out = [asyncio.create_task(raw(token(i), rpc(f"t{i}", "task_claim", wait), 8.0))
-                     for i in range(20)]
-        sdk = [asyncio.create_task(sdk_agents[i % 4].session.call_tool(
-                   "task_claim", wait, read_timeout_seconds=8.0)) for i in range(20)]
         rest = [asyncio.create_task(rest_claim(token(i))) for i in range(20)]
         inbox = [asyncio.create_task(raw(token(i), rpc(f"i{i}", "inbox_read", {"waitMs": 25000})))
                  for i in range(10)]
+        # The clients that give up by themselves start once the others wait, so their clock
+        # runs only while their own waits are set up: on a loaded machine, setting up all 100
+        # at once took longer than their patience, and they left before the count was reached.
+        await until("60 claims waiting", lambda: _ge(waiting(http, "claim"), 60))
+        timed_out = [asyncio.create_task(raw(token(i), rpc(f"t{i}", "task_claim", wait), GIVE_UP))
+                     for i in range(20)]
+        sdk = [asyncio.create_task(sdk_agents[i % 4].session.call_tool(
+                   "task_claim", wait, read_timeout_seconds=GIVE_UP)) for i in range(20)]
         await until("100 claims waiting", lambda: _ge(waiting(http, "claim"), 100))
         await until("10 inbox reads waiting", lambda: _ge(waiting(http, "inbox"), 10))
 
@@ -164,11 +172,12 @@ async def abandon_waits(report):
         report["timeouts_raised"] = sum(isinstance(o, Exception) or getattr(o, "is_error", False)
                                         for o in outcomes)
         await asyncio.gather(*dropped, *rest, *inbox, return_exceptions=True)
-        # The clients gave up 8 s in; their waits had 25 s to run.
+        # The clients gave up GIVE_UP s in; their waits had 25 s to run, so waits that outlived
+        # their clients would still be counted when these deadlines pass.
         await until("every abandoned wait to end",
-                    lambda: _eq(waiting(http, "claim"), 0), seconds=8)
+                    lambda: _eq(waiting(http, "claim"), 0), seconds=ENDED_WITHIN)
         await until("every abandoned inbox read to end",
-                    lambda: _eq(waiting(http, "inbox"), 0), seconds=8)
+                    lambda: _eq(waiting(http, "inbox"), 0), seconds=ENDED_WITHIN)
         await create(http, "GHOST", 20)
         report["ghost_tasks"] = [t for t in await tasks(http) if t["id"].startswith("GHOST")]
 
