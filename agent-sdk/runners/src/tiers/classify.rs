@@ -98,7 +98,7 @@ pub fn classify_file(
         return made(Tier::E2e, "uses Playwright (pytest-playwright)".into());
     }
     if let Some((tier, dir)) = tier_of_directory(file) {
-        return made(tier, format!("in a {dir}/ directory"));
+        return made(tier, format!("in the directory {dir}/"));
     }
     if let Some((tier, why)) = marker(file, text, framework) {
         return made(tier, why);
