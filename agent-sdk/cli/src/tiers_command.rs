@@ -117,7 +117,10 @@ fn write_scope(notes: &mut String, diff: &DiffScope) {
         let _ = writeln!(notes, "affected: {line}");
     }
     for f in &diff.uncovered {
-        let _ = writeln!(notes, "uncovered implementation: {f} (no test in any tier maps to it)");
+        let _ = writeln!(
+            notes,
+            "uncovered implementation: {f} (no test in any tier maps to it)"
+        );
     }
 }
 
@@ -158,7 +161,12 @@ pub fn render(report: &TiersReport) -> String {
                         .as_deref()
                         .map(|e| format!(": {e}"))
                         .unwrap_or_default();
-                    let _ = writeln!(out, "    FAILED {} [{}{evidence}]", f.test, f.class.as_str());
+                    let _ = writeln!(
+                        out,
+                        "    FAILED {} [{}{evidence}]",
+                        f.test,
+                        f.class.as_str()
+                    );
                 }
                 for r in &t.runs {
                     let _ = writeln!(out, "    run ({}): {}", r.framework, r.run_dir.display());

@@ -47,7 +47,12 @@ fn add_selection(ctx: &Ctx<'_>, inv: &mut Invocation) {
             inv.args.extend(files.into_iter().map(Into::into));
             if !names.is_empty() && ctx.opts.filter.is_none() {
                 let titles: Vec<String> = names.iter().map(|n| n.replace("::", " ")).collect();
-                inv.arg(format!("--grep={}", super::exact_names_pattern(&titles).trim_start_matches('^').trim_end_matches('$')));
+                inv.arg(format!(
+                    "--grep={}",
+                    super::exact_names_pattern(&titles)
+                        .trim_start_matches('^')
+                        .trim_end_matches('$')
+                ));
             }
         }
     }
@@ -356,7 +361,10 @@ mod tests {
           "errors": []
         }"#;
         let tests = parse_playwright_json(json, Path::new("/p")).unwrap();
-        let ids: Vec<(&str, Outcome)> = tests.iter().map(|t| (t.nodeid.as_str(), t.outcome)).collect();
+        let ids: Vec<(&str, Outcome)> = tests
+            .iter()
+            .map(|t| (t.nodeid.as_str(), t.outcome))
+            .collect();
         assert_eq!(
             ids,
             [
@@ -366,7 +374,10 @@ mod tests {
             ]
         );
         let text = tests[1].longrepr.as_deref().unwrap();
-        assert!(text.contains("toHaveText") && text.contains("trace.zip") && text.contains("shot.png"), "{text}");
+        assert!(
+            text.contains("toHaveText") && text.contains("trace.zip") && text.contains("shot.png"),
+            "{text}"
+        );
         assert_eq!(tests[1].lineno, Some(9));
     }
 
@@ -375,7 +386,10 @@ mod tests {
         let json = br#"{"suites": [], "errors": [{"message": "Error: no tests found"}]}"#;
         let tests = parse_playwright_json(json, Path::new("/p")).unwrap();
         assert_eq!(tests.len(), 1);
-        assert_eq!((tests[0].nodeid.as_str(), tests[0].outcome), ("[runner]", Outcome::Error));
+        assert_eq!(
+            (tests[0].nodeid.as_str(), tests[0].outcome),
+            ("[runner]", Outcome::Error)
+        );
         assert!(parse_playwright_json(b"{", Path::new("/p")).is_err());
     }
 }

@@ -86,7 +86,10 @@ pub fn classify_file(
         reason,
         runner,
     };
-    for (source, paths) in [("task metadata", overrides.task), ("huddle.toml", overrides.project)] {
+    for (source, paths) in [
+        ("task metadata", overrides.task),
+        ("huddle.toml", overrides.project),
+    ] {
         if let Some((tier, path)) = paths.and_then(|p| p.tier_of(file)) {
             return made(tier, format!("{source} [tiers] {tier} lists {path}"));
         }
@@ -134,7 +137,10 @@ pub fn pbt_library(text: &str, framework: Framework) -> Option<&'static str> {
             ("@fast-check/", "fast-check"),
         ],
     };
-    signs.iter().find(|(s, _)| text.contains(s)).map(|(_, l)| *l)
+    signs
+        .iter()
+        .find(|(s, _)| text.contains(s))
+        .map(|(_, l)| *l)
 }
 
 fn imports_playwright_test(text: &str) -> bool {
@@ -250,13 +256,21 @@ mod tests {
             tier("tests/test_p.py", "from hypothesis import given", py),
             (Tier::Pbt, "uses hypothesis".into())
         );
-        assert_eq!(tier("tests/integration/test_api.py", "", py).0, Tier::Integration);
+        assert_eq!(
+            tier("tests/integration/test_api.py", "", py).0,
+            Tier::Integration
+        );
         assert_eq!(
             tier("tests/test_api.py", "@pytest.mark.integration", py).0,
             Tier::Integration
         );
         assert_eq!(
-            tier("tests/test_ui.py", "from playwright.sync_api import Page", py).0,
+            tier(
+                "tests/test_ui.py",
+                "from playwright.sync_api import Page",
+                py
+            )
+            .0,
             Tier::E2e
         );
         let js = Framework::Vitest;
@@ -293,7 +307,12 @@ mod tests {
             task: None,
             project: Some(&project),
         };
-        let c = classify_file("tests/unit/test_slow.py", "", Framework::Pytest, &only_project);
+        let c = classify_file(
+            "tests/unit/test_slow.py",
+            "",
+            Framework::Pytest,
+            &only_project,
+        );
         assert_eq!(c.tier, Tier::Integration);
         assert!(c.reason.contains("huddle.toml"), "{}", c.reason);
         let both = TierOverrides {
@@ -308,8 +327,7 @@ mod tests {
     #[test]
     fn go_projects_are_refused_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();
-        let e = classify_project(dir.path(), Framework::Go, &TierOverrides::default())
-            .unwrap_err();
+        let e = classify_project(dir.path(), Framework::Go, &TierOverrides::default()).unwrap_err();
         assert!(e.to_string().contains("not supported for go"), "{e}");
     }
 }

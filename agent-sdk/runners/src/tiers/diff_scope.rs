@@ -29,7 +29,10 @@ const SOURCE_EXTENSIONS: &[&str] = &[
 ];
 
 fn ext(file: &str) -> &str {
-    Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or("")
+    Path::new(file)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
 }
 
 fn stem(file: &str) -> &str {
@@ -55,12 +58,15 @@ pub fn scope(
     for file in changed {
         let name = file.rsplit('/').next().unwrap_or(file);
         if let Some(c) = classified.iter().find(|c| &c.file == file) {
-            out.reasons.push(format!("{file}: a {} test file, run directly", c.tier));
+            out.reasons
+                .push(format!("{file}: a {} test file, run directly", c.tier));
             add(&mut out, c);
             continue;
         }
         let dirs: Vec<&str> = file.split('/').collect();
-        let shared = dirs[..dirs.len() - 1].iter().find(|d| SHARED_DIRS.contains(d));
+        let shared = dirs[..dirs.len() - 1]
+            .iter()
+            .find(|d| SHARED_DIRS.contains(d));
         let config = CONFIG_FILES.contains(&name);
         if shared.is_some() || config || (framework == Framework::Cargo && ext(file) == "rs") {
             let why = match shared {
@@ -68,7 +74,8 @@ pub fn scope(
                 None if config => "configuration".to_string(),
                 None => "the crate's code, which every tier tests".to_string(),
             };
-            out.reasons.push(format!("{file}: {why}: every tier runs in full"));
+            out.reasons
+                .push(format!("{file}: {why}: every tier runs in full"));
             for c in classified {
                 add(&mut out, c);
             }
@@ -124,9 +131,14 @@ fn counterparts<'a>(
             || test_stem.strip_suffix("_test") == Some(s);
         let by_import = framework.is_node()
             && std::fs::read_to_string(project.join(&c.file)).is_ok_and(|t| {
-                [format!("/{s}'"), format!("/{s}\""), format!("/{s}.js'"), format!("/{s}.ts'")]
-                    .iter()
-                    .any(|p| t.contains(p.as_str()))
+                [
+                    format!("/{s}'"),
+                    format!("/{s}\""),
+                    format!("/{s}.js'"),
+                    format!("/{s}.ts'"),
+                ]
+                .iter()
+                .any(|p| t.contains(p.as_str()))
             });
         if by_name || by_import {
             found.push(c);
@@ -165,7 +177,10 @@ mod tests {
         let s = scope(dir.path(), Framework::Pytest, &classified, &changed);
         assert_eq!(s.files[&Tier::Unit], ["tests/unit/test_text.py"]);
         assert_eq!(s.files[&Tier::Pbt], ["tests/pbt/test_text.py"]);
-        assert_eq!(s.files[&Tier::Integration], ["tests/integration/test_api.py"]);
+        assert_eq!(
+            s.files[&Tier::Integration],
+            ["tests/integration/test_api.py"]
+        );
         assert_eq!(s.uncovered, ["app/billing.py"]);
         let wide = scope(
             dir.path(),
@@ -174,6 +189,10 @@ mod tests {
             &["app/utils/strings.py".to_string()],
         );
         assert_eq!(wide.files.values().map(Vec::len).sum::<usize>(), 3);
-        assert!(wide.reasons[0].contains("shared code (utils/)"), "{:?}", wide.reasons);
+        assert!(
+            wide.reasons[0].contains("shared code (utils/)"),
+            "{:?}",
+            wide.reasons
+        );
     }
 }

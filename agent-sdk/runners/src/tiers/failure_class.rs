@@ -54,7 +54,12 @@ pub fn classify_failure(test: &TestResult) -> (FailureClass, Option<String>) {
         return (FailureClass::Infrastructure, Some(line));
     }
     if matches!(test.nodeid.as_str(), "[TIMEOUT]" | "[runner]" | "[crash]") {
-        let first = text.lines().next().unwrap_or(&test.nodeid).trim().to_string();
+        let first = text
+            .lines()
+            .next()
+            .unwrap_or(&test.nodeid)
+            .trim()
+            .to_string();
         return (FailureClass::Infrastructure, Some(first));
     }
     (FailureClass::Implementation, None)

@@ -14,8 +14,8 @@ use crate::error::RunnerError;
 use crate::framework::Framework;
 use crate::options::{RunOptions, Selection};
 use crate::report::{Report, Summary};
-use crate::rundir;
 use crate::run::{canonical_project, run_tests};
+use crate::rundir;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -196,7 +196,11 @@ pub async fn run_tiers(
     let report = TiersReport {
         root: project.display().to_string(),
         framework,
-        verdict: if ran_any && all_good { "passed" } else { "failed" },
+        verdict: if ran_any && all_good {
+            "passed"
+        } else {
+            "failed"
+        },
         tiers,
         notes,
         dir: dir.clone(),
@@ -239,11 +243,13 @@ fn service_specs(
 }
 
 fn playwright_starts_its_server(project: &Path) -> bool {
-    ["playwright.config.ts", "playwright.config.js", "playwright.config.mjs"]
-        .iter()
-        .any(|f| {
-            std::fs::read_to_string(project.join(f)).is_ok_and(|t| t.contains("webServer"))
-        })
+    [
+        "playwright.config.ts",
+        "playwright.config.js",
+        "playwright.config.mjs",
+    ]
+    .iter()
+    .any(|f| std::fs::read_to_string(project.join(f)).is_ok_and(|t| t.contains("webServer")))
 }
 
 struct TierCtx<'a> {
@@ -298,7 +304,9 @@ impl TierCtx<'_> {
         };
         out.timeout_secs = timeout.as_secs();
         if tier == Tier::Pbt {
-            if let Some(missing) = missing_pbt_library(self.project, self.framework, &self.opts.run).await? {
+            if let Some(missing) =
+                missing_pbt_library(self.project, self.framework, &self.opts.run).await?
+            {
                 out.skipped = Some(SkipReason::NoPbtLibrary);
                 out.skip_detail = Some(missing);
                 return Ok(out);
@@ -339,7 +347,9 @@ impl TierCtx<'_> {
             if tier == Tier::E2e {
                 self.browser_env(&mut env);
             }
-            let result = self.run_groups(tier, files, timeout, &tier_dir, env, &mut out).await;
+            let result = self
+                .run_groups(tier, files, timeout, &tier_dir, env, &mut out)
+                .await;
             if let Some(r) = running.take() {
                 r.stop(self.opts.run.kill_grace).await;
             }
@@ -384,7 +394,10 @@ impl TierCtx<'_> {
         for (_, (fw, paths)) in groups {
             let mut run_env = env.clone();
             if tier == Tier::E2e && fw == Framework::Pytest {
-                run_env.push(("PYTEST_ADDOPTS".into(), self.pytest_playwright_args(tier_dir)));
+                run_env.push((
+                    "PYTEST_ADDOPTS".into(),
+                    self.pytest_playwright_args(tier_dir),
+                ));
             }
             let opts = RunOptions {
                 selection: Selection::Paths(selection_paths(fw, &paths)),
@@ -471,7 +484,9 @@ fn sum(summaries: impl Iterator<Item = Summary>) -> Summary {
 fn artifacts(pipeline: &Path, tier_dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
     walk_files(tier_dir, &mut |p| {
-        let is_artifact = p.extension().is_some_and(|e| e == "zip" || e == "png" || e == "webm")
+        let is_artifact = p
+            .extension()
+            .is_some_and(|e| e == "zip" || e == "png" || e == "webm")
             && p.components().any(|c| c.as_os_str() == "playwright-output");
         if is_artifact {
             found.push(crate::adapters::relative(pipeline, &p.to_string_lossy()));
@@ -502,10 +517,14 @@ async fn missing_pbt_library(
     opts: &RunOptions,
 ) -> Result<Option<String>, RunnerError> {
     let found = match framework {
-        Framework::Pytest => crate::adapters::python_probe::can_import(project, opts, "hypothesis").await?,
+        Framework::Pytest => {
+            crate::adapters::python_probe::can_import(project, opts, "hypothesis").await?
+        }
         Framework::Cargo => {
             let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap_or_default();
-            ["proptest", "quickcheck"].iter().any(|l| manifest.contains(l))
+            ["proptest", "quickcheck"]
+                .iter()
+                .any(|l| manifest.contains(l))
         }
         fw if fw.is_node() => ["fast-check", "@fast-check/vitest", "@fast-check/jest"]
             .iter()
@@ -526,7 +545,11 @@ mod tests {
 
     #[test]
     fn cargo_unit_tests_run_by_target() {
-        let files = vec!["src/lib.rs".to_string(), "src/text.rs".into(), "tests/pbt.rs".into()];
+        let files = vec![
+            "src/lib.rs".to_string(),
+            "src/text.rs".into(),
+            "tests/pbt.rs".into(),
+        ];
         assert_eq!(
             selection_paths(Framework::Cargo, &files),
             ["src/lib.rs", "tests/pbt.rs"]

@@ -198,7 +198,10 @@ chromium = "/usr/bin/chromium"
             f.tiers.tier_of("tests/unit/test_a.py"),
             Some((Tier::Unit, "tests/unit"))
         );
-        assert_eq!(f.tiers.tier_of("e2e/app.spec.ts").map(|t| t.0), Some(Tier::E2e));
+        assert_eq!(
+            f.tiers.tier_of("e2e/app.spec.ts").map(|t| t.0),
+            Some(Tier::E2e)
+        );
         assert_eq!(f.tiers.tier_of("tests/unitx/test_a.py"), None);
         assert_eq!(f.services["api"].timeout_secs, Some(5));
         assert_eq!(f.e2e.chromium.as_deref(), Some("/usr/bin/chromium"));
@@ -210,7 +213,8 @@ chromium = "/usr/bin/chromium"
         assert!(unknown.contains("smoke"), "{unknown}");
         let no_health = parse("[services.db]\ncommand = \"x\"\n").unwrap_err();
         assert!(no_health.contains("health"), "{no_health}");
-        let not_url = parse("[services.db]\ncommand = \"x\"\nhealth = \"localhost\"\n").unwrap_err();
+        let not_url =
+            parse("[services.db]\ncommand = \"x\"\nhealth = \"localhost\"\n").unwrap_err();
         assert!(not_url.contains("http://"), "{not_url}");
         assert!(parse("[tiers\n").is_err());
         assert_eq!(parse("").unwrap(), ProjectFile::default());

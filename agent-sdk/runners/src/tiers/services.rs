@@ -134,12 +134,14 @@ async fn start_one(
         Some(p) => s.replace("{port}", &p.to_string()),
         None => s.to_string(),
     };
-    let argv = shlex::split(&fill(&spec.command)).filter(|a| !a.is_empty()).ok_or_else(|| {
-        RunnerError::Unsupported(format!(
-            "[services.{name}] command {:?} is not a valid command line",
-            spec.command
-        ))
-    })?;
+    let argv = shlex::split(&fill(&spec.command))
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| {
+            RunnerError::Unsupported(format!(
+                "[services.{name}] command {:?} is not a valid command line",
+                spec.command
+            ))
+        })?;
     let cwd = match &spec.cwd {
         Some(d) => {
             crate::guard::check_path(d)?;
@@ -209,7 +211,9 @@ async fn start_one(
                 if !running.env.iter().any(|(k, _)| k == "HUDDLE_SERVICE_URL") {
                     running.env.push(("HUDDLE_SERVICE_URL".into(), url.clone()));
                 }
-                running.env.push((format!("HUDDLE_SERVICE_{upper}_URL"), url));
+                running
+                    .env
+                    .push((format!("HUDDLE_SERVICE_{upper}_URL"), url));
             }
             if let Some(p) = port {
                 running
@@ -290,7 +294,13 @@ fn base_url(url: &str) -> Option<String> {
 
 fn env_name(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -329,7 +339,10 @@ pub fn detect(project: &Path) -> Option<(String, ServiceSpec)> {
         let pkg: serde_json::Value = serde_json::from_str(&text).ok()?;
         for script in ["start", "dev"] {
             if pkg["scripts"][script].is_string() {
-                return Some(("app".into(), spec(&format!("npm run {script} -- --port {{port}}"))));
+                return Some((
+                    "app".into(),
+                    spec(&format!("npm run {script} -- --port {{port}}")),
+                ));
             }
         }
     }
@@ -342,10 +355,15 @@ pub fn detect(project: &Path) -> Option<(String, ServiceSpec)> {
 
 /// A compose file in the project, which huddle does not start (it runs no container engine).
 pub fn compose_file(project: &Path) -> Option<String> {
-    ["docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml"]
-        .into_iter()
-        .find(|f| project.join(f).is_file())
-        .map(str::to_string)
+    [
+        "docker-compose.yml",
+        "docker-compose.yaml",
+        "compose.yml",
+        "compose.yaml",
+    ]
+    .into_iter()
+    .find(|f| project.join(f).is_file())
+    .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -366,14 +384,25 @@ mod tests {
     fn detection_finds_npm_scripts_make_targets_and_compose_files() {
         let dir = tempfile::tempdir().unwrap();
         assert!(detect(dir.path()).is_none());
-        std::fs::write(dir.path().join("Makefile"), "build:\n\ttrue\nrun:\n\t./serve\n").unwrap();
-        assert_eq!(detect(dir.path()).unwrap().1.command, "make run PORT={port}");
+        std::fs::write(
+            dir.path().join("Makefile"),
+            "build:\n\ttrue\nrun:\n\t./serve\n",
+        )
+        .unwrap();
+        assert_eq!(
+            detect(dir.path()).unwrap().1.command,
+            "make run PORT={port}"
+        );
         std::fs::write(
             dir.path().join("package.json"),
             r#"{"scripts": {"dev": "vite"}}"#,
         )
         .unwrap();
-        assert!(detect(dir.path()).unwrap().1.command.starts_with("npm run dev"));
+        assert!(detect(dir.path())
+            .unwrap()
+            .1
+            .command
+            .starts_with("npm run dev"));
         assert_eq!(compose_file(dir.path()), None);
         std::fs::write(dir.path().join("compose.yaml"), "services: {}\n").unwrap();
         assert_eq!(compose_file(dir.path()).as_deref(), Some("compose.yaml"));
