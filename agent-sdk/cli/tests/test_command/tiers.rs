@@ -316,3 +316,50 @@ async fn a_broken_project_file_is_a_clear_error() {
         out.stderr
     );
 }
+
+#[tokio::test]
+async fn affected_tiers_run_the_changed_codes_tests_and_name_uncovered_implementation() {
+    require_python_modules("hypothesis");
+    let project = fixture("tiers-python");
+    git_commit_all(project.path());
+    let text = project.path().join("app/text.py");
+    let mut code = std::fs::read_to_string(&text).unwrap();
+    code.push_str("\n# touched\n");
+    std::fs::write(&text, code).unwrap();
+    std::fs::write(
+        project.path().join("app/billing.py"),
+        "def total(x):\n    return x\n",
+    )
+    .unwrap();
+    let out = execute(&TestArgs {
+        affected: true,
+        ..tiers_args(project.path())
+    })
+    .await;
+    let report = run_json(&out);
+    assert!(
+        out.stderr
+            .contains("uncovered implementation: app/billing.py"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("app/text.py → unit: tests/unit/test_text.py"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        tier(&report, "unit")["files"],
+        serde_json::json!(["tests/unit/test_text.py"])
+    );
+    assert_eq!(counts(tier(&report, "unit")), (4, 1, 0, 0, 5));
+    assert_eq!(
+        counts(tier(&report, "pbt")),
+        (3, 1, 0, 0, 4),
+        "it imports app.text"
+    );
+    // The integration tests talk HTTP: no import maps them to app/text.py.
+    assert_eq!(tier(&report, "integration")["skipped"], "no_tests");
+    assert_eq!(tier(&report, "e2e")["skipped"], "no_tests");
+}
