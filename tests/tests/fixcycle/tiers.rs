@@ -3,6 +3,7 @@
 //! tier that could not run (its service never got healthy) is infrastructure: set aside and
 //! escalated with `fix_required`, never sent to the model.
 
+use huddle_sdk::roles::history::project_name;
 use huddle_sdk::wire::TaskStatus;
 use huddle_tests::llm::projects::{require_tool, tier_fixture};
 use huddle_tests::llm::team::{settings, team};
@@ -79,4 +80,27 @@ async fn the_testers_verdict_run_reports_every_tier_with_failure_classes() {
         (Some(14), Some(3)),
         "{d:#}"
     );
+
+    // Each tier of the verdict run is in the test history as its own run.
+    let name = project_name(&project.root);
+    for (tier, passed, failed) in [
+        ("unit", 4, 1),
+        ("pbt", 3, 1),
+        ("integration", 3, 1),
+        ("e2e", 1, 0),
+    ] {
+        let h = t.coord.tier_history(Some(&name), tier).await.unwrap();
+        let last = h
+            .runs
+            .last()
+            .unwrap_or_else(|| panic!("no {tier} run: {h:?}"));
+        assert_eq!(last.tier.as_deref(), Some(tier));
+        assert_eq!((last.passed, last.failed), (passed, failed), "{tier}");
+    }
+    let r = t
+        .coord
+        .tier_regressions(Some(&name), "integration")
+        .await
+        .unwrap();
+    assert_eq!(r.tests, [], "one run per tier: nothing passed before");
 }
