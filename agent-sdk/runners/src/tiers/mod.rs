@@ -5,15 +5,18 @@
 //! - [`project_file`]: `huddle.toml` (`[tiers]` overrides, `[services.NAME]`, `[e2e]`).
 //! - [`classify`]: which tier each test file is in, and why (`huddle test --tiers --explain`).
 //! - [`services`]: starting a service, polling its health, stopping its process group.
-//! - [`pipeline`]: the tiers run serially; skips always carry a reason.
+//! - [`pipeline`]: the tiers run serially; skips always carry a reason; [`report`] its
+//!   outcome; [`pbt`] whether the PBT library is there.
 //! - [`failure_class`]: implementation or infrastructure, for every failing test.
 //! - [`diff_scope`]: a git diff mapped to the tests of each tier.
 
 pub mod classify;
 pub mod diff_scope;
 pub mod failure_class;
+pub mod pbt;
 pub mod pipeline;
 pub mod project_file;
+pub mod report;
 pub mod services;
 
 use serde::{Deserialize, Serialize};

@@ -6,8 +6,9 @@
 //! module's [`TiersReport`]), one directory per tier with its runs and service logs.
 
 use super::classify::{classify_project, Classified, TierOverrides};
-use super::failure_class::{classify_failure, FailureClass};
+use super::failure_class::classify_failure;
 use super::project_file::{self, ProjectFile, TierPaths};
+pub use super::report::{ClassifiedFailure, TierOutcome, TierRunRef, TiersReport};
 use super::services::{self, ServiceStatus};
 use super::{SkipReason, Tier};
 use crate::error::RunnerError;
@@ -16,9 +17,8 @@ use crate::options::{RunOptions, Selection};
 use crate::report::{Report, Summary};
 use crate::run::{canonical_project, run_tests};
 use crate::rundir;
-use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// What a tiers run is asked to do beyond [`RunOptions`] (whose `timeout` is the unit
@@ -36,102 +36,6 @@ pub struct TiersOptions {
     pub scope: Option<BTreeMap<Tier, Vec<String>>>,
     /// The Chromium executable for e2e tests (wins over `huddle.toml` `[e2e] chromium`).
     pub chromium: Option<String>,
-}
-
-/// One finished runner run in a tier.
-#[derive(Debug, Clone, Serialize)]
-pub struct TierRunRef {
-    /// The framework that ran.
-    pub framework: Framework,
-    /// Its run directory (`report.json`, `junit.xml`, output).
-    pub run_dir: PathBuf,
-    /// Its counts.
-    pub summary: Summary,
-    /// Whether it hit its timeout.
-    pub timed_out: bool,
-}
-
-/// A failing test and its class.
-#[derive(Debug, Clone, Serialize)]
-pub struct ClassifiedFailure {
-    /// The test's id.
-    pub test: String,
-    /// Implementation or infrastructure.
-    pub class: FailureClass,
-    /// For infrastructure: the line that says what is broken.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<String>,
-}
-
-/// One tier's outcome.
-#[derive(Debug, Clone, Serialize)]
-pub struct TierOutcome {
-    /// The tier.
-    pub tier: Tier,
-    /// Its test files (after a diff scope, the ones selected).
-    pub files: Vec<String>,
-    /// Why it did not run, when it did not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<SkipReason>,
-    /// More about the skip (the service's problem and log tail, the missing library).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_detail: Option<String>,
-    /// Counts over the tier's runs.
-    pub summary: Summary,
-    /// Whether the tier ran and every test in it passed.
-    pub passed: bool,
-    /// The timeout each of its runs had, in seconds.
-    pub timeout_secs: u64,
-    /// Its runs, one per runner.
-    pub runs: Vec<TierRunRef>,
-    /// Every failing test with its class.
-    pub failures: Vec<ClassifiedFailure>,
-    /// The services started for it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub services: Vec<ServiceStatus>,
-    /// Traces and screenshots kept from failing e2e tests, relative to the pipeline directory.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<String>,
-    /// The reports themselves (in the run directories; not repeated in `tiers.json`).
-    #[serde(skip)]
-    pub reports: Vec<Report>,
-}
-
-/// The whole pipeline's outcome.
-#[derive(Debug, Clone, Serialize)]
-pub struct TiersReport {
-    /// The project.
-    pub root: String,
-    /// The project's framework.
-    pub framework: Framework,
-    /// `passed` when every tier that has tests ran and passed, else `failed`.
-    pub verdict: &'static str,
-    /// The tiers, in run order.
-    pub tiers: Vec<TierOutcome>,
-    /// Things to know (a compose file not started, a detected service).
-    pub notes: Vec<String>,
-    /// `<runs>/tiers/<stamp>/`.
-    pub dir: PathBuf,
-}
-
-impl TiersReport {
-    /// Whether the verdict is `passed`.
-    pub fn passed(&self) -> bool {
-        self.verdict == "passed"
-    }
-
-    /// Counts over every tier.
-    pub fn summary(&self) -> Summary {
-        let mut s = Summary::default();
-        for t in &self.tiers {
-            s.passed += t.summary.passed;
-            s.failed += t.summary.failed;
-            s.error += t.summary.error;
-            s.skipped += t.summary.skipped;
-            s.total += t.summary.total;
-        }
-        s
-    }
 }
 
 /// Reads the project file and classifies the project's tests.
@@ -305,7 +209,8 @@ impl TierCtx<'_> {
         out.timeout_secs = timeout.as_secs();
         if tier == Tier::Pbt {
             if let Some(missing) =
-                missing_pbt_library(self.project, self.framework, &self.opts.run).await?
+                super::pbt::missing_pbt_library(self.project, self.framework, &self.opts.run)
+                    .await?
             {
                 out.skipped = Some(SkipReason::NoPbtLibrary);
                 out.skip_detail = Some(missing);
@@ -508,35 +413,6 @@ fn walk_files(dir: &Path, found: &mut dyn FnMut(&Path)) {
             _ => {}
         }
     }
-}
-
-/// Why the PBT tier cannot run, when its library is not installed.
-async fn missing_pbt_library(
-    project: &Path,
-    framework: Framework,
-    opts: &RunOptions,
-) -> Result<Option<String>, RunnerError> {
-    let found = match framework {
-        Framework::Pytest => {
-            crate::adapters::python_probe::can_import(project, opts, "hypothesis").await?
-        }
-        Framework::Cargo => {
-            let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap_or_default();
-            ["proptest", "quickcheck"]
-                .iter()
-                .any(|l| manifest.contains(l))
-        }
-        fw if fw.is_node() => ["fast-check", "@fast-check/vitest", "@fast-check/jest"]
-            .iter()
-            .any(|p| crate::adapters::node_entry::package_dir(project, p).is_some()),
-        _ => true,
-    };
-    let library = match framework {
-        Framework::Pytest => "hypothesis (pip install hypothesis)",
-        Framework::Cargo => "proptest or quickcheck in Cargo.toml's [dev-dependencies]",
-        _ => "fast-check (npm install --save-dev fast-check)",
-    };
-    Ok((!found).then(|| format!("property-based tests need {library}; it is not installed")))
 }
 
 #[cfg(test)]
