@@ -21,6 +21,9 @@ pub struct HistoryArgs {
     /// Tests failing in the latest run that passed the last time they ran before it.
     #[arg(long)]
     regressions: bool,
+    /// Only one test tier's runs (unit, pbt, integration, e2e): its trend or regressions.
+    #[arg(long, conflicts_with = "flaky")]
+    tier: Option<String>,
 }
 
 pub async fn run(ctx: &Ctx, args: HistoryArgs) -> CliResult {
@@ -29,9 +32,12 @@ pub async fn run(ctx: &Ctx, args: HistoryArgs) -> CliResult {
         return flaky(ctx, project, args.tree.as_deref()).await;
     }
     if args.regressions {
-        return regressions(ctx, project).await;
+        return regressions(ctx, project, args.tier.as_deref()).await;
     }
-    let history = ctx.client.test_history(project).await?;
+    let history = match &args.tier {
+        Some(tier) => ctx.client.tier_history(project, tier).await?,
+        None => ctx.client.test_history(project).await?,
+    };
     if ctx.json {
         return output::json(&history);
     }
@@ -107,8 +113,11 @@ async fn flaky(ctx: &Ctx, project: Option<&str>, tree: Option<&str>) -> CliResul
     table.print()
 }
 
-async fn regressions(ctx: &Ctx, project: Option<&str>) -> CliResult {
-    let r = ctx.client.test_regressions(project).await?;
+async fn regressions(ctx: &Ctx, project: Option<&str>, tier: Option<&str>) -> CliResult {
+    let r = match tier {
+        Some(tier) => ctx.client.tier_regressions(project, tier).await?,
+        None => ctx.client.test_regressions(project).await?,
+    };
     if ctx.json {
         return output::json(&r);
     }

@@ -37,7 +37,8 @@ pub struct TestArgs {
     /// global `--json` sets it.
     #[arg(skip)]
     pub json: bool,
-    /// Print which framework was detected and why, then exit.
+    /// Print which framework was detected and why, then exit (with --tiers: which tier each
+    /// test file is in, and why).
     #[arg(long)]
     pub explain: bool,
     /// List the tests without running them.
@@ -77,6 +78,9 @@ pub struct TestArgs {
     /// are refused.
     #[arg(last = true, value_name = "RUNNER_ARGS")]
     pub runner_args: Vec<String>,
+    /// `--tiers` and its options.
+    #[command(flatten)]
+    pub tiers: crate::tiers_command::TiersArgs,
 }
 
 /// What the command printed and its exit code.
@@ -93,7 +97,7 @@ pub struct CommandOutput {
 }
 
 impl CommandOutput {
-    fn error(e: &RunnerError, mut notes: String) -> Self {
+    pub(crate) fn error(e: &RunnerError, mut notes: String) -> Self {
         let _ = writeln!(notes, "huddle test: {e}");
         CommandOutput {
             code: e.exit_code(),
@@ -156,6 +160,15 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
     };
     let detection = detect(&args.project, &overrides)?;
     let fw = detection.framework;
+    if args.tiers.enabled {
+        let opts = RunOptions {
+            timeout: Duration::from_secs(args.timeout),
+            plugins: args.plugins,
+            runs_dir: args.runs_dir.clone(),
+            ..RunOptions::default()
+        };
+        return crate::tiers_command::execute(args, fw, opts, notes).await;
+    }
     if args.explain {
         return Ok(CommandOutput {
             code: 0,

@@ -23,6 +23,9 @@ pub enum Framework {
     Go,
     /// `cargo test`, or `cargo nextest run` when cargo-nextest is installed.
     Cargo,
+    /// Playwright Test (`@playwright/test`): the e2e tier's runner, never detected as a
+    /// project's framework (so not in [`Framework::ALL`]).
+    Playwright,
 }
 
 impl Framework {
@@ -47,6 +50,7 @@ impl Framework {
             Framework::NodeTest => "node-test",
             Framework::Go => "go",
             Framework::Cargo => "cargo",
+            Framework::Playwright => "playwright",
         }
     }
 
@@ -54,7 +58,11 @@ impl Framework {
     pub fn is_node(self) -> bool {
         matches!(
             self,
-            Framework::Jest | Framework::Vitest | Framework::Mocha | Framework::NodeTest
+            Framework::Jest
+                | Framework::Vitest
+                | Framework::Mocha
+                | Framework::NodeTest
+                | Framework::Playwright
         )
     }
 }
@@ -73,7 +81,7 @@ impl fmt::Display for UnknownFramework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown test framework {:?}: expected one of pytest, jest, vitest, mocha, node-test, go, cargo",
+            "unknown test framework {:?}: expected one of pytest, jest, vitest, mocha, node-test, go, cargo, playwright",
             self.0
         )
     }
@@ -100,6 +108,7 @@ impl FromStr for Framework {
             "cargo" | "cargo test" | "cargo-test" | "nextest" | "cargo nextest" | "rust" => {
                 Framework::Cargo
             }
+            "playwright" | "@playwright/test" => Framework::Playwright,
             _ => return Err(UnknownFramework(s.to_string())),
         };
         Ok(fw)

@@ -49,6 +49,7 @@ pub mod run;
 pub mod rundir;
 pub mod scrub;
 pub mod text;
+pub mod tiers;
 pub mod tools;
 
 pub use detect::{Detection, Overrides};

@@ -71,6 +71,10 @@ pub struct NewTestRun {
     pub started_at: Option<String>,
     /// Every test of the run, each node id once.
     pub outcomes: Vec<TestResultRecord>,
+    /// The test tier the run covered (`unit`, `pbt`, `integration`, `e2e`), when the worker
+    /// ran tiers; absent for a whole-suite run. `?tier=` reads one tier's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
 }
 
 /// A stored run, without its outcomes: counts and pass rate.
@@ -92,6 +96,9 @@ pub struct TestRunSummary {
     pub errors: u64,
     /// Passed over tests that ran to a verdict (skips excluded), 0–100; 0 when none did.
     pub pass_rate: f64,
+    /// The test tier the run covered, when it was one tier's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
 }
 
 /// `GET …/history`: a project's kept runs, oldest first, so their pass rates read as the trend.

@@ -179,6 +179,8 @@ export interface TestRunSummary {
   skipped: number;
   errors: number;
   passRate: number;
+  /** The test tier the run covered (`unit`, `pbt`, `integration`, `e2e`), when it was one tier's run. */
+  tier?: string;
 }
 
 export interface TestHistory {

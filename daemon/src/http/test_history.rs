@@ -46,6 +46,9 @@ pub async fn post_run(
 pub struct ProjectQuery {
     /// The project; the one posted to last when absent.
     project: Option<String>,
+    /// Only the runs of this test tier (`unit`, `pbt`, `integration`, `e2e`): one tier's
+    /// trend and regressions.
+    tier: Option<String>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -56,6 +59,8 @@ pub struct FlakyQuery {
     project: Option<String>,
     /// Only count runs on this tree (a git tree or commit hash, or the worker's content hash).
     tree: Option<String>,
+    /// Only the runs of this test tier.
+    tier: Option<String>,
 }
 
 /// The project asked for (404 when it has no runs) or the one posted to last, and every
@@ -85,14 +90,21 @@ async fn runs(
     caller: &Caller,
     project: Option<&str>,
     with_outcomes: bool,
+    tier: Option<&str>,
 ) -> ApiResult<Vec<StoredRun>> {
-    match project {
-        None => Ok(vec![]),
-        Some(p) => Ok(state
-            .store
-            .test_runs(caller.team_id, p, with_outcomes)
-            .await?),
+    let mut runs = match project {
+        None => vec![],
+        Some(p) => {
+            state
+                .store
+                .test_runs(caller.team_id, p, with_outcomes)
+                .await?
+        }
+    };
+    if let Some(tier) = tier {
+        runs.retain(|r| r.summary.tier.as_deref() == Some(tier));
     }
+    Ok(runs)
 }
 
 /// A project's kept runs, oldest first, each with its counts and pass rate: the trend.
@@ -112,7 +124,9 @@ pub async fn history(
     Can(caller, _): Can<act::ReadTestHistory>,
     ApiQuery(q): ApiQuery<ProjectQuery>,
 ) -> ApiResult<Json<TestHistory>> {
-    history_of(&state, &caller, q.project).await.map(Json)
+    history_of(&state, &caller, q.project, q.tier)
+        .await
+        .map(Json)
 }
 
 /// `GET …/history`'s answer (also the MCP tool's).
@@ -120,9 +134,10 @@ pub async fn history_of(
     state: &AppState,
     caller: &Caller,
     asked: Option<String>,
+    tier: Option<String>,
 ) -> ApiResult<TestHistory> {
     let (project, mut projects) = project(state, caller, asked).await?;
-    let runs = runs(state, caller, project.as_deref(), false).await?;
+    let runs = runs(state, caller, project.as_deref(), false, tier.as_deref()).await?;
     projects.sort();
     Ok(test_history::history(project, projects, runs))
 }
@@ -144,7 +159,9 @@ pub async fn flaky(
     Can(caller, _): Can<act::ReadTestHistory>,
     ApiQuery(q): ApiQuery<FlakyQuery>,
 ) -> ApiResult<Json<FlakyTests>> {
-    flaky_of(&state, &caller, q.project, q.tree).await.map(Json)
+    flaky_of(&state, &caller, q.project, q.tree, q.tier)
+        .await
+        .map(Json)
 }
 
 /// `GET …/history/flaky`'s answer (also the MCP tool's).
@@ -153,9 +170,10 @@ pub async fn flaky_of(
     caller: &Caller,
     asked: Option<String>,
     tree: Option<String>,
+    tier: Option<String>,
 ) -> ApiResult<FlakyTests> {
     let (project, _) = project(state, caller, asked).await?;
-    let runs = runs(state, caller, project.as_deref(), true).await?;
+    let runs = runs(state, caller, project.as_deref(), true, tier.as_deref()).await?;
     Ok(test_history::flaky(project, tree, &runs))
 }
 
@@ -176,7 +194,9 @@ pub async fn regressions(
     Can(caller, _): Can<act::ReadTestHistory>,
     ApiQuery(q): ApiQuery<ProjectQuery>,
 ) -> ApiResult<Json<Regressions>> {
-    regressions_of(&state, &caller, q.project).await.map(Json)
+    regressions_of(&state, &caller, q.project, q.tier)
+        .await
+        .map(Json)
 }
 
 /// `GET …/history/regressions`' answer (also the MCP tool's).
@@ -184,8 +204,9 @@ pub async fn regressions_of(
     state: &AppState,
     caller: &Caller,
     asked: Option<String>,
+    tier: Option<String>,
 ) -> ApiResult<Regressions> {
     let (project, _) = project(state, caller, asked).await?;
-    let runs = runs(state, caller, project.as_deref(), true).await?;
+    let runs = runs(state, caller, project.as_deref(), true, tier.as_deref()).await?;
     Ok(test_history::regressions(project, &runs))
 }

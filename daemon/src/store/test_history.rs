@@ -97,9 +97,15 @@ fn check_text(field: &str, value: &str, max: usize) -> StoreResult<()> {
 }
 
 /// Checks a run against the limits: names, sizes, each node id once.
+/// The longest tier name a run may carry (`integration` is 11).
+pub const MAX_TIER_CHARS: usize = 32;
+
 pub fn check_run(run: &NewTestRun, limits: &HistoryLimits) -> StoreResult<CheckedRun> {
     check_text("project", &run.project, MAX_PROJECT_CHARS)?;
     check_text("tree", &run.tree, MAX_TREE_CHARS)?;
+    if let Some(tier) = &run.tier {
+        check_text("tier", tier, MAX_TIER_CHARS)?;
+    }
     let started_ms = match &run.started_at {
         None => None,
         Some(t) => Some(
@@ -177,6 +183,7 @@ pub fn summary(
         skipped: counts.skipped,
         errors: counts.errors,
         pass_rate: pass_rate(counts.passed, counts.failed, counts.errors),
+        tier: None,
     }
 }
 

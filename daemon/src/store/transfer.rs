@@ -157,6 +157,9 @@ pub struct TestRunRecord {
     pub skipped: i64,
     pub errors: i64,
     pub outcomes: Vec<(String, i64)>,
+    /// The test tier the run covered; absent for whole-suite runs (and in older exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
 }
 
 /// A webhook with its secret (receivers keep verifying signatures after a move) and cursors.

@@ -125,6 +125,11 @@ fn copy_fixture(name: &str) -> Project {
     }
 }
 
+/// A private copy of a test-tier fixture (`tests/fixtures/tiers-*`) as it is.
+pub fn tier_fixture(name: &str) -> Project {
+    copy_fixture(name)
+}
+
 /// The fixture's `pkg/strings.py`, bug-free.
 pub const STRINGS_PY: &str = "def shout(text):\n    return text.upper() + \"!\"\n\n\ndef whisper(text):\n    return text.lower()\n";
 /// The shout bug: `?` instead of `!`.

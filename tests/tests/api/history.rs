@@ -122,3 +122,58 @@ async fn bad_runs_answer_400_naming_the_field() {
         .await;
     assert_eq!(reply.status.as_u16(), 400, "{}", reply.body);
 }
+
+#[tokio::test]
+async fn a_tiers_runs_have_their_own_trend_and_regressions() {
+    let d = TestDaemon::start().await;
+    d.team("qa").await;
+    let t = d.agent("qa", "tester", "tester").await;
+    let tiered = |tree: &str, tier: &str, outcomes: &[(&str, &str)]| {
+        let mut body = run(tree, outcomes);
+        body["tier"] = json!(tier);
+        body
+    };
+    for body in [
+        tiered("t1", "unit", &[("u::a", "passed"), ("u::b", "passed")]),
+        tiered("t1", "integration", &[("i::api", "passed")]),
+        tiered("t2", "unit", &[("u::a", "passed"), ("u::b", "passed")]),
+        tiered("t2", "integration", &[("i::api", "failed")]),
+    ] {
+        let stored = t
+            .post(&t.t("/history/runs"), body.clone())
+            .await
+            .expect_status(201);
+        assert_eq!(stored.body["tier"], body["tier"]);
+    }
+    let unit = t.get(&t.t("/history?tier=unit")).await.expect_status(200);
+    let tiers: Vec<&str> = unit.body["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tier"].as_str().unwrap())
+        .collect();
+    assert_eq!(tiers, ["unit", "unit"]);
+    assert_eq!(unit.body["passRateChange"], 0.0);
+    let integration = t
+        .get(&t.t("/history?project=calc&tier=integration"))
+        .await
+        .expect_status(200);
+    assert_eq!(
+        integration.body["passRateChange"], -100.0,
+        "{}",
+        integration.body
+    );
+    let r = t
+        .get(&t.t("/history/regressions?tier=integration"))
+        .await
+        .expect_status(200);
+    assert_eq!(r.body["tests"][0]["nodeid"], "i::api", "{}", r.body);
+    let none = t
+        .get(&t.t("/history/regressions?tier=unit"))
+        .await
+        .expect_status(200);
+    assert_eq!(none.body["tests"], json!([]));
+    t.post(&t.t("/history/runs"), tiered("t3", &"x".repeat(33), &[]))
+        .await
+        .expect_error(400, "invalid_field");
+}

@@ -82,3 +82,42 @@ async fn history_shows_runs_flaky_tests_and_regressions() {
     let (code, _) = h.fails(&["history", "--flaky", "--regressions"]).await;
     assert_eq!(code, 2);
 }
+
+#[tokio::test]
+async fn history_reads_one_tiers_runs() {
+    let d = TestDaemon::start().await;
+    d.team("qa").await;
+    let tester = d.agent("qa", "tester", "tester").await;
+    let h = Huddle::new(&d.url, &tester.token, "qa");
+    for (tier, outcome) in [
+        ("unit", "passed"),
+        ("integration", "passed"),
+        ("integration", "failed"),
+    ] {
+        tester
+            .post(
+                &tester.t("/history/runs"),
+                json!({"project": "calc", "tree": "aaaa", "tier": tier, "outcomes": [
+                    {"nodeid": format!("{tier}::t"), "outcome": outcome},
+                ]}),
+            )
+            .await
+            .expect_status(201);
+    }
+    let unit = h.json(&["history", "--tier", "unit"]).await;
+    assert_eq!(unit["runs"].as_array().unwrap().len(), 1, "{unit}");
+    assert_eq!(unit["runs"][0]["tier"], "unit");
+    let table = h.ok(&["history", "--tier", "integration"]).await;
+    assert!(
+        table.starts_with("project calc · 2 run(s) · -100.0 points since the first"),
+        "{table}"
+    );
+    let r = h
+        .json(&["history", "--regressions", "--tier", "integration"])
+        .await;
+    assert_eq!(r["tests"][0]["nodeid"], "integration::t", "{r}");
+    let r = h
+        .json(&["history", "--regressions", "--tier", "unit"])
+        .await;
+    assert_eq!(r["tests"], json!([]));
+}

@@ -44,6 +44,7 @@ COUNTER.write_text(str(n + 1))\n    assert n != 0, \"fails on its first run only
                 project: project_name(&project.root),
                 tree: tree.clone(),
                 started_at: None,
+                tier: None,
                 outcomes: vec![TestResultRecord {
                     nodeid: COIN.into(),
                     outcome,

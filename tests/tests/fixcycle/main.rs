@@ -11,6 +11,7 @@ mod jest;
 mod limits;
 mod llm_client;
 mod pytest;
+mod tiers;
 mod useless_replies;
 mod verdicts;
 mod visibility;

@@ -12,6 +12,7 @@ fn run(project: &str, tree: &str, outcomes: &[(&str, TestOutcome)]) -> NewTestRu
         project: project.into(),
         tree: tree.into(),
         started_at: None,
+        tier: None,
         outcomes: outcomes
             .iter()
             .map(|(nodeid, outcome)| TestResultRecord {
@@ -198,5 +199,44 @@ async fn flaky_tests_passed_and_failed_on_one_tree_and_regressions_passed_before
         );
         assert_eq!(r.tests[0].failing_run.id, runs[3].summary.id);
         assert_eq!(r.tests[0].last_passing_run.id, runs[1].summary.id);
+    }
+}
+
+#[tokio::test]
+async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
+    for (store, _dir) in backends().await {
+        let (_, tester, _) = team(&*store, "qa").await;
+        let unit = store
+            .record_test_run(
+                &tester,
+                NewTestRun {
+                    tier: Some("unit".into()),
+                    ..run("calc", "t1", &[("a", Passed)])
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(unit.tier.as_deref(), Some("unit"));
+        store
+            .record_test_run(&tester, run("calc", "t1", &[("a", Passed), ("b", Failed)]))
+            .await
+            .unwrap();
+        let runs = store
+            .test_runs(tester.team_id, "calc", false)
+            .await
+            .unwrap();
+        let tiers: Vec<Option<&str>> = runs.iter().map(|r| r.summary.tier.as_deref()).collect();
+        assert_eq!(tiers, [Some("unit"), None]);
+        let long = store
+            .record_test_run(
+                &tester,
+                NewTestRun {
+                    tier: Some("x".repeat(33)),
+                    ..run("calc", "t1", &[("a", Passed)])
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(long, StoreError::Invalid { .. }), "{long:?}");
     }
 }

@@ -22,6 +22,7 @@ fn run(tree: &str) -> NewTestRun {
         project: "calc".into(),
         tree: tree.into(),
         started_at: None,
+        tier: None,
         outcomes: vec![TestResultRecord {
             nodeid: "a".into(),
             outcome: TestOutcome::Passed,

@@ -195,6 +195,7 @@ async fn populate(store: &dyn Store, name: &str) -> i64 {
                 project: "calc".into(),
                 tree: "abc".into(),
                 started_at: None,
+                tier: Some("unit".into()),
                 outcomes: vec![
                     TestResultRecord {
                         nodeid: "b".into(),
@@ -376,6 +377,14 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
         "{first}"
     );
     assert!(!first.contains("lease"), "{first}");
+    let run = original
+        .lines()
+        .find(|l| l.contains(r#""kind":"test_run""#))
+        .expect("the test run's record");
+    assert!(
+        run.contains(r#""tier":"unit""#),
+        "the run's tier travels: {run}"
+    );
     // SQLite → SQLite, SQLite → PostgreSQL, and PostgreSQL → SQLite again.
     let mut text = original.clone();
     for (target, _keep, _) in targets.drain(..).rev().chain(sources.drain(..)) {

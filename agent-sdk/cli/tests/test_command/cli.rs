@@ -22,6 +22,7 @@ pub(crate) fn args(project: &Path) -> TestArgs {
         plugins: PluginPolicy::Auto,
         runs_dir: None,
         runner_args: Vec::new(),
+        tiers: Default::default(),
     }
 }
 

@@ -176,6 +176,7 @@ fn explain_args(project: &Path) -> TestArgs {
         plugins: PluginPolicy::Auto,
         runs_dir: None,
         runner_args: Vec::new(),
+        tiers: Default::default(),
     }
 }
 

@@ -102,6 +102,7 @@ async fn the_command_reports_a_refused_filter_with_exit_code_2() {
         plugins: PluginPolicy::Auto,
         runs_dir: None,
         runner_args: Vec::new(),
+        tiers: Default::default(),
     };
     let out = execute(&args).await;
     assert_eq!(out.code, 2);
@@ -142,6 +143,7 @@ async fn the_command_refuses_a_runner_argument_that_redirects_the_report() {
         plugins: PluginPolicy::Auto,
         runs_dir: None,
         runner_args: vec!["--output-file=/tmp/elsewhere.json".into()],
+        tiers: Default::default(),
     };
     let out = execute(&args).await;
     assert_eq!(out.code, 2, "{}", out.stderr);

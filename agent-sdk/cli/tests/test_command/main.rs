@@ -17,3 +17,4 @@ mod guard;
 mod live_line;
 mod process;
 mod scrub;
+mod tiers;

@@ -62,7 +62,14 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
                     "." => "",
                     p => p,
                 };
-                if let Some(name) = p.strip_prefix("tests/").and_then(|f| f.strip_suffix(".rs")) {
+                // The tiers' unit tier: the library's (or the binaries') own tests.
+                if p == "src/lib.rs" || p == "src/main.rs" {
+                    let target = if p == "src/lib.rs" { "--lib" } else { "--bins" };
+                    plan.cargo_args.push(target.to_string());
+                    want_doc = false;
+                } else if let Some(name) =
+                    p.strip_prefix("tests/").and_then(|f| f.strip_suffix(".rs"))
+                {
                     plan.cargo_args
                         .extend(["--test".to_string(), name.to_string()]);
                     want_doc = false;

@@ -21,10 +21,11 @@ mod mocha_progress;
 pub mod node_entry;
 mod node_test;
 pub mod node_test_events;
+pub mod playwright;
 mod project_args;
 pub mod pytest;
 pub mod pytest_parse;
-mod python_probe;
+pub mod python_probe;
 mod script;
 pub mod vitest;
 
@@ -169,6 +170,7 @@ pub(crate) async fn prepare(fw: Framework, ctx: &Ctx<'_>) -> Result<Prepared, Ru
         Framework::NodeTest => node_test::prepare(ctx),
         Framework::Go => go::prepare(ctx),
         Framework::Cargo => cargo::prepare(ctx).await,
+        Framework::Playwright => playwright::prepare(ctx),
     }
 }
 
@@ -186,6 +188,7 @@ pub(crate) async fn collect(
         Framework::NodeTest => node_test::collect(ctx, prepared, captured),
         Framework::Go => go::collect(ctx, captured),
         Framework::Cargo => cargo::collect(ctx, prepared, captured).await,
+        Framework::Playwright => playwright::collect(ctx, prepared, captured),
     }
 }
 
@@ -198,6 +201,7 @@ pub(crate) async fn list(fw: Framework, ctx: &Ctx<'_>) -> Result<Listing, Runner
         Framework::NodeTest => node_test::list(ctx).await,
         Framework::Go => go::list(ctx).await,
         Framework::Cargo => cargo::list(ctx).await,
+        Framework::Playwright => playwright::list(ctx).await,
     }
 }
 

@@ -136,3 +136,20 @@ pub(crate) async fn find_python(
         )
     })
 }
+
+/// Whether the interpreter that runs pytest for `project` can import `module` (the tiers'
+/// check for a PBT library).
+pub async fn can_import(
+    project: &Path,
+    opts: &crate::options::RunOptions,
+    module: &str,
+) -> Result<bool, RunnerError> {
+    let scratch = std::env::temp_dir();
+    let ctx = Ctx::new(project, &scratch, opts);
+    let python = find_python(&ctx, None).await?;
+    let mut inv = ctx.invocation(&python.executable);
+    inv.arg("-c").arg(format!(
+        "import importlib.util as u, sys; sys.exit(0 if u.find_spec({module:?}) else 3)"
+    ));
+    Ok(ctx.helper(&inv).await?.exit_code == 0)
+}

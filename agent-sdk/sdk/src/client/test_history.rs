@@ -39,4 +39,33 @@ impl Client {
         self.json(Call::get(self.team_url(&["history", "regressions"])?).query("project", project))
             .await
     }
+
+    /// `GET …/history?tier=`: one test tier's kept runs, oldest first (its pass-rate trend).
+    pub async fn tier_history(
+        &self,
+        project: Option<&str>,
+        tier: &str,
+    ) -> Result<TestHistory, Error> {
+        self.json(
+            Call::get(self.team_url(&["history"])?)
+                .query("project", project)
+                .query("tier", Some(tier)),
+        )
+        .await
+    }
+
+    /// `GET …/history/regressions?tier=`: one tier's tests failing in its latest run that
+    /// passed before.
+    pub async fn tier_regressions(
+        &self,
+        project: Option<&str>,
+        tier: &str,
+    ) -> Result<Regressions, Error> {
+        self.json(
+            Call::get(self.team_url(&["history", "regressions"])?)
+                .query("project", project)
+                .query("tier", Some(tier)),
+        )
+        .await
+    }
 }

@@ -104,6 +104,9 @@ pub(crate) async fn drive(
                     (ran, history.as_deref_mut(), runs.last_full.as_ref())
                 {
                     cycle.set_known_flaky(history.record(&runs.project, report).await);
+                    if let Some(tiers) = runs.tiered.as_ref().and_then(|t| t.last_full.as_ref()) {
+                        history.record_tiers(tiers).await;
+                    }
                 }
                 cycle.on_run(ran, &tests)
             }

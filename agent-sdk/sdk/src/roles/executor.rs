@@ -169,6 +169,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         environment: cycle.environment().iter().cloned().collect(),
         max_iterations: limits.max_iterations,
         quality_gate: limits.quality_gate,
+        tiers: None,
     };
     let evidence = evidence(
         &settings.project,

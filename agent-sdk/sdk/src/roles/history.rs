@@ -176,20 +176,8 @@ impl RunHistory {
             project: self.project.clone(),
             tree: tree.clone(),
             started_at: None,
-            outcomes: report
-                .tests
-                .iter()
-                .filter(|t| !t.is_synthetic())
-                .map(|t| TestResultRecord {
-                    nodeid: t.nodeid.clone(),
-                    outcome: match t.outcome {
-                        Outcome::Passed => TestOutcome::Passed,
-                        Outcome::Failed => TestOutcome::Failed,
-                        Outcome::Skipped => TestOutcome::Skipped,
-                        Outcome::Error => TestOutcome::Error,
-                    },
-                })
-                .collect(),
+            tier: None,
+            outcomes: records(report),
         };
         self.last.tree = Some(tree.clone());
         self.last.run_id = match self.client.post_test_run(&run).await {
@@ -217,6 +205,26 @@ impl RunHistory {
         self.known.keys().cloned().collect()
     }
 
+    /// After a tiered full run: posts each tier that ran as its own run (`tier` set), on the
+    /// tree the whole run was posted with, so each tier has its own trend and regressions.
+    pub async fn record_tiers(&mut self, tiers: &crate::runners::tiers::pipeline::TiersReport) {
+        let Some(tree) = self.last.tree.clone() else {
+            return;
+        };
+        for t in tiers.tiers.iter().filter(|t| t.skipped.is_none()) {
+            let run = NewTestRun {
+                project: self.project.clone(),
+                tree: tree.clone(),
+                started_at: None,
+                tier: Some(t.tier.as_str().to_string()),
+                outcomes: t.reports.iter().flat_map(records).collect(),
+            };
+            if let Err(e) = self.client.post_test_run(&run).await {
+                tracing::warn!("cannot post the {} tier to the test history: {e}", t.tier);
+            }
+        }
+    }
+
     /// Says on the bus what the re-run of each known-flaky test gave.
     pub async fn report_reruns(&self, reporter: &Reporter, rerun: &[Observed]) {
         let task_id = reporter.task_id();
@@ -240,6 +248,24 @@ impl RunHistory {
             reporter.post("impl_progress", summary, data).await;
         }
     }
+}
+
+/// A report's tests as history records (synthetic entries left out).
+fn records(report: &Report) -> Vec<TestResultRecord> {
+    report
+        .tests
+        .iter()
+        .filter(|t| !t.is_synthetic())
+        .map(|t| TestResultRecord {
+            nodeid: t.nodeid.clone(),
+            outcome: match t.outcome {
+                Outcome::Passed => TestOutcome::Passed,
+                Outcome::Failed => TestOutcome::Failed,
+                Outcome::Skipped => TestOutcome::Skipped,
+                Outcome::Error => TestOutcome::Error,
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub mod settings;
 mod setup;
 pub mod summary;
 pub mod tester;
+mod tiered;
 
 pub use executor::ExecutorRole;
 pub use history::checkout_project;

@@ -209,39 +209,22 @@ impl Repairer {
 }
 
 /// The targets whose failure text no code change fixes — a missing package or program, a
-/// service that is not there — each with the line that says so.
+/// service that is not there, a broken fixture, a tier that could not run — each with the line
+/// that says so (the runners' infrastructure class, [`failure_class`]).
+///
+/// [`failure_class`]: crate::runners::tiers::failure_class
 fn environment_failures(plan: &FixPlan, runs: &Runs) -> Vec<(String, String)> {
-    const SIGNS: &[&str] = &[
-        "ModuleNotFoundError: No module named",
-        "ImportError: No module named",
-        "command not found",
-        "ECONNREFUSED",
-        "Connection refused",
-        "getaddrinfo ENOTFOUND",
-        "EADDRINUSE",
-        "No space left on device",
-    ];
     let mut found = Vec::new();
     for t in &plan.targets {
         let text = runs.failure_text(t);
-        let sign = SIGNS
-            .iter()
-            .find(|s| text.contains(*s))
-            .map(|s| s.to_string())
-            .or_else(|| {
-                // `Cannot find module 'x'` for a package, not for a relative path.
-                let rest = text.split("Cannot find module '").nth(1)?;
-                (!rest.starts_with('.') && !rest.starts_with('/'))
-                    .then(|| "Cannot find module".to_string())
-            });
-        let Some(sign) = sign else { continue };
-        let line = text
-            .lines()
-            .find(|l| l.contains(&sign))
-            .unwrap_or(&sign)
-            .trim()
-            .to_string();
-        found.push((t.clone(), crate::runners::scrub::scrub(&line).into_owned()));
+        let line = if t.starts_with(super::tiered::TIER_ENTRY_PREFIX) {
+            Some(text.lines().next().unwrap_or(t).to_string())
+        } else {
+            crate::runners::tiers::failure_class::infrastructure_line(&text)
+        };
+        if let Some(line) = line {
+            found.push((t.clone(), crate::runners::scrub::scrub(&line).into_owned()));
+        }
     }
     found
 }

@@ -35,6 +35,8 @@ pub(crate) struct Runs {
     baseline: Baseline,
     /// Tests the last full run counted as failed because they were no longer reported.
     pub vanished: Vec<String>,
+    /// Tiered mode: every run is the tiers pipeline ([`super::tiered`]).
+    pub tiered: Option<super::tiered::Tiered>,
 }
 
 impl Runs {
@@ -57,6 +59,7 @@ impl Runs {
             runs: 0,
             baseline: Baseline::default(),
             vanished: Vec::new(),
+            tiered: None,
         }
     }
 
@@ -163,6 +166,16 @@ impl Runs {
         };
         let first = self.runs == 0;
         self.runs += 1;
+        if let Some(tiered) = &mut self.tiered {
+            let report = tiered
+                .run(&self.project, self.framework, self.timeout, &opts.selection)
+                .await
+                .map_err(|e| RoleError::Runner {
+                    tool: self.framework.name().to_string(),
+                    source: e,
+                })?;
+            return Ok(report);
+        }
         let outcome = match run_tests(&self.project, self.framework, &opts).await {
             Err(e) if opts.coverage && !matches!(e, crate::runners::RunnerError::Guard(_)) => {
                 tracing::info!("coverage unavailable ({e}); running without it");

@@ -32,6 +32,8 @@ pub struct CycleSummary {
     pub max_iterations: u32,
     /// The gate in force.
     pub quality_gate: f64,
+    /// Per-tier counts, skips and failure classes, when the run was tiered.
+    pub tiers: Option<Value>,
 }
 
 impl CycleSummary {
@@ -76,7 +78,7 @@ impl CycleSummary {
                 ..h.clone()
             })
             .collect();
-        json!({
+        let mut data = json!({
             "taskId": self.task_id,
             "passRate": round(self.finish.pass_rate),
             "iterations": self.finish.iterations,
@@ -98,7 +100,11 @@ impl CycleSummary {
             "remainingFailures": remaining,
             "failures": self.failure_lines(),
             "summary": self.markdown(),
-        })
+        });
+        if let Some(tiers) = &self.tiers {
+            data["tiers"] = tiers.clone();
+        }
+        data
     }
 
     /// The markdown report.

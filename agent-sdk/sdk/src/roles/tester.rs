@@ -64,6 +64,10 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Selection::All,
         false,
     );
+    runs.tiered = match super::tiered::Tiered::for_task(&settings.project, task) {
+        Ok(t) => t,
+        Err(e) => return Err(report_failure(&p.reporter, RoleError::Config(e)).await),
+    };
     let policy = task_policy(task, Policy::tester());
     let mut repairer = Repairer::new(
         settings.llm.clone(),
@@ -98,6 +102,10 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         environment: cycle.environment().iter().cloned().collect(),
         max_iterations: limits.max_iterations,
         quality_gate: limits.quality_gate,
+        tiers: runs
+            .tiered
+            .as_ref()
+            .and_then(super::tiered::Tiered::summary),
     };
     let evidence = evidence(
         &settings.project,

@@ -222,6 +222,7 @@ class TestRunSummary:
     skipped: int
     errors: int
     pass_rate: float
+    tier: Optional[str] = None
 
 
 @dataclass

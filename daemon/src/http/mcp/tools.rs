@@ -531,13 +531,14 @@ impl Huddle {
                 let state = &self.state;
                 Ok(match args.view {
                     HistoryView::Runs => serde_json::to_value(
-                        test_history::history_of(state, &caller, args.project).await?,
+                        test_history::history_of(state, &caller, args.project, None).await?,
                     ),
                     HistoryView::Flaky => serde_json::to_value(
-                        test_history::flaky_of(state, &caller, args.project, args.tree).await?,
+                        test_history::flaky_of(state, &caller, args.project, args.tree, None)
+                            .await?,
                     ),
                     HistoryView::Regressions => serde_json::to_value(
-                        test_history::regressions_of(state, &caller, args.project).await?,
+                        test_history::regressions_of(state, &caller, args.project, None).await?,
                     ),
                 }
                 .unwrap_or_default())

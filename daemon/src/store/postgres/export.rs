@@ -168,14 +168,15 @@ const QUERIES: [(&str, Make); 11] = [
     ),
     (
         "select project, tree, agent, started_at, created_at, passed, failed, skipped, errors,
+             tier,
              array(select nodeid from test_outcomes o where o.run_id = r.id
                    order by nodeid collate \"C\"),
              array(select outcome::bigint from test_outcomes o where o.run_id = r.id
                    order by nodeid collate \"C\")
          from test_runs r where team_id = $1 order by id",
         |r| {
-            let nodeids: Vec<String> = r.try_get(9)?;
-            let outcomes: Vec<i64> = r.try_get(10)?;
+            let nodeids: Vec<String> = r.try_get(10)?;
+            let outcomes: Vec<i64> = r.try_get(11)?;
             Ok(Record::TestRun(TestRunRecord {
                 project: r.try_get(0)?,
                 tree: r.try_get(1)?,
@@ -186,6 +187,7 @@ const QUERIES: [(&str, Make); 11] = [
                 failed: r.try_get(6)?,
                 skipped: r.try_get(7)?,
                 errors: r.try_get(8)?,
+                tier: r.try_get(9)?,
                 outcomes: nodeids.into_iter().zip(outcomes).collect(),
             }))
         },

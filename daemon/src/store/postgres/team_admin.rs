@@ -246,8 +246,8 @@ async fn insert(tx: &mut PoolTx, team: i64, record: Record) -> Result<(), sqlx::
             sqlx::query(
                 "with run as (
                      insert into test_runs (team_id, project, tree, agent, started_at, created_at,
-                         passed, failed, skipped, errors)
-                     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                         passed, failed, skipped, errors, tier)
+                     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13)
                      returning id
                  )
                  insert into test_outcomes (run_id, nodeid, outcome)
@@ -266,6 +266,7 @@ async fn insert(tx: &mut PoolTx, team: i64, record: Record) -> Result<(), sqlx::
             .bind(r.errors)
             .bind(nodeids)
             .bind(outcomes)
+            .bind(r.tier)
             .execute(tx.db())
             .await?;
         }

@@ -204,7 +204,7 @@ pub fn export(
             conn,
             &mut out,
             "select id, project, tree, agent, started_at, created_at, passed, failed, skipped,
-                 errors
+                 errors, tier
              from test_runs where team_id = ?1 order by id",
             team_id,
             |r| {
@@ -219,6 +219,7 @@ pub fn export(
                     failed: r.get(7)?,
                     skipped: r.get(8)?,
                     errors: r.get(9)?,
+                    tier: r.get(10)?,
                     outcomes: outcomes
                         .query_map([run], |o| Ok((o.get(0)?, o.get(1)?)))?
                         .collect::<Result<_, _>>()?,

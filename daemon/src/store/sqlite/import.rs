@@ -176,8 +176,8 @@ fn insert(conn: &Connection, team: i64, record: Record) -> StoreResult<()> {
         Record::TestRun(r) => {
             conn.prepare_cached(
                 "insert into test_runs (team_id, project, tree, agent, started_at, created_at,
-                     passed, failed, skipped, errors)
-                 values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     passed, failed, skipped, errors, tier)
+                 values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?
             .execute(params![
                 team,
@@ -189,7 +189,8 @@ fn insert(conn: &Connection, team: i64, record: Record) -> StoreResult<()> {
                 r.passed,
                 r.failed,
                 r.skipped,
-                r.errors
+                r.errors,
+                r.tier
             ])?;
             let run = conn.last_insert_rowid();
             let mut outcome = conn.prepare_cached(

@@ -30,6 +30,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         6,
         include_str!("../../../../migrations/sqlite/0006_team_usage.sql"),
     ),
+    (
+        7,
+        include_str!("../../../../migrations/sqlite/0007_test_run_tier.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

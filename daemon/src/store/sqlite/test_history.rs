@@ -40,12 +40,12 @@ pub fn record(
     let c = checked.counts;
     ctx.conn
         .prepare_cached(
-            "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors)
-             values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier)
+             values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?
         .execute(params![
             team_id, run.project, run.tree, caller.agent, started, ctx.now_ms,
-            c.passed as i64, c.failed as i64, c.skipped as i64, c.errors as i64
+            c.passed as i64, c.failed as i64, c.skipped as i64, c.errors as i64, run.tier
         ])?;
     let id = ctx.conn.last_insert_rowid();
     let mut insert = ctx.conn.prepare_cached(
@@ -72,7 +72,8 @@ pub fn record(
             run.project,
             limits.runs_per_project as i64
         ])?;
-    let stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
+    let mut stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
+    stored.tier = run.tier;
     append_event(ctx, team_id, "history.run", &stored)?;
     Ok(stored)
 }
@@ -95,7 +96,7 @@ pub fn runs(
 ) -> StoreResult<Vec<StoredRun>> {
     // Readers run in one read transaction: runs and outcomes come from one snapshot.
     let mut stmt = conn.prepare_cached(
-        "select id, tree, agent, started_at, passed, failed, skipped, errors from test_runs
+        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier from test_runs
          where team_id = ?1 and project = ?2 order by id",
     )?;
     let rows = stmt.query_map(params![team_id, project], |r| {
@@ -105,15 +106,17 @@ pub fn runs(
             skipped: r.get::<_, i64>(6)? as u64,
             errors: r.get::<_, i64>(7)? as u64,
         };
+        let mut summary = summary(
+            r.get(0)?,
+            project.to_string(),
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            counts,
+        );
+        summary.tier = r.get(8)?;
         Ok(StoredRun {
-            summary: summary(
-                r.get(0)?,
-                project.to_string(),
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                counts,
-            ),
+            summary,
             outcomes: Vec::new(),
         })
     })?;

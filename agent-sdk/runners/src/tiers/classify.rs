@@ -1,0 +1,333 @@
+//! Which tier each test file is in, and why. The first rule that matches wins:
+//!
+//! 1. an override: task metadata, then `huddle.toml` `[tiers]`;
+//! 2. Playwright (`@playwright/test`, `playwright` in Python) → e2e;
+//! 3. a directory: `e2e/`, `end_to_end/` → e2e; `integration/`, `it/` → integration;
+//!    `pbt/`, `property/`, `properties/` → pbt; `unit/` → unit;
+//! 4. a marker or name: pytest `mark.integration`/`mark.e2e`, `*.int.test.*`,
+//!    `*.integration.test.*`, `*.e2e.test.*`;
+//! 5. a PBT library: hypothesis, fast-check, proptest, rapid → pbt;
+//! 6. cargo's `tests/` targets → integration (cargo's own name for them);
+//! 7. otherwise unit.
+
+use super::project_file::TierPaths;
+use super::Tier;
+use crate::conventions::test_files;
+use crate::error::RunnerError;
+use crate::framework::Framework;
+use serde::Serialize;
+use std::path::Path;
+
+/// One test file and its tier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Classified {
+    /// The file, relative to the project.
+    pub file: String,
+    /// Its tier.
+    pub tier: Tier,
+    /// Why, in words (`--explain`).
+    pub reason: String,
+    /// The framework that runs it (Playwright for `@playwright/test` files).
+    pub runner: Framework,
+}
+
+/// Overrides from outside the project's conventions.
+#[derive(Debug, Clone, Default)]
+pub struct TierOverrides<'a> {
+    /// From the task's metadata (wins over the project file).
+    pub task: Option<&'a TierPaths>,
+    /// From `huddle.toml` `[tiers]`.
+    pub project: Option<&'a TierPaths>,
+}
+
+/// Classifies every test file of `project` for `framework`, sorted by file.
+pub fn classify_project(
+    project: &Path,
+    framework: Framework,
+    overrides: &TierOverrides<'_>,
+) -> Result<Vec<Classified>, RunnerError> {
+    let files = match framework {
+        Framework::Pytest | Framework::Jest | Framework::Vitest | Framework::Mocha => {
+            test_files(project, framework)
+        }
+        Framework::Cargo => cargo_test_files(project),
+        Framework::Go | Framework::NodeTest | Framework::Playwright => {
+            return Err(RunnerError::Unsupported(format!(
+                "test tiers are not supported for {framework} yet: pytest, jest, vitest, mocha \
+                 and cargo projects have them"
+            )))
+        }
+    };
+    Ok(files
+        .into_iter()
+        .map(|file| {
+            let text = read_head(&project.join(&file));
+            classify_file(&file, &text, framework, overrides)
+        })
+        .collect())
+}
+
+/// Classifies one file from its path and its text.
+pub fn classify_file(
+    file: &str,
+    text: &str,
+    framework: Framework,
+    overrides: &TierOverrides<'_>,
+) -> Classified {
+    let playwright_js = framework.is_node() && imports_playwright_test(text);
+    let runner = if playwright_js {
+        Framework::Playwright
+    } else {
+        framework
+    };
+    let made = |tier: Tier, reason: String| Classified {
+        file: file.to_string(),
+        tier,
+        reason,
+        runner,
+    };
+    for (source, paths) in [
+        ("task metadata", overrides.task),
+        ("huddle.toml", overrides.project),
+    ] {
+        if let Some((tier, path)) = paths.and_then(|p| p.tier_of(file)) {
+            return made(tier, format!("{source} [tiers] {tier} lists {path}"));
+        }
+    }
+    if playwright_js {
+        return made(Tier::E2e, "imports @playwright/test".into());
+    }
+    if framework == Framework::Pytest && uses_pytest_playwright(text) {
+        return made(Tier::E2e, "uses Playwright (pytest-playwright)".into());
+    }
+    if let Some((tier, dir)) = tier_of_directory(file) {
+        return made(tier, format!("in the directory {dir}/"));
+    }
+    if let Some((tier, why)) = marker(file, text, framework) {
+        return made(tier, why);
+    }
+    if let Some(lib) = pbt_library(text, framework) {
+        return made(Tier::Pbt, format!("uses {lib}"));
+    }
+    if framework == Framework::Cargo && file.starts_with("tests/") {
+        return made(
+            Tier::Integration,
+            "a cargo integration-test target (tests/)".into(),
+        );
+    }
+    made(Tier::Unit, "no integration, PBT or e2e sign: unit".into())
+}
+
+/// The PBT library a file uses, if any.
+pub fn pbt_library(text: &str, framework: Framework) -> Option<&'static str> {
+    let signs: &[(&str, &'static str)] = match framework {
+        Framework::Pytest => &[
+            ("from hypothesis", "hypothesis"),
+            ("import hypothesis", "hypothesis"),
+        ],
+        Framework::Cargo => &[
+            ("proptest!", "proptest"),
+            ("use proptest", "proptest"),
+            ("quickcheck", "quickcheck"),
+        ],
+        Framework::Go => &[("pgregory.net/rapid", "rapid")],
+        _ => &[
+            ("'fast-check'", "fast-check"),
+            ("\"fast-check\"", "fast-check"),
+            ("@fast-check/", "fast-check"),
+        ],
+    };
+    signs
+        .iter()
+        .find(|(s, _)| text.contains(s))
+        .map(|(_, l)| *l)
+}
+
+fn imports_playwright_test(text: &str) -> bool {
+    text.contains("'@playwright/test'") || text.contains("\"@playwright/test\"")
+}
+
+fn uses_pytest_playwright(text: &str) -> bool {
+    text.contains("from playwright") || text.contains("import playwright")
+}
+
+/// The tier a directory in `file`'s path names, with the directory.
+fn tier_of_directory(file: &str) -> Option<(Tier, &str)> {
+    let dirs: Vec<&str> = file.split('/').collect();
+    dirs[..dirs.len() - 1].iter().find_map(|d| {
+        let tier = match *d {
+            "e2e" | "end_to_end" | "end-to-end" => Tier::E2e,
+            "integration" | "integration_tests" | "it" => Tier::Integration,
+            "pbt" | "property" | "properties" => Tier::Pbt,
+            "unit" | "unit_tests" => Tier::Unit,
+            _ => return None,
+        };
+        Some((tier, *d))
+    })
+}
+
+fn marker(file: &str, text: &str, framework: Framework) -> Option<(Tier, String)> {
+    if framework == Framework::Pytest {
+        for (mark, tier) in [
+            ("mark.e2e", Tier::E2e),
+            ("mark.integration", Tier::Integration),
+        ] {
+            if text.contains(mark) {
+                return Some((tier, format!("pytest marker {mark}")));
+            }
+        }
+        return None;
+    }
+    let name = file.rsplit('/').next().unwrap_or(file);
+    for (part, tier) in [
+        (".e2e.", Tier::E2e),
+        (".int.", Tier::Integration),
+        (".integration.", Tier::Integration),
+    ] {
+        if name.contains(part) {
+            return Some((tier, format!("file name has {part}")));
+        }
+    }
+    None
+}
+
+/// A cargo project's test files: `src/` files with `#[test]`, and `tests/*.rs` targets.
+fn cargo_test_files(project: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    collect_rs(project, "src", &mut found);
+    found.retain(|f| {
+        let text = read_head(&project.join(f));
+        text.contains("#[test]") || text.contains("proptest!")
+    });
+    if let Ok(entries) = std::fs::read_dir(project.join("tests")) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".rs") && e.path().is_file() {
+                found.push(format!("tests/{name}"));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn collect_rs(project: &Path, rel: &str, found: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(project.join(rel)) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = format!("{rel}/{}", e.file_name().to_string_lossy());
+        match e.file_type() {
+            Ok(t) if t.is_dir() => collect_rs(project, &path, found),
+            Ok(t) if t.is_file() && path.ends_with(".rs") => found.push(path),
+            _ => {}
+        }
+    }
+}
+
+/// The first 64 KiB of a file, lossily (enough for imports and markers).
+fn read_head(path: &Path) -> String {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(64 * 1024).read_to_end(&mut buf);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tier(file: &str, text: &str, fw: Framework) -> (Tier, String) {
+        let c = classify_file(file, text, fw, &TierOverrides::default());
+        (c.tier, c.reason)
+    }
+
+    #[test]
+    fn conventions_decide_in_order() {
+        let py = Framework::Pytest;
+        assert_eq!(tier("tests/unit/test_a.py", "", py).0, Tier::Unit);
+        assert_eq!(
+            tier("tests/pbt/test_p.py", "from hypothesis import given", py).0,
+            Tier::Pbt
+        );
+        assert_eq!(
+            tier("tests/test_p.py", "from hypothesis import given", py),
+            (Tier::Pbt, "uses hypothesis".into())
+        );
+        assert_eq!(
+            tier("tests/integration/test_api.py", "", py).0,
+            Tier::Integration
+        );
+        assert_eq!(
+            tier("tests/test_api.py", "@pytest.mark.integration", py).0,
+            Tier::Integration
+        );
+        assert_eq!(
+            tier(
+                "tests/test_ui.py",
+                "from playwright.sync_api import Page",
+                py
+            )
+            .0,
+            Tier::E2e
+        );
+        let js = Framework::Vitest;
+        let e2e = classify_file(
+            "e2e/home.spec.ts",
+            "import { test } from '@playwright/test'",
+            js,
+            &TierOverrides::default(),
+        );
+        assert_eq!((e2e.tier, e2e.runner), (Tier::E2e, Framework::Playwright));
+        assert_eq!(
+            tier("test/sum.test.js", "import fc from 'fast-check'", js).0,
+            Tier::Pbt
+        );
+        assert_eq!(tier("src/a.int.test.ts", "", js).0, Tier::Integration);
+        assert_eq!(tier("test/unit/a.test.js", "", js).0, Tier::Unit);
+        let rs = Framework::Cargo;
+        assert_eq!(tier("tests/pbt.rs", "proptest! {", rs).0, Tier::Pbt);
+        assert_eq!(tier("tests/api.rs", "#[test]", rs).0, Tier::Integration);
+        assert_eq!(tier("src/lib.rs", "#[test]", rs).0, Tier::Unit);
+    }
+
+    #[test]
+    fn overrides_win_and_the_task_wins_over_the_project() {
+        let project = TierPaths {
+            integration: vec!["tests/unit/test_slow.py".into()],
+            ..TierPaths::default()
+        };
+        let task = TierPaths {
+            e2e: vec!["tests/unit".into()],
+            ..TierPaths::default()
+        };
+        let only_project = TierOverrides {
+            task: None,
+            project: Some(&project),
+        };
+        let c = classify_file(
+            "tests/unit/test_slow.py",
+            "",
+            Framework::Pytest,
+            &only_project,
+        );
+        assert_eq!(c.tier, Tier::Integration);
+        assert!(c.reason.contains("huddle.toml"), "{}", c.reason);
+        let both = TierOverrides {
+            task: Some(&task),
+            project: Some(&project),
+        };
+        let c = classify_file("tests/unit/test_slow.py", "", Framework::Pytest, &both);
+        assert_eq!(c.tier, Tier::E2e);
+        assert!(c.reason.contains("task metadata"), "{}", c.reason);
+    }
+
+    #[test]
+    fn go_projects_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = classify_project(dir.path(), Framework::Go, &TierOverrides::default()).unwrap_err();
+        assert!(e.to_string().contains("not supported for go"), "{e}");
+    }
+}

@@ -1,0 +1,435 @@
+//! The tiers as one pipeline: unit → PBT → integration → e2e, serially, each its own run
+//! (per runner: the e2e tier of a JavaScript project runs Playwright) with its own run
+//! directory and report. A failing tier never stops the later ones; a tier that does not run
+//! says why ([`SkipReason`]). Services are started before each tier that needs them and
+//! stopped after it. Everything lands in `<runs>/tiers/<stamp>/`: `tiers.json` (this
+//! module's [`TiersReport`]), one directory per tier with its runs and service logs.
+
+use super::classify::{classify_project, Classified, TierOverrides};
+use super::failure_class::classify_failure;
+use super::project_file::{self, ProjectFile, TierPaths};
+pub use super::report::{ClassifiedFailure, TierOutcome, TierRunRef, TiersReport};
+use super::services::{self, ServiceStatus};
+use super::{SkipReason, Tier};
+use crate::error::RunnerError;
+use crate::framework::Framework;
+use crate::options::{RunOptions, Selection};
+use crate::report::{Report, Summary};
+use crate::run::{canonical_project, run_tests};
+use crate::rundir;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// What a tiers run is asked to do beyond [`RunOptions`] (whose `timeout` is the unit
+/// tier's; PBT gets twice as long).
+#[derive(Debug, Clone, Default)]
+pub struct TiersOptions {
+    /// Options for every tier's run.
+    pub run: RunOptions,
+    /// The whole pipeline's time; a tier that would start after it is skipped
+    /// (`budget_exhausted`), and a tier's timeout never goes past it.
+    pub budget: Option<Duration>,
+    /// Tier overrides from the task's metadata.
+    pub task_tiers: Option<TierPaths>,
+    /// Only these files per tier (a diff-scoped run); `None`: every file of the tier.
+    pub scope: Option<BTreeMap<Tier, Vec<String>>>,
+    /// The Chromium executable for e2e tests (wins over `huddle.toml` `[e2e] chromium`).
+    pub chromium: Option<String>,
+}
+
+/// Reads the project file and classifies the project's tests.
+pub fn plan(
+    project: &Path,
+    framework: Framework,
+    task_tiers: Option<&TierPaths>,
+) -> Result<(ProjectFile, Vec<Classified>), RunnerError> {
+    let file = project_file::read(project)?.unwrap_or_default();
+    let overrides = TierOverrides {
+        task: task_tiers,
+        project: Some(&file.tiers),
+    };
+    let classified = classify_project(project, framework, &overrides)?;
+    Ok((file, classified))
+}
+
+/// Runs the tiers of `project`.
+pub async fn run_tiers(
+    project: &Path,
+    framework: Framework,
+    opts: &TiersOptions,
+) -> Result<TiersReport, RunnerError> {
+    let project = canonical_project(project)?;
+    let (file, classified) = plan(&project, framework, opts.task_tiers.as_ref())?;
+    let runs_dir = opts
+        .run
+        .runs_dir
+        .clone()
+        .unwrap_or_else(|| rundir::default_runs_dir(&project));
+    let tiers_root = runs_dir.join("tiers");
+    let dir = rundir::create(&tiers_root)?;
+    let mut notes = Vec::new();
+    let specs = service_specs(&project, &file, &classified, &mut notes);
+    let started = Instant::now();
+    let mut tiers = Vec::new();
+    for tier in Tier::ALL {
+        let files: Vec<&Classified> = classified
+            .iter()
+            .filter(|c| c.tier == tier)
+            .filter(|c| {
+                opts.scope
+                    .as_ref()
+                    .is_none_or(|s| s.get(&tier).is_some_and(|f| f.contains(&c.file)))
+            })
+            .collect();
+        let ctx = TierCtx {
+            project: &project,
+            framework,
+            opts,
+            file: &file,
+            specs: &specs,
+            dir: &dir,
+            started,
+        };
+        tiers.push(ctx.run(tier, &files).await?);
+    }
+    let ran_any = tiers.iter().any(|t| t.skipped.is_none());
+    let all_good = tiers
+        .iter()
+        .all(|t| t.passed || t.skipped == Some(SkipReason::NoTests));
+    let report = TiersReport {
+        root: project.display().to_string(),
+        framework,
+        verdict: if ran_any && all_good {
+            "passed"
+        } else {
+            "failed"
+        },
+        tiers,
+        notes,
+        dir: dir.clone(),
+    };
+    let json = serde_json::to_vec_pretty(&report).expect("tier reports serialise");
+    rundir::write(&dir, "tiers.json", &json)?;
+    rundir::prune(&tiers_root, opts.run.output.keep_runs)?;
+    Ok(report)
+}
+
+/// The services to start: `huddle.toml`'s, else a detected one when a tier needs it.
+fn service_specs(
+    project: &Path,
+    file: &ProjectFile,
+    classified: &[Classified],
+    notes: &mut Vec<String>,
+) -> BTreeMap<String, project_file::ServiceSpec> {
+    if let Some(compose) = services::compose_file(project) {
+        notes.push(format!(
+            "{compose} is not started: huddle runs no container engine; declare the services \
+             integration tests need in huddle.toml [services.NAME]"
+        ));
+    }
+    if !file.services.is_empty() {
+        return file.services.clone();
+    }
+    let needed = classified.iter().any(|c| c.tier.needs_services())
+        // Playwright's own `webServer` starts what its tests need.
+        && !playwright_starts_its_server(project);
+    match services::detect(project).filter(|_| needed) {
+        Some((name, spec)) => {
+            notes.push(format!(
+                "no [services] in huddle.toml: starting `{}` (detected) before integration and e2e",
+                spec.command
+            ));
+            BTreeMap::from([(name, spec)])
+        }
+        None => BTreeMap::new(),
+    }
+}
+
+fn playwright_starts_its_server(project: &Path) -> bool {
+    [
+        "playwright.config.ts",
+        "playwright.config.js",
+        "playwright.config.mjs",
+    ]
+    .iter()
+    .any(|f| std::fs::read_to_string(project.join(f)).is_ok_and(|t| t.contains("webServer")))
+}
+
+struct TierCtx<'a> {
+    project: &'a Path,
+    framework: Framework,
+    opts: &'a TiersOptions,
+    file: &'a ProjectFile,
+    specs: &'a BTreeMap<String, project_file::ServiceSpec>,
+    dir: &'a Path,
+    started: Instant,
+}
+
+impl TierCtx<'_> {
+    async fn run(&self, tier: Tier, files: &[&Classified]) -> Result<TierOutcome, RunnerError> {
+        let timeout = if tier == Tier::Pbt {
+            self.opts.run.timeout * 2
+        } else {
+            self.opts.run.timeout
+        };
+        let mut out = TierOutcome {
+            tier,
+            files: files.iter().map(|c| c.file.clone()).collect(),
+            skipped: None,
+            skip_detail: None,
+            summary: Summary::default(),
+            passed: false,
+            timeout_secs: timeout.as_secs(),
+            runs: Vec::new(),
+            failures: Vec::new(),
+            services: Vec::new(),
+            artifacts: Vec::new(),
+            reports: Vec::new(),
+        };
+        if files.is_empty() {
+            out.skipped = Some(SkipReason::NoTests);
+            return Ok(out);
+        }
+        let timeout = match self.opts.budget {
+            Some(budget) => {
+                let left = budget.saturating_sub(self.started.elapsed());
+                if left < Duration::from_secs(1) {
+                    out.skipped = Some(SkipReason::BudgetExhausted);
+                    out.skip_detail = Some(format!(
+                        "the pipeline's budget of {}s was used by earlier tiers",
+                        budget.as_secs()
+                    ));
+                    return Ok(out);
+                }
+                timeout.min(left)
+            }
+            None => timeout,
+        };
+        out.timeout_secs = timeout.as_secs();
+        if tier == Tier::Pbt {
+            if let Some(missing) =
+                super::pbt::missing_pbt_library(self.project, self.framework, &self.opts.run)
+                    .await?
+            {
+                out.skipped = Some(SkipReason::NoPbtLibrary);
+                out.skip_detail = Some(missing);
+                return Ok(out);
+            }
+        }
+        let tier_dir = self.dir.join(tier.as_str());
+        let mut env = self.opts.run.env.clone();
+        let mut running = None;
+        if tier.needs_services() && !self.specs.is_empty() {
+            let (r, statuses) =
+                services::start_all(self.project, self.specs, &tier_dir.join("services"), &env)
+                    .await?;
+            env.extend(r.env.iter().cloned());
+            running = Some(r);
+            let unhealthy: Vec<&ServiceStatus> = statuses.iter().filter(|s| !s.healthy).collect();
+            if !unhealthy.is_empty() {
+                out.skipped = Some(SkipReason::ServiceUnhealthy);
+                out.skip_detail = Some(
+                    unhealthy
+                        .iter()
+                        .map(|s| {
+                            format!(
+                                "service {} ({}): {}\nlog tail ({}):\n{}",
+                                s.name,
+                                s.check,
+                                s.problem.as_deref().unwrap_or("unhealthy"),
+                                s.log.display(),
+                                s.log_tail.as_deref().unwrap_or("")
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                );
+            }
+            out.services = statuses;
+        }
+        if out.skipped.is_none() {
+            if tier == Tier::E2e {
+                self.browser_env(&mut env);
+            }
+            let result = self
+                .run_groups(tier, files, timeout, &tier_dir, env, &mut out)
+                .await;
+            if let Some(r) = running.take() {
+                r.stop(self.opts.run.kill_grace).await;
+            }
+            result?;
+        } else if let Some(r) = running.take() {
+            r.stop(self.opts.run.kill_grace).await;
+        }
+        Ok(out)
+    }
+
+    fn browser_env(&self, env: &mut Vec<(String, String)>) {
+        let chromium = self
+            .opts
+            .chromium
+            .clone()
+            .or_else(|| self.file.e2e.chromium.clone())
+            .or_else(|| std::env::var("HUDDLE_CHROMIUM").ok());
+        if let Some(c) = chromium {
+            env.push(("HUDDLE_CHROMIUM".into(), c));
+        }
+        env.push(("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD".into(), "1".into()));
+    }
+
+    /// Runs the tier's files, one run per runner, and fills in counts and failures.
+    async fn run_groups(
+        &self,
+        tier: Tier,
+        files: &[&Classified],
+        timeout: Duration,
+        tier_dir: &Path,
+        env: Vec<(String, String)>,
+        out: &mut TierOutcome,
+    ) -> Result<(), RunnerError> {
+        let mut groups: BTreeMap<&'static str, (Framework, Vec<String>)> = BTreeMap::new();
+        for c in files {
+            groups
+                .entry(c.runner.name())
+                .or_insert_with(|| (c.runner, Vec::new()))
+                .1
+                .push(c.file.clone());
+        }
+        for (_, (fw, paths)) in groups {
+            let mut run_env = env.clone();
+            if tier == Tier::E2e && fw == Framework::Pytest {
+                run_env.push((
+                    "PYTEST_ADDOPTS".into(),
+                    self.pytest_playwright_args(tier_dir),
+                ));
+            }
+            let opts = RunOptions {
+                selection: Selection::Paths(selection_paths(fw, &paths)),
+                timeout,
+                env: run_env,
+                runs_dir: Some(tier_dir.to_path_buf()),
+                ..self.opts.run.clone()
+            };
+            let outcome = run_tests(self.project, fw, &opts).await?;
+            let r = &outcome.report;
+            for t in r.failures() {
+                let (class, evidence) = classify_failure(t);
+                out.failures.push(ClassifiedFailure {
+                    test: t.nodeid.clone(),
+                    class,
+                    evidence,
+                });
+            }
+            out.runs.push(TierRunRef {
+                framework: fw,
+                run_dir: outcome.run_dir.clone(),
+                summary: r.summary,
+                timed_out: r.timed_out,
+            });
+            out.reports.push(outcome.report);
+        }
+        out.summary = sum(out.reports.iter().map(|r| r.summary));
+        out.passed = out.reports.iter().all(Report::all_passed);
+        out.artifacts = artifacts(self.dir, tier_dir);
+        Ok(())
+    }
+
+    /// pytest-playwright's options: artifacts of failures into the tier directory, and the
+    /// configured browser channel.
+    fn pytest_playwright_args(&self, tier_dir: &Path) -> String {
+        let mut args = vec![
+            format!("--output={}", tier_dir.join("playwright-output").display()),
+            "--tracing=retain-on-failure".to_string(),
+            "--screenshot=only-on-failure".to_string(),
+        ];
+        if let Some(ch) = &self.file.e2e.browser_channel {
+            args.push(format!("--browser-channel={ch}"));
+        }
+        shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default()
+    }
+}
+
+/// What a runner's selection takes for these files: cargo runs unit tests by target
+/// (`src/lib.rs` is the library's, `src/main.rs` and `src/bin/` the binaries'), the others
+/// take the files.
+fn selection_paths(fw: Framework, files: &[String]) -> Vec<String> {
+    if fw != Framework::Cargo {
+        return files.to_vec();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        let target = if f.starts_with("tests/") {
+            f.clone()
+        } else if f == "src/main.rs" || f.starts_with("src/bin/") {
+            "src/main.rs".into()
+        } else {
+            "src/lib.rs".into()
+        };
+        if !out.contains(&target) {
+            out.push(target);
+        }
+    }
+    out
+}
+
+fn sum(summaries: impl Iterator<Item = Summary>) -> Summary {
+    let mut s = Summary::default();
+    for x in summaries {
+        s.passed += x.passed;
+        s.failed += x.failed;
+        s.error += x.error;
+        s.skipped += x.skipped;
+        s.total += x.total;
+    }
+    s
+}
+
+/// Traces and screenshots under the tier directory, relative to the pipeline directory.
+fn artifacts(pipeline: &Path, tier_dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    walk_files(tier_dir, &mut |p| {
+        let is_artifact = p
+            .extension()
+            .is_some_and(|e| e == "zip" || e == "png" || e == "webm")
+            && p.components().any(|c| c.as_os_str() == "playwright-output");
+        if is_artifact {
+            found.push(crate::adapters::relative(pipeline, &p.to_string_lossy()));
+        }
+    });
+    found.sort();
+    found
+}
+
+fn walk_files(dir: &Path, found: &mut dyn FnMut(&Path)) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => walk_files(&p, found),
+            Ok(t) if t.is_file() => found(&p),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_unit_tests_run_by_target() {
+        let files = vec![
+            "src/lib.rs".to_string(),
+            "src/text.rs".into(),
+            "tests/pbt.rs".into(),
+        ];
+        assert_eq!(
+            selection_paths(Framework::Cargo, &files),
+            ["src/lib.rs", "tests/pbt.rs"]
+        );
+        assert_eq!(selection_paths(Framework::Pytest, &files), files);
+    }
+}

@@ -1,0 +1,410 @@
+//! The services integration and e2e tiers need: started from `huddle.toml` (or detected),
+//! polled until healthy, logged into the run directory, and stopped — the whole process
+//! group — after the tier, whatever happened (also when the caller is cancelled: dropping
+//! [`Running`] kills the groups).
+
+use super::project_file::ServiceSpec;
+use crate::error::RunnerError;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Default time a service has to become healthy.
+pub const DEFAULT_HEALTH_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default time between health checks.
+pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(2);
+/// Lines of a service's log kept in a report when it did not become healthy.
+const LOG_TAIL_LINES: usize = 20;
+
+/// What happened to one service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServiceStatus {
+    /// Its name in `huddle.toml`.
+    pub name: String,
+    /// The argv it ran with.
+    pub command: Vec<String>,
+    /// Whether it became healthy.
+    pub healthy: bool,
+    /// What was checked (`GET http://…/health`, `TCP 127.0.0.1:8080`).
+    pub check: String,
+    /// Its log (stdout and stderr), in the run directory.
+    pub log: PathBuf,
+    /// Why it is not healthy, when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The last lines of its log, when it is not healthy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_tail: Option<String>,
+}
+
+/// Started services; stop them with [`Running::stop`] (dropping kills them too).
+#[derive(Debug, Default)]
+pub struct Running {
+    children: Vec<(String, tokio::process::Child)>,
+    /// Variables the tests get: `HUDDLE_SERVICE_URL`, `HUDDLE_SERVICE_<NAME>_URL`,
+    /// `HUDDLE_SERVICE_<NAME>_PORT` and each service's `env`.
+    pub env: Vec<(String, String)>,
+}
+
+impl Running {
+    /// Stops every service's process group: SIGTERM, then SIGKILL after `grace`.
+    pub async fn stop(mut self, grace: Duration) {
+        for (_, child) in &mut self.children {
+            signal(child, Signal::Term);
+            let _ = tokio::time::timeout(grace, child.wait()).await;
+            // Whatever is left in its group (a child that ignored SIGTERM) goes now.
+            signal(child, Signal::Kill);
+            let _ = child.wait().await;
+        }
+        self.children.clear();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.children {
+            signal(child, Signal::Kill);
+        }
+    }
+}
+
+enum Signal {
+    Term,
+    Kill,
+}
+
+fn signal(child: &tokio::process::Child, sig: Signal) {
+    #[cfg(unix)]
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        let sig = match sig {
+            Signal::Term => nix::sys::signal::Signal::SIGTERM,
+            Signal::Kill => nix::sys::signal::Signal::SIGKILL,
+        };
+        // ESRCH (already gone) is expected.
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), sig);
+    }
+    #[cfg(not(unix))]
+    let _ = (child, sig);
+}
+
+/// Starts every service in `specs` (sorted by name), each logging to `<log_dir>/<name>.log`,
+/// and waits for each to become healthy. Returns the running services and one status per
+/// service; a service that does not become healthy stays in `Running` (so it is stopped with
+/// the others) and its status says why, with its log's tail.
+pub async fn start_all(
+    project: &Path,
+    specs: &BTreeMap<String, ServiceSpec>,
+    log_dir: &Path,
+    env: &[(String, String)],
+) -> Result<(Running, Vec<ServiceStatus>), RunnerError> {
+    std::fs::create_dir_all(log_dir)
+        .map_err(|e| RunnerError::io(format!("creating {}", log_dir.display()), e))?;
+    let mut running = Running::default();
+    let mut statuses = Vec::new();
+    for (name, spec) in specs {
+        let status = start_one(project, name, spec, log_dir, env, &mut running).await?;
+        let healthy = status.healthy;
+        statuses.push(status);
+        if !healthy {
+            // The tier cannot run: no point starting the rest.
+            break;
+        }
+    }
+    Ok((running, statuses))
+}
+
+async fn start_one(
+    project: &Path,
+    name: &str,
+    spec: &ServiceSpec,
+    log_dir: &Path,
+    env: &[(String, String)],
+    running: &mut Running,
+) -> Result<ServiceStatus, RunnerError> {
+    let port = if spec.command.contains("{port}")
+        || spec.health.as_deref().is_some_and(|h| h.contains("{port}"))
+    {
+        Some(free_port()?)
+    } else {
+        spec.port
+    };
+    let fill = |s: &str| match port {
+        Some(p) => s.replace("{port}", &p.to_string()),
+        None => s.to_string(),
+    };
+    let argv = shlex::split(&fill(&spec.command))
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| {
+            RunnerError::Unsupported(format!(
+                "[services.{name}] command {:?} is not a valid command line",
+                spec.command
+            ))
+        })?;
+    let cwd = match &spec.cwd {
+        Some(d) => {
+            crate::guard::check_path(d)?;
+            project.join(d)
+        }
+        None => project.to_path_buf(),
+    };
+    let log = log_dir.join(format!("{name}.log"));
+    let file = std::fs::File::create(&log)
+        .map_err(|e| RunnerError::io(format!("creating {}", log.display()), e))?;
+    let file2 = file
+        .try_clone()
+        .map_err(|e| RunnerError::io(format!("opening {}", log.display()), e))?;
+    let service_env: Vec<(String, String)> =
+        spec.env.iter().map(|(k, v)| (k.clone(), fill(v))).collect();
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(&cwd)
+        .envs(env.iter().cloned())
+        .envs(service_env.iter().cloned())
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(file))
+        .stderr(Stdio::from(file2))
+        .kill_on_drop(true);
+    if let Some(p) = port {
+        cmd.env("PORT", p.to_string());
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let health = spec.health.as_deref().map(fill);
+    let check = match (&health, port) {
+        (Some(url), _) => format!("GET {url}"),
+        (None, Some(p)) => format!("TCP 127.0.0.1:{p}"),
+        (None, None) => unreachable!("the project file requires health or port"),
+    };
+    let mut status = ServiceStatus {
+        name: name.to_string(),
+        command: argv.clone(),
+        healthy: false,
+        check,
+        log: log.clone(),
+        problem: None,
+        log_tail: None,
+    };
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            status.problem = Some(format!("could not start {:?}: {e}", argv[0]));
+            status.log_tail = Some(log_tail(&log));
+            return Ok(status);
+        }
+    };
+    let timeout = spec
+        .timeout_secs
+        .map_or(DEFAULT_HEALTH_TIMEOUT, Duration::from_secs);
+    let interval = spec
+        .interval_secs
+        .map_or(DEFAULT_HEALTH_INTERVAL, Duration::from_secs)
+        .max(Duration::from_millis(100));
+    let outcome = wait_healthy(&mut child, health.as_deref(), port, timeout, interval).await;
+    running.children.push((name.to_string(), child));
+    match outcome {
+        Ok(()) => {
+            status.healthy = true;
+            let upper = env_name(name);
+            if let Some(url) = health.as_deref().and_then(base_url) {
+                if !running.env.iter().any(|(k, _)| k == "HUDDLE_SERVICE_URL") {
+                    running.env.push(("HUDDLE_SERVICE_URL".into(), url.clone()));
+                }
+                running
+                    .env
+                    .push((format!("HUDDLE_SERVICE_{upper}_URL"), url));
+            }
+            if let Some(p) = port {
+                running
+                    .env
+                    .push((format!("HUDDLE_SERVICE_{upper}_PORT"), p.to_string()));
+            }
+            running.env.extend(service_env);
+        }
+        Err(problem) => {
+            status.problem = Some(problem);
+            status.log_tail = Some(log_tail(&log));
+        }
+    }
+    Ok(status)
+}
+
+/// Polls until the service answers, exits, or `timeout` passes.
+async fn wait_healthy(
+    child: &mut tokio::process::Child,
+    health: Option<&str>,
+    port: Option<u16>,
+    timeout: Duration,
+    interval: Duration,
+) -> Result<(), String> {
+    let client = reqwest::Client::builder()
+        .timeout(interval.max(Duration::from_secs(2)))
+        .build()
+        .map_err(|e| format!("no HTTP client: {e}"))?;
+    let started = Instant::now();
+    loop {
+        if let Ok(Some(exit)) = child.try_wait() {
+            return Err(format!("it exited ({exit}) before it was healthy"));
+        }
+        let check = match (health, port) {
+            (Some(url), _) => match client.get(url).send().await {
+                Ok(r) if r.status().is_success() || r.status().is_redirection() => Ok(()),
+                Ok(r) => Err(format!("GET {url} answered {}", r.status())),
+                Err(e) => Err(format!("GET {url}: {}", error_chain(&e))),
+            },
+            (None, Some(p)) => tokio::net::TcpStream::connect(("127.0.0.1", p))
+                .await
+                .map(drop)
+                .map_err(|e| format!("TCP 127.0.0.1:{p}: {e}")),
+            (None, None) => Err("nothing to check".into()),
+        };
+        let last = match check {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if started.elapsed() + interval > timeout {
+            return Err(format!(
+                "not healthy after {}s; last check: {last}",
+                timeout.as_secs()
+            ));
+        }
+        // The poll interval itself: the service gets time to come up between checks.
+        tokio::time::sleep(interval).await;
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// `http://host:port/health` → `http://host:port`.
+fn base_url(url: &str) -> Option<String> {
+    let after = url.find("://")? + 3;
+    let end = url[after..].find('/').map_or(url.len(), |i| after + i);
+    Some(url[..end].to_string())
+}
+
+fn env_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A port nothing listens on now.
+fn free_port() -> Result<u16, RunnerError> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| RunnerError::io("finding a free port", e))?;
+    l.local_addr()
+        .map(|a| a.port())
+        .map_err(|e| RunnerError::io("finding a free port", e))
+}
+
+/// The last lines of a log, secrets scrubbed.
+pub fn log_tail(log: &Path) -> String {
+    let text = std::fs::read(log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let text = crate::scrub::strip_ansi(&text);
+    let tail = crate::scrub::tail_lines(&text, LOG_TAIL_LINES);
+    crate::scrub::scrub(&tail).into_owned()
+}
+
+/// A service to start when `huddle.toml` declares none: `npm run start` or `npm run dev`
+/// (package.json scripts), or `make run` (a Makefile with a `run:` target), checked on a
+/// port huddle picks and passes as `PORT`. `None` when the project has none.
+pub fn detect(project: &Path) -> Option<(String, ServiceSpec)> {
+    let spec = |command: &str| ServiceSpec {
+        command: command.to_string(),
+        health: None,
+        port: None,
+        timeout_secs: None,
+        interval_secs: None,
+        cwd: None,
+        env: BTreeMap::from([("PORT".to_string(), "{port}".to_string())]),
+    };
+    if let Ok(text) = std::fs::read_to_string(project.join("package.json")) {
+        let pkg: serde_json::Value = serde_json::from_str(&text).ok()?;
+        for script in ["start", "dev"] {
+            if pkg["scripts"][script].is_string() {
+                return Some((
+                    "app".into(),
+                    spec(&format!("npm run {script} -- --port {{port}}")),
+                ));
+            }
+        }
+    }
+    let makefile = std::fs::read_to_string(project.join("Makefile")).unwrap_or_default();
+    if makefile.lines().any(|l| l.starts_with("run:")) {
+        return Some(("app".into(), spec("make run PORT={port}")));
+    }
+    None
+}
+
+/// A compose file in the project, which huddle does not start (it runs no container engine).
+pub fn compose_file(project: &Path) -> Option<String> {
+    [
+        "docker-compose.yml",
+        "docker-compose.yaml",
+        "compose.yml",
+        "compose.yaml",
+    ]
+    .into_iter()
+    .find(|f| project.join(f).is_file())
+    .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_names_for_the_tests() {
+        assert_eq!(
+            base_url("http://127.0.0.1:8080/health").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(base_url("http://h:1").as_deref(), Some("http://h:1"));
+        assert_eq!(env_name("web-api"), "WEB_API");
+    }
+
+    #[test]
+    fn detection_finds_npm_scripts_make_targets_and_compose_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(detect(dir.path()).is_none());
+        std::fs::write(
+            dir.path().join("Makefile"),
+            "build:\n\ttrue\nrun:\n\t./serve\n",
+        )
+        .unwrap();
+        assert_eq!(
+            detect(dir.path()).unwrap().1.command,
+            "make run PORT={port}"
+        );
+        std::fs::write(
+            dir.path().join("package.json"),
+            r#"{"scripts": {"dev": "vite"}}"#,
+        )
+        .unwrap();
+        assert!(detect(dir.path())
+            .unwrap()
+            .1
+            .command
+            .starts_with("npm run dev"));
+        assert_eq!(compose_file(dir.path()), None);
+        std::fs::write(dir.path().join("compose.yaml"), "services: {}\n").unwrap();
+        assert_eq!(compose_file(dir.path()).as_deref(), Some("compose.yaml"));
+    }
+}
