@@ -249,7 +249,7 @@ async fn explain_says_why_each_file_is_in_its_tier() {
         "  tests/pbt/test_properties.py — in the directory pbt/",
         "  tests/integration/test_api.py — in the directory integration/",
         "  tests/e2e/test_page.py — uses Playwright (pytest-playwright)",
-        "service api: `python3 -m app.server --port 18731`",
+        "service api: `python3 -m app.server --port {port}`",
     ] {
         assert!(out.stdout.contains(line), "{line:?} in:\n{}", out.stdout);
     }
