@@ -1,13 +1,14 @@
 //! `huddle-bench`: starts a real release `huddled` per scenario on a fresh data directory, drives
 //! it over HTTP, and prints throughput, latency percentiles, peak RSS and the settings used.
-//! `compare` runs the baselines (raw SQLite in process, PostgreSQL with pgbench) in the same
-//! invocation and prints huddle's figure as a ratio of each.
+//! `compare` runs the baselines in the same invocation and prints huddle's figure as a ratio of
+//! each: raw SQLite in process for the SQLite backend; with `--backend postgres`, pgbench's raw
+//! queue on the very cluster huddle's replicas use (`compare_postgres`).
 
-pub mod baseline_postgres;
 pub mod baseline_sqlite;
 pub mod bus;
 pub mod claim;
 pub mod client;
+pub mod compare_postgres;
 pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
@@ -16,6 +17,8 @@ pub mod isolation;
 pub mod memory;
 pub mod mixed;
 pub mod pg_server;
+pub mod proc_cpu;
+pub mod raw_queue;
 pub mod search;
 pub mod slow;
 pub mod stats;
@@ -54,7 +57,10 @@ pub enum Scenario {
     Isolation,
     /// Every scenario once.
     All,
-    /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios.
+    /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios. With
+    /// `--backend postgres`: on one cluster, huddle batched and unbatched with 1, 2 and 3
+    /// replicas beside pgbench's raw `SKIP LOCKED` queue doing the same work (16 and 64
+    /// clients), with ratios and each phase's CPU shares.
     Compare,
 }
 
@@ -244,6 +250,9 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
 
 /// Runs what `args` asks for and prints it; returns all figures.
 pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
+    if args.scenario == Scenario::Compare && args.backend == BenchBackend::Postgres {
+        return compare_postgres::run(&args, |f| emit(&args, f)).await;
+    }
     let scenarios = match args.scenario {
         Scenario::All => vec![
             Scenario::Floor,
@@ -287,10 +296,6 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             emit(&args, &b);
             all.push(b);
         }
-        let pg = baseline_postgres::run(&args.sizes).await?;
-        let pg = ratio(pg, huddle);
-        emit(&args, &pg);
-        all.push(pg);
     }
     Ok(all)
 }

@@ -105,6 +105,56 @@ impl PgServer {
     }
 }
 
+impl PgServer {
+    /// Runs `sql` with psql on database `db` over the server's socket; returns psql's output
+    /// (unaligned, tuples only).
+    pub fn psql(&self, db: &str, sql: &str) -> Result<String, String> {
+        let user = self.user();
+        check(
+            as_pg(&self.bin, "psql")
+                .args(["-h", &self.socket_dir(), "-p", &self.port.to_string()])
+                .args([
+                    "-U",
+                    user,
+                    "-d",
+                    db,
+                    "-q",
+                    "-A",
+                    "-t",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                ])
+                .args(["-c", sql]),
+            "psql",
+        )
+    }
+
+    /// The directory holding the server's Unix socket.
+    pub fn socket_dir(&self) -> String {
+        self.dir.path().to_string_lossy().to_string()
+    }
+
+    /// The superuser `initdb` made.
+    pub fn user(&self) -> &str {
+        let rest = self.url.trim_start_matches("postgres://");
+        rest.split('@').next().unwrap_or("postgres")
+    }
+
+    /// The URL of database `db` on this server.
+    pub fn url_for(&self, db: &str) -> String {
+        match self.url.rsplit_once('/') {
+            Some((server, _)) => format!("{server}/{db}"),
+            None => self.url.clone(),
+        }
+    }
+
+    /// The postmaster's process id (first line of `postmaster.pid`).
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+}
+
 impl Drop for PgServer {
     fn drop(&mut self) {
         let _ = as_pg(&self.bin, "pg_ctl")

@@ -21,6 +21,7 @@
 use super::super::{StoreError, StoreResult};
 use super::db::Pool;
 use super::tx::Tx;
+use super::DEADLOCK_TEXT;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use std::collections::{HashMap, VecDeque};
@@ -37,6 +38,8 @@ trait Job: Send {
     fn run<'t>(&'t mut self, tx: &'t mut Tx) -> BoxFuture<'t, bool>;
     /// Answers: the write's own result if the transaction committed, else the commit's error.
     fn finish(self: Box<Self>, committed: StoreResult<()>);
+    /// Whether the last run failed by losing a deadlock.
+    fn lost_deadlock(&self) -> bool;
 }
 
 struct Write<T, F> {
@@ -67,6 +70,10 @@ where
         })
     }
 
+    fn lost_deadlock(&self) -> bool {
+        matches!(&self.answer, Some(Err(StoreError::Unavailable(m))) if m.starts_with(DEADLOCK_TEXT))
+    }
+
     fn finish(self: Box<Self>, committed: StoreResult<()>) {
         let answer = match (self.answer, committed) {
             (Some(Err(refused)), _) => Err(refused),
@@ -77,6 +84,9 @@ where
         let _ = self.reply.send(answer);
     }
 }
+
+/// Runs of a write alone after it lost a deadlock.
+const DEADLOCK_RETRIES: usize = 3;
 
 type Queues = HashMap<i64, VecDeque<Box<dyn Job>>>;
 
@@ -199,7 +209,21 @@ impl Batcher {
             Ok(tx) => tx,
             Err(e) => return job.finish(Err(e)),
         };
-        if job.run(&mut tx).await {
+        // A write that lost a deadlock to a claim or completion (which take no team lock)
+        // runs again, a few times, before its answer is that error.
+        let mut ran = job.run(&mut tx).await;
+        for _ in 0..DEADLOCK_RETRIES {
+            if ran || !job.lost_deadlock() {
+                break;
+            }
+            drop(tx);
+            tx = match Tx::begin(&self.pool).await {
+                Ok(tx) => tx,
+                Err(e) => return job.finish(Err(e)),
+            };
+            ran = job.run(&mut tx).await;
+        }
+        if ran {
             let started = Instant::now();
             let committed = tx.commit().await;
             crate::metrics::writer_batch(1, started.elapsed());

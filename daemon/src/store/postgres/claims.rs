@@ -13,7 +13,7 @@ use sqlx::Row;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
 /// is empty, the caller's name or the caller's role, and whose project `project` admits: picked, updated and read back with their
-/// edges in one statement, since the team's other writers wait through every round trip. The
+/// edges in one statement. No team lock: rows another claim holds are skipped. The
 /// statement writes what `TaskState::claim` and `prepare_save` would (in progress, holder,
 /// lease, one version more, updated now); the store contract tests hold both backends to it.
 pub async fn claim(
@@ -32,7 +32,7 @@ pub async fn claim(
         Some(p) if p.strict => format!("and {TASK_PROJECT} = $7"),
         Some(_) => format!("and ({TASK_PROJECT} = $7 or {TASK_PROJECT} is null)"),
     };
-    tx.lock_team(team_id).await?;
+    tx.join_team(team_id).await?;
     tx.touch_agent(team_id, &caller.agent);
     let now = tx.now_ms();
     let max = max.clamp(1, MAX_CLAIM_BATCH as usize);
@@ -88,9 +88,10 @@ pub async fn claim(
     Ok(tasks)
 }
 
-/// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.
+/// Only the holder (or a coordinator) may extend the lease; no event is recorded for it. No
+/// team lock: the task's row lock (`load`) is all it needs.
 pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
-    tx.lock_team(caller.team_id).await?;
+    tx.join_team(caller.team_id).await?;
     let mut task = load(tx, caller.team_id, id).await?;
     task.heartbeat(caller, tx.now_ms(), lease_ms)?;
     tx.touch_agent(caller.team_id, &caller.agent);
@@ -109,7 +110,8 @@ pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) ->
 }
 
 /// Back to `pending` for another try while attempts remain, `failed` when `final_` or out of
-/// attempts (`TaskState::fail`).
+/// attempts (`TaskState::fail`). No team lock, as for a completion: the task's row lock
+/// (`load`) and the dependents' (`deps::adjust_dependents_of`).
 pub async fn fail(
     tx: &mut Tx,
     caller: &Caller,
@@ -118,7 +120,7 @@ pub async fn fail(
     final_: bool,
     result: Option<serde_json::Value>,
 ) -> StoreResult<Task> {
-    tx.lock_team(caller.team_id).await?;
+    tx.join_team(caller.team_id).await?;
     let mut task = load(tx, caller.team_id, id).await?;
     let event = task.fail(caller, reason, final_, result.map(|r| r.to_string()))?;
     tx.touch_agent(caller.team_id, &caller.agent);
@@ -148,7 +150,9 @@ pub async fn teams_with_expired_leases(
 }
 
 /// Returns one team's expired leases to `pending` (or `failed` past `maxAttempts`). Replicas
-/// sweeping at once queue on the team lock; the second finds nothing left to expire. Judged as
+/// sweeping at once queue on the team lock; the second finds nothing left to expire. A row a
+/// completion or heartbeat holds is skipped (it is no longer expired, or the next sweep
+/// takes it). Judged as
 /// of `cutoff`, when the sweep started: waiting for the team's lock behind a long write must
 /// not expire a lease heartbeated meanwhile.
 pub async fn expire_team_leases(tx: &mut Tx, team_id: i64, cutoff: i64) -> StoreResult<usize> {
@@ -156,7 +160,8 @@ pub async fn expire_team_leases(tx: &mut Tx, team_id: i64, cutoff: i64) -> Store
     let rows = sqlx::query(&format!(
         "select {STATE_COLUMNS} from tasks
          where team_id = $1 and status = 'in_progress' and lease_expires_at <= $2
-         order by lease_expires_at limit 10000"
+         order by lease_expires_at limit 10000
+         for update skip locked"
     ))
     .bind(team_id)
     .bind(cutoff.min(tx.now_ms()))

@@ -1,6 +1,7 @@
 //! Completing tasks: every listed task or none, in a handful of statements whatever their
-//! number. The common case (a worker completing distinct tasks it holds) is one statement under
-//! the team's lock; anything else reads the rows, completes each by the shared rule
+//! number, without the team's lock: the rows are locked by the statements that read or change
+//! them. The common case (a worker completing distinct tasks it holds) is one statement;
+//! anything else reads and locks the rows, completes each by the shared rule
 //! (`TaskState::complete`) and saves them together.
 
 use super::super::rules::{self, TaskEdges, TaskState, STATE_COLUMNS};
@@ -32,14 +33,16 @@ pub async fn complete_many(
     items: Vec<(String, Option<serde_json::Value>)>,
 ) -> StoreResult<Vec<Task>> {
     let team_id = caller.team_id;
-    tx.lock_team(team_id).await?;
+    tx.join_team(team_id).await?;
     let distinct = items.iter().map(|(id, _)| id).collect::<HashSet<_>>().len() == items.len();
     if caller.role != Role::Coordinator && distinct {
         return complete_held(tx, caller, items).await;
     }
     let ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
     let rows = sqlx::query(&format!(
-        "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = any($2)"
+        // Locked in id order, as every multi-row lock is, so two of these never deadlock.
+        "select {STATE_COLUMNS}, {EDGE_COLUMNS} from tasks where team_id = $1 and id = any($2)
+         order by id for update"
     ))
     .bind(team_id)
     .bind(&ids)
@@ -71,8 +74,9 @@ pub async fn complete_many(
 /// A worker completing distinct tasks. For a caller that is not a coordinator the holder
 /// check of `TaskState::complete` is "in progress and claimed by the caller", so the statement
 /// applies that rule and its save (completed, the result, no lease, one version more, updated
-/// now) to the rows that pass: one round trip instead of a read and a write, which the team's
-/// other writers wait through. A row that does not pass (unknown, closed, someone else's) is
+/// now) to the rows that pass: one round trip instead of a read and a write. The rule is
+/// checked again on the row as the update finds it after waiting for its lock (another
+/// completion, a coordinator's change), so a task is completed once. A row that does not pass (unknown, closed, someone else's) is
 /// judged by `TaskState::complete` itself, the first such in the given order, and the caller's
 /// transaction is rolled back as for any refusal.
 async fn complete_held(
@@ -100,6 +104,7 @@ async fn complete_held(
          from target
          where tasks.team_id = $1 and tasks.id = target.target_id
            and target.target_status = 'in_progress' and target.holder = $5
+           and tasks.status = 'in_progress' and tasks.claimed_by = $5
          returning {STATE_COLUMNS}, {EDGE_COLUMNS}"
     ))
     .bind(team_id)

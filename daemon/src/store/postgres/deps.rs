@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 pub async fn task_status(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<Option<TaskStatus>> {
     let status: Option<String> =
-        sqlx::query_scalar("select status from tasks where team_id = $1 and id = $2")
+        sqlx::query_scalar("select status from tasks where team_id = $1 and id = $2 for share")
             .bind(team_id)
             .bind(id)
             .fetch_optional(tx.conn())
@@ -36,7 +36,12 @@ pub async fn add_blockers(
         return Ok(());
     }
     let statuses: HashMap<String, String> =
-        sqlx::query_as("select id, status from tasks where team_id = $1 and id = any($2)")
+        // Share-locked: a completion of a blocker (which takes no team lock) either commits
+        // before this reads it, or waits for this edge and so sees it.
+        sqlx::query_as(
+            "select id, status from tasks where team_id = $1 and id = any($2)
+             order by id for share",
+        )
             .bind(team_id)
             .bind(blockers)
             .fetch_all(tx.conn())
@@ -126,7 +131,11 @@ async fn adjust_unmet(tx: &mut Tx, team_id: i64, task: &str, delta: i64) -> Stor
 }
 
 /// Keeps dependents' counters right when tasks enter (`-1`) or leave (`+1`) `completed`:
-/// one statement for all of them. Returns the dependents this left ready to claim.
+/// one statement for all of them. Returns the dependents this left ready to claim. Writers
+/// without the team's lock run this at once, so the dependents are locked in id order first
+/// (no deadlock between two of them), and each counter is changed on the row as the last
+/// commit left it: of two completions that clear a task's last two blockers, exactly one
+/// sees it reach zero and announces it ready.
 pub async fn adjust_dependents_of(
     tx: &mut Tx,
     team_id: i64,
@@ -135,13 +144,21 @@ pub async fn adjust_dependents_of(
 ) -> StoreResult<Vec<ReadyTask>> {
     type Row = (String, Option<String>, bool, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(&format!(
-        "update tasks as t set unmet_blockers = t.unmet_blockers + s.total
-         from (select d.task_id, sum(c.delta) as total
-               from task_deps d join unnest($2::text[], $3::bigint[]) as c(id, delta)
-                 on d.blocker_id = c.id
-               where d.team_id = $1
-               group by d.task_id) as s
-         where t.team_id = $1 and t.id = s.task_id
+        "with s as (
+             select d.task_id, sum(c.delta) as total
+             from task_deps d join unnest($2::text[], $3::bigint[]) as c(id, delta)
+               on d.blocker_id = c.id
+             where d.team_id = $1
+             group by d.task_id
+         ), locked as materialized (
+             select t.id, s.total from tasks t join s on t.id = s.task_id
+             where t.team_id = $1
+             order by t.id
+             for update of t
+         )
+         update tasks as t set unmet_blockers = t.unmet_blockers + locked.total
+         from locked
+         where t.team_id = $1 and t.id = locked.id
          returning t.prefix, t.owner, t.status = 'pending' and t.unmet_blockers = 0,
                    {TASK_PROJECT}"
     ))

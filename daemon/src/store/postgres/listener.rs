@@ -2,8 +2,8 @@
 //! transaction's announcement read the new messages and events (in sequence order) and hand
 //! them to the in-process hub, so streams and long polls here see every replica's writes.
 //!
-//! Notifications arrive in commit order, and a team's commits are in sequence order (the team
-//! lock), so per team the hub gets every item once, in order. Under load, every notification
+//! Notifications arrive in commit order, and a team's commits are in sequence order (the
+//! statement that numbers a transaction's events holds the team's row to the commit), so per team the hub gets every item once, in order. Under load, every notification
 //! already waiting is taken at once and merged per team, so a burst of commits costs one read
 //! per team, not one per commit; the reads run on the listener's own connection, so a busy
 //! pool never holds up delivery. If the LISTEN connection drops, notifications sent meanwhile

@@ -1,9 +1,10 @@
 //! PostgreSQL backend on sqlx: several `huddled` replicas share one database.
 //!
-//! Every write is one transaction on a pooled connection. A write to a team first locks the
-//! team's row (which holds its message and event sequences), so a team's writes are serialised
-//! across replicas: sequences are gapless and commit in sequence order. Claims pick rows with
-//! `FOR UPDATE SKIP LOCKED`. Before committing, a transaction announces what it added with
+//! Every write is one transaction on a pooled connection. Most writes to a team first take the
+//! team's lock, so they are serialised across replicas; claims and completions take none and
+//! lock only the task rows they change (claims pick with `FOR UPDATE SKIP LOCKED`). Every write
+//! numbers its events in its last statement, which holds the team's row to the commit, so
+//! sequences are gapless and commit in sequence order (`tx.rs`). Before committing, a transaction announces what it added with
 //! `pg_notify` (team, message and event ranges, "tasks changed"); every replica's
 //! `listener` reads those rows after the commit and feeds its in-process hub, so streams,
 //! long-polling claims and inboxes on any replica see every replica's writes, in order.
@@ -253,6 +254,11 @@ fn reachable(e: &sqlx::Error) -> Reachable {
     }
 }
 
+/// PostgreSQL's "deadlock detected".
+const DEADLOCK: &str = "40P01";
+/// How a lost deadlock reads in a [`StoreError::Unavailable`].
+pub(crate) const DEADLOCK_TEXT: &str = "the write lost a deadlock";
+
 /// Connection trouble, a full disk, a server shutting down or a read-only standby mean the
 /// store cannot serve (503); anything else is a bug (500, logged).
 pub(crate) fn map_pg_error(e: sqlx::Error) -> StoreError {
@@ -271,6 +277,11 @@ pub(crate) fn map_pg_error(e: sqlx::Error) -> StoreError {
                 || code == "25006"
             {
                 StoreError::Unavailable(e.to_string())
+            } else if code == DEADLOCK {
+                // Claims and completions lock rows without the team lock; the batcher runs a
+                // write that lost a deadlock again (`batcher.rs`), and answers 503 if it
+                // keeps losing.
+                StoreError::Unavailable(format!("{DEADLOCK_TEXT}: {e}"))
             } else {
                 StoreError::Internal(e.to_string())
             }

@@ -238,8 +238,11 @@ async fn add_edges(
     let stored: HashMap<String, String> = if named.is_empty() {
         HashMap::new()
     } else {
+        // Share-locked: a completion of a blocker (which takes no team lock) either commits
+        // before this reads it, or waits for the new edges and so sees them.
         sqlx::query_as::<_, (String, String)>(
-            "select id, status from tasks where team_id = $1 and id = any($2)",
+            "select id, status from tasks where team_id = $1 and id = any($2)
+             order by id for share",
         )
         .bind(team_id)
         .bind(&named)

@@ -55,10 +55,11 @@ pub fn state_from_row(team_id: i64, r: &PgRow) -> Result<TaskState, sqlx::Error>
     })
 }
 
-/// Loads a task of a team the transaction has locked.
+/// Loads a task and locks its row until the commit: claims and completions change rows
+/// without the team's lock, so a read-modify-write holds the row it read.
 pub async fn load(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<TaskState> {
     let row = sqlx::query(&format!(
-        "select {STATE_COLUMNS} from tasks where team_id = $1 and id = $2"
+        "select {STATE_COLUMNS} from tasks where team_id = $1 and id = $2 for update"
     ))
     .bind(team_id)
     .bind(id)

@@ -24,6 +24,12 @@ impl TeamAdminStore for PostgresStore {
     #[tracing::instrument(skip(self))]
     async fn delete_team(&self, team_id: i64) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
+        // The team's rows before its row: claims and completions lock task rows and take the
+        // team's row last (`tx.rs`), so this order waits for them rather than deadlocking.
+        sqlx::query("select 1 from tasks where team_id = $1 order by id for update")
+            .bind(team_id)
+            .execute(tx.db())
+            .await?;
         let found: Option<i64> =
             sqlx::query_scalar("select id from teams where id = $1 for update")
                 .bind(team_id)

@@ -1,9 +1,15 @@
 //! One write transaction: the team locks it holds, the sequences it hands out, the event rows
 //! and agent touches it saves on commit, and what it announces to every replica when it commits.
 //!
-//! Every statement a transaction runs while holding a team's lock keeps that team's other
-//! writers waiting, so what needs no answer (events, last-seen times) is written by the single
-//! statement that also saves the sequences and sends the announcement.
+//! Two kinds of team writes. Most take the team's lock first ([`Tx::lock_team`], a
+//! transaction-level advisory lock): quota checks, memory versions, idempotency keys and message
+//! sequences are decided under it. Claims and completions take no team lock at all
+//! ([`Tx::join_team`]): their task rows are locked by the statements that change them (`SKIP
+//! LOCKED` for claims), so a team's claims and completions run in parallel across connections
+//! and replicas. Either kind numbers its events only in its last statement, which updates the
+//! team's row (`teams.event_seq`, and `msg_seq` for a locked write) and holds that row lock to
+//! the commit: events are numbered in commit order, gapless, and announced in that order.
+//! The team's row is always the last lock a write takes, so it never closes a deadlock cycle.
 
 use super::super::rules::quota::TeamBudget;
 use super::super::StoreResult;
@@ -20,42 +26,58 @@ const MAX_READY_ANNOUNCED: usize = 40;
 /// Bytes the ready lines of one announcement may take (project names can be long).
 const MAX_READY_BYTES: usize = 6000;
 
-/// Locks a team's row and reads the database's time once the lock is held.
-const LOCK_TEAM: &str = "with locked as materialized (
-         select msg_seq, event_seq from teams where id = $1 for update
-     )
-     select msg_seq, event_seq, (extract(epoch from clock_timestamp()) * 1000)::bigint
-     from locked";
+/// The advisory lock class of team locks (the other key is the team's id).
+const TEAM_LOCK_CLASS: i32 = 0x6875_6464;
+
+/// Reads a team's message sequence and the database's time once the team's lock is held.
+const TEAM_AFTER_LOCK: &str =
+    "select msg_seq, (extract(epoch from clock_timestamp()) * 1000)::bigint
+     from teams where id = $1";
 
 /// Events that end streams and cached tokens on every replica, whoever watches the log.
 pub const TOKEN_EVENTS: [&str; 2] = ["agent.revoked", "agent.rotated"];
 
-/// A team's sequences, read under the team's row lock and written back before the commit.
+/// What a transaction did to one team, saved and announced on commit.
 #[derive(Debug, Clone)]
 struct TeamSeqs {
+    /// Whether this transaction holds the team's lock ([`Tx::lock_team`]).
+    locked: bool,
+    /// The message sequences, read under the team's lock (both 0 when not locked).
     msg: i64,
-    event: i64,
-    /// The values when locked: the announced ranges start after them.
     msg_start: i64,
-    event_start: i64,
     /// Tasks this transaction left ready to claim.
     ready: Vec<ReadyTask>,
-    /// Events to insert on commit: sequence, type, JSON data.
-    events: Vec<(i64, String, String)>,
+    /// Events to insert on commit, in order: type, JSON data. Numbered on commit.
+    events: Vec<(String, String)>,
     /// Agents whose last-seen time is set on commit.
     touched: Vec<String>,
     /// Whether a token was revoked or rotated: every replica must read those events.
     tokens_changed: bool,
     /// The team's quota use, read once when a write of this transaction first adds
-    /// something and charged in memory after (the triggers keep the stored row).
+    /// something and charged in memory after (the triggers keep the stored rows).
     budget: Option<TeamBudget>,
+}
+
+impl TeamSeqs {
+    fn new() -> TeamSeqs {
+        TeamSeqs {
+            locked: false,
+            msg: 0,
+            msg_start: 0,
+            ready: Vec::new(),
+            events: Vec::new(),
+            touched: Vec::new(),
+            tokens_changed: false,
+            budget: None,
+        }
+    }
 }
 
 pub struct Tx {
     tx: PoolTx,
-    /// The database's time (milliseconds since the epoch) when the transaction took its first
-    /// team lock (or asked, [`Tx::read_clock`]): one clock for every replica, fixed per
-    /// transaction, and never earlier than a previous write of the team committed.
+    /// The database's time (milliseconds since the epoch), read once per transaction: after
+    /// the first team lock when it takes one (so a team's locked writes get non-decreasing
+    /// times in commit order), else when it starts writing. One clock for every replica.
     now_ms: Option<i64>,
     teams: BTreeMap<i64, TeamSeqs>,
 }
@@ -73,14 +95,14 @@ impl Tx {
         self.tx.db()
     }
 
-    /// The transaction's time, from the database (see the field). Every write locks its team
-    /// first, which reads it; a write that locks no team calls [`Tx::read_clock`] first.
+    /// The transaction's time, from the database (see the field). Every write locks or joins
+    /// its team first, which reads it; a write that does neither calls [`Tx::read_clock`] first.
     pub fn now_ms(&self) -> i64 {
         self.now_ms
             .expect("the transaction's time is read with its first team lock or read_clock")
     }
 
-    /// Reads the database's time for a transaction that locks no team.
+    /// Reads the database's time for a transaction that has not read it yet.
     pub async fn read_clock(&mut self) -> StoreResult<i64> {
         if let Some(now) = self.now_ms {
             return Ok(now);
@@ -92,43 +114,55 @@ impl Tx {
         Ok(now)
     }
 
-    /// Locks the team's row until the commit. Every write to a team takes this lock before
-    /// anything else, so writes to one team never deadlock and commit in sequence order.
+    /// Locks the team until the commit: the writes that read and decide on team-wide state
+    /// (quotas, memory versions, idempotency keys, message sequences) take this lock before
+    /// anything else, so they are serialised across replicas.
     pub async fn lock_team(&mut self, team_id: i64) -> StoreResult<()> {
-        if self.teams.contains_key(&team_id) {
+        if self.teams.get(&team_id).is_some_and(|s| s.locked) {
             return Ok(());
         }
-        // The clock is read after the lock is granted (the materialised CTE locks first), so
-        // a team's writes get non-decreasing times in commit order, whichever replica wrote.
-        // No row: the team was deleted after the caller's token was checked (or while this
-        // waited for its lock).
-        let (msg, event, now): (i64, i64, i64) = sqlx::query_as(LOCK_TEAM)
+        // An advisory lock rather than the team's row: the row is what every write updates
+        // last (the event sequence), and writes without this lock must not wait for it.
+        sqlx::query("select pg_advisory_xact_lock($1, ($2 % 2147483647)::int)")
+            .bind(TEAM_LOCK_CLASS)
+            .bind(team_id)
+            .execute(self.conn())
+            .await?;
+        // Read after the lock is granted (a statement of its own, so with a snapshot taken
+        // after the wait): the latest message sequence, and a time no earlier than the
+        // previous locked write's. No row: the team was deleted after the caller's token was
+        // checked (or while this waited for its lock).
+        let (msg, now): (i64, i64) = sqlx::query_as(TEAM_AFTER_LOCK)
             .bind(team_id)
             .fetch_optional(self.conn())
             .await?
             .ok_or_else(|| super::super::StoreError::not_found("team"))?;
         self.now_ms.get_or_insert(now);
-        self.teams.insert(
-            team_id,
-            TeamSeqs {
-                msg,
-                event,
-                msg_start: msg,
-                event_start: event,
-                ready: Vec::new(),
-                events: Vec::new(),
-                touched: Vec::new(),
-                tokens_changed: false,
-                budget: None,
-            },
-        );
+        let s = self.teams.entry(team_id).or_insert_with(TeamSeqs::new);
+        s.locked = true;
+        s.msg = msg;
+        s.msg_start = msg;
+        Ok(())
+    }
+
+    /// Joins the team without locking it: for claims and completions, whose task rows are
+    /// locked by the statements that change them. Events are still numbered on commit.
+    pub async fn join_team(&mut self, team_id: i64) -> StoreResult<()> {
+        self.read_clock().await?;
+        self.teams.entry(team_id).or_insert_with(TeamSeqs::new);
         Ok(())
     }
 
     fn seqs(&mut self, team_id: i64) -> &mut TeamSeqs {
         self.teams
             .get_mut(&team_id)
-            .expect("lock_team before handing out sequences")
+            .expect("lock_team or join_team before writing to a team")
+    }
+
+    fn locked(&mut self, team_id: i64) -> &mut TeamSeqs {
+        let s = self.seqs(team_id);
+        assert!(s.locked, "lock_team before reading team-wide state");
+        s
     }
 
     /// The team's quota use and quotas as this transaction has changed them so far: one read
@@ -138,7 +172,7 @@ impl Tx {
         team_id: i64,
         limits: &LimitSettings,
     ) -> StoreResult<TeamBudget> {
-        if let Some(budget) = self.seqs(team_id).budget {
+        if let Some(budget) = self.locked(team_id).budget {
             return Ok(budget);
         }
         let budget = super::usage::budget(self.tx.db(), team_id, limits).await?;
@@ -153,13 +187,11 @@ impl Tx {
         }
     }
 
-    /// Appends an event to the team's log; it is inserted on commit, numbered now.
+    /// Appends an event to the team's log; it is numbered and inserted on commit.
     pub fn append_event(&mut self, team_id: i64, kind: &str, data: String) {
         let s = self.seqs(team_id);
-        s.event += 1;
-        let seq = s.event;
         s.tokens_changed |= TOKEN_EVENTS.contains(&kind);
-        s.events.push((seq, kind.to_string(), data));
+        s.events.push((kind.to_string(), data));
     }
 
     /// Marks the agent as seen (at most one row write per agent per second), on commit.
@@ -171,14 +203,14 @@ impl Tx {
     }
 
     pub fn next_msg_seq(&mut self, team_id: i64) -> i64 {
-        let s = self.seqs(team_id);
+        let s = self.locked(team_id);
         s.msg += 1;
         s.msg
     }
 
     /// The last message sequence of the team, this transaction included.
     pub fn last_msg_seq(&mut self, team_id: i64) -> i64 {
-        self.seqs(team_id).msg
+        self.locked(team_id).msg
     }
 
     /// This task is left ready to claim: on commit, every replica wakes one claimer that could
@@ -187,62 +219,76 @@ impl Tx {
         self.seqs(team_id).ready.push(task);
     }
 
-    /// Inserts the events, touches the agents, writes the sequences back, announces each
+    /// Numbers and inserts the events, touches the agents, saves the sequences, announces each
     /// team's new rows, and commits. The notifications are delivered only if the commit
-    /// succeeds, in commit order.
+    /// succeeds, in commit order — which, per team, is sequence order: the statement that
+    /// numbers the events holds the team's row until the commit.
     pub async fn commit(mut self) -> StoreResult<()> {
         let now = self.now_ms.unwrap_or_default();
         for (team_id, s) in std::mem::take(&mut self.teams) {
-            let changed = s.msg != s.msg_start || s.event != s.event_start;
+            let msgs = s.msg - s.msg_start;
+            let changed = msgs > 0 || !s.events.is_empty();
             let announce = changed || !s.ready.is_empty();
             if !announce && s.touched.is_empty() {
                 continue;
             }
             let overflow = s.ready.len() > MAX_READY_ANNOUNCED
                 || s.ready.iter().map(ready_line_len).sum::<usize>() > MAX_READY_BYTES;
-            let payload = Announcement {
+            // The announcement's flags and ready lines; the statement writes the ranges
+            // before them once it has numbered the events.
+            let encoded = Announcement {
                 team_id,
-                msgs: (s.msg_start + 1, s.msg),
-                events: (s.event_start + 1, s.event),
+                msgs: (0, 0),
+                events: (0, 0),
                 tasks_changed: overflow,
                 tokens_changed: s.tokens_changed,
                 ready: if overflow { Vec::new() } else { s.ready },
             }
             .encode();
-            let (mut seqs, mut kinds, mut data) = (Vec::new(), Vec::new(), Vec::new());
-            for (seq, kind, json) in s.events {
-                seqs.push(seq);
-                kinds.push(kind);
-                data.push(json);
-            }
-            // One round trip for everything the transaction's callers did not need an answer to.
+            let ranges = format!("{team_id} 0 0 0 0");
+            let tail = encoded[ranges.len()..].to_string();
+            let events = s.events.len() as i64;
+            let (kinds, data): (Vec<String>, Vec<String>) = s.events.into_iter().unzip();
+            // One round trip for everything the transaction's callers did not need an answer
+            // to. `numbered` locks the team's row (held to the commit) and runs first (the
+            // others read it); last-seen times skip an agent row another write holds.
             sqlx::query(
-                "with appended as (
+                "with numbered as materialized (
+                     update teams set msg_seq = case when $3 then $2 else msg_seq end,
+                                      event_seq = event_seq + $4
+                     where id = $1 and $12
+                     returning msg_seq, event_seq
+                 ),
+                 appended as (
                      insert into events (team_id, seq, type, data, created_at)
-                     select $1, e.seq, e.type, e.data, $7
-                     from unnest($8::bigint[], $9::text[], $10::text[]) as e(seq, type, data)
+                     select $1, n.event_seq - $4 + e.ord, e.type, e.data, $7
+                     from numbered n,
+                          unnest($8::text[], $9::text[]) with ordinality as e(type, data, ord)
                  ),
                  touched as (
                      update agents set last_seen_at = $7
-                     where team_id = $1 and name = any($11)
-                       and (last_seen_at is null or last_seen_at < $7 - 1000)
-                 ),
-                 saved as (
-                     update teams set msg_seq = $2, event_seq = $3 where id = $1 and $4
+                     where team_id = $1 and name in (
+                         select name from agents
+                         where team_id = $1 and name = any($10)
+                           and (last_seen_at is null or last_seen_at < $7 - 1000)
+                         for update skip locked)
                  )
-                 select pg_notify($5, $6) where $12",
+                 select pg_notify($5, $1 || ' ' || (n.msg_seq - $11 + 1) || ' ' || n.msg_seq
+                                      || ' ' || (n.event_seq - $4 + 1) || ' ' || n.event_seq
+                                      || $6)
+                 from numbered n where $12",
             )
             .bind(team_id)
             .bind(s.msg)
-            .bind(s.event)
-            .bind(changed)
+            .bind(s.locked && msgs > 0)
+            .bind(events)
             .bind(CHANNEL)
-            .bind(payload)
+            .bind(tail)
             .bind(now)
-            .bind(seqs)
             .bind(kinds)
             .bind(data)
             .bind(s.touched)
+            .bind(msgs)
             .bind(announce)
             .execute(self.conn())
             .await?;

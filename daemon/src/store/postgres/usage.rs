@@ -1,6 +1,7 @@
 //! Team settings and the maintained `team_usage` counters on PostgreSQL (`store::quotas`):
 //! the per-statement triggers of migration 0005 keep the counters in every write's
-//! transaction; this file only reads them and stores the admin's overrides.
+//! transaction, in one of a team's slots (migration 0007); this file only reads them (summed)
+//! and stores the admin's overrides.
 
 use super::super::quotas::{
     self, quota_from_column, retention_from_text, retention_to_text, QuotaStore, TeamCounters,
@@ -14,8 +15,10 @@ use huddle_wire::{TeamQuotas, TeamRetention, TeamSettings, TeamUsage};
 use sqlx::postgres::PgRow;
 use sqlx::Row;
 
-const USAGE: &str = "u.tasks_pending + u.tasks_in_progress + u.tasks_completed + u.tasks_failed
-                     + u.tasks_cancelled, u.edges, u.messages, u.storage_bytes";
+/// A team's use, summed over its slots (migration 0007): tasks, edges, messages, bytes.
+const USAGE: &str = "sum(u.tasks_pending + u.tasks_in_progress + u.tasks_completed
+                         + u.tasks_failed + u.tasks_cancelled)::bigint,
+                     sum(u.edges)::bigint, sum(u.messages)::bigint, sum(u.storage_bytes)::bigint";
 
 fn usage_at(r: &PgRow, i: usize) -> sqlx::Result<TeamUsage> {
     let n = |k: usize| -> sqlx::Result<u64> { Ok(r.try_get::<i64, _>(i + k)?.max(0) as u64) };
@@ -48,7 +51,8 @@ pub async fn budget(
     let row = sqlx::query(&format!(
         "select {USAGE}, s.max_tasks, s.max_edges, s.max_messages, s.max_storage_bytes
          from team_usage u left join team_settings s on s.team_id = u.team_id
-         where u.team_id = $1"
+         where u.team_id = $1
+         group by s.max_tasks, s.max_edges, s.max_messages, s.max_storage_bytes"
     ))
     .bind(team_id)
     .fetch_optional(conn)
@@ -81,7 +85,7 @@ impl QuotaStore for PostgresStore {
             None => TeamSettings::default(),
         };
         let usage = sqlx::query(&format!(
-            "select {USAGE} from team_usage u where u.team_id = $1"
+            "select {USAGE} from team_usage u where u.team_id = $1 group by u.team_id"
         ))
         .bind(team_id)
         .fetch_optional(self.pool.read().await?.db())
@@ -122,9 +126,11 @@ impl QuotaStore for PostgresStore {
 
     async fn team_counters(&self) -> StoreResult<Vec<TeamCounters>> {
         let rows = sqlx::query(&format!(
-            "select t.name, u.tasks_pending, u.tasks_in_progress, u.tasks_completed,
-                    u.tasks_failed, u.tasks_cancelled, {USAGE}
-             from team_usage u join teams t on t.id = u.team_id order by t.name"
+            "select t.name, sum(u.tasks_pending)::bigint, sum(u.tasks_in_progress)::bigint,
+                    sum(u.tasks_completed)::bigint, sum(u.tasks_failed)::bigint,
+                    sum(u.tasks_cancelled)::bigint, {USAGE}
+             from team_usage u join teams t on t.id = u.team_id
+             group by t.name order by t.name"
         ))
         .fetch_all(self.pool.read().await?.db())
         .await?;
