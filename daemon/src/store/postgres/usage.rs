@@ -1,6 +1,6 @@
 //! Team settings and the maintained `team_usage` counters on PostgreSQL (`store::quotas`):
 //! the per-statement triggers of migration 0005 keep the counters in every write's
-//! transaction, in one of a team's slots (migration 0007); this file only reads them (summed)
+//! transaction, in one of a team's slots (migration 0008); this file only reads them (summed)
 //! and stores the admin's overrides.
 
 use super::super::quotas::{
@@ -15,7 +15,7 @@ use huddle_wire::{TeamQuotas, TeamRetention, TeamSettings, TeamUsage};
 use sqlx::postgres::PgRow;
 use sqlx::Row;
 
-/// A team's use, summed over its slots (migration 0007): tasks, edges, messages, bytes.
+/// A team's use, summed over its slots (migration 0008): tasks, edges, messages, bytes.
 const USAGE: &str = "sum(u.tasks_pending + u.tasks_in_progress + u.tasks_completed
                          + u.tasks_failed + u.tasks_cancelled)::bigint,
                      sum(u.edges)::bigint, sum(u.messages)::bigint, sum(u.storage_bytes)::bigint";

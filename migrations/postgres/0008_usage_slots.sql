@@ -120,3 +120,10 @@ begin
                              octet_length(new.memory_doc) - octet_length(old.memory_doc));
     return null;
 end $$;
+
+-- A release before this one reads `team_usage` as one row per team and would take one slot
+-- for the whole: its quota checks and metrics would be wrong. So this is a contracting
+-- change under the schema policy (store::schema): older binaries refuse to start on it.
+create table if not exists huddle_schema_compat (compatible_from bigint not null);
+delete from huddle_schema_compat;
+insert into huddle_schema_compat values (8);
