@@ -4,10 +4,13 @@
 //!
 //! - write flood: 16 clients of the noisy team each creating batches of 1,000 tasks;
 //! - read flood: 16 observers of the noisy team each listing 1,000 tasks at a time;
+//! - stream fan-out: the noisy team's observers hold every stream the caps allow and read
+//!   what its posters send, while the victim claims and writes (`isolation_streams.rs`);
 //! - patch bomb: 16 `copy` operations from the root of a 100 KB document (refused with 413).
 
-use super::client::{add_agent, setup_team, BenchClient};
+use super::client::{add_agent, create_tasks, setup_team, BenchClient};
 use super::daemon::BenchDaemon;
+use super::isolation_streams::{fan_out, victim_claims};
 use super::stats::{Figures, Latencies};
 use super::Sizes;
 use serde_json::{json, Value};
@@ -17,6 +20,11 @@ use std::time::{Duration, Instant};
 
 const SAMPLES: usize = 300;
 const ATTACKERS: usize = 16;
+/// Observers asking for streams: with the default caps (32 per token, 256 per team) the last
+/// two are refused every stream.
+const FAN_OBSERVERS: usize = 10;
+const STREAMS_PER_OBSERVER: usize = 32;
+const FAN_POSTERS: usize = 4;
 
 /// The victim's write (a message) and read (a page of tasks), timed one after another.
 async fn victim(client: &BenchClient) -> (Latencies, Latencies) {
@@ -79,12 +87,20 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
             201,
         )
         .await;
+    // A task to claim for every claim sample, quiet and during the fan-out.
+    let claimable = (0..SAMPLES * 2)
+        .map(|i| json!({"prefix": "VC", "subject": format!("c{i}")}))
+        .collect();
+    create_tasks(&quiet_team, "victim", claimable).await;
+    let victim_worker = add_agent(admin, "victim", "worker", "tester").await;
     let noisy = setup_team(admin, "noisy").await;
     let observer = add_agent(admin, "noisy", "watcher", "observer").await;
     let started = Instant::now();
 
     let (mut quiet_w, mut quiet_r) = victim(&quiet_team).await;
     let (qw, qr) = (p99(&mut quiet_w), p99(&mut quiet_r));
+    let (mut quiet_c, mut quiet_cw) = victim_claims(&victim_worker, SAMPLES).await;
+    let (qc, qcw) = (p99(&mut quiet_c), p99(&mut quiet_cw));
 
     let batch: Value = json!((0..1000)
         .map(|i| json!({"prefix": "N", "subject": format!("n{i}")}))
@@ -125,6 +141,17 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
     .await;
     let (rw, rr) = (p99(&mut reads_w), p99(&mut reads_r));
 
+    let mut fan = fan_out(
+        admin,
+        &victim_worker,
+        SAMPLES,
+        FAN_OBSERVERS,
+        STREAMS_PER_OBSERVER,
+        FAN_POSTERS,
+    )
+    .await;
+    let (fc, fcw) = (p99(&mut fan.claims), p99(&mut fan.writes));
+
     // The patch bomb on a 100 KB document.
     let doc = json!({"notes": (0..1000).map(|i| format!("{i:0>96}")).collect::<Vec<_>>()});
     let (http, auth) = noisy.raw();
@@ -160,7 +187,10 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
 
     let elapsed = started.elapsed();
     let mut all = Latencies::default();
-    for l in [quiet_w, quiet_r, flood_w, flood_r, reads_w, reads_r] {
+    for l in [
+        quiet_w, quiet_r, flood_w, flood_r, reads_w, reads_r, quiet_c, quiet_cw, fan.claims,
+        fan.writes,
+    ] {
         all.extend(l);
     }
     let ms = |v: f64| format!("{v:.1} ms");
@@ -168,7 +198,7 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
     Figures::new(
         "isolation",
         "victim requests",
-        SAMPLES * 6,
+        SAMPLES * 10,
         elapsed,
         &mut all,
     )
@@ -192,6 +222,27 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
         format!("{} ({})", ms(rw), ratio(rw, qw)),
     )
     .note("  noisy pages read", pages)
+    .note("victim claim p99 quiet", ms(qc))
+    .note("  victim write p99 beside the claims, quiet", ms(qcw))
+    .note(
+        &format!(
+            "victim claim p99 while {} noisy streams read {FAN_POSTERS} posters",
+            fan.streams_open
+        ),
+        format!("{} ({})", ms(fc), ratio(fc, qc)),
+    )
+    .note(
+        "  victim write p99 meanwhile",
+        format!("{} ({})", ms(fcw), ratio(fcw, qcw)),
+    )
+    .note(
+        "  noisy streams open / asked for",
+        format!("{} / {}", fan.streams_open, fan.streams_asked),
+    )
+    .note(
+        "  noisy messages posted / frames delivered",
+        format!("{} / {}", fan.posted, fan.delivered),
+    )
     .note(
         "doubling JSON Patch on a 100 KB document: refused (413) in",
         format!("{:.1} ms", bomb_took.as_secs_f64() * 1000.0),

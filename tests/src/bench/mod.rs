@@ -14,6 +14,7 @@ pub mod deps;
 pub mod deps_worst;
 pub mod floor;
 pub mod isolation;
+pub mod isolation_streams;
 pub mod memory;
 pub mod mixed;
 pub mod pg_server;
@@ -52,8 +53,8 @@ pub enum Scenario {
     Floor,
     /// Message search over `--messages` stored messages, in the shapes clients send.
     Search,
-    /// One team's write flood, read flood and a doubling JSON Patch against another team's
-    /// write and read p99, as ratios to the same run's quiet phase.
+    /// One team's write flood, read flood, stream fan-out and a doubling JSON Patch against
+    /// another team's write, read and claim p99, as ratios to the same run's quiet phase.
     Isolation,
     /// Every scenario once.
     All,

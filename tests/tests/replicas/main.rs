@@ -4,6 +4,7 @@
 
 mod clock;
 mod concurrency;
+mod lease_queue;
 mod limits;
 mod pgbouncer;
 mod team_delete;

@@ -2,13 +2,15 @@
 
 use super::super::rules::STATE_COLUMNS;
 use super::super::{Caller, StoreResult};
+use super::db::Db;
 use super::rows::load_task;
 use super::rows::{append_event, TASK_PROJECT};
 use super::task_state::{edges_from_row, load, save, save_all, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;
+use super::DB_NOW_MS;
 use crate::hub::ProjectFilter;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
-use huddle_wire::Task;
+use huddle_wire::{Role, Task};
 use sqlx::Row;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
@@ -44,7 +46,7 @@ pub async fn claim(
         // (a tenth of the claim's time). One prepared statement per `max`, at most
         // MAX_CLAIM_BATCH, which the connections' statement cache has room for.
         "update tasks set status = 'in_progress', claimed_by = $3, lease_expires_at = $5,
-                version = version + 1, updated_at = $6
+                heard_until = null, version = version + 1, updated_at = $6
          where ctid = any(array(
              select ctid from tasks
              where team_id = $1 and status = 'pending' and unmet_blockers = 0
@@ -86,6 +88,33 @@ pub async fn claim(
         tasks.push(task);
     }
     Ok(tasks)
+}
+
+/// Marks a heartbeat on its task the moment this replica receives it, before it waits in the
+/// team's queue: `heard_until` is the lease it earned, on the database's clock. Another
+/// replica's sweep, which cannot see this replica's queue, skips a lease heard until after its
+/// cutoff ([`expire_team_leases`]). One statement outside the team's lock (it touches this
+/// row only, so it never waits behind the team's other writes); only for the holder (or a
+/// coordinator) of a task in progress, as [`heartbeat`] then checks again.
+pub async fn hear_heartbeat(
+    db: Db<'_>,
+    caller: &Caller,
+    id: &str,
+    lease_ms: u64,
+) -> StoreResult<()> {
+    sqlx::query(&format!(
+        "update tasks set heard_until = {DB_NOW_MS} + $4
+         where team_id = $1 and id = $2 and status = 'in_progress'
+           and (claimed_by = $3 or $5)"
+    ))
+    .bind(caller.team_id)
+    .bind(id)
+    .bind(&caller.agent)
+    .bind(lease_ms.min(i64::MAX as u64) as i64)
+    .bind(caller.role == Role::Coordinator)
+    .execute(db)
+    .await?;
+    Ok(())
 }
 
 /// Only the holder (or a coordinator) may extend the lease; no event is recorded for it. No
@@ -154,12 +183,16 @@ pub async fn teams_with_expired_leases(
 /// completion or heartbeat holds is skipped (it is no longer expired, or the next sweep
 /// takes it). Judged as
 /// of `cutoff`, when the sweep started: waiting for the team's lock behind a long write must
-/// not expire a lease heartbeated meanwhile.
+/// not expire a lease heartbeated meanwhile. A heartbeat still waiting in another replica's
+/// queue has marked its row ([`hear_heartbeat`], outside the team's lock): a lease heard until
+/// after `cutoff` is left to its heartbeat, and a row whose mark is being written is locked, so
+/// skipped.
 pub async fn expire_team_leases(tx: &mut Tx, team_id: i64, cutoff: i64) -> StoreResult<usize> {
     tx.lock_team(team_id).await?;
     let rows = sqlx::query(&format!(
         "select {STATE_COLUMNS} from tasks
          where team_id = $1 and status = 'in_progress' and lease_expires_at <= $2
+           and (heard_until is null or heard_until <= $2)
          order by lease_expires_at limit 10000
          for update skip locked"
     ))

@@ -99,7 +99,7 @@ async fn complete_held(
              from unnest($2::text[], $3::text[]) as u(done_id, done_result)
              join tasks on tasks.team_id = $1 and tasks.id = u.done_id
          )
-         update tasks set status = 'completed', lease_expires_at = null,
+         update tasks set status = 'completed', lease_expires_at = null, heard_until = null,
                 version = version + 1, updated_at = $4, result = target.done_result
          from target
          where tasks.team_id = $1 and tasks.id = target.target_id

@@ -177,6 +177,12 @@ impl Store for PostgresStore {
     }
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
+        // Marked on arrival, for other replicas' sweeps; then applied in the team's turn.
+        {
+            let mut tx = self.pool.begin().await?;
+            claims::hear_heartbeat(tx.db(), caller, id, lease_ms).await?;
+            tx.commit().await?;
+        }
         batched!(self, caller.team_id, [caller, id], |tx| {
             claims::heartbeat(tx, &caller, &id, lease_ms).await
         })

@@ -104,6 +104,9 @@ pub async fn save_all_with_edges(
         "update tasks as t set subject = u.subject, description = u.description,
                 active_form = u.active_form, status = u.status, owner = u.owner,
                 claimed_by = u.claimed_by, lease_expires_at = u.lease, attempts = u.attempts,
+                heard_until = case when u.status = 'in_progress'
+                                    and u.claimed_by is not distinct from t.claimed_by
+                                   then t.heard_until end,
                 metadata = u.metadata, result = u.result, failure_reason = u.failure_reason,
                 version = u.version, updated_at = $2
          from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],

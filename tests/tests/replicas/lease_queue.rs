@@ -1,0 +1,224 @@
+//! A heartbeat waiting in one replica's queue keeps its lease against another replica's sweep.
+//!
+//! Replica A runs a team's writes one batch at a time; a heartbeat A receives while a write of
+//! the team is still running waits behind it, in A's memory. Replica B's sweep cannot see A's
+//! queue. Here B's sweep judges the lease while A's heartbeat is still queued: the heartbeat
+//! arrived while its lease was live, so the lease must still be its holder's after the sweep
+//! and the heartbeat have both run.
+//!
+//! The order is forced with locks, not timing: this test locks the row of another task the
+//! tester holds; A's completion of that task waits for it, and A's heartbeat waits behind that
+//! completion. B's sweep takes no lock this test holds: once B has expired a signal task whose
+//! lease ran out after the heartbeated one, B has judged the heartbeated lease too. Only then
+//! does the test let A's completion, and so A's heartbeat, go on.
+
+use huddle_tests::process::HuddledProcess;
+use huddle_tests::Api;
+use serde_json::json;
+use sqlx::{Connection, PgConnection};
+use std::time::Duration;
+
+const ADMIN: &str = "lease-queue-admin-token-0123456789abcdef";
+
+/// Long enough for the setup below to run well inside it.
+const LEASE_MS: i64 = 5000;
+
+/// The lease the queued heartbeat asks for: it still runs when B's sweep judges the first
+/// lease, however long the machine takes to get there (a lease lapses once its heartbeat's
+/// own lease has, queued or not).
+const HEARD_LEASE_MS: i64 = 120_000;
+
+/// Whether a backend of `replica` (its `application_name`) is waiting for a lock.
+const WAITS_FOR_A_LOCK: &str = "select exists(select 1 from pg_stat_activity
+     where datname = current_database() and application_name = $1 and wait_event_type = 'Lock')";
+
+/// Polls the database until `sql` (one text parameter, `arg`) answers true.
+async fn until(db: &mut PgConnection, what: &str, sql: &str, arg: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer: bool = sqlx::query_scalar(sql)
+            .bind(arg)
+            .fetch_one(&mut *db)
+            .await
+            .unwrap();
+        if answer {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_heartbeat_queued_on_one_replica_keeps_its_lease_against_another_replicas_sweep() {
+    let url = huddle_tests::pg::fresh_database().await;
+    let start = |dir: &std::path::Path, name: &str, sweep_ms: &str| {
+        let db_url = format!("{url}?application_name={name}");
+        HuddledProcess::start(
+            dir,
+            &[
+                ("HUDDLE_DATABASE_URL", db_url.as_str()),
+                ("HUDDLE_ADMIN_TOKEN", ADMIN),
+                ("HUDDLE_TASKS_LEASE_SWEEP_MS", sweep_ms),
+                ("HUDDLE_TASKS_MIN_LEASE_MS", "50"),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("replica {name} did not start: {e}"))
+    };
+    // Only B sweeps (A's own sweeps queue behind its heartbeats anyway).
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut a = start(dir_a.path(), "replica_a", "3600000");
+    let mut b = start(dir_b.path(), "replica_b", "50");
+
+    let admin = Api::new(&a.url, ADMIN);
+    admin
+        .post("/v1/teams", json!({"name": "qa"}))
+        .await
+        .expect_status(201);
+    let mut agents = Vec::new();
+    for (name, role) in [("coordinator", "coordinator"), ("tester", "tester")] {
+        let r = admin
+            .post("/v1/teams/qa/agents", json!({"name": name, "role": role}))
+            .await
+            .expect_status(201);
+        agents.push(Api::new(&a.url, r.body["token"].as_str().unwrap()).in_team("qa"));
+    }
+    let (coordinator, tester) = (&agents[0], &agents[1]);
+    // BEAT-001 is heartbeated; STUCK-001's completion holds A's queue; SIGNAL-001, claimed
+    // after BEAT-001 with the same lease, runs out after it.
+    for id in ["BEAT-001", "STUCK-001", "SIGNAL-001"] {
+        coordinator
+            .post(&coordinator.t("/tasks"), json!({"id": id, "subject": id}))
+            .await
+            .expect_status(201);
+    }
+    let held = tester
+        .claim(json!({"prefixes": ["BEAT"], "leaseMs": LEASE_MS}))
+        .await
+        .expect("BEAT-001 is claimed");
+    assert_eq!(held["id"], "BEAT-001");
+    tester
+        .claim(json!({"prefixes": ["STUCK"], "leaseMs": 600_000}))
+        .await
+        .expect("STUCK-001 is claimed");
+    tester
+        .claim(json!({"prefixes": ["SIGNAL"], "leaseMs": LEASE_MS}))
+        .await
+        .expect("SIGNAL-001 is claimed");
+
+    // STUCK-001's row, locked here: A's completion of it waits, and A's next batch of the
+    // team (the heartbeat below) waits behind that completion.
+    let mut db = PgConnection::connect(&url).await.unwrap();
+    let mut row_lock = PgConnection::connect(&url).await.unwrap();
+    sqlx::query("begin").execute(&mut row_lock).await.unwrap();
+    sqlx::query("select 1 from tasks where id = 'STUCK-001' for update")
+        .execute(&mut row_lock)
+        .await
+        .unwrap();
+    let stuck = {
+        let tester = tester.clone();
+        tokio::spawn(async move {
+            tester
+                .post(&tester.t("/tasks/STUCK-001/complete"), json!({}))
+                .await
+        })
+    };
+    until(
+        &mut db,
+        "A's completion waits for STUCK-001's row",
+        WAITS_FOR_A_LOCK,
+        "replica_a",
+    )
+    .await;
+
+    // The heartbeat reaches A while the lease is live and queues behind that completion.
+    let (live,): (bool,) = sqlx::query_as(
+        "select lease_expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint
+         from tasks where id = 'BEAT-001'",
+    )
+    .fetch_one(&mut db)
+    .await
+    .unwrap();
+    assert!(
+        live,
+        "the setup outlasted the lease: the heartbeat would be late"
+    );
+    let heartbeat = {
+        let tester = tester.clone();
+        tokio::spawn(async move {
+            tester
+                .post(
+                    &tester.t("/tasks/BEAT-001/heartbeat"),
+                    json!({"leaseMs": HEARD_LEASE_MS}),
+                )
+                .await
+        })
+    };
+
+    // B's sweep expires SIGNAL-001, whose lease ran out after BEAT-001's: that sweep judged
+    // BEAT-001's lease too, while A's heartbeat was still queued.
+    until(
+        &mut db,
+        "B's sweep expires SIGNAL-001",
+        "select $1::text is not null and status = 'pending' from tasks where id = 'SIGNAL-001'",
+        "-",
+    )
+    .await;
+    let (still_queued,): (bool,) =
+        sqlx::query_as("select status = 'in_progress' from tasks where id = 'STUCK-001'")
+            .fetch_one(&mut db)
+            .await
+            .unwrap();
+    assert!(still_queued, "A's completion was still waiting");
+
+    // A's completion goes on, then A's heartbeat.
+    sqlx::query("rollback")
+        .execute(&mut row_lock)
+        .await
+        .unwrap();
+    stuck.await.unwrap().expect_status(200);
+    let beat = heartbeat.await.unwrap();
+    assert_eq!(
+        beat.status.as_u16(),
+        200,
+        "the heartbeat lost its lease to B's sweep: {}",
+        beat.body
+    );
+    let task = coordinator.get(&coordinator.t("/tasks/BEAT-001")).await;
+    assert_eq!(task.body["status"], "in_progress", "{}", task.body);
+    assert_eq!(task.body["claimedBy"], "tester");
+    assert_eq!(
+        task.body["attempts"], held["attempts"],
+        "no attempt was used"
+    );
+    let events = coordinator
+        .get(&coordinator.t("/tasks/BEAT-001/events"))
+        .await;
+    assert!(
+        !events.body.to_string().contains("task.expired"),
+        "the lease was expired: {}",
+        events.body
+    );
+
+    // The mark is the holder's alone: once the heartbeat's lease lapses, B expires it.
+    coordinator
+        .post(
+            &coordinator.t("/tasks/BEAT-001/heartbeat"),
+            json!({"leaseMs": 50}),
+        )
+        .await
+        .expect_status(200);
+    huddle_tests::eventually(60, "B expires the shortened lease", || {
+        let coordinator = coordinator.clone();
+        async move {
+            let t = coordinator.get(&coordinator.t("/tasks/BEAT-001")).await;
+            t.body["status"] == "pending"
+        }
+    })
+    .await;
+    a.kill9();
+    b.kill9();
+}
