@@ -4,9 +4,10 @@
 //!
 //! - [`project_file`]: `huddle.toml` (`[tiers]` overrides, `[services.NAME]`, `[e2e]`).
 //! - [`classify`]: which tier each test file is in, and why (`huddle test --tiers --explain`).
-//! - [`services`]: starting a service, polling its health, stopping its process group.
+//! - [`services`]: starting a service, polling its health, stopping its process group;
+//!   [`service_plan`] which services a run starts.
 //! - [`pipeline`]: the tiers run serially; skips always carry a reason; [`report`] its
-//!   outcome; [`pbt`] whether the PBT library is there.
+//!   outcome and the failures' traces and screenshots; [`pbt`] whether the PBT library is there.
 //! - [`failure_class`]: implementation or infrastructure, for every failing test.
 //! - [`diff_scope`]: a git diff mapped to the tests of each tier.
 
@@ -17,6 +18,7 @@ pub mod pbt;
 pub mod pipeline;
 pub mod project_file;
 pub mod report;
+pub mod service_plan;
 pub mod services;
 
 use serde::{Deserialize, Serialize};

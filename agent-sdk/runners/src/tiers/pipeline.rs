@@ -8,7 +8,9 @@
 use super::classify::{classify_project, Classified, TierOverrides};
 use super::failure_class::classify_failure;
 use super::project_file::{self, ProjectFile, TierPaths};
+use super::report::artifacts;
 pub use super::report::{ClassifiedFailure, TierOutcome, TierRunRef, TiersReport};
+use super::service_plan::service_specs;
 use super::services::{self, ServiceStatus};
 use super::{SkipReason, Tier};
 use crate::error::RunnerError;
@@ -113,47 +115,6 @@ pub async fn run_tiers(
     rundir::write(&dir, "tiers.json", &json)?;
     rundir::prune(&tiers_root, opts.run.output.keep_runs)?;
     Ok(report)
-}
-
-/// The services to start: `huddle.toml`'s, else a detected one when a tier needs it.
-fn service_specs(
-    project: &Path,
-    file: &ProjectFile,
-    classified: &[Classified],
-    notes: &mut Vec<String>,
-) -> BTreeMap<String, project_file::ServiceSpec> {
-    if let Some(compose) = services::compose_file(project) {
-        notes.push(format!(
-            "{compose} is not started: huddle runs no container engine; declare the services \
-             integration tests need in huddle.toml [services.NAME]"
-        ));
-    }
-    if !file.services.is_empty() {
-        return file.services.clone();
-    }
-    let needed = classified.iter().any(|c| c.tier.needs_services())
-        // Playwright's own `webServer` starts what its tests need.
-        && !playwright_starts_its_server(project);
-    match services::detect(project).filter(|_| needed) {
-        Some((name, spec)) => {
-            notes.push(format!(
-                "no [services] in huddle.toml: starting `{}` (detected) before integration and e2e",
-                spec.command
-            ));
-            BTreeMap::from([(name, spec)])
-        }
-        None => BTreeMap::new(),
-    }
-}
-
-fn playwright_starts_its_server(project: &Path) -> bool {
-    [
-        "playwright.config.ts",
-        "playwright.config.js",
-        "playwright.config.mjs",
-    ]
-    .iter()
-    .any(|f| std::fs::read_to_string(project.join(f)).is_ok_and(|t| t.contains("webServer")))
 }
 
 struct TierCtx<'a> {
@@ -383,36 +344,6 @@ fn sum(summaries: impl Iterator<Item = Summary>) -> Summary {
         s.total += x.total;
     }
     s
-}
-
-/// Traces and screenshots under the tier directory, relative to the pipeline directory.
-fn artifacts(pipeline: &Path, tier_dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    walk_files(tier_dir, &mut |p| {
-        let is_artifact = p
-            .extension()
-            .is_some_and(|e| e == "zip" || e == "png" || e == "webm")
-            && p.components().any(|c| c.as_os_str() == "playwright-output");
-        if is_artifact {
-            found.push(crate::adapters::relative(pipeline, &p.to_string_lossy()));
-        }
-    });
-    found.sort();
-    found
-}
-
-fn walk_files(dir: &Path, found: &mut dyn FnMut(&Path)) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        match e.file_type() {
-            Ok(t) if t.is_dir() => walk_files(&p, found),
-            Ok(t) if t.is_file() => found(&p),
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use super::{SkipReason, Tier};
 use crate::framework::Framework;
 use crate::report::{Report, Summary};
 use serde::Serialize;
+use std::path::Path;
 use std::path::PathBuf;
 
 /// One finished runner run in a tier.
@@ -102,5 +103,35 @@ impl TiersReport {
             s.total += t.summary.total;
         }
         s
+    }
+}
+
+/// Traces and screenshots under the tier directory, relative to the pipeline directory.
+pub(super) fn artifacts(pipeline: &Path, tier_dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    walk_files(tier_dir, &mut |p| {
+        let is_artifact = p
+            .extension()
+            .is_some_and(|e| e == "zip" || e == "png" || e == "webm")
+            && p.components().any(|c| c.as_os_str() == "playwright-output");
+        if is_artifact {
+            found.push(crate::adapters::relative(pipeline, &p.to_string_lossy()));
+        }
+    });
+    found.sort();
+    found
+}
+
+fn walk_files(dir: &Path, found: &mut dyn FnMut(&Path)) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => walk_files(&p, found),
+            Ok(t) if t.is_file() => found(&p),
+            _ => {}
+        }
     }
 }
