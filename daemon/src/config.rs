@@ -103,6 +103,9 @@ pub struct StorageSettings {
     pub synchronous: Synchronous,
     pub read_connections: usize,
     pub max_batch: usize,
+    /// PostgreSQL: how many batches of one team a replica runs at once (each on its own
+    /// connection); claims and completions of a team proceed side by side in them.
+    pub batches_per_team: usize,
     /// Apply missing migrations at start-up. `false` (`huddled --no-migrate`): only check,
     /// and refuse a schema older than this release (run `huddled migrate` first).
     pub migrate: bool,
@@ -282,6 +285,7 @@ impl Default for StorageSettings {
             synchronous: Synchronous::Full,
             read_connections: 4,
             max_batch: 512,
+            batches_per_team: 4,
             migrate: true,
         }
     }

@@ -90,6 +90,7 @@ async fn postgres_through(
             direct_url: direct.map(str::to_string),
             pool_size: 4,
             max_batch: 64,
+            batches_per_team: 2,
             default_max_attempts: 2,
             memory_max_bytes: 4096,
             memory_history_limit: 3,

@@ -107,6 +107,7 @@ fn postgres_options(settings: &Settings) -> StoreResult<PostgresOptions> {
             .map(str::to_string),
         pool_size: settings.storage.pool_size.max(2),
         max_batch: settings.storage.max_batch,
+        batches_per_team: settings.storage.batches_per_team.max(1),
         default_max_attempts: settings.tasks.default_max_attempts,
         memory_max_bytes: settings.memory.max_bytes,
         memory_history_limit: settings.memory.history_limit,

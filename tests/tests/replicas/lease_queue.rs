@@ -1,6 +1,6 @@
 //! A heartbeat waiting in one replica's queue keeps its lease against another replica's sweep.
 //!
-//! Replica A runs a team's writes one batch at a time; a heartbeat A receives while a write of
+//! Replica A here runs a team's writes one batch at a time (`batches_per_team = 1`); a heartbeat A receives while a write of
 //! the team is still running waits behind it, in A's memory. Replica B's sweep cannot see A's
 //! queue. Here B's sweep judges the lease while A's heartbeat is still queued: the heartbeat
 //! arrived while its lease was live, so the lease must still be its holder's after the sweep
@@ -64,6 +64,9 @@ async fn a_heartbeat_queued_on_one_replica_keeps_its_lease_against_another_repli
                 ("HUDDLE_ADMIN_TOKEN", ADMIN),
                 ("HUDDLE_TASKS_LEASE_SWEEP_MS", sweep_ms),
                 ("HUDDLE_TASKS_MIN_LEASE_MS", "50"),
+                // One batch of the team at a time, so the heartbeat queues behind A's stuck
+                // completion (with more, it would run beside it and prove nothing here).
+                ("HUDDLE_STORAGE_BATCHES_PER_TEAM", "1"),
             ],
         )
         .unwrap_or_else(|e| panic!("replica {name} did not start: {e}"))

@@ -7,6 +7,7 @@ mod concurrency;
 mod lease_queue;
 mod limits;
 mod pgbouncer;
+mod team_batches;
 mod team_delete;
 
 use huddle_tests::process::HuddledProcess;

@@ -1,10 +1,13 @@
 //! Group commit per team: the writes of one team that arrive together run in one transaction.
 //!
-//! Every write of a team holds the team's row lock from its first statement to its commit, so a
-//! team's writes are serial however many connections there are; each one paid a lock hand-off,
-//! a commit and an fsync. Here a replica queues its writes per team; one runner per team with
-//! writes waiting takes up to `max_batch` of them, runs them one after another in a single
-//! transaction, commits once and only then answers each.
+//! Each write paid a commit and an fsync of its own. Here a replica queues its writes per team;
+//! a runner takes up to `max_batch` of them, runs them one after another in a single
+//! transaction, commits once and only then answers each. A team has up to `batches_per_team`
+//! runners at once: a write that arrives while every runner of its team is busy starts another,
+//! so one batch's statements overlap another's commit. Claims and completions lock only their
+//! task rows and events are numbered in a transaction's last statement (`tx.rs`), so a team's
+//! batches run side by side until that statement; writes that take the team's lock still
+//! queue for it in the database.
 //!
 //! A batch has no savepoints (each would be a round trip, and more than 64 written
 //! subtransactions slow every snapshot on the server). Instead, when a write of a batch is
@@ -15,7 +18,8 @@
 //! than once.
 //!
 //! Bounds: a queue holds one entry per write whose request is waiting for it, so the daemon's
-//! connection cap bounds it; a team's entry is removed as soon as its queue is empty. A write
+//! connection cap bounds it; a team's entry is removed when its last runner finds its queue
+//! empty; runners per team are capped by `batches_per_team` (and connections by the pool). A write
 //! whose requester has gone is dropped before it runs.
 
 use super::super::{StoreError, StoreResult};
@@ -88,19 +92,28 @@ where
 /// Runs of a write alone after it lost a deadlock.
 const DEADLOCK_RETRIES: usize = 3;
 
-type Queues = HashMap<i64, VecDeque<Box<dyn Job>>>;
+/// A team's waiting writes and how many runners are taking them.
+#[derive(Default)]
+struct TeamQueue {
+    jobs: VecDeque<Box<dyn Job>>,
+    runners: usize,
+}
+
+type Queues = HashMap<i64, TeamQueue>;
 
 pub struct Batcher {
     pool: Pool,
     max_batch: usize,
+    batches_per_team: usize,
     queues: Mutex<Queues>,
 }
 
 impl Batcher {
-    pub fn new(pool: Pool, max_batch: usize) -> Arc<Batcher> {
+    pub fn new(pool: Pool, max_batch: usize, batches_per_team: usize) -> Arc<Batcher> {
         Arc::new(Batcher {
             pool,
             max_batch: max_batch.max(1),
+            batches_per_team: batches_per_team.max(1),
             queues: Mutex::new(HashMap::new()),
         })
     }
@@ -120,11 +133,15 @@ impl Batcher {
         });
         let start_runner = {
             let mut queues = self.queues.lock().expect("batcher queues");
-            // A team has an entry exactly while its runner runs: the first write of an idle
-            // team starts one, later writes join its queue.
-            let idle = !queues.contains_key(&team_id);
-            queues.entry(team_id).or_default().push_back(job);
-            idle
+            // A team has an entry exactly while it has runners. A runner takes every waiting
+            // write (up to `max_batch`) at once, so a write that finds the queue with runners is
+            // waiting for one of them to finish its batch: it starts another while the team
+            // has fewer than `batches_per_team`.
+            let queue = queues.entry(team_id).or_default();
+            queue.jobs.push_back(job);
+            let start = queue.runners < self.batches_per_team;
+            queue.runners += usize::from(start);
+            start
         };
         if start_runner {
             let batcher = Arc::clone(self);
@@ -135,11 +152,13 @@ impl Batcher {
             .unwrap_or_else(|_| Err(StoreError::Internal("the write was dropped".into())))
     }
 
-    /// Runs `team_id`'s batches until its queue is empty, then removes the queue (under the
-    /// same lock a new write checks, so no write is left without a runner).
+    /// Runs `team_id`'s batches until its queue is empty, then leaves; the last runner to leave
+    /// removes the queue (under the same lock a new write checks, so no write is left without
+    /// a runner).
     async fn drain(self: Arc<Self>, team_id: i64) {
-        // Should this task end any other way (a panic outside a write), the queue goes with
-        // it: its writers are answered with an error and the next write starts a new runner.
+        // Should this task end any other way (a panic outside a write), it leaves as well; the
+        // last runner's leaving takes the queue: its writers are answered with an error and
+        // the next write starts a new runner.
         let mut guard = RunnerGuard {
             batcher: &self,
             team_id,
@@ -152,10 +171,10 @@ impl Batcher {
                     guard.done = true;
                     return;
                 };
-                let n = queue.len().min(self.max_batch);
-                let batch: Vec<_> = queue.drain(..n).collect();
+                let n = queue.jobs.len().min(self.max_batch);
+                let batch: Vec<_> = queue.jobs.drain(..n).collect();
                 if batch.is_empty() {
-                    queues.remove(&team_id);
+                    leave(&mut queues, team_id);
                     guard.done = true;
                     return;
                 }
@@ -235,7 +254,18 @@ impl Batcher {
     }
 }
 
-/// Removes a team's queue if its runner ends without emptying it (see [`Batcher::drain`]).
+/// A runner of `team_id` leaves; the last one removes the team's queue (with any writes still
+/// in it, whose requesters are then answered with an error).
+fn leave(queues: &mut Queues, team_id: i64) {
+    if let Some(queue) = queues.get_mut(&team_id) {
+        queue.runners = queue.runners.saturating_sub(1);
+        if queue.runners == 0 {
+            queues.remove(&team_id);
+        }
+    }
+}
+
+/// Makes a runner that ends without emptying its queue leave (see [`Batcher::drain`]).
 struct RunnerGuard<'b> {
     batcher: &'b Batcher,
     team_id: i64,
@@ -246,7 +276,7 @@ impl Drop for RunnerGuard<'_> {
     fn drop(&mut self) {
         if !self.done {
             if let Ok(mut queues) = self.batcher.queues.lock() {
-                queues.remove(&self.team_id);
+                leave(&mut queues, self.team_id);
             }
         }
     }

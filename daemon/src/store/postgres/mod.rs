@@ -73,6 +73,8 @@ pub struct PostgresOptions {
     pub pool_size: u32,
     /// Most writes of one team run in one transaction (group commit, `batcher.rs`).
     pub max_batch: usize,
+    /// A team's batches a replica runs at once (`batcher.rs`).
+    pub batches_per_team: usize,
     pub default_max_attempts: i64,
     pub memory_max_bytes: usize,
     pub memory_history_limit: usize,
@@ -121,7 +123,7 @@ impl PostgresStore {
             stop.clone(),
         );
         Ok(PostgresStore {
-            batcher: Batcher::new(pool.clone(), options.max_batch),
+            batcher: Batcher::new(pool.clone(), options.max_batch, options.batches_per_team),
             analyzer: Analyzer::new(direct.clone()),
             pool,
             direct,

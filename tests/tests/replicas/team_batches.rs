@@ -1,0 +1,139 @@
+//! One replica runs several of a team's batches at once (`[storage] batches_per_team`): a
+//! completion stuck on a task row does not hold up the team's other claims and completions.
+//!
+//! The order is forced with a lock, not timing: the test locks a task row, so the replica's
+//! completion of that task waits for it inside its batch. With one batch per team at a time,
+//! every later write of the team would queue behind that batch; here another claim and
+//! completion of the same team must be answered while the row is still locked.
+
+use huddle_tests::process::HuddledProcess;
+use huddle_tests::Api;
+use serde_json::json;
+use sqlx::{Connection, PgConnection};
+use std::time::Duration;
+
+const ADMIN: &str = "team-batches-admin-token-0123456789abcdef";
+
+/// Whether a backend of the replica (its `application_name`) is waiting for a lock.
+const WAITS_FOR_A_LOCK: &str = "select exists(select 1 from pg_stat_activity
+     where datname = current_database() and application_name = $1 and wait_event_type = 'Lock')";
+
+#[tokio::test]
+async fn a_completion_stuck_on_a_row_does_not_hold_up_the_teams_other_writes() {
+    let url = huddle_tests::pg::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db_url = format!("{url}?application_name=batches_replica");
+    let mut replica = HuddledProcess::start(
+        dir.path(),
+        &[
+            ("HUDDLE_DATABASE_URL", db_url.as_str()),
+            ("HUDDLE_ADMIN_TOKEN", ADMIN),
+            ("HUDDLE_STORAGE_BATCHES_PER_TEAM", "4"),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("the replica did not start: {e}"));
+
+    let admin = Api::new(&replica.url, ADMIN);
+    admin
+        .post("/v1/teams", json!({"name": "qa"}))
+        .await
+        .expect_status(201);
+    let mut agents = Vec::new();
+    for (name, role) in [("coordinator", "coordinator"), ("tester", "tester")] {
+        let r = admin
+            .post("/v1/teams/qa/agents", json!({"name": name, "role": role}))
+            .await
+            .expect_status(201);
+        agents.push(Api::new(&replica.url, r.body["token"].as_str().unwrap()).in_team("qa"));
+    }
+    let (coordinator, tester) = (&agents[0], &agents[1]);
+    for id in ["STUCK-001", "TEST-001", "TEST-002"] {
+        coordinator
+            .post(&coordinator.t("/tasks"), json!({"id": id, "subject": id}))
+            .await
+            .expect_status(201);
+    }
+    tester
+        .claim(json!({"prefixes": ["STUCK"], "leaseMs": 600_000}))
+        .await
+        .expect("STUCK-001 is claimed");
+
+    // STUCK-001's row, locked here: the replica's completion of it waits in its batch.
+    let mut db = PgConnection::connect(&url).await.unwrap();
+    let mut row_lock = PgConnection::connect(&url).await.unwrap();
+    sqlx::query("begin").execute(&mut row_lock).await.unwrap();
+    sqlx::query("select 1 from tasks where id = 'STUCK-001' for update")
+        .execute(&mut row_lock)
+        .await
+        .unwrap();
+    let stuck = {
+        let tester = tester.clone();
+        tokio::spawn(async move {
+            tester
+                .post(&tester.t("/tasks/STUCK-001/complete"), json!({}))
+                .await
+        })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let waiting: bool = sqlx::query_scalar(WAITS_FOR_A_LOCK)
+            .bind("batches_replica")
+            .fetch_one(&mut db)
+            .await
+            .unwrap();
+        if waiting {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the completion of STUCK-001 never waited for its row"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // The team's other writes go on meanwhile: a claim, its completion, another claim.
+    let others = async {
+        let first = tester
+            .claim(json!({"prefixes": ["TEST"], "leaseMs": 600_000}))
+            .await
+            .expect("TEST-001 is claimed");
+        tester
+            .post(
+                &tester.t(&format!(
+                    "/tasks/{}/complete",
+                    first["id"].as_str().unwrap()
+                )),
+                json!({}),
+            )
+            .await
+            .expect_status(200);
+        tester
+            .claim(json!({"prefixes": ["TEST"], "leaseMs": 600_000}))
+            .await
+            .expect("TEST-002 is claimed")
+    };
+    let second = tokio::time::timeout(Duration::from_secs(60), others)
+        .await
+        .expect("the team's other writes waited behind the stuck completion's batch");
+    assert_eq!(second["id"], "TEST-002");
+    assert!(
+        !stuck.is_finished(),
+        "STUCK-001's completion was still waiting"
+    );
+
+    // The row goes free; the stuck completion ends as it would have alone.
+    sqlx::query("rollback")
+        .execute(&mut row_lock)
+        .await
+        .unwrap();
+    stuck.await.unwrap().expect_status(200);
+    let task = coordinator.get(&coordinator.t("/tasks/STUCK-001")).await;
+    assert_eq!(task.body["status"], "completed", "{}", task.body);
+    let seqs: Vec<i64> = sqlx::query_scalar("select seq from events order by seq")
+        .fetch_all(&mut db)
+        .await
+        .unwrap();
+    let gapless: Vec<i64> = (1..=seqs.len() as i64).collect();
+    assert_eq!(seqs, gapless, "the team's events are numbered without gaps");
+    replica.stop();
+}
