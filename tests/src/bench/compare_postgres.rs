@@ -1,5 +1,6 @@
 //! `compare --backend postgres`: on ONE PostgreSQL cluster, in one invocation, huddle's claim →
-//! complete (batched and one at a time, with 1, 2 and 3 real `huddled` replicas) beside the raw
+//! complete (batched and one at a time, with 1, 2 and 3 real `huddled` replicas, and one replica
+//! running one batch of a team at a time) beside the raw
 //! `SKIP LOCKED` queue doing the same work with pgbench (batched and one at a time, 16 and 64
 //! clients). Prints a table of tasks per second, huddle's ratios to the raw queue and to one
 //! replica, and each phase's CPU shares (the database's, huddled's, the machine's).
@@ -15,8 +16,9 @@ use super::Args;
 
 /// Client counts of the raw queue.
 const RAW_CLIENTS: [usize; 2] = [16, 64];
-/// Replica counts of huddle.
-const REPLICAS: [usize; 3] = [1, 2, 3];
+/// Replica counts of huddle, each with the default `batches_per_team`; then one replica that
+/// runs one batch of the team at a time (the earlier design), side by side in the same run.
+const REPLICAS: [(usize, Option<usize>); 4] = [(1, None), (2, None), (3, None), (1, Some(1))];
 
 /// One measured phase and what the table says of it.
 struct Phase {
@@ -24,6 +26,8 @@ struct Phase {
     batch: usize,
     /// `Some(replicas)` for huddle, `None` for the raw queue.
     replicas: Option<usize>,
+    /// `[storage] batches_per_team` when not the default.
+    batches_per_team: Option<usize>,
     clients: usize,
     cpu: CpuShares,
 }
@@ -50,15 +54,16 @@ pub async fn run(args: &Args, emit: impl Fn(&Figures)) -> Result<Vec<Figures>, S
                 figures,
                 batch,
                 replicas: None,
+                batches_per_team: None,
                 clients,
                 cpu,
             });
         }
-        for replicas in REPLICAS {
+        for (replicas, batches_per_team) in REPLICAS {
             if !args.json && !args.markdown {
                 eprintln!("huddle: batch {batch}, {replicas} replica(s)…");
             }
-            let phase = huddle_phase(&server, args, batch, replicas).await?;
+            let phase = huddle_phase(&server, args, batch, replicas, batches_per_team).await?;
             emit(&phase.figures);
             phases.push(phase);
         }
@@ -76,16 +81,19 @@ async fn huddle_phase(
     args: &Args,
     batch: usize,
     replicas: usize,
+    batches_per_team: Option<usize>,
 ) -> Result<Phase, String> {
-    let db = format!("huddle_b{batch}_r{replicas}");
+    let per_team = batches_per_team.map_or(String::new(), |n| n.to_string());
+    let db = format!("huddle_b{batch}_r{replicas}_t{per_team}");
     server.psql("postgres", &format!("create database {db}"))?;
     let url = server.url_for(&db);
+    let mut env = vec![("HUDDLE_DATABASE_URL", url.as_str())];
+    if batches_per_team.is_some() {
+        env.push(("HUDDLE_STORAGE_BATCHES_PER_TEAM", per_team.as_str()));
+    }
     let mut daemons = Vec::new();
     for _ in 0..replicas {
-        daemons.push(BenchDaemon::start(
-            args.sync.as_str(),
-            &[("HUDDLE_DATABASE_URL", url.as_str())],
-        )?);
+        daemons.push(BenchDaemon::start(args.sync.as_str(), &env)?);
     }
     let urls: Vec<String> = daemons.iter().map(|d| d.url.clone()).collect();
     let admin = BenchClient::new(&urls[0], ADMIN);
@@ -98,20 +106,22 @@ async fn huddle_phase(
     let cpu = meter.finish(daemon_cpu());
     let mode = if batch > 1 { "batched" } else { "unbatched" };
     figures.scenario = format!(
-        "huddle, {mode}, {replicas} replica{}, {} workers",
+        "huddle, {mode}, {replicas} replica{}{}, {} workers",
         if replicas > 1 { "s" } else { "" },
+        batches_per_team.map_or(String::new(), |n| format!(" ({n} batch per team)")),
         sizes.workers
     );
     figures.peak_rss_bytes = daemons.iter().map(|d| d.peak_rss()).max().unwrap_or(0);
     figures = figures.note("cpu", cpu.describe(cores()));
     figures.settings = serde_json::json!({
         "backend": "postgres", "replicas": replicas, "workers": sizes.workers,
-        "tasks": sizes.tasks, "claimBatch": batch,
+        "tasks": sizes.tasks, "claimBatch": batch, "batchesPerTeam": batches_per_team,
     });
     Ok(Phase {
         figures,
         batch,
         replicas: Some(replicas),
+        batches_per_team,
         clients: sizes.workers,
         cpu,
     })
@@ -151,7 +161,7 @@ fn summary(phases: &[Phase], workers: usize) -> String {
     let one = |batch: usize| {
         phases
             .iter()
-            .find(|p| p.replicas == Some(1) && p.batch == batch)
+            .find(|p| p.replicas == Some(1) && p.batches_per_team.is_none() && p.batch == batch)
             .map(|p| p.figures.throughput_per_s)
     };
     let ratio =
