@@ -1,6 +1,6 @@
 //! `compare --backend postgres`: on ONE PostgreSQL cluster, in one invocation, huddle's claim →
 //! complete (batched and one at a time, with 1, 2 and 3 real `huddled` replicas, and one replica
-//! running one batch of a team at a time) beside the raw
+//! running four batches of a team at once) beside the raw
 //! `SKIP LOCKED` queue doing the same work with pgbench (batched and one at a time, 16 and 64
 //! clients). Prints a table of tasks per second, huddle's ratios to the raw queue and to one
 //! replica, and each phase's CPU shares (the database's, huddled's, the machine's).
@@ -16,9 +16,9 @@ use super::Args;
 
 /// Client counts of the raw queue.
 const RAW_CLIENTS: [usize; 2] = [16, 64];
-/// Replica counts of huddle, each with the default `batches_per_team`; then one replica that
-/// runs one batch of the team at a time (the earlier design), side by side in the same run.
-const REPLICAS: [(usize, Option<usize>); 4] = [(1, None), (2, None), (3, None), (1, Some(1))];
+/// Replica counts of huddle, each with the default `batches_per_team` (1); then one replica that
+/// runs four batches of the team at once, side by side in the same run.
+const REPLICAS: [(usize, Option<usize>); 4] = [(1, None), (2, None), (3, None), (1, Some(4))];
 
 /// One measured phase and what the table says of it.
 struct Phase {
@@ -108,7 +108,7 @@ async fn huddle_phase(
     figures.scenario = format!(
         "huddle, {mode}, {replicas} replica{}{}, {} workers",
         if replicas > 1 { "s" } else { "" },
-        batches_per_team.map_or(String::new(), |n| format!(" ({n} batch per team)")),
+        batches_per_team.map_or(String::new(), |n| format!(" ({n} batches per team)")),
         sizes.workers
     );
     figures.peak_rss_bytes = daemons.iter().map(|d| d.peak_rss()).max().unwrap_or(0);
