@@ -8,7 +8,7 @@ use huddle_cli::test_command::{execute, TestArgs};
 use serde_json::Value;
 use std::path::Path;
 
-fn tiers_args(project: &Path) -> TestArgs {
+pub(crate) fn tiers_args(project: &Path) -> TestArgs {
     let mut a = args(project);
     a.json = true;
     a.tiers.enabled = true;
@@ -16,7 +16,7 @@ fn tiers_args(project: &Path) -> TestArgs {
 }
 
 /// (passed, failed, error, skipped, total) of one tier, or its skip reason.
-fn tier<'a>(report: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn tier<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["tiers"]
         .as_array()
         .expect("tiers")
@@ -25,7 +25,7 @@ fn tier<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no tier {name} in {report:#}"))
 }
 
-fn counts(t: &Value) -> (u64, u64, u64, u64, u64) {
+pub(crate) fn counts(t: &Value) -> (u64, u64, u64, u64, u64) {
     let s = &t["summary"];
     let n = |k: &str| s[k].as_u64().expect("count");
     (
@@ -58,7 +58,7 @@ fn require_chromium() {
 }
 
 /// Processes whose working directory is inside `dir` (a service left running would be one).
-fn processes_in(dir: &Path) -> Vec<String> {
+pub(crate) fn processes_in(dir: &Path) -> Vec<String> {
     let dir = dir.canonicalize().expect("project dir");
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
@@ -73,7 +73,7 @@ fn processes_in(dir: &Path) -> Vec<String> {
     found
 }
 
-fn run_json(out: &huddle_cli::test_command::CommandOutput) -> Value {
+pub(crate) fn run_json(out: &huddle_cli::test_command::CommandOutput) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is the tiers report ({e}): {}{}",

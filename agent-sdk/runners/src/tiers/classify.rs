@@ -2,13 +2,15 @@
 //!
 //! 1. an override: task metadata, then `huddle.toml` `[tiers]`;
 //! 2. Playwright (`@playwright/test`, `playwright` in Python) → e2e;
-//! 3. a directory: `e2e/`, `end_to_end/` → e2e; `integration/`, `it/` → integration;
+//! 3. go: a build tag (`//go:build integration`, `e2e`, or the legacy `// +build`);
+//! 4. a directory: `e2e/`, `end_to_end/` → e2e; `integration/`, `it/` → integration;
 //!    `pbt/`, `property/`, `properties/` → pbt; `unit/` → unit;
-//! 4. a marker or name: pytest `mark.integration`/`mark.e2e`, `*.int.test.*`,
+//! 5. a marker or name: pytest `mark.integration`/`mark.e2e`, `*.int.test.*`,
 //!    `*.integration.test.*`, `*.e2e.test.*`;
-//! 5. a PBT library: hypothesis, fast-check, proptest, rapid → pbt;
-//! 6. cargo's `tests/` targets → integration (cargo's own name for them);
-//! 7. otherwise unit.
+//! 6. a PBT library: hypothesis, fast-check, proptest, quickcheck, go's `testing/quick` or
+//!    rapid → pbt;
+//! 7. cargo's `tests/` targets → integration (cargo's own name for them);
+//! 8. otherwise unit.
 
 use super::project_file::TierPaths;
 use super::Tier;
@@ -47,15 +49,19 @@ pub fn classify_project(
     overrides: &TierOverrides<'_>,
 ) -> Result<Vec<Classified>, RunnerError> {
     let files = match framework {
-        Framework::Pytest | Framework::Jest | Framework::Vitest | Framework::Mocha => {
-            test_files(project, framework)
-        }
+        Framework::Pytest
+        | Framework::Jest
+        | Framework::Vitest
+        | Framework::Mocha
+        | Framework::NodeTest => test_files(project, framework),
         Framework::Cargo => cargo_test_files(project),
-        Framework::Go | Framework::NodeTest | Framework::Playwright => {
-            return Err(RunnerError::Unsupported(format!(
-                "test tiers are not supported for {framework} yet: pytest, jest, vitest, mocha \
-                 and cargo projects have them"
-            )))
+        Framework::Go => super::go_tier::test_files(project),
+        Framework::Playwright => {
+            return Err(RunnerError::Unsupported(
+                "test tiers start from the project's unit-test runner (pytest, jest, vitest, \
+                 mocha, node:test, cargo or go); its Playwright files are the e2e tier"
+                    .into(),
+            ))
         }
     };
     Ok(files
@@ -100,6 +106,11 @@ pub fn classify_file(
     if framework == Framework::Pytest && uses_pytest_playwright(text) {
         return made(Tier::E2e, "uses Playwright (pytest-playwright)".into());
     }
+    if framework == Framework::Go {
+        if let Some((tier, tag)) = go_tag_tier(text) {
+            return made(tier, format!("build tag {tag} (go test -tags {tag})"));
+        }
+    }
     if let Some((tier, dir)) = tier_of_directory(file) {
         return made(tier, format!("in the directory {dir}/"));
     }
@@ -130,7 +141,10 @@ pub fn pbt_library(text: &str, framework: Framework) -> Option<&'static str> {
             ("use proptest", "proptest"),
             ("quickcheck", "quickcheck"),
         ],
-        Framework::Go => &[("pgregory.net/rapid", "rapid")],
+        Framework::Go => &[
+            ("\"pgregory.net/rapid\"", "rapid"),
+            ("\"testing/quick\"", "testing/quick"),
+        ],
         _ => &[
             ("'fast-check'", "fast-check"),
             ("\"fast-check\"", "fast-check"),
@@ -141,6 +155,15 @@ pub fn pbt_library(text: &str, framework: Framework) -> Option<&'static str> {
         .iter()
         .find(|(s, _)| text.contains(s))
         .map(|(_, l)| *l)
+}
+
+/// The tier a go file's build tags name: `e2e` first, then `integration`.
+fn go_tag_tier(text: &str) -> Option<(Tier, &'static str)> {
+    let tags = super::go_tier::required_tags(text);
+    [("e2e", Tier::E2e), ("integration", Tier::Integration)]
+        .into_iter()
+        .find(|(tag, _)| tags.iter().any(|t| t == tag))
+        .map(|(tag, tier)| (tier, tag))
 }
 
 fn imports_playwright_test(text: &str) -> bool {
@@ -325,9 +348,39 @@ mod tests {
     }
 
     #[test]
-    fn go_projects_are_refused_with_the_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let e = classify_project(dir.path(), Framework::Go, &TierOverrides::default()).unwrap_err();
-        assert!(e.to_string().contains("not supported for go"), "{e}");
+    fn go_files_go_by_build_tag_then_directory_then_pbt_import() {
+        let go = Framework::Go;
+        assert_eq!(
+            tier("api_test.go", "//go:build integration\n\npackage api\n", go),
+            (
+                Tier::Integration,
+                "build tag integration (go test -tags integration)".into()
+            )
+        );
+        assert_eq!(
+            tier("ui_test.go", "// +build e2e\n\npackage ui\n", go).0,
+            Tier::E2e
+        );
+        assert_eq!(
+            tier("integration/db_test.go", "package integration\n", go).0,
+            Tier::Integration
+        );
+        assert_eq!(
+            tier("calc/prop_test.go", "import \"testing/quick\"", go),
+            (Tier::Pbt, "uses testing/quick".into())
+        );
+        assert_eq!(
+            tier("calc/prop_test.go", "import \"pgregory.net/rapid\"", go).0,
+            Tier::Pbt
+        );
+        assert_eq!(
+            tier(
+                "calc/calc_test.go",
+                "//go:build !integration\npackage calc",
+                go
+            )
+            .0,
+            Tier::Unit
+        );
     }
 }

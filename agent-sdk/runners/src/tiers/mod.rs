@@ -10,16 +10,19 @@
 //!   outcome and the failures' traces and screenshots; [`pbt`] whether the PBT library is there.
 //! - [`failure_class`]: implementation or infrastructure, for every failing test.
 //! - [`diff_scope`]: a git diff mapped to the tests of each tier.
+//! - [`go_tier`]: a go tier's files, build tags and test names (go runs packages, not files).
 
 pub mod classify;
 pub mod diff_scope;
 pub mod failure_class;
+pub mod go_tier;
 pub mod pbt;
 pub mod pipeline;
 pub mod project_file;
 pub mod report;
 pub mod service_plan;
 pub mod services;
+pub mod tier_runs;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -30,7 +33,7 @@ use std::fmt;
 pub enum Tier {
     /// Fast tests of one unit, no service.
     Unit,
-    /// Property-based tests (hypothesis, fast-check, proptest, rapid).
+    /// Property-based tests (hypothesis, fast-check, proptest, go's testing/quick, rapid).
     Pbt,
     /// Tests that talk to a running service or several components.
     Integration,

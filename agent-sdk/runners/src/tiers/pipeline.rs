@@ -12,10 +12,11 @@ use super::report::artifacts;
 pub use super::report::{ClassifiedFailure, TierOutcome, TierRunRef, TiersReport};
 use super::service_plan::service_specs;
 use super::services::{self, ServiceStatus};
+use super::tier_runs::tier_runs;
 use super::{SkipReason, Tier};
 use crate::error::RunnerError;
 use crate::framework::Framework;
-use crate::options::{RunOptions, Selection};
+use crate::options::RunOptions;
 use crate::report::{Report, Summary};
 use crate::run::{canonical_project, run_tests};
 use crate::rundir;
@@ -169,10 +170,15 @@ impl TierCtx<'_> {
         };
         out.timeout_secs = timeout.as_secs();
         if tier == Tier::Pbt {
-            if let Some(missing) =
-                super::pbt::missing_pbt_library(self.project, self.framework, &self.opts.run)
-                    .await?
-            {
+            let paths: Vec<String> = files.iter().map(|c| c.file.clone()).collect();
+            let missing = super::pbt::missing_pbt_library(
+                self.project,
+                self.framework,
+                &paths,
+                &self.opts.run,
+            )
+            .await?;
+            if let Some(missing) = missing {
                 out.skipped = Some(SkipReason::NoPbtLibrary);
                 out.skip_detail = Some(missing);
                 return Ok(out);
@@ -249,15 +255,8 @@ impl TierCtx<'_> {
         env: Vec<(String, String)>,
         out: &mut TierOutcome,
     ) -> Result<(), RunnerError> {
-        let mut groups: BTreeMap<&'static str, (Framework, Vec<String>)> = BTreeMap::new();
-        for c in files {
-            groups
-                .entry(c.runner.name())
-                .or_insert_with(|| (c.runner, Vec::new()))
-                .1
-                .push(c.file.clone());
-        }
-        for (_, (fw, paths)) in groups {
+        for run in tier_runs(self.project, files) {
+            let fw = run.framework;
             let mut run_env = env.clone();
             if tier == Tier::E2e && fw == Framework::Pytest {
                 run_env.push((
@@ -266,7 +265,8 @@ impl TierCtx<'_> {
                 ));
             }
             let opts = RunOptions {
-                selection: Selection::Paths(selection_paths(fw, &paths)),
+                selection: run.selection,
+                build_tags: run.build_tags,
                 timeout,
                 env: run_env,
                 runs_dir: Some(tier_dir.to_path_buf()),
@@ -311,29 +311,6 @@ impl TierCtx<'_> {
     }
 }
 
-/// What a runner's selection takes for these files: cargo runs unit tests by target
-/// (`src/lib.rs` is the library's, `src/main.rs` and `src/bin/` the binaries'), the others
-/// take the files.
-fn selection_paths(fw: Framework, files: &[String]) -> Vec<String> {
-    if fw != Framework::Cargo {
-        return files.to_vec();
-    }
-    let mut out: Vec<String> = Vec::new();
-    for f in files {
-        let target = if f.starts_with("tests/") {
-            f.clone()
-        } else if f == "src/main.rs" || f.starts_with("src/bin/") {
-            "src/main.rs".into()
-        } else {
-            "src/lib.rs".into()
-        };
-        if !out.contains(&target) {
-            out.push(target);
-        }
-    }
-    out
-}
-
 fn sum(summaries: impl Iterator<Item = Summary>) -> Summary {
     let mut s = Summary::default();
     for x in summaries {
@@ -344,23 +321,4 @@ fn sum(summaries: impl Iterator<Item = Summary>) -> Summary {
         s.total += x.total;
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cargo_unit_tests_run_by_target() {
-        let files = vec![
-            "src/lib.rs".to_string(),
-            "src/text.rs".into(),
-            "tests/pbt.rs".into(),
-        ];
-        assert_eq!(
-            selection_paths(Framework::Cargo, &files),
-            ["src/lib.rs", "tests/pbt.rs"]
-        );
-        assert_eq!(selection_paths(Framework::Pytest, &files), files);
-    }
 }
