@@ -149,3 +149,72 @@ async fn go_explain_names_the_build_tag_and_the_pbt_import() {
         assert!(out.stdout.contains(line), "{line:?} in:\n{}", out.stdout);
     }
 }
+
+/// (passed, failed, skipped) as node's own TAP reporter counts them for `files`.
+fn node_own_counts(project: &Path, files: &[&str]) -> (u64, u64, u64) {
+    let out = std::process::Command::new("node")
+        .args(["--test", "--test-reporter=tap"])
+        .args(files)
+        .current_dir(project)
+        .output()
+        .expect("node --test runs");
+    let tap = String::from_utf8_lossy(&out.stdout);
+    let count = |key: &str| -> u64 {
+        tap.lines()
+            .find_map(|l| l.strip_prefix(&format!("# {key} ")))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no `# {key}` line in node's TAP:\n{tap}"))
+    };
+    (count("pass"), count("fail"), count("skipped"))
+}
+
+#[tokio::test]
+async fn node_test_tiers_run_each_tiers_files_and_match_nodes_own_counts() {
+    require_tool("node");
+    let project = fixture("tiers-node");
+    let out = execute(&tiers_args(project.path())).await;
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let report = run_json(&out);
+    let unit = counts(tier(&report, "unit"));
+    let pbt = counts(tier(&report, "pbt"));
+    assert_eq!(
+        unit,
+        with_counts(node_own_counts(project.path(), &["test/unit/text.test.js"]))
+    );
+    assert_eq!(
+        pbt,
+        with_counts(node_own_counts(project.path(), &["test/props.test.js"]))
+    );
+    assert_eq!(unit, (4, 1, 0, 0, 5));
+    assert_eq!(pbt, (3, 1, 0, 0, 4));
+    assert_eq!(
+        counts(tier(&report, "integration")),
+        (2, 1, 0, 0, 3),
+        "{report:#}"
+    );
+    assert_eq!(tier(&report, "e2e")["skipped"], "no_tests");
+    for (name, file) in [
+        ("unit", "test/unit/text.test.js"),
+        ("pbt", "test/props.test.js"),
+        ("integration", "test/api.int.test.js"),
+    ] {
+        assert_eq!(tier(&report, name)["files"], serde_json::json!([file]));
+        assert_eq!(tier(&report, name)["runs"][0]["framework"], "node-test");
+        let ids = tier_test_ids(&report, name);
+        assert!(
+            ids.iter().all(|id| id.starts_with(&format!("{file}::"))),
+            "{name} ran only {file}: {ids:?}"
+        );
+    }
+    let integration = tier(&report, "integration");
+    assert_eq!(integration["services"][0]["healthy"], true);
+    assert_eq!(
+        integration["failures"][0]["test"],
+        "test/api.int.test.js::the words endpoint ignores punctuation"
+    );
+    assert_eq!(
+        processes_in(project.path()),
+        Vec::<String>::new(),
+        "the service is stopped"
+    );
+}
