@@ -19,3 +19,4 @@ mod process;
 mod scrub;
 mod tiers;
 mod tiers_go_node;
+mod tiers_patterns;

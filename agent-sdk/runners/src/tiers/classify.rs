@@ -1,6 +1,6 @@
 //! Which tier each test file is in, and why. The first rule that matches wins:
 //!
-//! 1. an override: task metadata, then `huddle.toml` `[tiers]`;
+//! 1. an override: task metadata, then `huddle.toml` `[tiers]` (paths or globs);
 //! 2. Playwright (`@playwright/test`, `playwright` in Python) → e2e;
 //! 3. go: a build tag (`//go:build integration`, `e2e`, or the legacy `// +build`);
 //! 4. a directory: `e2e/`, `end_to_end/` → e2e; `integration/`, `it/` → integration;
@@ -12,7 +12,7 @@
 //! 7. cargo's `tests/` targets → integration (cargo's own name for them);
 //! 8. otherwise unit.
 
-use super::project_file::TierPaths;
+use super::tier_patterns::TierPatterns;
 use super::Tier;
 use crate::conventions::test_files;
 use crate::error::RunnerError;
@@ -37,9 +37,9 @@ pub struct Classified {
 #[derive(Debug, Clone, Default)]
 pub struct TierOverrides<'a> {
     /// From the task's metadata (wins over the project file).
-    pub task: Option<&'a TierPaths>,
+    pub task: Option<&'a TierPatterns>,
     /// From `huddle.toml` `[tiers]`.
-    pub project: Option<&'a TierPaths>,
+    pub project: Option<&'a TierPatterns>,
 }
 
 /// Classifies every test file of `project` for `framework`, sorted by file.
@@ -96,8 +96,8 @@ pub fn classify_file(
         ("task metadata", overrides.task),
         ("huddle.toml", overrides.project),
     ] {
-        if let Some((tier, path)) = paths.and_then(|p| p.tier_of(file)) {
-            return made(tier, format!("{source} [tiers] {tier} lists {path}"));
+        if let Some(m) = paths.and_then(|p| p.tier_of(file)) {
+            return made(m.tier, format!("{source} {}", m.describe()));
         }
     }
     if playwright_js {
@@ -318,14 +318,17 @@ mod tests {
 
     #[test]
     fn overrides_win_and_the_task_wins_over_the_project() {
-        let project = TierPaths {
+        use crate::tiers::project_file::TierPaths;
+        let project = TierPatterns::new(&TierPaths {
             integration: vec!["tests/unit/test_slow.py".into()],
             ..TierPaths::default()
-        };
-        let task = TierPaths {
+        })
+        .unwrap();
+        let task = TierPatterns::new(&TierPaths {
             e2e: vec!["tests/unit".into()],
             ..TierPaths::default()
-        };
+        })
+        .unwrap();
         let only_project = TierOverrides {
             task: None,
             project: Some(&project),

@@ -3,7 +3,8 @@
 //! the services the integration and e2e tiers need started and health-checked first.
 //!
 //! - [`project_file`]: `huddle.toml` (`[tiers]` overrides, `[services.NAME]`, `[e2e]`).
-//! - [`classify`]: which tier each test file is in, and why (`huddle test --tiers --explain`).
+//! - [`classify`]: which tier each test file is in, and why (`huddle test --tiers --explain`);
+//!   [`tier_patterns`] the `[tiers]` paths and globs it matches first.
 //! - [`services`]: starting a service, polling its health, stopping its process group;
 //!   [`service_plan`] which services a run starts.
 //! - [`pipeline`]: the tiers run serially; skips always carry a reason; [`report`] its
@@ -22,6 +23,7 @@ pub mod project_file;
 pub mod report;
 pub mod service_plan;
 pub mod services;
+pub mod tier_patterns;
 pub mod tier_runs;
 
 use serde::{Deserialize, Serialize};

@@ -12,6 +12,7 @@ use super::report::artifacts;
 pub use super::report::{ClassifiedFailure, TierOutcome, TierRunRef, TiersReport};
 use super::service_plan::service_specs;
 use super::services::{self, ServiceStatus};
+use super::tier_patterns::TierPatterns;
 use super::tier_runs::tier_runs;
 use super::{SkipReason, Tier};
 use crate::error::RunnerError;
@@ -48,9 +49,14 @@ pub fn plan(
     task_tiers: Option<&TierPaths>,
 ) -> Result<(ProjectFile, Vec<Classified>), RunnerError> {
     let file = project_file::read(project)?.unwrap_or_default();
+    let project_patterns = TierPatterns::new(&file.tiers).map_err(RunnerError::Unsupported)?;
+    let task_patterns = task_tiers
+        .map(TierPatterns::new)
+        .transpose()
+        .map_err(|e| RunnerError::Unsupported(format!("the task's tiers metadata: {e}")))?;
     let overrides = TierOverrides {
-        task: task_tiers,
-        project: Some(&file.tiers),
+        task: task_patterns.as_ref(),
+        project: Some(&project_patterns),
     };
     let classified = classify_project(project, framework, &overrides)?;
     Ok((file, classified))
