@@ -224,7 +224,18 @@ async fn rust_tiers_run_the_library_then_proptest_then_the_integration_target() 
     let out = execute(&tiers_args(project.path())).await;
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let report = run_json(&out);
-    assert_eq!(counts(tier(&report, "unit")), (4, 1, 0, 0, 5));
+    // `cargo test --lib` (4 passed, 1 failed) and `cargo test --doc` (1 passed).
+    assert_eq!(counts(tier(&report, "unit")), (5, 1, 0, 0, 6));
+    let unit_run = Path::new(
+        tier(&report, "unit")["runs"][0]["run_dir"]
+            .as_str()
+            .unwrap(),
+    );
+    let unit_report = std::fs::read_to_string(unit_run.join("report.json")).unwrap();
+    assert!(
+        unit_report.contains("doc-tests/huddle_fixture_tiers_rust::src/lib.rs - encode"),
+        "the doc test runs in the unit tier: {unit_report}"
+    );
     assert_eq!(counts(tier(&report, "pbt")), (3, 1, 0, 0, 4));
     assert_eq!(counts(tier(&report, "integration")), (2, 0, 0, 0, 2));
     assert_eq!(tier(&report, "e2e")["skipped"], "no_tests");

@@ -10,7 +10,7 @@
 //! 6. a PBT library: hypothesis, fast-check, proptest, quickcheck, go's `testing/quick` or
 //!    rapid → pbt;
 //! 7. cargo's `tests/` targets → integration (cargo's own name for them);
-//! 8. otherwise unit.
+//! 8. otherwise unit (cargo's doc tests too: the unit tier runs them with `cargo test --doc`).
 
 use super::tier_patterns::TierPatterns;
 use super::Tier;
@@ -54,7 +54,7 @@ pub fn classify_project(
         | Framework::Vitest
         | Framework::Mocha
         | Framework::NodeTest => test_files(project, framework),
-        Framework::Cargo => cargo_test_files(project),
+        Framework::Cargo => super::cargo_tier::test_files(project),
         Framework::Go => super::go_tier::test_files(project),
         Framework::Playwright => {
             return Err(RunnerError::Unsupported(
@@ -124,6 +124,16 @@ pub fn classify_file(
         return made(
             Tier::Integration,
             "a cargo integration-test target (tests/)".into(),
+        );
+    }
+    if framework == Framework::Cargo
+        && !text.contains("#[test]")
+        && super::cargo_tier::is_library_file(file)
+        && super::cargo_tier::has_doc_tests(text)
+    {
+        return made(
+            Tier::Unit,
+            "doc test (cargo test --doc, beside the library's unit tests)".into(),
         );
     }
     made(Tier::Unit, "no integration, PBT or e2e sign: unit".into())
@@ -214,42 +224,8 @@ fn marker(file: &str, text: &str, framework: Framework) -> Option<(Tier, String)
     None
 }
 
-/// A cargo project's test files: `src/` files with `#[test]`, and `tests/*.rs` targets.
-fn cargo_test_files(project: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    collect_rs(project, "src", &mut found);
-    found.retain(|f| {
-        let text = read_head(&project.join(f));
-        text.contains("#[test]") || text.contains("proptest!")
-    });
-    if let Ok(entries) = std::fs::read_dir(project.join("tests")) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".rs") && e.path().is_file() {
-                found.push(format!("tests/{name}"));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-fn collect_rs(project: &Path, rel: &str, found: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(project.join(rel)) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let path = format!("{rel}/{}", e.file_name().to_string_lossy());
-        match e.file_type() {
-            Ok(t) if t.is_dir() => collect_rs(project, &path, found),
-            Ok(t) if t.is_file() && path.ends_with(".rs") => found.push(path),
-            _ => {}
-        }
-    }
-}
-
 /// The first 64 KiB of a file, lossily (enough for imports and markers).
-fn read_head(path: &Path) -> String {
+pub(crate) fn read_head(path: &Path) -> String {
     use std::io::Read;
     let mut buf = Vec::new();
     if let Ok(f) = std::fs::File::open(path) {
@@ -314,6 +290,9 @@ mod tests {
         assert_eq!(tier("tests/pbt.rs", "proptest! {", rs).0, Tier::Pbt);
         assert_eq!(tier("tests/api.rs", "#[test]", rs).0, Tier::Integration);
         assert_eq!(tier("src/lib.rs", "#[test]", rs).0, Tier::Unit);
+        let doc = tier("src/text.rs", "/// ```\n/// assert!(true);\n/// ```\n", rs);
+        assert_eq!(doc.0, Tier::Unit);
+        assert!(doc.1.starts_with("doc test"), "{}", doc.1);
     }
 
     #[test]

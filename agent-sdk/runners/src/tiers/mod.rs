@@ -13,6 +13,7 @@
 //! - [`diff_scope`]: a git diff mapped to the tests of each tier.
 //! - [`go_tier`]: a go tier's files, build tags and test names (go runs packages, not files).
 
+pub mod cargo_tier;
 pub mod classify;
 pub mod diff_scope;
 pub mod failure_class;

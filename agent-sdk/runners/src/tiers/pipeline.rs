@@ -261,7 +261,7 @@ impl TierCtx<'_> {
         env: Vec<(String, String)>,
         out: &mut TierOutcome,
     ) -> Result<(), RunnerError> {
-        for run in tier_runs(self.project, files) {
+        for run in tier_runs(self.project, tier, files) {
             let fw = run.framework;
             let mut run_env = env.clone();
             if tier == Tier::E2e && fw == Framework::Pytest {

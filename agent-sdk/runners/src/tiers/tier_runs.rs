@@ -1,10 +1,11 @@
 //! The runs a tier's files make: one per runner (the e2e tier of a JavaScript project runs
 //! Playwright beside its unit runner), each with the selection its runner takes. cargo runs
-//! unit tests by target, go by package, tag and test name ([`super::go_tier`]), the others by
+//! unit tests by target (and the library's doc tests in the unit tier), go by package, tag and test name ([`super::go_tier`]), the others by
 //! file.
 
 use super::classify::Classified;
-use super::go_tier;
+use super::{cargo_tier, go_tier, Tier};
+use crate::adapters::cargo_doc::DOC_TESTS_PATH;
 use crate::framework::Framework;
 use crate::options::Selection;
 use std::collections::BTreeMap;
@@ -21,8 +22,8 @@ pub struct TierRun {
     pub build_tags: Vec<String>,
 }
 
-/// The runs of `files` (all in one tier), in runner-name order.
-pub fn tier_runs(project: &Path, files: &[&Classified]) -> Vec<TierRun> {
+/// The runs of `files` (all in `tier`), in runner-name order.
+pub fn tier_runs(project: &Path, tier: Tier, files: &[&Classified]) -> Vec<TierRun> {
     let mut groups: BTreeMap<&'static str, (Framework, Vec<&Classified>)> = BTreeMap::new();
     for c in files {
         groups
@@ -42,13 +43,28 @@ pub fn tier_runs(project: &Path, files: &[&Classified]) -> Vec<TierRun> {
             continue;
         }
         let paths: Vec<String> = group.iter().map(|c| c.file.clone()).collect();
+        let mut selection = selection_paths(framework, &paths);
+        if framework == Framework::Cargo && tier == Tier::Unit && has_doc_tests(project, &paths) {
+            selection.push(DOC_TESTS_PATH.to_string());
+        }
         runs.push(TierRun {
             framework,
-            selection: Selection::Paths(selection_paths(framework, &paths)),
+            selection: Selection::Paths(selection),
             build_tags: Vec::new(),
         });
     }
     runs
+}
+
+/// Whether the library files among `files` hold doc tests: then the unit tier runs the
+/// library's doc tests too.
+fn has_doc_tests(project: &Path, files: &[String]) -> bool {
+    files.iter().any(|f| {
+        cargo_tier::is_library_file(f)
+            && cargo_tier::has_doc_tests(
+                &std::fs::read_to_string(project.join(f)).unwrap_or_default(),
+            )
+    })
 }
 
 /// What a runner's selection takes for these files: cargo runs unit tests by target
@@ -98,7 +114,7 @@ mod tests {
         std::fs::write(path, text).unwrap();
         Classified {
             file: file.into(),
-            tier: crate::tiers::Tier::Unit,
+            tier: Tier::Unit,
             reason: String::new(),
             runner: Framework::Go,
         }
@@ -122,7 +138,7 @@ mod tests {
             "calc/calc_test.go",
             "package calc\nfunc TestAdd(t *testing.T) {}\n",
         );
-        let runs = tier_runs(dir.path(), &[&a, &b]);
+        let runs = tier_runs(dir.path(), Tier::Unit, &[&a, &b]);
         assert_eq!(
             runs,
             [TierRun {
@@ -152,7 +168,7 @@ mod tests {
             "a/a_test.go",
             "package a\nfunc TestSum(t *testing.T) {}\n",
         );
-        let runs = tier_runs(dir.path(), &[&a, &b]);
+        let runs = tier_runs(dir.path(), Tier::Unit, &[&a, &b]);
         let selections: Vec<&Selection> = runs.iter().map(|r| &r.selection).collect();
         assert_eq!(
             selections,
