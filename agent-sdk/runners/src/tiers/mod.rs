@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod project_file;
 pub mod report;
 pub mod service_plan;
+pub mod service_pool;
 pub mod services;
 pub mod tier_patterns;
 pub mod tier_runs;

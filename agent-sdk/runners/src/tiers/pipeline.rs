@@ -11,6 +11,7 @@ use super::project_file::{self, ProjectFile, TierPaths};
 use super::report::artifacts;
 pub use super::report::{ClassifiedFailure, TierOutcome, TierRunRef, TiersReport};
 use super::service_plan::service_specs;
+use super::service_pool::{source_fingerprint, ServicePool};
 use super::services::{self, ServiceStatus};
 use super::tier_patterns::TierPatterns;
 use super::tier_runs::tier_runs;
@@ -40,6 +41,9 @@ pub struct TiersOptions {
     pub scope: Option<BTreeMap<Tier, Vec<String>>>,
     /// The Chromium executable for e2e tests (wins over `huddle.toml` `[e2e] chromium`).
     pub chromium: Option<String>,
+    /// Services kept up across runs (the tester's runs of one task); `None`: started before
+    /// each tier that needs them and stopped after it.
+    pub services: Option<ServicePool>,
 }
 
 /// Reads the project file and classifies the project's tests.
@@ -79,6 +83,14 @@ pub async fn run_tiers(
     let dir = rundir::create(&tiers_root)?;
     let mut notes = Vec::new();
     let specs = service_specs(&project, &file, &classified, &mut notes);
+    // Only a run whose services outlive it needs to know what they were started from.
+    let fingerprint = match &opts.services {
+        Some(_) => {
+            let tests: Vec<String> = classified.iter().map(|c| c.file.clone()).collect();
+            source_fingerprint(&project, &tests)
+        }
+        None => 0,
+    };
     let started = Instant::now();
     let mut tiers = Vec::new();
     for tier in Tier::ALL {
@@ -99,6 +111,7 @@ pub async fn run_tiers(
             specs: &specs,
             dir: &dir,
             started,
+            fingerprint,
         };
         tiers.push(ctx.run(tier, &files).await?);
     }
@@ -132,6 +145,8 @@ struct TierCtx<'a> {
     specs: &'a BTreeMap<String, project_file::ServiceSpec>,
     dir: &'a Path,
     started: Instant,
+    /// The project's [`source_fingerprint`] when services are kept up across runs.
+    fingerprint: u64,
 }
 
 impl TierCtx<'_> {
@@ -152,6 +167,7 @@ impl TierCtx<'_> {
             runs: Vec::new(),
             failures: Vec::new(),
             services: Vec::new(),
+            services_reused: false,
             artifacts: Vec::new(),
             reports: Vec::new(),
         };
@@ -194,11 +210,32 @@ impl TierCtx<'_> {
         let mut env = self.opts.run.env.clone();
         let mut running = None;
         if tier.needs_services() && !self.specs.is_empty() {
-            let (r, statuses) =
-                services::start_all(self.project, self.specs, &tier_dir.join("services"), &env)
-                    .await?;
-            env.extend(r.env.iter().cloned());
-            running = Some(r);
+            let log_dir = tier_dir.join("services");
+            let statuses = match &self.opts.services {
+                // Kept up across tiers and runs: never stopped here.
+                Some(pool) => {
+                    let lease = pool
+                        .acquire(
+                            self.project,
+                            self.specs,
+                            &log_dir,
+                            &env,
+                            self.fingerprint,
+                            self.opts.run.kill_grace,
+                        )
+                        .await?;
+                    env.extend(lease.env);
+                    out.services_reused = lease.reused;
+                    lease.statuses
+                }
+                None => {
+                    let (r, statuses) =
+                        services::start_all(self.project, self.specs, &log_dir, &env).await?;
+                    env.extend(r.env.iter().cloned());
+                    running = Some(r);
+                    statuses
+                }
+            };
             let unhealthy: Vec<&ServiceStatus> = statuses.iter().filter(|s| !s.healthy).collect();
             if !unhealthy.is_empty() {
                 out.skipped = Some(SkipReason::ServiceUnhealthy);
