@@ -6,7 +6,8 @@
 //! - [`classify`]: which tier each test file is in, and why (`huddle test --tiers --explain`);
 //!   [`tier_patterns`] the `[tiers]` paths and globs it matches first.
 //! - [`services`]: starting a service, polling its health, stopping its process group;
-//!   [`service_plan`] which services a run starts.
+//!   [`service_plan`] which services a run starts; [`service_pool`] services kept up across
+//!   the runs of one task (the tester's).
 //! - [`pipeline`]: the tiers run serially; skips always carry a reason; [`report`] its
 //!   outcome and the failures' traces and screenshots; [`pbt`] whether the PBT library is there.
 //! - [`failure_class`]: implementation or infrastructure, for every failing test.
