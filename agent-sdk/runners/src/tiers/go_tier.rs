@@ -181,6 +181,42 @@ struct PackageTests {
     tags: BTreeSet<String>,
 }
 
+/// The test files that declare the tests of go report ids (`example.com/m/calc::TestAdd/sub`):
+/// the files of the id's package (its import path under go.mod's module) declaring its
+/// top-level test. A narrowed run of the tiers then runs those files in their tiers.
+pub fn files_of_ids(project: &Path, classified: &[Classified], ids: &[String]) -> Vec<String> {
+    let module = std::fs::read_to_string(project.join("go.mod"))
+        .ok()
+        .and_then(|m| {
+            m.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix("module ")
+                    .map(|s| s.trim().trim_matches('"').to_string())
+            })
+        })
+        .unwrap_or_default();
+    let mut files: Vec<String> = Vec::new();
+    for id in ids {
+        let (pkg, test) = id.split_once("::").unwrap_or((id, ""));
+        let top = test.split('/').next().unwrap_or(test);
+        let dir = match pkg.strip_prefix(module.as_str()) {
+            Some("") => ".".to_string(),
+            Some(rest) => format!(".{rest}"),
+            None => continue,
+        };
+        for c in classified {
+            let in_package = package_of(&c.file) == dir;
+            if in_package && !files.contains(&c.file) {
+                let text = std::fs::read_to_string(project.join(&c.file)).unwrap_or_default();
+                if test_names(&text).iter().any(|n| n == top) {
+                    files.push(c.file.clone());
+                }
+            }
+        }
+    }
+    files
+}
+
 /// A test file's package as `go test` takes it: `./calc`, or `.` at the module root.
 fn package_of(file: &str) -> String {
     file.rsplit_once('/')
@@ -220,6 +256,46 @@ mod tests {
         assert!(
             required_tags("package x\n//go:build integration\n").is_empty(),
             "after the package clause it is a comment"
+        );
+    }
+
+    #[test]
+    fn report_ids_map_to_the_files_declaring_their_tests() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::create_dir_all(p.join("calc")).unwrap();
+        std::fs::write(p.join("go.mod"), "module example.com/m\n\ngo 1.19\n").unwrap();
+        let files = [
+            (
+                "calc/a_test.go",
+                "package calc\nfunc TestAdd(t *testing.T) {}\n",
+            ),
+            (
+                "calc/b_test.go",
+                "package calc\nfunc TestSub(t *testing.T) {}\n",
+            ),
+            ("root_test.go", "package m\nfunc TestAdd(t *testing.T) {}\n"),
+        ];
+        let classified: Vec<Classified> = files
+            .iter()
+            .map(|(f, text)| {
+                std::fs::write(p.join(f), text).unwrap();
+                Classified {
+                    file: f.to_string(),
+                    tier: super::super::Tier::Unit,
+                    reason: String::new(),
+                    runner: crate::framework::Framework::Go,
+                }
+            })
+            .collect();
+        let ids = vec![
+            "example.com/m/calc::TestAdd/one_case".to_string(),
+            "example.com/m::TestAdd".to_string(),
+            "other.org/x::TestAdd".to_string(),
+        ];
+        assert_eq!(
+            files_of_ids(p, &classified, &ids),
+            ["calc/a_test.go", "root_test.go"]
         );
     }
 

@@ -137,6 +137,10 @@ fn scope_of(
     let files: Vec<String> = match selection {
         Selection::All => return None,
         Selection::Paths(p) | Selection::Related(p) => p.clone(),
+        // go's ids name a package, not a file.
+        Selection::Tests(ids) if framework == Framework::Go => {
+            crate::runners::tiers::go_tier::files_of_ids(project, classified, ids)
+        }
         Selection::Tests(ids) => {
             let mut files: Vec<String> = Vec::new();
             for id in ids {
