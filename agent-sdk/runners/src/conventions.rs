@@ -44,6 +44,9 @@ fn name(file: &str) -> &str {
 /// when the file is not a test file for `framework`.
 fn subject(file: &str, framework: Framework) -> Option<String> {
     let n = name(file);
+    if framework == Framework::Go {
+        return n.strip_suffix("_test.go").map(str::to_string);
+    }
     if framework == Framework::Pytest {
         let stem = n.strip_suffix(".py")?;
         return stem

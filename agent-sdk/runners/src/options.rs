@@ -61,6 +61,8 @@ pub struct RunOptions {
     pub runner_args: Vec<String>,
     /// How much of the run huddle keeps (failure texts, output, run directories).
     pub output: crate::limits::OutputLimits,
+    /// go build tags (`go test -tags=…`), for tests behind `//go:build integration`; go only.
+    pub build_tags: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -76,6 +78,7 @@ impl Default for RunOptions {
             runs_dir: None,
             runner_args: Vec::new(),
             output: crate::limits::OutputLimits::default(),
+            build_tags: Vec::new(),
         }
     }
 }

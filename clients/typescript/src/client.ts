@@ -323,20 +323,24 @@ export class HuddleClient {
   }
 
   // Test history -----------------------------------------------------------------------------
-  postTestRun(run: { project: string; tree: string; startedAt?: string; outcomes: m.TestOutcome[] }): Promise<unknown> {
+  /** Records a run's per-test outcomes; `tier` when it was one test tier's run. */
+  postTestRun(run: { project: string; tree: string; startedAt?: string; tier?: m.TestTier; outcomes: m.TestOutcome[] }): Promise<unknown> {
     return this.send({ method: "POST", path: this.t("/history/runs"), body: run });
   }
 
-  testHistory(project?: string): Promise<m.TestHistory> {
-    return this.send({ method: "GET", path: this.t("/history"), query: { project }, retry: true });
+  /** The project's kept runs, oldest first; `tier`: only that test tier's runs. */
+  testHistory(project?: string, options: { tier?: m.TestTier } = {}): Promise<m.TestHistory> {
+    return this.send({ method: "GET", path: this.t("/history"), query: { project, ...options }, retry: true });
   }
 
-  flakyTests(options: { project?: string; tree?: string } = {}): Promise<m.FlakyTests> {
+  /** Tests that passed and failed on one tree; `tier`: only that test tier's runs count. */
+  flakyTests(options: { project?: string; tree?: string; tier?: m.TestTier } = {}): Promise<m.FlakyTests> {
     return this.send({ method: "GET", path: this.t("/history/flaky"), query: { ...options }, retry: true });
   }
 
-  regressions(project?: string): Promise<unknown> {
-    return this.send({ method: "GET", path: this.t("/history/regressions"), query: { project }, retry: true });
+  /** Tests failing in the latest run that passed before; `tier`: within that test tier. */
+  regressions(project?: string, options: { tier?: m.TestTier } = {}): Promise<unknown> {
+    return this.send({ method: "GET", path: this.t("/history/regressions"), query: { project, ...options }, retry: true });
   }
 
   // Streams ----------------------------------------------------------------------------------

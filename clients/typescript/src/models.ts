@@ -168,6 +168,9 @@ export interface TestOutcome {
   outcome: "passed" | "failed" | "skipped" | "error";
 }
 
+/** A test tier, as `huddle test --tiers` posts its runs. */
+export type TestTier = "unit" | "pbt" | "integration" | "e2e";
+
 export interface TestRunSummary {
   id: number;
   project: string;

@@ -139,6 +139,35 @@ test("test history: runs, trend and flaky tests", async () => {
   assert.deepEqual(flaky.tests.map((f) => [f.nodeid, f.passes, f.failures]), [["t.py::a", 2, 1]]);
 });
 
+test("one test tier's trend, flaky tests and regressions leave the other tiers out", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  // unit passes throughout; integration fails then passes on t1 (flaky there), then fails on
+  // t2 (a regression).
+  const runs = [
+    ["t1", "unit", "u::a", "passed"],
+    ["t1", "integration", "i::api", "failed"],
+    ["t1", "integration", "i::api", "passed"],
+    ["t2", "unit", "u::a", "passed"],
+    ["t2", "integration", "i::api", "failed"],
+  ] as const;
+  for (const [tree, tier, nodeid, outcome] of runs) {
+    await tester.postTestRun({ project: "calc", tree, tier, outcomes: [{ nodeid, outcome }] });
+  }
+  const c = t.coordinator;
+  assert.equal((await c.testHistory("calc")).runs.length, 5);
+  const unit = await c.testHistory("calc", { tier: "unit" });
+  assert.deepEqual(unit.runs.map((r) => r.tier), ["unit", "unit"]);
+  const flaky = await c.flakyTests({ project: "calc", tree: "t1", tier: "integration" });
+  assert.deepEqual(flaky.tests.map((f) => f.nodeid), ["i::api"]);
+  assert.equal(flaky.runs, 2, "only t1's integration runs count");
+  assert.deepEqual((await c.flakyTests({ project: "calc", tier: "unit" })).tests, []);
+  const regressions = (await c.regressions("calc", { tier: "integration" })) as { tests: { nodeid: string }[] };
+  assert.deepEqual(regressions.tests.map((r) => r.nodeid), ["i::api"]);
+  const none = (await c.regressions("calc", { tier: "unit" })) as { tests: unknown[] };
+  assert.deepEqual(none.tests, []);
+});
+
 test("search reaches every message, newest first, with exact totals; batched posts; cursors, me, a task's events", async () => {
   const t = await team(daemon);
   const tester = await t.agent("tester", "tester");

@@ -12,6 +12,7 @@ mod limits;
 mod llm_client;
 mod pytest;
 mod tiers;
+mod tiers_go;
 mod useless_replies;
 mod verdicts;
 mod visibility;

@@ -103,4 +103,26 @@ async fn the_testers_verdict_run_reports_every_tier_with_failure_classes() {
         .await
         .unwrap();
     assert_eq!(r.tests, [], "one run per tier: nothing passed before");
+    // The service was kept up across the task's runs and its tiers; the task's end stops it.
+    assert_eq!(
+        processes_in(&project.root),
+        Vec::<String>::new(),
+        "the tester stopped the services when the task closed"
+    );
+}
+
+/// Processes whose working directory is inside `dir` (a service left running would be one).
+fn processes_in(dir: &std::path::Path) -> Vec<String> {
+    let dir = dir.canonicalize().expect("project dir");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(cwd) = std::fs::read_link(e.path().join("cwd")) else {
+            continue;
+        };
+        if cwd.starts_with(&dir) {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            found.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
+        }
+    }
+    found
 }

@@ -104,3 +104,64 @@ async fn history_tools_post_runs_and_answer_flaky_tests_and_regressions() {
     .await;
     assert!(answer(&bad).1, "{bad}");
 }
+
+#[tokio::test]
+async fn history_get_answers_one_tiers_trend_flaky_tests_and_regressions() {
+    let d = TestDaemon::start().await;
+    d.team("qa").await;
+    let tester = d.agent("qa", "tester", "tester").await;
+    let observer = d.agent("qa", "watcher", "observer").await;
+    // The unit tier passes on both trees; the integration tier fails, then passes on t1
+    // (flaky there), then fails on t2 (a regression).
+    for (tree, tier, nodeid, outcome) in [
+        ("t1", "unit", "u::a", "passed"),
+        ("t1", "integration", "i::api", "failed"),
+        ("t1", "integration", "i::api", "passed"),
+        ("t2", "unit", "u::a", "passed"),
+        ("t2", "integration", "i::api", "failed"),
+    ] {
+        let posted = call(
+            &d,
+            &tester.token,
+            "history_post",
+            json!({"project": "calc", "tree": tree, "tier": tier,
+                   "outcomes": [{"nodeid": nodeid, "outcome": outcome}]}),
+        )
+        .await;
+        assert!(!answer(&posted).1, "{posted}");
+    }
+    let get = |args: Value| {
+        let token = observer.token.clone();
+        let d = &d;
+        async move { answer(&call(d, &token, "history_get", args).await) }
+    };
+    let tiers_of = |runs: &Value| -> Vec<String> {
+        runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["tier"].as_str().unwrap_or("?").to_string())
+            .collect()
+    };
+    let (all, _) = get(json!({})).await;
+    assert_eq!(tiers_of(&all).len(), 5, "{all}");
+    let (unit, error) = get(json!({"tier": "unit"})).await;
+    assert!(!error, "{unit}");
+    assert_eq!(tiers_of(&unit), ["unit", "unit"]);
+    let (integration, _) = get(json!({"tier": "integration"})).await;
+    assert_eq!(tiers_of(&integration), ["integration"; 3]);
+
+    let (flaky, _) = get(json!({"view": "flaky", "tier": "integration"})).await;
+    assert_eq!(flaky["tests"][0]["nodeid"], "i::api", "{flaky}");
+    let (no_flaky, _) = get(json!({"view": "flaky", "tier": "unit"})).await;
+    assert_eq!(no_flaky["tests"], json!([]), "{no_flaky}");
+
+    let (regressions, _) = get(json!({"view": "regressions", "tier": "integration"})).await;
+    assert_eq!(regressions["tests"][0]["nodeid"], "i::api", "{regressions}");
+    let (none, _) = get(json!({"view": "regressions", "tier": "unit"})).await;
+    assert_eq!(none["tests"], json!([]), "{none}");
+
+    // The schema names the tiers; another word is refused.
+    let (_, refused) = get(json!({"tier": "smoke"})).await;
+    assert!(refused, "an unknown tier is an error");
+}

@@ -4,6 +4,7 @@
 
 mod claims;
 mod failover;
+mod history;
 mod messages;
 mod retries;
 mod streams;

@@ -18,3 +18,5 @@ mod live_line;
 mod process;
 mod scrub;
 mod tiers;
+mod tiers_go_node;
+mod tiers_patterns;

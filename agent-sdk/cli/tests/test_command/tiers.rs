@@ -8,7 +8,7 @@ use huddle_cli::test_command::{execute, TestArgs};
 use serde_json::Value;
 use std::path::Path;
 
-fn tiers_args(project: &Path) -> TestArgs {
+pub(crate) fn tiers_args(project: &Path) -> TestArgs {
     let mut a = args(project);
     a.json = true;
     a.tiers.enabled = true;
@@ -16,7 +16,7 @@ fn tiers_args(project: &Path) -> TestArgs {
 }
 
 /// (passed, failed, error, skipped, total) of one tier, or its skip reason.
-fn tier<'a>(report: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn tier<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["tiers"]
         .as_array()
         .expect("tiers")
@@ -25,7 +25,7 @@ fn tier<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no tier {name} in {report:#}"))
 }
 
-fn counts(t: &Value) -> (u64, u64, u64, u64, u64) {
+pub(crate) fn counts(t: &Value) -> (u64, u64, u64, u64, u64) {
     let s = &t["summary"];
     let n = |k: &str| s[k].as_u64().expect("count");
     (
@@ -58,7 +58,7 @@ fn require_chromium() {
 }
 
 /// Processes whose working directory is inside `dir` (a service left running would be one).
-fn processes_in(dir: &Path) -> Vec<String> {
+pub(crate) fn processes_in(dir: &Path) -> Vec<String> {
     let dir = dir.canonicalize().expect("project dir");
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
@@ -73,7 +73,7 @@ fn processes_in(dir: &Path) -> Vec<String> {
     found
 }
 
-fn run_json(out: &huddle_cli::test_command::CommandOutput) -> Value {
+pub(crate) fn run_json(out: &huddle_cli::test_command::CommandOutput) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is the tiers report ({e}): {}{}",
@@ -224,7 +224,18 @@ async fn rust_tiers_run_the_library_then_proptest_then_the_integration_target() 
     let out = execute(&tiers_args(project.path())).await;
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let report = run_json(&out);
-    assert_eq!(counts(tier(&report, "unit")), (4, 1, 0, 0, 5));
+    // `cargo test --lib` (4 passed, 1 failed) and `cargo test --doc` (1 passed).
+    assert_eq!(counts(tier(&report, "unit")), (5, 1, 0, 0, 6));
+    let unit_run = Path::new(
+        tier(&report, "unit")["runs"][0]["run_dir"]
+            .as_str()
+            .unwrap(),
+    );
+    let unit_report = std::fs::read_to_string(unit_run.join("report.json")).unwrap();
+    assert!(
+        unit_report.contains("doc-tests/huddle_fixture_tiers_rust::src/lib.rs - encode"),
+        "the doc test runs in the unit tier: {unit_report}"
+    );
     assert_eq!(counts(tier(&report, "pbt")), (3, 1, 0, 0, 4));
     assert_eq!(counts(tier(&report, "integration")), (2, 0, 0, 0, 2));
     assert_eq!(tier(&report, "e2e")["skipped"], "no_tests");

@@ -53,10 +53,16 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
     };
     let mut doc = DocRun::default();
     let mut want_doc = true;
+    // The tiers' unit tier asks for the library's doc tests by name, beside `--lib`.
+    let mut doc_tests_asked = false;
     match selection {
         Selection::All => {}
         Selection::Paths(paths) | Selection::Related(paths) => {
             for p in paths {
+                if p == cargo_doc::DOC_TESTS_PATH {
+                    doc_tests_asked = true;
+                    continue;
+                }
                 // `.` is the root package (a member's dependent in `--affected`).
                 let p = match p.trim_end_matches('/') {
                     "." => "",
@@ -82,6 +88,7 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
                     doc.packages.get_or_insert_with(Vec::new).push(name.clone());
                 }
             }
+            plan.units = !doc_tests_asked || paths.len() > 1;
         }
         Selection::Tests(ids) => {
             let (docs, units): (Vec<&String>, Vec<&String>) =
@@ -117,6 +124,8 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
         // `cargo test NAME` runs no doc tests (cargo narrows a run with a test name to its
         // test targets), so neither does a filtered run of huddle's.
         want_doc = false;
+        doc_tests_asked = false;
+        plan.units = true;
     }
     if !plan.units {
         // Only doc tests: the main command runs them.
@@ -128,8 +137,8 @@ pub(crate) fn plan(ctx: &Ctx<'_>, ws: Option<&Workspace>, nextest: bool) -> Plan
         plan.test_args = doc.test_args;
         return plan;
     }
-    let main_runs_doc = !nextest && !matches!(selection, Selection::Tests(_));
-    if want_doc && !main_runs_doc {
+    let main_runs_doc = !nextest && !doc_tests_asked && !matches!(selection, Selection::Tests(_));
+    if (want_doc || doc_tests_asked) && !main_runs_doc {
         plan.doc = Some(doc);
     }
     plan

@@ -21,6 +21,10 @@ use std::time::Duration;
 /// `Doc-tests <crate>` line.
 pub const DOC_PREFIX: &str = "doc-tests/";
 
+/// The selection path that asks for the library's doc tests (`Selection::Paths`): the tiers
+/// put them in the unit tier, beside `src/lib.rs` (which is `--lib`, and leaves them out).
+pub const DOC_TESTS_PATH: &str = "doc-tests";
+
 /// Doc tests to run with their own command.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct DocRun {

@@ -57,10 +57,18 @@ fn selection(ctx: &Ctx<'_>) -> (Vec<String>, Option<String>) {
     (packages, run)
 }
 
+/// `-tags=a,b`: the build tags that compile the tests behind `//go:build integration`.
+fn tags(ctx: &Ctx<'_>, inv: &mut Invocation) {
+    if !ctx.opts.build_tags.is_empty() {
+        inv.arg(format!("-tags={}", ctx.opts.build_tags.join(",")));
+    }
+}
+
 pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let mut inv = go(ctx)?;
     inv.arg("test").arg("-json");
     let (packages, run) = selection(ctx);
+    tags(ctx, &mut inv);
     if let Some(run) = run {
         inv.arg(format!("-run={run}"));
     }
@@ -93,9 +101,9 @@ pub(crate) fn collect(ctx: &Ctx<'_>, captured: &Captured) -> Result<Collected, R
 pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
     let mut inv = go(ctx)?;
     let (packages, run) = selection(ctx);
-    inv.arg("test")
-        .arg("-json")
-        .arg(format!("-list={}", run.as_deref().unwrap_or(".")));
+    inv.arg("test").arg("-json");
+    tags(ctx, &mut inv);
+    inv.arg(format!("-list={}", run.as_deref().unwrap_or(".")));
     inv.args.extend(packages.into_iter().map(Into::into));
     let out = ctx.helper(&inv).await?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -129,4 +137,46 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
             .push(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     Ok(listing)
+}
+
+/// Whether go can build against `module` without downloading it: it is vendored, or some
+/// version of it is in the module cache (`go env GOMODCACHE`, as the run's environment sets
+/// it). A project whose PBT library is missing would otherwise fail to build its tests.
+pub async fn has_module(
+    project: &std::path::Path,
+    opts: &crate::options::RunOptions,
+    module: &str,
+) -> Result<bool, RunnerError> {
+    if project.join("vendor").join(module).is_dir() {
+        return Ok(true);
+    }
+    let scratch = std::env::temp_dir();
+    let ctx = Ctx::new(project, &scratch, opts);
+    let mut inv = go(&ctx)?;
+    inv.arg("env").arg("GOMODCACHE");
+    let out = ctx.helper(&inv).await?;
+    let cache = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.exit_code != 0 || cache.is_empty() {
+        return Ok(false);
+    }
+    // The cache escapes capitals as `!` and the lowercase letter.
+    let escaped: String = module
+        .chars()
+        .flat_map(|c| {
+            if c.is_ascii_uppercase() {
+                vec!['!', c.to_ascii_lowercase()]
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    let (parent, name) = escaped.rsplit_once('/').unwrap_or(("", &escaped));
+    let versions = std::fs::read_dir(std::path::Path::new(&cache).join(parent));
+    Ok(versions.is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{name}@"))
+        })
+    }))
 }

@@ -1,16 +1,18 @@
 //! Which tier each test file is in, and why. The first rule that matches wins:
 //!
-//! 1. an override: task metadata, then `huddle.toml` `[tiers]`;
+//! 1. an override: task metadata, then `huddle.toml` `[tiers]` (paths or globs);
 //! 2. Playwright (`@playwright/test`, `playwright` in Python) → e2e;
-//! 3. a directory: `e2e/`, `end_to_end/` → e2e; `integration/`, `it/` → integration;
+//! 3. go: a build tag (`//go:build integration`, `e2e`, or the legacy `// +build`);
+//! 4. a directory: `e2e/`, `end_to_end/` → e2e; `integration/`, `it/` → integration;
 //!    `pbt/`, `property/`, `properties/` → pbt; `unit/` → unit;
-//! 4. a marker or name: pytest `mark.integration`/`mark.e2e`, `*.int.test.*`,
+//! 5. a marker or name: pytest `mark.integration`/`mark.e2e`, `*.int.test.*`,
 //!    `*.integration.test.*`, `*.e2e.test.*`;
-//! 5. a PBT library: hypothesis, fast-check, proptest, rapid → pbt;
-//! 6. cargo's `tests/` targets → integration (cargo's own name for them);
-//! 7. otherwise unit.
+//! 6. a PBT library: hypothesis, fast-check, proptest, quickcheck, go's `testing/quick` or
+//!    rapid → pbt;
+//! 7. cargo's `tests/` targets → integration (cargo's own name for them);
+//! 8. otherwise unit (cargo's doc tests too: the unit tier runs them with `cargo test --doc`).
 
-use super::project_file::TierPaths;
+use super::tier_patterns::TierPatterns;
 use super::Tier;
 use crate::conventions::test_files;
 use crate::error::RunnerError;
@@ -35,9 +37,9 @@ pub struct Classified {
 #[derive(Debug, Clone, Default)]
 pub struct TierOverrides<'a> {
     /// From the task's metadata (wins over the project file).
-    pub task: Option<&'a TierPaths>,
+    pub task: Option<&'a TierPatterns>,
     /// From `huddle.toml` `[tiers]`.
-    pub project: Option<&'a TierPaths>,
+    pub project: Option<&'a TierPatterns>,
 }
 
 /// Classifies every test file of `project` for `framework`, sorted by file.
@@ -47,15 +49,19 @@ pub fn classify_project(
     overrides: &TierOverrides<'_>,
 ) -> Result<Vec<Classified>, RunnerError> {
     let files = match framework {
-        Framework::Pytest | Framework::Jest | Framework::Vitest | Framework::Mocha => {
-            test_files(project, framework)
-        }
-        Framework::Cargo => cargo_test_files(project),
-        Framework::Go | Framework::NodeTest | Framework::Playwright => {
-            return Err(RunnerError::Unsupported(format!(
-                "test tiers are not supported for {framework} yet: pytest, jest, vitest, mocha \
-                 and cargo projects have them"
-            )))
+        Framework::Pytest
+        | Framework::Jest
+        | Framework::Vitest
+        | Framework::Mocha
+        | Framework::NodeTest => test_files(project, framework),
+        Framework::Cargo => super::cargo_tier::test_files(project),
+        Framework::Go => super::go_tier::test_files(project),
+        Framework::Playwright => {
+            return Err(RunnerError::Unsupported(
+                "test tiers start from the project's unit-test runner (pytest, jest, vitest, \
+                 mocha, node:test, cargo or go); its Playwright files are the e2e tier"
+                    .into(),
+            ))
         }
     };
     Ok(files
@@ -90,8 +96,8 @@ pub fn classify_file(
         ("task metadata", overrides.task),
         ("huddle.toml", overrides.project),
     ] {
-        if let Some((tier, path)) = paths.and_then(|p| p.tier_of(file)) {
-            return made(tier, format!("{source} [tiers] {tier} lists {path}"));
+        if let Some(m) = paths.and_then(|p| p.tier_of(file)) {
+            return made(m.tier, format!("{source} {}", m.describe()));
         }
     }
     if playwright_js {
@@ -99,6 +105,11 @@ pub fn classify_file(
     }
     if framework == Framework::Pytest && uses_pytest_playwright(text) {
         return made(Tier::E2e, "uses Playwright (pytest-playwright)".into());
+    }
+    if framework == Framework::Go {
+        if let Some((tier, tag)) = go_tag_tier(text) {
+            return made(tier, format!("build tag {tag} (go test -tags {tag})"));
+        }
     }
     if let Some((tier, dir)) = tier_of_directory(file) {
         return made(tier, format!("in the directory {dir}/"));
@@ -113,6 +124,16 @@ pub fn classify_file(
         return made(
             Tier::Integration,
             "a cargo integration-test target (tests/)".into(),
+        );
+    }
+    if framework == Framework::Cargo
+        && !text.contains("#[test]")
+        && super::cargo_tier::is_library_file(file)
+        && super::cargo_tier::has_doc_tests(text)
+    {
+        return made(
+            Tier::Unit,
+            "doc test (cargo test --doc, beside the library's unit tests)".into(),
         );
     }
     made(Tier::Unit, "no integration, PBT or e2e sign: unit".into())
@@ -130,7 +151,10 @@ pub fn pbt_library(text: &str, framework: Framework) -> Option<&'static str> {
             ("use proptest", "proptest"),
             ("quickcheck", "quickcheck"),
         ],
-        Framework::Go => &[("pgregory.net/rapid", "rapid")],
+        Framework::Go => &[
+            ("\"pgregory.net/rapid\"", "rapid"),
+            ("\"testing/quick\"", "testing/quick"),
+        ],
         _ => &[
             ("'fast-check'", "fast-check"),
             ("\"fast-check\"", "fast-check"),
@@ -141,6 +165,15 @@ pub fn pbt_library(text: &str, framework: Framework) -> Option<&'static str> {
         .iter()
         .find(|(s, _)| text.contains(s))
         .map(|(_, l)| *l)
+}
+
+/// The tier a go file's build tags name: `e2e` first, then `integration`.
+fn go_tag_tier(text: &str) -> Option<(Tier, &'static str)> {
+    let tags = super::go_tier::required_tags(text);
+    [("e2e", Tier::E2e), ("integration", Tier::Integration)]
+        .into_iter()
+        .find(|(tag, _)| tags.iter().any(|t| t == tag))
+        .map(|(tag, tier)| (tier, tag))
 }
 
 fn imports_playwright_test(text: &str) -> bool {
@@ -191,42 +224,8 @@ fn marker(file: &str, text: &str, framework: Framework) -> Option<(Tier, String)
     None
 }
 
-/// A cargo project's test files: `src/` files with `#[test]`, and `tests/*.rs` targets.
-fn cargo_test_files(project: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    collect_rs(project, "src", &mut found);
-    found.retain(|f| {
-        let text = read_head(&project.join(f));
-        text.contains("#[test]") || text.contains("proptest!")
-    });
-    if let Ok(entries) = std::fs::read_dir(project.join("tests")) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".rs") && e.path().is_file() {
-                found.push(format!("tests/{name}"));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-fn collect_rs(project: &Path, rel: &str, found: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(project.join(rel)) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let path = format!("{rel}/{}", e.file_name().to_string_lossy());
-        match e.file_type() {
-            Ok(t) if t.is_dir() => collect_rs(project, &path, found),
-            Ok(t) if t.is_file() && path.ends_with(".rs") => found.push(path),
-            _ => {}
-        }
-    }
-}
-
 /// The first 64 KiB of a file, lossily (enough for imports and markers).
-fn read_head(path: &Path) -> String {
+pub(crate) fn read_head(path: &Path) -> String {
     use std::io::Read;
     let mut buf = Vec::new();
     if let Ok(f) = std::fs::File::open(path) {
@@ -291,18 +290,24 @@ mod tests {
         assert_eq!(tier("tests/pbt.rs", "proptest! {", rs).0, Tier::Pbt);
         assert_eq!(tier("tests/api.rs", "#[test]", rs).0, Tier::Integration);
         assert_eq!(tier("src/lib.rs", "#[test]", rs).0, Tier::Unit);
+        let doc = tier("src/text.rs", "/// ```\n/// assert!(true);\n/// ```\n", rs);
+        assert_eq!(doc.0, Tier::Unit);
+        assert!(doc.1.starts_with("doc test"), "{}", doc.1);
     }
 
     #[test]
     fn overrides_win_and_the_task_wins_over_the_project() {
-        let project = TierPaths {
+        use crate::tiers::project_file::TierPaths;
+        let project = TierPatterns::new(&TierPaths {
             integration: vec!["tests/unit/test_slow.py".into()],
             ..TierPaths::default()
-        };
-        let task = TierPaths {
+        })
+        .unwrap();
+        let task = TierPatterns::new(&TierPaths {
             e2e: vec!["tests/unit".into()],
             ..TierPaths::default()
-        };
+        })
+        .unwrap();
         let only_project = TierOverrides {
             task: None,
             project: Some(&project),
@@ -325,9 +330,39 @@ mod tests {
     }
 
     #[test]
-    fn go_projects_are_refused_with_the_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let e = classify_project(dir.path(), Framework::Go, &TierOverrides::default()).unwrap_err();
-        assert!(e.to_string().contains("not supported for go"), "{e}");
+    fn go_files_go_by_build_tag_then_directory_then_pbt_import() {
+        let go = Framework::Go;
+        assert_eq!(
+            tier("api_test.go", "//go:build integration\n\npackage api\n", go),
+            (
+                Tier::Integration,
+                "build tag integration (go test -tags integration)".into()
+            )
+        );
+        assert_eq!(
+            tier("ui_test.go", "// +build e2e\n\npackage ui\n", go).0,
+            Tier::E2e
+        );
+        assert_eq!(
+            tier("integration/db_test.go", "package integration\n", go).0,
+            Tier::Integration
+        );
+        assert_eq!(
+            tier("calc/prop_test.go", "import \"testing/quick\"", go),
+            (Tier::Pbt, "uses testing/quick".into())
+        );
+        assert_eq!(
+            tier("calc/prop_test.go", "import \"pgregory.net/rapid\"", go).0,
+            Tier::Pbt
+        );
+        assert_eq!(
+            tier(
+                "calc/calc_test.go",
+                "//go:build !integration\npackage calc",
+                go
+            )
+            .0,
+            Tier::Unit
+        );
     }
 }

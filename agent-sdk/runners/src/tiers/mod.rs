@@ -3,23 +3,31 @@
 //! the services the integration and e2e tiers need started and health-checked first.
 //!
 //! - [`project_file`]: `huddle.toml` (`[tiers]` overrides, `[services.NAME]`, `[e2e]`).
-//! - [`classify`]: which tier each test file is in, and why (`huddle test --tiers --explain`).
+//! - [`classify`]: which tier each test file is in, and why (`huddle test --tiers --explain`);
+//!   [`tier_patterns`] the `[tiers]` paths and globs it matches first.
 //! - [`services`]: starting a service, polling its health, stopping its process group;
-//!   [`service_plan`] which services a run starts.
+//!   [`service_plan`] which services a run starts; [`service_pool`] services kept up across
+//!   the runs of one task (the tester's).
 //! - [`pipeline`]: the tiers run serially; skips always carry a reason; [`report`] its
 //!   outcome and the failures' traces and screenshots; [`pbt`] whether the PBT library is there.
 //! - [`failure_class`]: implementation or infrastructure, for every failing test.
 //! - [`diff_scope`]: a git diff mapped to the tests of each tier.
+//! - [`go_tier`]: a go tier's files, build tags and test names (go runs packages, not files).
 
+pub mod cargo_tier;
 pub mod classify;
 pub mod diff_scope;
 pub mod failure_class;
+pub mod go_tier;
 pub mod pbt;
 pub mod pipeline;
 pub mod project_file;
 pub mod report;
 pub mod service_plan;
+pub mod service_pool;
 pub mod services;
+pub mod tier_patterns;
+pub mod tier_runs;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -30,7 +38,7 @@ use std::fmt;
 pub enum Tier {
     /// Fast tests of one unit, no service.
     Unit,
-    /// Property-based tests (hypothesis, fast-check, proptest, rapid).
+    /// Property-based tests (hypothesis, fast-check, proptest, go's testing/quick, rapid).
     Pbt,
     /// Tests that talk to a running service or several components.
     Integration,

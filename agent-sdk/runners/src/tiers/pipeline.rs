@@ -11,11 +11,14 @@ use super::project_file::{self, ProjectFile, TierPaths};
 use super::report::artifacts;
 pub use super::report::{ClassifiedFailure, TierOutcome, TierRunRef, TiersReport};
 use super::service_plan::service_specs;
+use super::service_pool::{source_fingerprint, ServicePool};
 use super::services::{self, ServiceStatus};
+use super::tier_patterns::TierPatterns;
+use super::tier_runs::tier_runs;
 use super::{SkipReason, Tier};
 use crate::error::RunnerError;
 use crate::framework::Framework;
-use crate::options::{RunOptions, Selection};
+use crate::options::RunOptions;
 use crate::report::{Report, Summary};
 use crate::run::{canonical_project, run_tests};
 use crate::rundir;
@@ -38,6 +41,9 @@ pub struct TiersOptions {
     pub scope: Option<BTreeMap<Tier, Vec<String>>>,
     /// The Chromium executable for e2e tests (wins over `huddle.toml` `[e2e] chromium`).
     pub chromium: Option<String>,
+    /// Services kept up across runs (the tester's runs of one task); `None`: started before
+    /// each tier that needs them and stopped after it.
+    pub services: Option<ServicePool>,
 }
 
 /// Reads the project file and classifies the project's tests.
@@ -47,9 +53,14 @@ pub fn plan(
     task_tiers: Option<&TierPaths>,
 ) -> Result<(ProjectFile, Vec<Classified>), RunnerError> {
     let file = project_file::read(project)?.unwrap_or_default();
+    let project_patterns = TierPatterns::new(&file.tiers).map_err(RunnerError::Unsupported)?;
+    let task_patterns = task_tiers
+        .map(TierPatterns::new)
+        .transpose()
+        .map_err(|e| RunnerError::Unsupported(format!("the task's tiers metadata: {e}")))?;
     let overrides = TierOverrides {
-        task: task_tiers,
-        project: Some(&file.tiers),
+        task: task_patterns.as_ref(),
+        project: Some(&project_patterns),
     };
     let classified = classify_project(project, framework, &overrides)?;
     Ok((file, classified))
@@ -72,6 +83,14 @@ pub async fn run_tiers(
     let dir = rundir::create(&tiers_root)?;
     let mut notes = Vec::new();
     let specs = service_specs(&project, &file, &classified, &mut notes);
+    // Only a run whose services outlive it needs to know what they were started from.
+    let fingerprint = match &opts.services {
+        Some(_) => {
+            let tests: Vec<String> = classified.iter().map(|c| c.file.clone()).collect();
+            source_fingerprint(&project, &tests)
+        }
+        None => 0,
+    };
     let started = Instant::now();
     let mut tiers = Vec::new();
     for tier in Tier::ALL {
@@ -92,6 +111,7 @@ pub async fn run_tiers(
             specs: &specs,
             dir: &dir,
             started,
+            fingerprint,
         };
         tiers.push(ctx.run(tier, &files).await?);
     }
@@ -125,6 +145,8 @@ struct TierCtx<'a> {
     specs: &'a BTreeMap<String, project_file::ServiceSpec>,
     dir: &'a Path,
     started: Instant,
+    /// The project's [`source_fingerprint`] when services are kept up across runs.
+    fingerprint: u64,
 }
 
 impl TierCtx<'_> {
@@ -145,6 +167,7 @@ impl TierCtx<'_> {
             runs: Vec::new(),
             failures: Vec::new(),
             services: Vec::new(),
+            services_reused: false,
             artifacts: Vec::new(),
             reports: Vec::new(),
         };
@@ -169,10 +192,15 @@ impl TierCtx<'_> {
         };
         out.timeout_secs = timeout.as_secs();
         if tier == Tier::Pbt {
-            if let Some(missing) =
-                super::pbt::missing_pbt_library(self.project, self.framework, &self.opts.run)
-                    .await?
-            {
+            let paths: Vec<String> = files.iter().map(|c| c.file.clone()).collect();
+            let missing = super::pbt::missing_pbt_library(
+                self.project,
+                self.framework,
+                &paths,
+                &self.opts.run,
+            )
+            .await?;
+            if let Some(missing) = missing {
                 out.skipped = Some(SkipReason::NoPbtLibrary);
                 out.skip_detail = Some(missing);
                 return Ok(out);
@@ -182,11 +210,32 @@ impl TierCtx<'_> {
         let mut env = self.opts.run.env.clone();
         let mut running = None;
         if tier.needs_services() && !self.specs.is_empty() {
-            let (r, statuses) =
-                services::start_all(self.project, self.specs, &tier_dir.join("services"), &env)
-                    .await?;
-            env.extend(r.env.iter().cloned());
-            running = Some(r);
+            let log_dir = tier_dir.join("services");
+            let statuses = match &self.opts.services {
+                // Kept up across tiers and runs: never stopped here.
+                Some(pool) => {
+                    let lease = pool
+                        .acquire(
+                            self.project,
+                            self.specs,
+                            &log_dir,
+                            &env,
+                            self.fingerprint,
+                            self.opts.run.kill_grace,
+                        )
+                        .await?;
+                    env.extend(lease.env);
+                    out.services_reused = lease.reused;
+                    lease.statuses
+                }
+                None => {
+                    let (r, statuses) =
+                        services::start_all(self.project, self.specs, &log_dir, &env).await?;
+                    env.extend(r.env.iter().cloned());
+                    running = Some(r);
+                    statuses
+                }
+            };
             let unhealthy: Vec<&ServiceStatus> = statuses.iter().filter(|s| !s.healthy).collect();
             if !unhealthy.is_empty() {
                 out.skipped = Some(SkipReason::ServiceUnhealthy);
@@ -249,15 +298,8 @@ impl TierCtx<'_> {
         env: Vec<(String, String)>,
         out: &mut TierOutcome,
     ) -> Result<(), RunnerError> {
-        let mut groups: BTreeMap<&'static str, (Framework, Vec<String>)> = BTreeMap::new();
-        for c in files {
-            groups
-                .entry(c.runner.name())
-                .or_insert_with(|| (c.runner, Vec::new()))
-                .1
-                .push(c.file.clone());
-        }
-        for (_, (fw, paths)) in groups {
+        for run in tier_runs(self.project, tier, files) {
+            let fw = run.framework;
             let mut run_env = env.clone();
             if tier == Tier::E2e && fw == Framework::Pytest {
                 run_env.push((
@@ -266,7 +308,8 @@ impl TierCtx<'_> {
                 ));
             }
             let opts = RunOptions {
-                selection: Selection::Paths(selection_paths(fw, &paths)),
+                selection: run.selection,
+                build_tags: run.build_tags,
                 timeout,
                 env: run_env,
                 runs_dir: Some(tier_dir.to_path_buf()),
@@ -311,29 +354,6 @@ impl TierCtx<'_> {
     }
 }
 
-/// What a runner's selection takes for these files: cargo runs unit tests by target
-/// (`src/lib.rs` is the library's, `src/main.rs` and `src/bin/` the binaries'), the others
-/// take the files.
-fn selection_paths(fw: Framework, files: &[String]) -> Vec<String> {
-    if fw != Framework::Cargo {
-        return files.to_vec();
-    }
-    let mut out: Vec<String> = Vec::new();
-    for f in files {
-        let target = if f.starts_with("tests/") {
-            f.clone()
-        } else if f == "src/main.rs" || f.starts_with("src/bin/") {
-            "src/main.rs".into()
-        } else {
-            "src/lib.rs".into()
-        };
-        if !out.contains(&target) {
-            out.push(target);
-        }
-    }
-    out
-}
-
 fn sum(summaries: impl Iterator<Item = Summary>) -> Summary {
     let mut s = Summary::default();
     for x in summaries {
@@ -344,23 +364,4 @@ fn sum(summaries: impl Iterator<Item = Summary>) -> Summary {
         s.total += x.total;
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cargo_unit_tests_run_by_target() {
-        let files = vec![
-            "src/lib.rs".to_string(),
-            "src/text.rs".into(),
-            "tests/pbt.rs".into(),
-        ];
-        assert_eq!(
-            selection_paths(Framework::Cargo, &files),
-            ["src/lib.rs", "tests/pbt.rs"]
-        );
-        assert_eq!(selection_paths(Framework::Pytest, &files), files);
-    }
 }

@@ -3,9 +3,9 @@
 //! gets the conventions alone.
 //!
 //! ```toml
-//! [tiers]                      # paths (files or directories) that are in a tier
+//! [tiers]                      # paths (files or directories) or globs that are in a tier
 //! unit = ["tests/unit"]
-//! integration = ["tests/api"]
+//! integration = ["tests/api", "tests/**/test_*_slow.py"]
 //!
 //! [services.api]
 //! command = "python3 -m app.server --port {port}"   # argv split as a POSIX shell would
@@ -45,8 +45,9 @@ pub struct ProjectFile {
     pub e2e: E2eSettings,
 }
 
-/// Paths (files or directories, relative to the project) that belong to each tier. Task
-/// metadata (`tiers` in the task's metadata) takes the same shape.
+/// Paths (files or directories, relative to the project) or globs that belong to each tier,
+/// matched by [`super::tier_patterns::TierPatterns`]. Task metadata (`tiers` in the task's
+/// metadata) takes the same shape.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TierPaths {
@@ -65,27 +66,14 @@ pub struct TierPaths {
 }
 
 impl TierPaths {
-    /// The tier whose paths hold `file` (a project-relative path), with the path that matched.
-    pub fn tier_of(&self, file: &str) -> Option<(Tier, &str)> {
-        for tier in Tier::ALL {
-            let paths = match tier {
-                Tier::Unit => &self.unit,
-                Tier::Pbt => &self.pbt,
-                Tier::Integration => &self.integration,
-                Tier::E2e => &self.e2e,
-            };
-            for p in paths {
-                let p_trim = p.trim_start_matches("./").trim_end_matches('/');
-                let inside = file == p_trim
-                    || file
-                        .strip_prefix(p_trim)
-                        .is_some_and(|rest| rest.starts_with('/'));
-                if inside {
-                    return Some((tier, p.as_str()));
-                }
-            }
+    /// The entries of `tier`.
+    pub fn of(&self, tier: Tier) -> &[String] {
+        match tier {
+            Tier::Unit => &self.unit,
+            Tier::Pbt => &self.pbt,
+            Tier::Integration => &self.integration,
+            Tier::E2e => &self.e2e,
         }
-        None
     }
 
     /// Whether no tier names a path.
@@ -152,6 +140,7 @@ pub fn read(project: &Path) -> Result<Option<ProjectFile>, RunnerError> {
 /// Parses the file's text.
 pub fn parse(text: &str) -> Result<ProjectFile, String> {
     let file: ProjectFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    super::tier_patterns::TierPatterns::new(&file.tiers)?;
     for (name, s) in &file.services {
         if s.command.trim().is_empty() {
             return Err(format!("[services.{name}] has an empty command"));
@@ -194,15 +183,8 @@ chromium = "/usr/bin/chromium"
 "#,
         )
         .unwrap();
-        assert_eq!(
-            f.tiers.tier_of("tests/unit/test_a.py"),
-            Some((Tier::Unit, "tests/unit"))
-        );
-        assert_eq!(
-            f.tiers.tier_of("e2e/app.spec.ts").map(|t| t.0),
-            Some(Tier::E2e)
-        );
-        assert_eq!(f.tiers.tier_of("tests/unitx/test_a.py"), None);
+        assert_eq!(f.tiers.unit, ["tests/unit"]);
+        assert_eq!(f.tiers.of(Tier::E2e), ["./e2e/"]);
         assert_eq!(f.services["api"].timeout_secs, Some(5));
         assert_eq!(f.e2e.chromium.as_deref(), Some("/usr/bin/chromium"));
     }
@@ -216,6 +198,8 @@ chromium = "/usr/bin/chromium"
         let not_url =
             parse("[services.db]\ncommand = \"x\"\nhealth = \"localhost\"\n").unwrap_err();
         assert!(not_url.contains("http://"), "{not_url}");
+        let bad_glob = parse("[tiers]\nunit = [\"tests/{a\"]\n").unwrap_err();
+        assert!(bad_glob.contains("tests/{a"), "{bad_glob}");
         assert!(parse("[tiers\n").is_err());
         assert_eq!(parse("").unwrap(), ProjectFile::default());
     }

@@ -61,6 +61,10 @@ pub struct TierOutcome {
     /// The services started for it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<ServiceStatus>,
+    /// Whether the services were already up, kept from an earlier tier or run of the task
+    /// (their statuses, and logs, are that start's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub services_reused: bool,
     /// Traces and screenshots kept from failing e2e tests, relative to the pipeline directory.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,

@@ -49,6 +49,13 @@ pub struct Running {
 }
 
 impl Running {
+    /// Whether every service's process is still running (none exited since it was healthy).
+    pub fn all_alive(&mut self) -> bool {
+        self.children
+            .iter_mut()
+            .all(|(_, child)| matches!(child.try_wait(), Ok(None)))
+    }
+
     /// Stops every service's process group: SIGTERM, then SIGKILL after `grace`.
     pub async fn stop(mut self, grace: Duration) {
         for (_, child) in &mut self.children {

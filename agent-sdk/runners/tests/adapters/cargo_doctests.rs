@@ -126,3 +126,41 @@ async fn a_filter_runs_what_cargo_test_name_runs() {
         }
     }
 }
+
+/// `src/lib.rs` beside `doc-tests` (the tiers' unit tier): the library's own tests and its
+/// doc tests, as `cargo test --lib` plus `cargo test --doc` count them; `doc-tests` alone:
+/// only the doc tests.
+#[tokio::test]
+async fn the_doc_tests_path_adds_the_librarys_doc_tests_to_a_lib_run() {
+    use huddle_runners::adapters::cargo_doc::DOC_TESTS_PATH;
+    use huddle_runners::Selection;
+    require_tool("cargo");
+    let project = fixture("cargo-doctests");
+    let lib = counts_from_cargo_test_with(project.path(), &["--lib"]);
+    let doc = counts_from_cargo_test_with(project.path(), &["--doc"]);
+    assert!(doc.0 > 0 && lib.0 > 0, "both kinds exist: {lib:?} {doc:?}");
+    let both = (lib.0 + doc.0, lib.1 + doc.1, lib.2 + doc.2);
+    for plugins in [PluginPolicy::Never, PluginPolicy::Auto] {
+        for (paths, want) in [
+            (vec!["src/lib.rs", DOC_TESTS_PATH], both),
+            (vec![DOC_TESTS_PATH], doc),
+            (vec!["src/lib.rs"], lib),
+        ] {
+            let opts = RunOptions {
+                selection: Selection::Paths(paths.iter().map(|p| p.to_string()).collect()),
+                ..with(plugins, project.path(), None)
+            };
+            let report = run_tests(project.path(), FW, &opts)
+                .await
+                .expect("cargo runs")
+                .report;
+            let s = report.summary;
+            assert_eq!(
+                (s.passed, s.failed, s.skipped),
+                want,
+                "{paths:?} {plugins:?}: {:#?}",
+                report.tests
+            );
+        }
+    }
+}

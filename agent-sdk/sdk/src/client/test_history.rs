@@ -1,5 +1,5 @@
 //! The test history: post a run's per-test outcomes; read a project's runs (the pass-rate
-//! trend), flaky tests and regressions.
+//! trend), flaky tests and regressions, of the whole suite or of one test tier (`tier_…`).
 
 use super::transport::Call;
 use super::{Client, Error};
@@ -49,6 +49,23 @@ impl Client {
         self.json(
             Call::get(self.team_url(&["history"])?)
                 .query("project", project)
+                .query("tier", Some(tier)),
+        )
+        .await
+    }
+
+    /// `GET …/history/flaky?tier=`: one tier's tests that passed and failed on one tree (only
+    /// `tree` when given).
+    pub async fn tier_flaky_tests(
+        &self,
+        project: Option<&str>,
+        tree: Option<&str>,
+        tier: &str,
+    ) -> Result<FlakyTests, Error> {
+        self.json(
+            Call::get(self.team_url(&["history", "flaky"])?)
+                .query("project", project)
+                .query("tree", tree)
                 .query("tier", Some(tier)),
         )
         .await

@@ -77,7 +77,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
     );
     let mut cycle = TesterCycle::new(limits.clone());
     let mut history = RunHistory::new(ctx.client().clone(), p.project.clone());
-    let finish = match drive(
+    let driven = drive(
         &mut cycle,
         &mut runs,
         &mut repairer,
@@ -86,8 +86,12 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &p.task_text,
         Some(&mut history),
     )
-    .await
-    {
+    .await;
+    // The task's runs are over: the services kept up across them go now.
+    if let Some(tiered) = &runs.tiered {
+        tiered.stop_services().await;
+    }
+    let finish = match driven {
         Ok(f) => f,
         Err(i) => return Err(interrupted(&p.reporter, i).await),
     };

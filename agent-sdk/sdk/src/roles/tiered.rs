@@ -5,6 +5,7 @@
 //! tests a selection calls for. Its tier reports merge into one report for the cycle; a tier
 //! that could not run (an unhealthy service, a spent budget, a missing PBT library) enters it
 //! as a `[tier:NAME]` error, which the fix cycle sets aside as infrastructure, never repairs.
+//! The services start once per task and stay up across its runs.
 
 use crate::runners::error::RunnerError;
 use crate::runners::options::RunOptions;
@@ -13,6 +14,7 @@ use crate::runners::tiers::classify::Classified;
 use crate::runners::tiers::diff_scope::scope;
 use crate::runners::tiers::pipeline::{plan, run_tiers, TiersOptions, TiersReport};
 use crate::runners::tiers::project_file::{self, TierPaths};
+use crate::runners::tiers::service_pool::ServicePool;
 use crate::runners::tiers::{SkipReason, Tier};
 use crate::runners::{Framework, Selection};
 use crate::wire::Task;
@@ -31,6 +33,10 @@ pub(crate) struct Tiered {
     task_tiers: Option<TierPaths>,
     /// The last pipeline run of every tier's tests (the verdict's).
     pub last_full: Option<TiersReport>,
+    /// The services, started by the first run that needs them and kept up across the task's
+    /// runs (a narrowed re-run does not restart them); stopped by [`Tiered::stop_services`]
+    /// (or, failing that, killed when the task's runs are dropped).
+    services: ServicePool,
 }
 
 impl Tiered {
@@ -54,7 +60,7 @@ impl Tiered {
         if let Some(task_tiers) = task_tiers {
             return Ok(Some(Tiered {
                 task_tiers,
-                last_full: None,
+                ..Tiered::default()
             }));
         }
         let file = project_file::read(project).map_err(|e| e.to_string())?;
@@ -82,6 +88,7 @@ impl Tiered {
             },
             task_tiers: self.task_tiers.clone(),
             scope,
+            services: Some(self.services.clone()),
             ..TiersOptions::default()
         };
         let report = run_tiers(project, framework, &opts).await?;
@@ -90,6 +97,11 @@ impl Tiered {
             self.last_full = Some(report);
         }
         Ok(merged)
+    }
+
+    /// Stops the services kept up across the task's runs.
+    pub async fn stop_services(&self) {
+        self.services.stop(RunOptions::default().kill_grace).await;
     }
 
     /// Per-tier counts, skips and failure classes of the last full run, for `test_result`.
@@ -125,6 +137,10 @@ fn scope_of(
     let files: Vec<String> = match selection {
         Selection::All => return None,
         Selection::Paths(p) | Selection::Related(p) => p.clone(),
+        // go's ids name a package, not a file.
+        Selection::Tests(ids) if framework == Framework::Go => {
+            crate::runners::tiers::go_tier::files_of_ids(project, classified, ids)
+        }
         Selection::Tests(ids) => {
             let mut files: Vec<String> = Vec::new();
             for id in ids {

@@ -264,23 +264,33 @@ class Ops:
         )
 
     # Test history -----------------------------------------------------------------------------
-    def post_test_run(self, project: str, tree: str, outcomes: Iterable[Mapping[str, str]]) -> Call[Any]:
-        body = {"project": project, "tree": tree, "outcomes": [dict(o) for o in outcomes]}
+    def post_test_run(
+        self, project: str, tree: str, outcomes: Iterable[Mapping[str, str]], tier: Optional[str]
+    ) -> Call[Any]:
+        body: Dict[str, Any] = {"project": project, "tree": tree, "outcomes": [dict(o) for o in outcomes]}
+        if tier is not None:
+            body["tier"] = tier
         return Call("POST", self._t("/history/runs"), lambda d: d, json=body)
 
-    def test_history(self, project: Optional[str]) -> Call[m.TestHistory]:
+    def test_history(self, project: Optional[str], tier: Optional[str]) -> Call[m.TestHistory]:
         return Call(
-            "GET", self._t("/history"), lambda d: m.from_json(m.TestHistory, d), params=query(project=project), retry=True
+            "GET",
+            self._t("/history"),
+            lambda d: m.from_json(m.TestHistory, d),
+            params=query(project=project, tier=tier),
+            retry=True,
         )
 
-    def flaky_tests(self, project: Optional[str], tree: Optional[str]) -> Call[m.FlakyTests]:
+    def flaky_tests(self, project: Optional[str], tree: Optional[str], tier: Optional[str]) -> Call[m.FlakyTests]:
         return Call(
             "GET",
             self._t("/history/flaky"),
             lambda d: m.from_json(m.FlakyTests, d),
-            params=query(project=project, tree=tree),
+            params=query(project=project, tree=tree, tier=tier),
             retry=True,
         )
 
-    def regressions(self, project: Optional[str]) -> Call[Any]:
-        return Call("GET", self._t("/history/regressions"), lambda d: d, params=query(project=project), retry=True)
+    def regressions(self, project: Optional[str], tier: Optional[str]) -> Call[Any]:
+        return Call(
+            "GET", self._t("/history/regressions"), lambda d: d, params=query(project=project, tier=tier), retry=True
+        )

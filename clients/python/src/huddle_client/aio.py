@@ -269,18 +269,26 @@ class AsyncClient:
         return await self._run(self._ops.memory_history(limit))
 
     # Test history ---------------------------------------------------------------------------
-    async def post_test_run(self, project: str, tree: str, outcomes: Iterable[Mapping[str, str]]) -> Any:
-        """Records a run's per-test outcomes (``[{"nodeid", "outcome"}]``)."""
-        return await self._run(self._ops.post_test_run(project, tree, outcomes))
+    async def post_test_run(
+        self, project: str, tree: str, outcomes: Iterable[Mapping[str, str]], *, tier: Optional[str] = None
+    ) -> Any:
+        """Records a run's per-test outcomes (``[{"nodeid", "outcome"}]``); ``tier`` when it was one
+        test tier's run (``unit``, ``pbt``, ``integration``, ``e2e``)."""
+        return await self._run(self._ops.post_test_run(project, tree, outcomes, tier))
 
-    async def test_history(self, project: Optional[str] = None) -> m.TestHistory:
-        return await self._run(self._ops.test_history(project))
+    async def test_history(self, project: Optional[str] = None, *, tier: Optional[str] = None) -> m.TestHistory:
+        """The project's kept runs, oldest first; ``tier``: only that test tier's runs."""
+        return await self._run(self._ops.test_history(project, tier))
 
-    async def flaky_tests(self, project: Optional[str] = None, tree: Optional[str] = None) -> m.FlakyTests:
-        return await self._run(self._ops.flaky_tests(project, tree))
+    async def flaky_tests(
+        self, project: Optional[str] = None, tree: Optional[str] = None, *, tier: Optional[str] = None
+    ) -> m.FlakyTests:
+        """Tests that passed and failed on one tree; ``tier``: only that test tier's runs count."""
+        return await self._run(self._ops.flaky_tests(project, tree, tier))
 
-    async def regressions(self, project: Optional[str] = None) -> Any:
-        return await self._run(self._ops.regressions(project))
+    async def regressions(self, project: Optional[str] = None, *, tier: Optional[str] = None) -> Any:
+        """Tests failing in the latest run that passed before; ``tier``: within that test tier."""
+        return await self._run(self._ops.regressions(project, tier))
 
     # Streams --------------------------------------------------------------------------------
     def events(self, *, type: Optional[str] = None, after: int = 0, **options: Any) -> AsyncIterator[m.Event]:

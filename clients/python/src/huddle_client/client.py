@@ -268,18 +268,26 @@ class Client:
         return self._run(self._ops.memory_history(limit))
 
     # Test history ---------------------------------------------------------------------------
-    def post_test_run(self, project: str, tree: str, outcomes: Iterable[Mapping[str, str]]) -> Any:
-        """Records a run's per-test outcomes (``[{"nodeid", "outcome"}]``)."""
-        return self._run(self._ops.post_test_run(project, tree, outcomes))
+    def post_test_run(
+        self, project: str, tree: str, outcomes: Iterable[Mapping[str, str]], *, tier: Optional[str] = None
+    ) -> Any:
+        """Records a run's per-test outcomes (``[{"nodeid", "outcome"}]``); ``tier`` when it was one
+        test tier's run (``unit``, ``pbt``, ``integration``, ``e2e``)."""
+        return self._run(self._ops.post_test_run(project, tree, outcomes, tier))
 
-    def test_history(self, project: Optional[str] = None) -> m.TestHistory:
-        return self._run(self._ops.test_history(project))
+    def test_history(self, project: Optional[str] = None, *, tier: Optional[str] = None) -> m.TestHistory:
+        """The project's kept runs, oldest first; ``tier``: only that test tier's runs."""
+        return self._run(self._ops.test_history(project, tier))
 
-    def flaky_tests(self, project: Optional[str] = None, tree: Optional[str] = None) -> m.FlakyTests:
-        return self._run(self._ops.flaky_tests(project, tree))
+    def flaky_tests(
+        self, project: Optional[str] = None, tree: Optional[str] = None, *, tier: Optional[str] = None
+    ) -> m.FlakyTests:
+        """Tests that passed and failed on one tree; ``tier``: only that test tier's runs count."""
+        return self._run(self._ops.flaky_tests(project, tree, tier))
 
-    def regressions(self, project: Optional[str] = None) -> Any:
-        return self._run(self._ops.regressions(project))
+    def regressions(self, project: Optional[str] = None, *, tier: Optional[str] = None) -> Any:
+        """Tests failing in the latest run that passed before; ``tier``: within that test tier."""
+        return self._run(self._ops.regressions(project, tier))
 
     # Streams --------------------------------------------------------------------------------
     def events(self, *, type: Optional[str] = None, after: int = 0, **options: Any) -> Iterator[m.Event]:

@@ -246,4 +246,32 @@ pub struct HistoryArgs {
     pub view: HistoryView,
     /// With `flaky`: only runs on this tree count.
     pub tree: Option<String>,
+    /// Only the runs of this test tier: one tier's trend, flaky tests or regressions.
+    pub tier: Option<HistoryTier>,
+}
+
+/// A test tier, as `huddle test --tiers` posts its runs.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryTier {
+    /// Unit tests.
+    Unit,
+    /// Property-based tests.
+    Pbt,
+    /// Integration tests.
+    Integration,
+    /// End-to-end (browser) tests.
+    E2e,
+}
+
+impl HistoryTier {
+    /// The name runs are stored under.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryTier::Unit => "unit",
+            HistoryTier::Pbt => "pbt",
+            HistoryTier::Integration => "integration",
+            HistoryTier::E2e => "e2e",
+        }
+    }
 }

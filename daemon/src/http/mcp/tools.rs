@@ -511,7 +511,8 @@ impl Huddle {
         description = "Read the test history of a project (the one posted to last by \
         default): `view` `runs` (pass rate per kept run, oldest first), `flaky` (tests that \
         passed and failed on one tree; `tree` narrows it) or `regressions` (failing now, passed \
-        the last time before).",
+        the last time before); `tier` (`unit`, `pbt`, `integration`, `e2e`) keeps only that \
+        test tier's runs.",
         annotations(
             title = "Read the test history",
             read_only_hint = true,
@@ -529,16 +530,17 @@ impl Huddle {
             args,
             |caller, args| async move {
                 let state = &self.state;
+                let tier = args.tier.map(|t| t.as_str().to_string());
                 Ok(match args.view {
                     HistoryView::Runs => serde_json::to_value(
-                        test_history::history_of(state, &caller, args.project, None).await?,
+                        test_history::history_of(state, &caller, args.project, tier).await?,
                     ),
                     HistoryView::Flaky => serde_json::to_value(
-                        test_history::flaky_of(state, &caller, args.project, args.tree, None)
+                        test_history::flaky_of(state, &caller, args.project, args.tree, tier)
                             .await?,
                     ),
                     HistoryView::Regressions => serde_json::to_value(
-                        test_history::regressions_of(state, &caller, args.project, None).await?,
+                        test_history::regressions_of(state, &caller, args.project, tier).await?,
                     ),
                 }
                 .unwrap_or_default())
