@@ -14,7 +14,7 @@ fn mixed_batch() -> Value {
         {"id": "TEST-007", "subject": "explicit", "description": "d", "activeForm": "testing",
          "owner": "tester", "maxAttempts": 5, "metadata": {"project": "calc", "n": [1, 2.5, "x"]}},
         {"prefix": "TEST", "subject": "after the explicit one"},
-        {"prefix": "IMPL", "subject": "other prefix", "owner": "", "metadata": {"project": 3}},
+        {"prefix": "IMPL", "subject": "other prefix", "owner": "", "metadata": {"tags": {"b": 1, "a": null}}},
         {"prefix": "TEST", "subject": "last", "metadata": {}}
     ])
 }

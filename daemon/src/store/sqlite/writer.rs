@@ -353,7 +353,12 @@ fn run_batch(
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut ctx)));
         let took = job_started.elapsed();
         queue.record(key, took);
-        crate::metrics::writer_job(heavy, waited, took);
+        let kind = match (key, heavy) {
+            (None, _) => "store",
+            (Some(_), true) => "heavy",
+            (Some(_), false) => "light",
+        };
+        crate::metrics::writer_job(kind, waited, took);
         let (ok, finish) = match outcome {
             Ok(pair) => pair,
             Err(panic) => {
