@@ -10,6 +10,9 @@
 //!   refused, …), counted where errors become responses (and for MCP tool errors);
 //! - `huddle_writer_batch_size`, `huddle_writer_commit_seconds` — per write batch: the SQLite
 //!   writer's, or a PostgreSQL team's group commit;
+//! - `huddle_writer_wait_seconds{kind}`, `huddle_writer_job_seconds{kind}` — per SQLite write
+//!   job: its time in the writer's queue and its run, `kind` `heavy` for a team whose jobs run
+//!   alone (`store/sqlite/fair_queue.rs`), `store` for a store-wide job, else `light`;
 //! - `huddle_tasks{team,status}`, `huddle_team_edges`, `huddle_team_messages`,
 //!   `huddle_team_storage_bytes` (`{team}`) — the store's maintained per-team counters, read at
 //!   scrape time and written by `http/scrape.rs` (not registered here, so a deleted team's
@@ -73,6 +76,16 @@ fn describe() {
         "huddle_writer_commit_seconds",
         metrics::Unit::Seconds,
         "time to commit one batch"
+    );
+    describe_histogram!(
+        "huddle_writer_wait_seconds",
+        metrics::Unit::Seconds,
+        "time a SQLite write job waited for the writer (kind: heavy, light, store)"
+    );
+    describe_histogram!(
+        "huddle_writer_job_seconds",
+        metrics::Unit::Seconds,
+        "time a SQLite write job ran on the writer, before its batch's commit (kind: heavy, light, store)"
     );
     describe_counter!(
         "huddle_leases_expired_total",
@@ -169,6 +182,15 @@ pub fn error_answered(code: &'static str) {
 pub fn writer_batch(jobs: usize, commit: Duration) {
     histogram!("huddle_writer_batch_size").record(jobs as f64);
     histogram!("huddle_writer_commit_seconds").record(commit);
+}
+
+/// A write job run: how long it waited in the writer's queue (from being sent to starting) and
+/// how long it ran, by kind: `heavy` (a team whose jobs run alone, `fair_queue::HEAVY`),
+/// `light` (another team's), `store` (a store-wide job, which waits for every job sent before
+/// it).
+pub fn writer_job(kind: &'static str, waited: Duration, ran: Duration) {
+    histogram!("huddle_writer_wait_seconds", "kind" => kind).record(waited);
+    histogram!("huddle_writer_job_seconds", "kind" => kind).record(ran);
 }
 
 pub fn leases_expired(n: usize) {

@@ -6,9 +6,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// A `huddled` to start instead of the one built beside the running binary (`huddle-bench
+/// --daemon`: two builds measured side by side by the same bench).
+static BINARY_OVERRIDE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Makes every later start use `path`; only the first call counts.
+pub fn use_huddled_binary(path: PathBuf) {
+    let _ = BINARY_OVERRIDE.set(path);
+}
+
 /// The `huddled` built beside the running binary: `target/<profile>/huddled` for test binaries
 /// (which live in `deps/`) and for binaries such as `huddle-bench`.
 pub fn huddled_binary() -> Result<PathBuf, String> {
+    if let Some(path) = BINARY_OVERRIDE.get() {
+        return Ok(path.clone());
+    }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = exe.parent().ok_or("no parent dir")?;
     [dir.join("huddled"), dir.join("../huddled")]

@@ -72,6 +72,54 @@ where
     (writes, reads, done)
 }
 
+/// The SQLite writer's counters from `/metrics` (sums in seconds, counts).
+#[derive(Default)]
+struct WriterFigures {
+    heavy_job_s: f64,
+    heavy_jobs: f64,
+    light_wait_s: f64,
+    light_jobs: f64,
+    commit_s: f64,
+    commits: f64,
+}
+
+impl WriterFigures {
+    async fn read(admin: &BenchClient) -> WriterFigures {
+        let m = |name: &'static str| admin.metric(name);
+        WriterFigures {
+            heavy_job_s: m(r#"huddle_writer_job_seconds_sum{kind="heavy"}"#).await,
+            heavy_jobs: m(r#"huddle_writer_job_seconds_count{kind="heavy"}"#).await,
+            light_wait_s: m(r#"huddle_writer_wait_seconds_sum{kind="light"}"#).await,
+            light_jobs: m(r#"huddle_writer_wait_seconds_count{kind="light"}"#).await,
+            commit_s: m("huddle_writer_commit_seconds_sum").await,
+            commits: m("huddle_writer_commit_seconds_count").await,
+        }
+    }
+
+    fn since(&self, before: &WriterFigures) -> WriterFigures {
+        WriterFigures {
+            heavy_job_s: self.heavy_job_s - before.heavy_job_s,
+            heavy_jobs: self.heavy_jobs - before.heavy_jobs,
+            light_wait_s: self.light_wait_s - before.light_wait_s,
+            light_jobs: self.light_jobs - before.light_jobs,
+            commit_s: self.commit_s - before.commit_s,
+            commits: self.commits - before.commits,
+        }
+    }
+
+    fn heavy_job_mean(&self) -> f64 {
+        1000.0 * self.heavy_job_s / self.heavy_jobs.max(1.0)
+    }
+
+    fn light_wait_mean(&self) -> f64 {
+        1000.0 * self.light_wait_s / self.light_jobs.max(1.0)
+    }
+
+    fn commit_mean(&self) -> f64 {
+        1000.0 * self.commit_s / self.commits.max(1.0)
+    }
+}
+
 fn p99(lat: &mut Latencies) -> f64 {
     lat.summary().1
 }
@@ -102,15 +150,21 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
     let (mut quiet_c, mut quiet_cw) = victim_claims(&victim_worker, SAMPLES).await;
     let (qc, qcw) = (p99(&mut quiet_c), p99(&mut quiet_cw));
 
-    let batch: Value = json!((0..1000)
+    let writer_before = WriterFigures::read(admin).await;
+    // Encoded once, answers read unparsed: the noisy clients share this process's runtime with
+    // the victim's, so their own JSON work would count against the victim's latency.
+    let batch: Vec<u8> = serde_json::to_vec(&json!((0..1000)
         .map(|i| json!({"prefix": "N", "subject": format!("n{i}")}))
-        .collect::<Vec<_>>());
+        .collect::<Vec<_>>()))
+    .expect("encode the batch");
     let (mut flood_w, mut flood_r, batches) = during(&quiet_team, |_, stop| {
         let (noisy, batch) = (noisy.clone(), batch.clone());
         async move {
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
-                noisy.post_ok("/v1/teams/noisy/tasks", &batch, 201).await;
+                noisy
+                    .post_encoded("/v1/teams/noisy/tasks", batch.clone(), 201)
+                    .await;
                 n += 1;
             }
             n
@@ -118,6 +172,7 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
     })
     .await;
     let (fw, fr) = (p99(&mut flood_w), p99(&mut flood_r));
+    let writer = WriterFigures::read(admin).await.since(&writer_before);
 
     let (mut reads_w, mut reads_r, pages) = during(&quiet_team, |_, stop| {
         let observer = observer.clone();
@@ -213,6 +268,18 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
         format!("{} ({})", ms(fr), ratio(fr, qr)),
     )
     .note("  noisy batches created", batches)
+    .note(
+        "  writer meanwhile: heavy job / light wait / commit, mean",
+        format!(
+            "{} / {} / {} ({} heavy jobs, {} light, {} commits)",
+            ms(writer.heavy_job_mean()),
+            ms(writer.light_wait_mean()),
+            ms(writer.commit_mean()),
+            writer.heavy_jobs,
+            writer.light_jobs,
+            writer.commits
+        ),
+    )
     .note(
         &format!("victim read p99 while {ATTACKERS} observers list 1,000 tasks"),
         format!("{} ({})", ms(rr), ratio(rr, qr)),

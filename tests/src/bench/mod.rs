@@ -107,6 +107,10 @@ pub struct Args {
     /// workers over them.
     #[arg(long, default_value_t = 1)]
     pub replicas: usize,
+    /// The `huddled` to start (default: the one built beside `huddle-bench`), to measure two
+    /// builds side by side with the same bench.
+    #[arg(long)]
+    pub daemon: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

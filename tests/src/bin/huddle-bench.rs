@@ -12,6 +12,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(daemon) = &args.daemon {
+        huddle_tests::process::use_huddled_binary(daemon.clone());
+    }
     if args.markdown {
         println!("{MARKDOWN_HEADER}");
     }

@@ -14,6 +14,7 @@ mod retention;
 mod search;
 mod stream_lag;
 mod streams;
+mod task_create_batch;
 mod task_events;
 mod tasks;
 mod team_admin;

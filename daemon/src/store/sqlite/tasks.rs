@@ -1,6 +1,6 @@
 //! Creating, editing and listing tasks.
 
-use super::super::rules::{self, quota, TaskState, STATE_COLUMNS};
+use super::super::rules::{self, project, quota, TaskState, STATE_COLUMNS};
 use super::super::{Caller, Page, StoreResult, TaskFilter};
 use super::deps;
 use super::rows::{append_event, edges_of, load_state, load_task, state_from_row};
@@ -8,13 +8,19 @@ use super::task_state::save;
 use super::usage;
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
-use crate::hub::Publish;
+use crate::hub::{Publish, ReadyTask};
 use huddle_wire::{NewTask, Task, TaskPatch};
 use rusqlite::{params, Connection, OptionalExtension};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Creates every task or none: ids are assigned and checked first, then edges are added (so a
 /// batch may refer to its own explicit ids), then events are recorded.
+///
+/// A batch holds the writer while it runs (every other team's write waits behind it), so it
+/// runs few statements per task: each prefix's counter is read once and written back once, and
+/// a batch without edges builds its tasks from what it inserted rather than reading them back
+/// (a new task is in no edge yet; the tests in `tests/tests/task_create_batch.rs` hold the
+/// answer, the events and a later read to the same JSON).
 pub fn create(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
@@ -25,12 +31,13 @@ pub fn create(
     rules::check_task_batch(tasks.len(), limits)?;
     let team_id = caller.team_id;
     usage::budget(ctx.conn, team_id, limits)?.check(&quota::new_tasks_usage(&tasks))?;
-    let mut ids = Vec::with_capacity(tasks.len());
+    let mut states = Vec::with_capacity(tasks.len());
     let mut seen = HashSet::new();
+    let mut counters = Counters::default();
     for (i, t) in tasks.iter().enumerate() {
         let at = |field: &str| rules::batch_field(tasks.len(), i, field);
         rules::validate_new_task(t, &at, limits)?;
-        let (prefix, number) = assign_id(ctx.conn, team_id, t, &at)?;
+        let (prefix, number) = counters.assign_id(ctx.conn, team_id, t, &at)?;
         let id = format!("{prefix}-{number:03}");
         let id = t.id.clone().unwrap_or(id);
         if !seen.insert((prefix.clone(), number))
@@ -58,30 +65,40 @@ pub fn create(
                 state.metadata,
                 state.created_at
             ])?;
-        ctx.conn
-            .prepare_cached(
-                "insert into task_counters (team_id, prefix, next_number) values (?1, ?2, ?3 + 1)
-                 on conflict (team_id, prefix) do update set next_number = max(next_number, excluded.next_number)",
-            )?
-            .execute(params![team_id, prefix, number])?;
-        ids.push(state.id);
+        counters.used(&prefix, number);
+        states.push((prefix, state));
     }
-    for (i, (t, id)) in tasks.iter().zip(&ids).enumerate() {
+    counters.save(ctx.conn, team_id)?;
+    for (i, (t, (_, state))) in tasks.iter().zip(&states).enumerate() {
         let field = rules::batch_field(tasks.len(), i, "blockedBy");
         deps::add_blockers(
             ctx.conn,
             team_id,
-            id,
+            &state.id,
             &t.blocked_by,
             &field,
             limits.max_dependency_walk,
         )?;
     }
-    let mut created = Vec::with_capacity(ids.len());
-    for id in &ids {
-        let task = load_task(ctx.conn, team_id, id)?;
+    // Without edges in the batch, each new task blocks nothing, waits for nothing and is ready.
+    let edges = tasks.iter().any(|t| !t.blocked_by.is_empty());
+    let mut created = Vec::with_capacity(states.len());
+    for (prefix, state) in states {
+        let (task, ready) = if edges {
+            let task = load_task(ctx.conn, team_id, &state.id)?;
+            let ready = deps::ready_task(ctx.conn, team_id, &task.id)?;
+            (task, ready)
+        } else {
+            let task = state.into_task((Vec::new(), Vec::new()));
+            let ready = ReadyTask {
+                prefix,
+                owner: task.owner.clone(),
+                project: project::of_metadata(&task.metadata),
+            };
+            (task, Some(ready))
+        };
         append_event(ctx, team_id, "task.created", &task)?;
-        if let Some(ready) = deps::ready_task(ctx.conn, team_id, id)? {
+        if let Some(ready) = ready {
             ctx.publish(team_id, Publish::TaskReady(ready));
         }
         created.push(task);
@@ -89,24 +106,59 @@ pub fn create(
     Ok(created)
 }
 
-/// The prefix and number of a new task: from its explicit id, or the next free number.
-fn assign_id(
-    conn: &Connection,
-    team_id: i64,
-    t: &NewTask,
-    at: &dyn Fn(&str) -> String,
-) -> StoreResult<(String, i64)> {
-    match rules::id_request(t, at)? {
-        rules::IdRequest::Explicit(p, n) => Ok((p, n)),
-        rules::IdRequest::Next(p) => {
-            let next: Option<i64> = conn
-                .prepare_cached(
-                    "select next_number from task_counters where team_id = ?1 and prefix = ?2",
-                )?
-                .query_row(params![team_id, p], |r| r.get(0))
-                .optional()?;
-            Ok((p, next.unwrap_or(1)))
+/// The next free number of each prefix a batch touches: read from `task_counters` the first
+/// time, kept here while the batch assigns ids, written back once.
+#[derive(Default)]
+struct Counters {
+    next: HashMap<String, i64>,
+}
+
+impl Counters {
+    /// The prefix and number of a new task: from its explicit id, or the next free number.
+    fn assign_id(
+        &mut self,
+        conn: &Connection,
+        team_id: i64,
+        t: &NewTask,
+        at: &dyn Fn(&str) -> String,
+    ) -> StoreResult<(String, i64)> {
+        let (prefix, explicit) = match rules::id_request(t, at)? {
+            rules::IdRequest::Explicit(p, n) => (p, Some(n)),
+            rules::IdRequest::Next(p) => (p, None),
+        };
+        let next = match self.next.get(&prefix) {
+            Some(next) => *next,
+            None => {
+                let stored: Option<i64> = conn
+                    .prepare_cached(
+                        "select next_number from task_counters where team_id = ?1 and prefix = ?2",
+                    )?
+                    .query_row(params![team_id, prefix], |r| r.get(0))
+                    .optional()?;
+                let next = stored.unwrap_or(1);
+                self.next.insert(prefix.clone(), next);
+                next
+            }
+        };
+        Ok((prefix, explicit.unwrap_or(next)))
+    }
+
+    /// `number` of `prefix` is taken: the next free one is past it.
+    fn used(&mut self, prefix: &str, number: i64) {
+        if let Some(next) = self.next.get_mut(prefix) {
+            *next = (*next).max(number + 1);
         }
+    }
+
+    fn save(&self, conn: &Connection, team_id: i64) -> StoreResult<()> {
+        let mut upsert = conn.prepare_cached(
+            "insert into task_counters (team_id, prefix, next_number) values (?1, ?2, ?3)
+             on conflict (team_id, prefix) do update set next_number = max(next_number, excluded.next_number)",
+        )?;
+        for (prefix, next) in &self.next {
+            upsert.execute(params![team_id, prefix, next])?;
+        }
+        Ok(())
     }
 }
 

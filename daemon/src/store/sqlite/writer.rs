@@ -162,10 +162,12 @@ pub struct Reopen {
     pub recycle_readers: Box<dyn Fn() + Send>,
 }
 type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> (bool, Finisher) + Send>;
+/// A job and when it was sent (for `huddle_writer_wait_seconds`).
+type Queued = (Instant, Job);
 
 #[derive(Clone)]
 pub struct Writer {
-    jobs: mpsc::UnboundedSender<(QueueKey, Job)>,
+    jobs: mpsc::UnboundedSender<(QueueKey, Queued)>,
     admission: Arc<Admission>,
 }
 
@@ -181,7 +183,7 @@ impl Writer {
         published: Published,
         max_batch: usize,
     ) -> (Writer, oneshot::Receiver<()>) {
-        let (tx, rx) = mpsc::unbounded_channel::<(QueueKey, Job)>();
+        let (tx, rx) = mpsc::unbounded_channel::<(QueueKey, Queued)>();
         let admission = Arc::new(Admission::new(max_batch.max(1) * 4));
         let (done_tx, done_rx) = oneshot::channel();
         std::thread::Builder::new()
@@ -242,7 +244,7 @@ impl Writer {
             (ok, finish)
         });
         self.jobs
-            .send((key, job))
+            .send((key, (Instant::now(), job)))
             .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
         answer
             .await
@@ -253,11 +255,11 @@ impl Writer {
 fn writer_loop(
     mut conn: Connection,
     reopen: Reopen,
-    mut rx: mpsc::UnboundedReceiver<(QueueKey, Job)>,
+    mut rx: mpsc::UnboundedReceiver<(QueueKey, Queued)>,
     published: Published,
     max_batch: usize,
 ) {
-    let mut queue: FairQueue<Job> = FairQueue::default();
+    let mut queue: FairQueue<Queued> = FairQueue::default();
     let mut touched = HashMap::new();
     let mut last_reopen: Option<std::time::Instant> = None;
     loop {
@@ -305,7 +307,7 @@ fn writer_loop(
 /// Runs the next jobs of `queue` (up to `max_batch`, within `BATCH_TIME`) in one transaction.
 fn run_batch(
     conn: &Connection,
-    queue: &mut FairQueue<Job>,
+    queue: &mut FairQueue<Queued>,
     max_batch: usize,
     published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
@@ -336,11 +338,12 @@ fn run_batch(
         && finishers.len() < max_batch
         && (finishers.is_empty() || started.elapsed() < BATCH_TIME)
     {
-        let Some((key, job, heavy)) = queue.next_for_batch(finishers.len()) else {
+        let Some((key, (sent, job), heavy)) = queue.next_for_batch(finishers.len()) else {
             break;
         };
         alone = heavy;
         let job_started = Instant::now();
+        let waited = job_started - sent;
         let mark = ctx.effects.len();
         let seqs_before = ctx.seqs.clone();
         if let Err(e) = exec_cached(conn, "savepoint job") {
@@ -348,7 +351,14 @@ fn run_batch(
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut ctx)));
-        queue.record(key, job_started.elapsed());
+        let took = job_started.elapsed();
+        queue.record(key, took);
+        let kind = match (key, heavy) {
+            (None, _) => "store",
+            (Some(_), true) => "heavy",
+            (Some(_), false) => "light",
+        };
+        crate::metrics::writer_job(kind, waited, took);
         let (ok, finish) = match outcome {
             Ok(pair) => pair,
             Err(panic) => {
