@@ -12,13 +12,10 @@
 //! lease ran out after the heartbeated one, B has judged the heartbeated lease too. Only then
 //! does the test let A's completion, and so A's heartbeat, go on.
 
+use super::{team, until, ADMIN, WAITS_FOR_A_LOCK};
 use huddle_tests::process::HuddledProcess;
-use huddle_tests::Api;
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
-use std::time::Duration;
-
-const ADMIN: &str = "lease-queue-admin-token-0123456789abcdef";
 
 /// Long enough for the setup below to run well inside it.
 const LEASE_MS: i64 = 5000;
@@ -27,30 +24,6 @@ const LEASE_MS: i64 = 5000;
 /// lease, however long the machine takes to get there (a lease lapses once its heartbeat's
 /// own lease has, queued or not).
 const HEARD_LEASE_MS: i64 = 120_000;
-
-/// Whether a backend of `replica` (its `application_name`) is waiting for a lock.
-const WAITS_FOR_A_LOCK: &str = "select exists(select 1 from pg_stat_activity
-     where datname = current_database() and application_name = $1 and wait_event_type = 'Lock')";
-
-/// Polls the database until `sql` (one text parameter, `arg`) answers true.
-async fn until(db: &mut PgConnection, what: &str, sql: &str, arg: &str) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let answer: bool = sqlx::query_scalar(sql)
-            .bind(arg)
-            .fetch_one(&mut *db)
-            .await
-            .unwrap();
-        if answer {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 #[tokio::test]
 async fn a_heartbeat_queued_on_one_replica_keeps_its_lease_against_another_replicas_sweep() {
@@ -76,19 +49,11 @@ async fn a_heartbeat_queued_on_one_replica_keeps_its_lease_against_another_repli
     let mut a = start(dir_a.path(), "replica_a", "3600000");
     let mut b = start(dir_b.path(), "replica_b", "50");
 
-    let admin = Api::new(&a.url, ADMIN);
-    admin
-        .post("/v1/teams", json!({"name": "qa"}))
-        .await
-        .expect_status(201);
-    let mut agents = Vec::new();
-    for (name, role) in [("coordinator", "coordinator"), ("tester", "tester")] {
-        let r = admin
-            .post("/v1/teams/qa/agents", json!({"name": name, "role": role}))
-            .await
-            .expect_status(201);
-        agents.push(Api::new(&a.url, r.body["token"].as_str().unwrap()).in_team("qa"));
-    }
+    let agents = team(
+        &a.url,
+        &[("coordinator", "coordinator"), ("tester", "tester")],
+    )
+    .await;
     let (coordinator, tester) = (&agents[0], &agents[1]);
     // BEAT-001 is heartbeated; STUCK-001's completion holds A's queue; SIGNAL-001, claimed
     // after BEAT-001 with the same lease, runs out after it.

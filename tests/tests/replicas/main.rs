@@ -73,6 +73,30 @@ async fn team(url: &str, agents: &[(&str, &str)]) -> Vec<Api> {
     apis
 }
 
+/// Whether a backend of a replica (its `application_name`) is waiting for a lock.
+const WAITS_FOR_A_LOCK: &str = "select exists(select 1 from pg_stat_activity
+     where datname = current_database() and application_name = $1 and wait_event_type = 'Lock')";
+
+/// Polls the database until `sql` (one text parameter, `arg`) answers true.
+async fn until(db: &mut sqlx::PgConnection, what: &str, sql: &str, arg: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer: bool = sqlx::query_scalar(sql)
+            .bind(arg)
+            .fetch_one(&mut *db)
+            .await
+            .unwrap();
+        if answer {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The same agent's API on another replica.
 fn on(api: &Api, url: &str) -> Api {
     Api::new(url, &api.token).in_team("qa")

@@ -6,17 +6,11 @@
 //! every later write of the team would queue behind that batch; here another claim and
 //! completion of the same team must be answered while the row is still locked.
 
+use super::{team, until, ADMIN, WAITS_FOR_A_LOCK};
 use huddle_tests::process::HuddledProcess;
-use huddle_tests::Api;
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
 use std::time::Duration;
-
-const ADMIN: &str = "team-batches-admin-token-0123456789abcdef";
-
-/// Whether a backend of the replica (its `application_name`) is waiting for a lock.
-const WAITS_FOR_A_LOCK: &str = "select exists(select 1 from pg_stat_activity
-     where datname = current_database() and application_name = $1 and wait_event_type = 'Lock')";
 
 #[tokio::test]
 async fn a_completion_stuck_on_a_row_does_not_hold_up_the_teams_other_writes() {
@@ -33,19 +27,11 @@ async fn a_completion_stuck_on_a_row_does_not_hold_up_the_teams_other_writes() {
     )
     .unwrap_or_else(|e| panic!("the replica did not start: {e}"));
 
-    let admin = Api::new(&replica.url, ADMIN);
-    admin
-        .post("/v1/teams", json!({"name": "qa"}))
-        .await
-        .expect_status(201);
-    let mut agents = Vec::new();
-    for (name, role) in [("coordinator", "coordinator"), ("tester", "tester")] {
-        let r = admin
-            .post("/v1/teams/qa/agents", json!({"name": name, "role": role}))
-            .await
-            .expect_status(201);
-        agents.push(Api::new(&replica.url, r.body["token"].as_str().unwrap()).in_team("qa"));
-    }
+    let agents = team(
+        &replica.url,
+        &[("coordinator", "coordinator"), ("tester", "tester")],
+    )
+    .await;
     let (coordinator, tester) = (&agents[0], &agents[1]);
     for id in ["STUCK-001", "TEST-001", "TEST-002"] {
         coordinator
@@ -74,22 +60,13 @@ async fn a_completion_stuck_on_a_row_does_not_hold_up_the_teams_other_writes() {
                 .await
         })
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let waiting: bool = sqlx::query_scalar(WAITS_FOR_A_LOCK)
-            .bind("batches_replica")
-            .fetch_one(&mut db)
-            .await
-            .unwrap();
-        if waiting {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the completion of STUCK-001 never waited for its row"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(
+        &mut db,
+        "the completion of STUCK-001 waits for its row",
+        WAITS_FOR_A_LOCK,
+        "batches_replica",
+    )
+    .await;
 
     // The team's other writes go on meanwhile: a claim, its completion, another claim.
     let others = async {
