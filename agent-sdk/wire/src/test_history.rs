@@ -72,8 +72,10 @@ pub struct NewTestRun {
     /// Every test of the run, each node id once.
     pub outcomes: Vec<TestResultRecord>,
     /// The test tier the run covered (`unit`, `pbt`, `integration`, `e2e`), when the worker
-    /// ran tiers; absent for a whole-suite run. `?tier=` reads one tier's runs.
+    /// ran tiers; absent for a whole-suite run. `?tier=` reads one tier's runs; each tier keeps
+    /// its own newest `[history] runs_per_project` runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(pattern = "^(unit|pbt|integration|e2e)$"))]
     pub tier: Option<String>,
 }
 

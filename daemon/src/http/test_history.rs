@@ -17,7 +17,8 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 /// Stores one run of a project's suite: every test's node id and outcome. The daemon keeps the
-/// last `[history] runs_per_project` runs of each project, deleting older ones as it stores.
+/// last `[history] runs_per_project` runs of each project (and of each of its tiers apart),
+/// deleting older ones as it stores.
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/history/runs",

@@ -96,15 +96,22 @@ fn check_text(field: &str, value: &str, max: usize) -> StoreResult<()> {
     Ok(())
 }
 
+/// The tiers a run may name. Each keeps its own newest `runs_per_project` runs, so the names
+/// are fixed: a free-form tier would let a client keep any number of runs per project.
+pub const TIERS: [&str; 4] = ["unit", "pbt", "integration", "e2e"];
+
 /// Checks a run against the limits: names, sizes, each node id once.
-/// The longest tier name a run may carry (`integration` is 11).
-pub const MAX_TIER_CHARS: usize = 32;
 
 pub fn check_run(run: &NewTestRun, limits: &HistoryLimits) -> StoreResult<CheckedRun> {
     check_text("project", &run.project, MAX_PROJECT_CHARS)?;
     check_text("tree", &run.tree, MAX_TREE_CHARS)?;
     if let Some(tier) = &run.tier {
-        check_text("tier", tier, MAX_TIER_CHARS)?;
+        if !TIERS.contains(&tier.as_str()) {
+            return Err(StoreError::invalid(
+                "tier",
+                format!("tier must be one of {}", TIERS.join(", ")),
+            ));
+        }
     }
     let started_ms = match &run.started_at {
         None => None,

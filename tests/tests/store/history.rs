@@ -1,4 +1,4 @@
-//! The test history on every backend: runs are counted and kept per project up to
+//! The test history on every backend: runs are counted and kept per project (and tier) up to
 //! `[history] runs_per_project` (4 in the test stores), a team's projects are bounded
 //! (`max_projects`, 3 here), and flaky tests and regressions come out the same on both.
 
@@ -238,5 +238,75 @@ async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
             .await
             .unwrap_err();
         assert!(matches!(long, StoreError::Invalid { .. }), "{long:?}");
+        let unknown = store
+            .record_test_run(
+                &tester,
+                NewTestRun {
+                    tier: Some("smoke".into()),
+                    ..run("calc", "t1", &[("a", Passed)])
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            unknown.to_string().contains("unit, pbt, integration, e2e"),
+            "{unknown}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn each_tier_keeps_its_own_newest_runs_beside_the_whole_suites() {
+    for (store, _dir) in backends().await {
+        let (_, tester, _) = team(&*store, "qa").await;
+        let post = |tier: Option<&str>, tree: String| {
+            let store = store.clone();
+            let tester = tester.clone();
+            let tier = tier.map(str::to_string);
+            async move {
+                store
+                    .record_test_run(
+                        &tester,
+                        NewTestRun {
+                            tier,
+                            ..run("calc", &tree, &[("a", Passed)])
+                        },
+                    )
+                    .await
+                    .unwrap();
+            }
+        };
+        // 4 runs kept per project and tier (the test stores' runs_per_project): the unit
+        // tier's 5 runs keep their newest 4, and 6 whole-suite runs after them keep theirs
+        // without pushing the unit runs out.
+        for i in 1..=5 {
+            post(Some("unit"), format!("u{i}")).await;
+        }
+        for i in 1..=6 {
+            post(None, format!("w{i}")).await;
+        }
+        post(Some("e2e"), "e1".into()).await;
+        let runs = store
+            .test_runs(tester.team_id, "calc", false)
+            .await
+            .unwrap();
+        let kept: Vec<(Option<&str>, &str)> = runs
+            .iter()
+            .map(|r| (r.summary.tier.as_deref(), r.summary.tree.as_str()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (Some("unit"), "u2"),
+                (Some("unit"), "u3"),
+                (Some("unit"), "u4"),
+                (Some("unit"), "u5"),
+                (None, "w3"),
+                (None, "w4"),
+                (None, "w5"),
+                (None, "w6"),
+                (Some("e2e"), "e1"),
+            ]
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Test history: runs of a project's suite with their per-test outcomes, the last
-//! `[history] runs_per_project` kept per project.
+//! `[history] runs_per_project` kept per project and tier.
 
 use super::super::test_history::{
     check_run, outcome_code, outcome_from_code, summary, too_many_projects, Counts, HistoryLimits,
@@ -72,15 +72,18 @@ pub async fn record(
     .bind(&outcomes)
     .execute(tx.conn())
     .await?;
-    // The runs past the newest `runs_per_project`; their outcomes go with them (cascade).
+    // The runs of this project and tier past the newest `runs_per_project`; their outcomes go
+    // with them (cascade). A tier's runs do not push the whole suite's out, nor the other way.
     sqlx::query(
         "delete from test_runs where id in (
              select id from test_runs where team_id = $1 and project = $2
+               and tier is not distinct from $4
              order by id desc offset $3)",
     )
     .bind(team_id)
     .bind(&run.project)
     .bind(limits.runs_per_project as i64)
+    .bind(&run.tier)
     .execute(tx.conn())
     .await?;
     let mut stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);

@@ -1,5 +1,5 @@
 //! Test history: runs of a project's suite with their per-test outcomes, the last
-//! `[history] runs_per_project` kept per project.
+//! `[history] runs_per_project` kept per project and tier.
 
 use super::super::test_history::{
     check_run, outcome_code, outcome_from_code, summary, too_many_projects, Counts, HistoryLimits,
@@ -54,8 +54,9 @@ pub fn record(
     for o in &run.outcomes {
         insert.execute(params![id, o.nodeid, outcome_code(o.outcome)])?;
     }
-    // The runs past the newest `runs_per_project`, outcomes first.
-    let old = "select id from test_runs where team_id = ?1 and project = ?2 order by id desc limit -1 offset ?3";
+    // The runs of this project and tier past the newest `runs_per_project`, outcomes first:
+    // a tier's runs do not push the whole suite's out, nor the other way round.
+    let old = "select id from test_runs where team_id = ?1 and project = ?2 and tier is ?4 order by id desc limit -1 offset ?3";
     ctx.conn
         .prepare_cached(&format!(
             "delete from test_outcomes where run_id in ({old})"
@@ -63,14 +64,16 @@ pub fn record(
         .execute(params![
             team_id,
             run.project,
-            limits.runs_per_project as i64
+            limits.runs_per_project as i64,
+            run.tier
         ])?;
     ctx.conn
         .prepare_cached(&format!("delete from test_runs where id in ({old})"))?
         .execute(params![
             team_id,
             run.project,
-            limits.runs_per_project as i64
+            limits.runs_per_project as i64,
+            run.tier
         ])?;
     let mut stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
     stored.tier = run.tier;
