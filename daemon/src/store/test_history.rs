@@ -101,7 +101,6 @@ fn check_text(field: &str, value: &str, max: usize) -> StoreResult<()> {
 pub const TIERS: [&str; 4] = ["unit", "pbt", "integration", "e2e"];
 
 /// Checks a run against the limits: names, sizes, each node id once.
-
 pub fn check_run(run: &NewTestRun, limits: &HistoryLimits) -> StoreResult<CheckedRun> {
     check_text("project", &run.project, MAX_PROJECT_CHARS)?;
     check_text("tree", &run.tree, MAX_TREE_CHARS)?;
