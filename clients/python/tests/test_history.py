@@ -28,7 +28,8 @@ def test_one_tiers_trend_flaky_tests_and_regressions_leave_the_other_tiers_out(t
     ]:
         tester.post_test_run("calc", tree, [{"nodeid": nodeid, "outcome": outcome}], tier=tier)
     coordinator = team.coordinator
-    assert len(coordinator.test_history("calc").runs) == 5
+    # Without a tier, only whole-suite runs are read (a tier's run repeats their executions): none here.
+    assert len(coordinator.test_history("calc").runs) == 0
     unit = coordinator.test_history("calc", tier="unit")
     assert [r.tier for r in unit.runs] == ["unit", "unit"]
     flaky = coordinator.flaky_tests("calc", "t1", tier="integration")

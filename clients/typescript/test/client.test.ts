@@ -155,7 +155,8 @@ test("one test tier's trend, flaky tests and regressions leave the other tiers o
     await tester.postTestRun({ project: "calc", tree, tier, outcomes: [{ nodeid, outcome }] });
   }
   const c = t.coordinator;
-  assert.equal((await c.testHistory("calc")).runs.length, 5);
+  // Without a tier, only whole-suite runs are read (a tier's run repeats their executions): none here.
+  assert.equal((await c.testHistory("calc")).runs.length, 0);
   const unit = await c.testHistory("calc", { tier: "unit" });
   assert.deepEqual(unit.runs.map((r) => r.tier), ["unit", "unit"]);
   const flaky = await c.flakyTests({ project: "calc", tree: "t1", tier: "integration" });

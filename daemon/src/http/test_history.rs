@@ -48,7 +48,7 @@ pub struct ProjectQuery {
     /// The project; the one posted to last when absent.
     project: Option<String>,
     /// Only the runs of this test tier (`unit`, `pbt`, `integration`, `e2e`): one tier's
-    /// trend and regressions.
+    /// trend and regressions. Absent: the whole-suite runs only.
     tier: Option<String>,
 }
 
@@ -60,7 +60,7 @@ pub struct FlakyQuery {
     project: Option<String>,
     /// Only count runs on this tree (a git tree or commit hash, or the worker's content hash).
     tree: Option<String>,
-    /// Only the runs of this test tier.
+    /// Only the runs of this test tier. Absent: the whole-suite runs only.
     tier: Option<String>,
 }
 
@@ -102,9 +102,10 @@ async fn runs(
                 .await?
         }
     };
-    if let Some(tier) = tier {
-        runs.retain(|r| r.summary.tier.as_deref() == Some(tier));
-    }
+    // A tester running tiers posts each tier's run beside the whole one (the same executions):
+    // without `tier`, the reads see the whole-suite runs only, so nothing is counted twice and
+    // "the latest run" is the latest whole one.
+    runs.retain(|r| r.summary.tier.as_deref() == tier);
     Ok(runs)
 }
 

@@ -34,8 +34,17 @@ async fn one_tiers_trend_flaky_tests_and_regressions_leave_the_other_tiers_out()
     ] {
         tester.post_test_run(&r).await.expect("posted");
     }
+    // Without a tier, only the whole-suite runs (a tier's run repeats their executions).
+    tester
+        .post_test_run(&NewTestRun {
+            tier: None,
+            ..run("t2", "unit", "u::a", TestOutcome::Passed)
+        })
+        .await
+        .expect("posted");
     let whole = coord.test_history(Some("calc")).await.unwrap();
-    assert_eq!(whole.runs.len(), 5);
+    let tiers: Vec<Option<&str>> = whole.runs.iter().map(|r| r.tier.as_deref()).collect();
+    assert_eq!(tiers, [None]);
     let unit = coord.tier_history(Some("calc"), "unit").await.unwrap();
     let tiers: Vec<Option<&str>> = unit.runs.iter().map(|r| r.tier.as_deref()).collect();
     assert_eq!(tiers, [Some("unit"), Some("unit")]);

@@ -511,8 +511,8 @@ impl Huddle {
         description = "Read the test history of a project (the one posted to last by \
         default): `view` `runs` (pass rate per kept run, oldest first), `flaky` (tests that \
         passed and failed on one tree; `tree` narrows it) or `regressions` (failing now, passed \
-        the last time before); `tier` (`unit`, `pbt`, `integration`, `e2e`) keeps only that \
-        test tier's runs.",
+        the last time before); `tier` (`unit`, `pbt`, `integration`, `e2e`) reads only that \
+        test tier's runs; without it, only the whole-suite runs.",
         annotations(
             title = "Read the test history",
             read_only_hint = true,
