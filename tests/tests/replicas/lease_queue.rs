@@ -12,7 +12,7 @@
 //! lease ran out after the heartbeated one, B has judged the heartbeated lease too. Only then
 //! does the test let A's completion, and so A's heartbeat, go on.
 
-use super::{team, until, ADMIN, WAITS_FOR_A_LOCK};
+use super::{stuck_completion, team, until, ADMIN};
 use huddle_tests::process::HuddledProcess;
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
@@ -80,27 +80,8 @@ async fn a_heartbeat_queued_on_one_replica_keeps_its_lease_against_another_repli
     // STUCK-001's row, locked here: A's completion of it waits, and A's next batch of the
     // team (the heartbeat below) waits behind that completion.
     let mut db = PgConnection::connect(&url).await.unwrap();
-    let mut row_lock = PgConnection::connect(&url).await.unwrap();
-    sqlx::query("begin").execute(&mut row_lock).await.unwrap();
-    sqlx::query("select 1 from tasks where id = 'STUCK-001' for update")
-        .execute(&mut row_lock)
-        .await
-        .unwrap();
-    let stuck = {
-        let tester = tester.clone();
-        tokio::spawn(async move {
-            tester
-                .post(&tester.t("/tasks/STUCK-001/complete"), json!({}))
-                .await
-        })
-    };
-    until(
-        &mut db,
-        "A's completion waits for STUCK-001's row",
-        WAITS_FOR_A_LOCK,
-        "replica_a",
-    )
-    .await;
+    let (mut row_lock, stuck) =
+        stuck_completion(&url, &mut db, tester, "STUCK-001", "replica_a").await;
 
     // The heartbeat reaches A while the lease is live and queues behind that completion.
     let (live,): (bool,) = sqlx::query_as(

@@ -97,6 +97,42 @@ async fn until(db: &mut sqlx::PgConnection, what: &str, sql: &str, arg: &str) {
     }
 }
 
+/// Locks `task`'s row on a connection of its own and has `api` complete the task: the
+/// completion, seen waiting for that row by the replica named `replica` (its
+/// `application_name`), holds its batch until the returned connection rolls back.
+async fn stuck_completion(
+    url: &str,
+    db: &mut sqlx::PgConnection,
+    api: &Api,
+    task: &str,
+    replica: &str,
+) -> (
+    sqlx::PgConnection,
+    tokio::task::JoinHandle<huddle_tests::Reply>,
+) {
+    use sqlx::Connection;
+    let mut row_lock = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query("begin").execute(&mut row_lock).await.unwrap();
+    sqlx::query("select 1 from tasks where id = $1 for update")
+        .bind(task)
+        .execute(&mut row_lock)
+        .await
+        .unwrap();
+    let completion = {
+        let api = api.clone();
+        let path = api.t(&format!("/tasks/{task}/complete"));
+        tokio::spawn(async move { api.post(&path, json!({})).await })
+    };
+    until(
+        db,
+        &format!("the completion of {task} waits for its row"),
+        WAITS_FOR_A_LOCK,
+        replica,
+    )
+    .await;
+    (row_lock, completion)
+}
+
 /// The same agent's API on another replica.
 fn on(api: &Api, url: &str) -> Api {
     Api::new(url, &api.token).in_team("qa")
@@ -324,7 +360,7 @@ async fn park_claim(
     api: Api,
     name: &str,
     body: serde_json::Value,
-) -> tokio::task::JoinHandle<huddle_tests::http::Reply> {
+) -> tokio::task::JoinHandle<huddle_tests::Reply> {
     let waiting = tokio::spawn(async move { api.post(&api.t("/tasks/claim"), body).await });
     huddle_tests::eventually(30, &format!("{name}'s claim ran"), || {
         let coord = coord.clone();

@@ -6,7 +6,7 @@
 //! every later write of the team would queue behind that batch; here another claim and
 //! completion of the same team must be answered while the row is still locked.
 
-use super::{team, until, ADMIN, WAITS_FOR_A_LOCK};
+use super::{stuck_completion, team, ADMIN};
 use huddle_tests::process::HuddledProcess;
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
@@ -46,27 +46,8 @@ async fn a_completion_stuck_on_a_row_does_not_hold_up_the_teams_other_writes() {
 
     // STUCK-001's row, locked here: the replica's completion of it waits in its batch.
     let mut db = PgConnection::connect(&url).await.unwrap();
-    let mut row_lock = PgConnection::connect(&url).await.unwrap();
-    sqlx::query("begin").execute(&mut row_lock).await.unwrap();
-    sqlx::query("select 1 from tasks where id = 'STUCK-001' for update")
-        .execute(&mut row_lock)
-        .await
-        .unwrap();
-    let stuck = {
-        let tester = tester.clone();
-        tokio::spawn(async move {
-            tester
-                .post(&tester.t("/tasks/STUCK-001/complete"), json!({}))
-                .await
-        })
-    };
-    until(
-        &mut db,
-        "the completion of STUCK-001 waits for its row",
-        WAITS_FOR_A_LOCK,
-        "batches_replica",
-    )
-    .await;
+    let (mut row_lock, stuck) =
+        stuck_completion(&url, &mut db, tester, "STUCK-001", "batches_replica").await;
 
     // The team's other writes go on meanwhile: a claim, its completion, another claim.
     let others = async {
