@@ -85,6 +85,18 @@ async fn prefixes_number_tasks_and_batches_are_all_or_none() {
             ),
             "TEST-1 is TEST-001: {dup:?}"
         );
+        // Found by the insert itself, a taken number still refuses the whole batch.
+        let dup = store
+            .create_tasks(&coord, vec![task("TEST-030", &[]), task("TEST-01", &[])])
+            .await;
+        assert!(
+            matches!(&dup, Err(StoreError::Conflict { details, .. }) if details["id"] == "TEST-01"),
+            "{dup:?}"
+        );
+        assert!(matches!(
+            store.get_task(coord.team_id, "TEST-030").await,
+            Err(StoreError::NotFound { .. })
+        ));
     }
 }
 

@@ -385,6 +385,8 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
         run.contains(r#""tier":"unit""#),
         "the run's tier travels: {run}"
     );
+    let source_id = source.team_id("qa").await.unwrap();
+    let (_, source_usage) = source.team_settings(source_id).await.unwrap();
     // SQLite → SQLite, SQLite → PostgreSQL, and PostgreSQL → SQLite again.
     let mut text = original.clone();
     for (target, _keep, _) in targets.drain(..).rev().chain(sources.drain(..)) {
@@ -397,6 +399,10 @@ async fn an_export_imported_elsewhere_exports_the_same_bytes_on_every_backend() 
             target.describe()
         );
         text = again;
+        // The imported tasks are counted into the team's usage, once.
+        let imported_id = target.team_id("qa").await.unwrap();
+        let (_, usage) = target.team_settings(imported_id).await.unwrap();
+        assert_eq!(usage, source_usage, "{}", target.describe());
         // Tokens keep working; the task in progress is claimable again, attempts kept.
         let tester = target
             .authenticate("hash-qa-tester")

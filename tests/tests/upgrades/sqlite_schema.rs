@@ -48,7 +48,8 @@ async fn a_release_that_contracted_the_schema_is_refused_by_older_ones() {
     let conn = rusqlite::Connection::open(dir.path().join("huddle.db")).unwrap();
     conn.execute_batch(
         "insert into schema_migrations (version, applied_at) values (99990002, 0);
-         create table huddle_schema_compat (compatible_from integer not null);
+         create table if not exists huddle_schema_compat (compatible_from integer not null);
+         delete from huddle_schema_compat;
          insert into huddle_schema_compat values (99990002);",
     )
     .unwrap();

@@ -51,6 +51,7 @@ pub fn import(
         return Err(records_cut_short());
     }
     ctx.conn.prepare_cached(RECOUNT_BLOCKERS)?.execute([id])?;
+    super::usage::count_imported_tasks(ctx.conn, id)?;
     for (sql, field) in AFTER_IMPORT_CHECKS {
         let problem: Option<String> = ctx
             .conn

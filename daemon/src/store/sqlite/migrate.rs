@@ -34,6 +34,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         7,
         include_str!("../../../../migrations/sqlite/0007_test_run_tier.sql"),
     ),
+    (
+        8,
+        include_str!("../../../../migrations/sqlite/0008_task_usage_per_write.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

@@ -1,7 +1,7 @@
 //! Creating, editing and listing tasks.
 
 use super::super::rules::{self, project, quota, TaskState, STATE_COLUMNS};
-use super::super::{Caller, Page, StoreResult, TaskFilter};
+use super::super::{Caller, Page, StoreError, StoreResult, TaskFilter};
 use super::deps;
 use super::rows::{append_event, edges_of, load_state, load_task, state_from_row};
 use super::task_state::save;
@@ -34,18 +34,20 @@ pub fn create(
     let mut states = Vec::with_capacity(tasks.len());
     let mut seen = HashSet::new();
     let mut counters = Counters::default();
+    let mut bytes = 0;
     for (i, t) in tasks.iter().enumerate() {
         let at = |field: &str| rules::batch_field(tasks.len(), i, field);
         rules::validate_new_task(t, &at, limits)?;
         let (prefix, number) = counters.assign_id(ctx.conn, team_id, t, &at)?;
         let id = format!("{prefix}-{number:03}");
         let id = t.id.clone().unwrap_or(id);
-        if !seen.insert((prefix.clone(), number))
-            || number_taken(ctx.conn, team_id, &prefix, number)?
-        {
+        if !seen.insert((prefix.clone(), number)) {
             return Err(rules::duplicate_task(&id));
         }
         let state = TaskState::created(team_id, id, t, default_max_attempts, ctx.now_ms);
+        bytes += stored_bytes(&state);
+        // A number (or id) already taken fails the insert on `tasks_order` (or the key): no
+        // separate lookup per task.
         ctx.conn
             .prepare_cached(
                 "insert into tasks (team_id, id, prefix, number, subject, description, active_form, status, owner,
@@ -64,11 +66,13 @@ pub fn create(
                 state.max_attempts,
                 state.metadata,
                 state.created_at
-            ])?;
+            ])
+            .map_err(|e| taken_or(e, &state.id))?;
         counters.used(&prefix, number);
         states.push((prefix, state));
     }
     counters.save(ctx.conn, team_id)?;
+    usage::count_new_tasks(ctx.conn, team_id, states.len() as i64, bytes)?;
     for (i, (t, (_, state))) in tasks.iter().zip(&states).enumerate() {
         let field = rules::batch_field(tasks.len(), i, "blockedBy");
         deps::add_blockers(
@@ -162,13 +166,25 @@ impl Counters {
     }
 }
 
-/// `TEST-1` and `TEST-001` name the same task, so uniqueness is on prefix and number.
-fn number_taken(conn: &Connection, team_id: i64, prefix: &str, number: i64) -> StoreResult<bool> {
-    Ok(conn
-        .prepare_cached("select 1 from tasks where team_id = ?1 and prefix = ?2 and number = ?3")?
-        .query_row(params![team_id, prefix, number], |_| Ok(()))
-        .optional()?
-        .is_some())
+/// `TEST-1` and `TEST-001` name the same task, so uniqueness is on prefix and number
+/// (`tasks_order`): an insert refused by it, or by the key, names a task that exists.
+fn taken_or(e: rusqlite::Error, id: &str) -> StoreError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            rules::duplicate_task(id)
+        }
+        _ => e.into(),
+    }
+}
+
+/// What a new task adds to the team's `storage_bytes` (as migration 0006 counts a task's text).
+fn stored_bytes(state: &TaskState) -> i64 {
+    (state.subject.len()
+        + state.description.len()
+        + state.active_form.as_ref().map_or(0, String::len)
+        + state.metadata.len()) as i64
 }
 
 /// Applies a patch; `if_match` must equal the current version when given.

@@ -1,6 +1,7 @@
 //! Team settings and the maintained `team_usage` counters on SQLite (`store::quotas`): the
-//! triggers of migration 0006 keep the counters in every write's transaction; this file only
-//! reads them and stores the admin's overrides.
+//! triggers of migration 0006 keep the counters in every write's transaction, except for new
+//! tasks, which their write counts once here (migration 0008); this file also reads the
+//! counters and stores the admin's overrides.
 
 use super::super::quotas::{
     self, quota_from_column, retention_from_text, retention_to_text, QuotaStore, TeamCounters,
@@ -36,6 +37,43 @@ fn quotas_at(r: &Row<'_>, i: usize) -> rusqlite::Result<TeamQuotas> {
         max_messages: q(2)?,
         max_storage_bytes: q(3)?,
     })
+}
+
+/// Counts `tasks` new pending tasks of `bytes` stored bytes into the team's usage: one update
+/// for a whole batch, where a trigger per row ran one per task on the shared writer.
+pub fn count_new_tasks(conn: &Connection, team_id: i64, tasks: i64, bytes: i64) -> StoreResult<()> {
+    conn.prepare_cached(
+        "update team_usage set tasks_pending = tasks_pending + ?2, storage_bytes = storage_bytes + ?3
+         where team_id = ?1",
+    )?
+    .execute(params![team_id, tasks, bytes])?;
+    Ok(())
+}
+
+/// Counts an imported team's tasks (of any status) into its usage, once, after they are all in.
+pub fn count_imported_tasks(conn: &Connection, team_id: i64) -> StoreResult<()> {
+    conn.prepare_cached(
+        "update team_usage set
+             tasks_pending = tasks_pending + t.pending,
+             tasks_in_progress = tasks_in_progress + t.in_progress,
+             tasks_completed = tasks_completed + t.completed,
+             tasks_failed = tasks_failed + t.failed,
+             tasks_cancelled = tasks_cancelled + t.cancelled,
+             storage_bytes = storage_bytes + t.bytes
+         from (select coalesce(sum(status = 'pending'), 0) as pending,
+                      coalesce(sum(status = 'in_progress'), 0) as in_progress,
+                      coalesce(sum(status = 'completed'), 0) as completed,
+                      coalesce(sum(status = 'failed'), 0) as failed,
+                      coalesce(sum(status = 'cancelled'), 0) as cancelled,
+                      coalesce(sum(octet_length(subject) + octet_length(description)
+                          + coalesce(octet_length(active_form), 0) + octet_length(metadata)
+                          + coalesce(octet_length(result), 0)
+                          + coalesce(octet_length(failure_reason), 0)), 0) as bytes
+               from tasks where team_id = ?1) as t
+         where team_id = ?1",
+    )?
+    .execute([team_id])?;
+    Ok(())
 }
 
 /// The team's use and the quotas in force, read in the write's transaction (one row).
