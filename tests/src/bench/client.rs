@@ -33,6 +33,14 @@ impl BenchClient {
         }
     }
 
+    /// The same base and token on a connection pool of its own, for a client that runs on
+    /// another runtime (a pool's connections belong to the runtime that opened them).
+    pub fn detached(&self) -> BenchClient {
+        let mut client = BenchClient::new(&self.base, "");
+        client.auth = self.auth.clone();
+        client
+    }
+
     pub fn with_token(&self, token: &str) -> BenchClient {
         BenchClient {
             http: self.http.clone(),

@@ -51,6 +51,32 @@ async fn victim(client: &BenchClient) -> (Latencies, Latencies) {
     (writes, reads)
 }
 
+/// Runs `take` with a copy of `client` on a runtime and thread of its own. Another team's
+/// client is another process: on the bench's runtime, the victim's requests would also wait
+/// behind the attackers' futures, the bench's own scheduling rather than the daemon's.
+pub async fn apart<T, F, Fut>(client: &BenchClient, take: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce(BenchClient) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+{
+    let client = client.detached();
+    let (done, answer) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("the victim's runtime");
+        let _ = done.send(runtime.block_on(take(client)));
+    });
+    answer.await.expect("the victim's thread")
+}
+
+/// The victim's samples ([`victim`]), on a runtime of its own ([`apart`]).
+async fn victim_apart(client: &BenchClient) -> (Latencies, Latencies) {
+    apart(client, |c| async move { victim(&c).await }).await
+}
+
 /// Runs `attack` on `ATTACKERS` clients until the victim has its samples.
 async fn during<F, Fut>(victim_client: &BenchClient, attack: F) -> (Latencies, Latencies, usize)
 where
@@ -63,7 +89,7 @@ where
         .collect();
     // Let the flood build up before the victim starts.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (writes, reads) = victim(victim_client).await;
+    let (writes, reads) = victim_apart(victim_client).await;
     stop.store(true, Ordering::Relaxed);
     let mut done = 0;
     for a in attackers {
@@ -145,9 +171,12 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
     let observer = add_agent(admin, "noisy", "watcher", "observer").await;
     let started = Instant::now();
 
-    let (mut quiet_w, mut quiet_r) = victim(&quiet_team).await;
+    let (mut quiet_w, mut quiet_r) = victim_apart(&quiet_team).await;
     let (qw, qr) = (p99(&mut quiet_w), p99(&mut quiet_r));
-    let (mut quiet_c, mut quiet_cw) = victim_claims(&victim_worker, SAMPLES).await;
+    let (mut quiet_c, mut quiet_cw) = apart(&victim_worker, |w| async move {
+        victim_claims(&w, SAMPLES).await
+    })
+    .await;
     let (qc, qcw) = (p99(&mut quiet_c), p99(&mut quiet_cw));
 
     let writer_before = WriterFigures::read(admin).await;

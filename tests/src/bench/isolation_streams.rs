@@ -121,7 +121,12 @@ pub async fn fan_out(
     }
     // Let the fan-out build up before the victim starts.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (claims, writes) = victim_claims(worker, samples).await;
+    let (claims, writes) =
+        super::isolation::apart(
+            worker,
+            move |w| async move { victim_claims(&w, samples).await },
+        )
+        .await;
     stop.store(true, Ordering::Relaxed);
     let mut posted = 0;
     for s in senders {
