@@ -12,9 +12,11 @@
 mod args;
 mod gate_tools;
 mod in_flight;
+mod memory_tools;
 mod outputs;
 mod schemas;
 mod search_tools;
+mod team_tools;
 mod tools;
 
 use super::error::ApiError;

@@ -7,13 +7,10 @@ use super::{answer, caller, departed};
 use crate::http::authz::{self, Action};
 use crate::http::error::ApiResult;
 use crate::http::extract::parse_value;
-use crate::http::{memory, messages, task_claims, tasks, test_history, AppState};
+use crate::http::{task_claims, tasks, AppState};
 use crate::store::Caller;
 use axum::http::request::Parts;
-use huddle_wire::{
-    AgentList, BatchMessage, ClaimedTasks, FailTask, InboxAck, InboxCursor, NewTestRun,
-    ReleaseTask, Task,
-};
+use huddle_wire::{ClaimedTasks, FailTask, ReleaseTask, Task};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
@@ -22,7 +19,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-type ToolResult = Result<CallToolResult, ErrorData>;
+pub(super) type ToolResult = Result<CallToolResult, ErrorData>;
 
 /// The tool set; one per daemon, cloned for each request (the transport is stateless).
 #[derive(Clone)]
@@ -33,7 +30,11 @@ pub struct Huddle {
 
 impl Huddle {
     pub fn new(state: AppState) -> Self {
-        let mut tool_router = Self::tool_router() + Self::search_router() + Self::gate_router();
+        let mut tool_router = Self::tool_router()
+            + Self::team_router()
+            + Self::memory_router()
+            + Self::search_router()
+            + Self::gate_router();
         super::schemas::complete(&mut tool_router, &state.settings);
         Huddle { state, tool_router }
     }
@@ -322,297 +323,6 @@ impl Huddle {
         )
         .await
     }
-
-    #[tool(
-        description = "Your teammates: each agent's name, role and when it was last seen \
-        (any request it made; an agent waiting for work counts as seen).",
-        annotations(
-            title = "List teammates",
-            read_only_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn agent_list(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<NoArgs>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::ListAgents,
-            args,
-            |caller, _: NoArgs| async move {
-                let agents = self.state.store.list_agents(caller.team_id).await?;
-                Ok(AgentList { agents })
-            },
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Who you are here: your team, name and role, the task prefixes you \
-        claim by default, the longest wait and the lease limits.",
-        annotations(title = "Who am I", read_only_hint = true, open_world_hint = false)
-    )]
-    async fn whoami(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<NoArgs>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::ReadTasks,
-            args,
-            |caller, _: NoArgs| async move {
-                let t = &self.state.settings.tasks;
-                Ok(json!({
-                    "team": caller.team,
-                    "agent": caller.agent,
-                    "role": caller.role,
-                    "claimPrefixes": caller.role.default_prefixes(),
-                    "maxWaitMs": t.mcp_max_wait_ms,
-                    "defaultLeaseMs": t.default_lease_ms,
-                    "minLeaseMs": t.min_lease_ms,
-                    "maxLeaseMs": t.max_lease_ms,
-                }))
-            },
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Post a message to an agent, a role, or `*` (everyone). `type` is \
-        e.g. test_result, impl_progress, fix_required, error. A retry with the same \
-        `idempotencyKey` answers with the stored message.",
-        annotations(
-            title = "Post a message",
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn msg_post(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<BatchMessage>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::PostMessages,
-            args,
-            |caller, args| async move {
-                let (message, key) = args.into_parts();
-                let key = messages::idempotency_key("idempotencyKey", key.as_deref())?;
-                let posted = self.state.store.post_message(&caller, message, key).await?;
-                crate::metrics::messages_posted(usize::from(!posted.replayed));
-                Ok(json!({ "message": posted.message, "replayed": posted.replayed }))
-            },
-        )
-        .await
-    }
-
-    #[tool(
-        description = "List the team's messages in `seq` order, filtered by sender, \
-        recipient or type; `next` is the `after` of the following page.",
-        annotations(
-            title = "List messages",
-            read_only_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn msg_list(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<messages::ListQuery>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::ReadMessages,
-            args,
-            |caller, args| async move { messages::list_messages(&self.state, &caller, args).await },
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Your unacknowledged messages, waiting up to `waitMs` for a first \
-        one (the wait ends early if you cancel the call). Reading does not move the cursor: \
-        inbox_ack does, so nothing is lost if a read goes unanswered.",
-        annotations(
-            title = "Read your inbox",
-            read_only_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn inbox_read(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<messages::InboxQuery>>,
-    ) -> ToolResult {
-        let epoch = auth_epoch(&self.state, &parts);
-        let gone = departed(&parts);
-        run(&parts, Action::ReadInbox, args, |caller, args| async move {
-            let max_wait = self.state.settings.tasks.mcp_max_wait_ms;
-            messages::read_inbox(&self.state, &caller, epoch, args, max_wait, &gone).await
-        })
-        .await
-    }
-
-    #[tool(
-        description = "Mark your inbox handled up to and including `seq`.",
-        annotations(
-            title = "Acknowledge messages",
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn inbox_ack(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<InboxAck>>,
-    ) -> ToolResult {
-        run(&parts, Action::AckInbox, args, |caller, args| async move {
-            let cursor = self.state.store.ack_inbox(&caller, args.seq).await?;
-            Ok(InboxCursor { cursor })
-        })
-        .await
-    }
-
-    #[tool(
-        description = "Post one run of a project's test suite to the test history: `project`, \
-        `tree` (a git tree or commit hash, or a content hash of the code), `outcomes` \
-        ([{nodeid, outcome: passed|failed|skipped|error}]). Answers the run, counted.",
-        annotations(
-            title = "Record a test run",
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn history_post(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<NewTestRun>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::PostTestRuns,
-            args,
-            |caller, run| async move { Ok(self.state.store.record_test_run(&caller, run).await?) },
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Read the test history of a project (the one posted to last by \
-        default): `view` `runs` (pass rate per kept run, oldest first), `flaky` (tests that \
-        passed and failed on one tree; `tree` narrows it) or `regressions` (failing now, passed \
-        the last time before); `tier` (`unit`, `pbt`, `integration`, `e2e`) reads only that \
-        test tier's runs; without it, only the whole-suite runs.",
-        annotations(
-            title = "Read the test history",
-            read_only_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn history_get(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<HistoryArgs>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::ReadTestHistory,
-            args,
-            |caller, args| async move {
-                let state = &self.state;
-                let tier = args.tier.map(|t| t.as_str().to_string());
-                Ok(match args.view {
-                    HistoryView::Runs => serde_json::to_value(
-                        test_history::history_of(state, &caller, args.project, tier).await?,
-                    ),
-                    HistoryView::Flaky => serde_json::to_value(
-                        test_history::flaky_of(state, &caller, args.project, args.tree, tier)
-                            .await?,
-                    ),
-                    HistoryView::Regressions => serde_json::to_value(
-                        test_history::regressions_of(state, &caller, args.project, tier).await?,
-                    ),
-                }
-                .unwrap_or_default())
-            },
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Read the team's shared memory: the whole document with its version, \
-        or {\"value\": ...} at a JSON Pointer.",
-        annotations(
-            title = "Read shared memory",
-            read_only_hint = true,
-            open_world_hint = false
-        )
-    )]
-    async fn memory_get(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<MemoryGetArgs>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::ReadMemory,
-            args,
-            |caller, args| async move {
-                let memory = self.state.store.get_memory(caller.team_id).await?;
-                match args.pointer.as_deref() {
-                    None | Some("") | Some("/") => {
-                        Ok(serde_json::to_value(memory).unwrap_or_default())
-                    }
-                    Some(p) => Ok(json!({ "value": memory::memory_value(&memory, p)? })),
-                }
-            },
-        )
-        .await
-    }
-
-    #[tool(
-        description = "Change the shared memory with a merge patch (objects merge, null \
-        deletes), or with `jsonPatch: true` an RFC 6902 list of operations applied all or none.",
-        annotations(
-            title = "Change shared memory",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn memory_patch(
-        &self,
-        Extension(parts): Extension<Parts>,
-        Parameters(args): Parameters<Args<MemoryPatchArgs>>,
-    ) -> ToolResult {
-        run(
-            &parts,
-            Action::PatchMemory,
-            args,
-            |caller, args| async move {
-                memory::patch_memory(
-                    &self.state,
-                    &caller,
-                    args.patch,
-                    args.json_patch,
-                    args.if_match,
-                )
-                .await
-            },
-        )
-        .await
-    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -648,7 +358,7 @@ fn claimed_with_lease(tasks: Vec<Task>, lease_ms: u64) -> serde_json::Value {
 
 /// The revocation epoch at which `authenticate` let the request in (so a long poll ends when
 /// the token is revoked meanwhile).
-fn auth_epoch(state: &AppState, parts: &Parts) -> crate::http::AuthEpoch {
+pub(super) fn auth_epoch(state: &AppState, parts: &Parts) -> crate::http::AuthEpoch {
     parts
         .extensions
         .get::<crate::http::AuthEpoch>()
