@@ -3,6 +3,7 @@
 
 mod agents;
 mod backup;
+mod checkpointer;
 mod claims;
 mod deps;
 mod empty_claims;
@@ -86,7 +87,9 @@ impl SqliteStore {
             hub,
             empty_claims: empty_claims.clone(),
         };
-        let (writer, done) = Writer::start(conn, reopen, published, options.max_batch);
+        let checkpointer = checkpointer::Checkpointer::start(options.path.clone());
+        let (writer, done) =
+            Writer::start(conn, reopen, published, checkpointer, options.max_batch);
         Ok(SqliteStore {
             writer: Mutex::new(Some(writer)),
             writer_done: Mutex::new(Some(done)),
@@ -132,6 +135,9 @@ impl SqliteStore {
 fn open_writer(path: &Path, synchronous: Synchronous) -> StoreResult<Connection> {
     let conn = Connection::open(path).map_err(map_sqlite_error)?;
     configure(&conn, synchronous)?;
+    // Checkpoints run on a thread of their own (`checkpointer.rs`), not inside a commit.
+    conn.execute_batch("pragma wal_autocheckpoint = 0")
+        .map_err(map_sqlite_error)?;
     Ok(conn)
 }
 

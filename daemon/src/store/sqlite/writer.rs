@@ -10,6 +10,7 @@
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::{StoreError, StoreResult};
+use super::checkpointer::Checkpointer;
 use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};
 use crate::hub::{Hub, Publish};
@@ -181,6 +182,7 @@ impl Writer {
         conn: Connection,
         reopen: Reopen,
         published: Published,
+        checkpointer: Checkpointer,
         max_batch: usize,
     ) -> (Writer, oneshot::Receiver<()>) {
         let (tx, rx) = mpsc::unbounded_channel::<(QueueKey, Queued)>();
@@ -189,7 +191,7 @@ impl Writer {
         std::thread::Builder::new()
             .name("huddle-writer".into())
             .spawn(move || {
-                writer_loop(conn, reopen, rx, published, max_batch.max(1));
+                writer_loop(conn, reopen, rx, published, checkpointer, max_batch.max(1));
                 let _ = done_tx.send(());
             })
             .expect("spawn writer thread");
@@ -257,6 +259,7 @@ fn writer_loop(
     reopen: Reopen,
     mut rx: mpsc::UnboundedReceiver<(QueueKey, Queued)>,
     published: Published,
+    checkpointer: Checkpointer,
     max_batch: usize,
 ) {
     let mut queue: FairQueue<Queued> = FairQueue::default();
@@ -274,6 +277,11 @@ fn writer_loop(
             queue.push(key, job);
         }
         let failed_read_only = run_batch(&conn, &mut queue, max_batch, &published, &mut touched);
+        checkpointer.committed();
+        if checkpointer.writer_must_checkpoint() {
+            // The WAL outgrew its bound under writes that never paused (`checkpointer.rs`).
+            let _ = conn.execute_batch("pragma wal_checkpoint(passive)");
+        }
         if touched.len() > 100_000 {
             touched.clear();
         }
@@ -298,6 +306,7 @@ fn writer_loop(
         }
     }
     // Every sender is gone: checkpoint so the database file is whole on its own.
+    drop(checkpointer);
     let _ = conn.execute_batch("pragma wal_checkpoint(truncate)");
     if let Err((_, e)) = conn.close() {
         tracing::warn!(error = %e, "closing the write connection");
