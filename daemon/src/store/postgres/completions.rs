@@ -100,14 +100,15 @@ async fn complete_held(
     };
     let rows = sqlx::query(&format!(
         // The rows are found by primary key and locked (in id order, as every multi-row lock
-        // is) before they are judged, then updated where they lie (by `ctid`, stable while
-        // this statement holds their locks). `held` is judged on the row as locked (a
-        // concurrent change is waited for and read back), so a task is completed once. The
-        // rule is not written in a WHERE clause on `tasks`: `status = 'in_progress'` there
-        // lets the planner pick the lease index, whose statistics (taken when the tasks were
-        // created) say no task is in progress, and scan every task in progress per row.
+        // is) before they are judged: `held` is read from the row as locked, after waiting for
+        // any other writer of it, so a task is completed once. The update finds them by
+        // primary key again, which reaches the locked (latest) version even when it is newer
+        // than the statement's snapshot. The rule is not written in a WHERE clause on
+        // `tasks`: `status = 'in_progress'` there lets the planner pick the lease index, whose
+        // statistics (taken when the tasks were created) say no task is in progress, and scan
+        // every task in progress per row.
         "with target as materialized (
-             select tasks.ctid as target_ctid, u.done_result,
+             select tasks.id as target_id, u.done_result,
                     tasks.status = 'in_progress' and tasks.claimed_by = $5 as held
              from {items}
              join tasks on tasks.team_id = $1 and tasks.id = u.done_id
@@ -117,7 +118,7 @@ async fn complete_held(
          update tasks set status = 'completed', lease_expires_at = null, heard_until = null,
                 version = version + 1, updated_at = $4, result = target.done_result
          from target
-         where tasks.ctid = target.target_ctid and target.held
+         where tasks.team_id = $1 and tasks.id = target.target_id and target.held
          returning {STATE_COLUMNS}, {EDGE_COLUMNS}"
     ))
     .bind(team_id)
