@@ -77,8 +77,8 @@ pub async fn complete_many(
 /// now) to the rows that pass: one round trip instead of a read and a write. The rule is
 /// checked on the row as locked, after waiting for any other writer of it (another
 /// completion, a coordinator's change), so a task is completed once. A row that does not pass
-/// (unknown, closed, someone else's) is judged by `TaskState::complete` itself, the first such in the given order, and the caller's
-/// transaction is rolled back as for any refusal.
+/// (unknown, closed, someone else's) is judged by `TaskState::complete` itself, the first such
+/// in the given order, and the caller's transaction is rolled back as for any refusal.
 async fn complete_held(
     tx: &mut Tx,
     caller: &Caller,
@@ -90,9 +90,9 @@ async fn complete_held(
         .into_iter()
         .map(|(id, result)| (id, result.map(|r| r.to_string())))
         .unzip();
-    // One item (every unbatched completion) is bound as scalars: with an array PostgreSQL
-    // costs the generic plan for ten items and the custom one for one, so it planned every
-    // completion anew (a quarter of its time).
+    // One item (every unbatched completion) is read as one row of scalars: from an array
+    // PostgreSQL costs the generic plan for ten items and the custom one for one, so it planned
+    // every completion anew (two fifths of its time).
     let items = if ids.len() == 1 {
         "(values (($2::text[])[1], ($3::text[])[1])) as u(done_id, done_result)"
     } else {
