@@ -3,6 +3,7 @@
 //! killed with SIGKILL loses no acknowledged write while the others reclaim its leases.
 
 mod clock;
+mod completion_recheck;
 mod concurrency;
 mod lease_queue;
 mod limits;
