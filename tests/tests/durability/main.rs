@@ -2,6 +2,7 @@
 //! process.
 //! One test binary per area; a module per concern.
 
+mod checkpoints;
 mod corrupt_rows;
 mod daemon_process;
 mod kill9;

@@ -7,8 +7,7 @@
 //! The order is forced with a lock, not timing: the completion is seen waiting for the row
 //! (`pg_stat_activity`) before the change is committed.
 
-use super::{stuck_completion, team, ADMIN};
-use huddle_tests::process::HuddledProcess;
+use super::{named_replica, stuck_completion, team};
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
 
@@ -16,15 +15,7 @@ use sqlx::{Connection, PgConnection};
 async fn a_completion_judges_the_row_it_waited_for_as_changed_meanwhile() {
     let url = huddle_tests::pg::fresh_database().await;
     let dir = tempfile::tempdir().unwrap();
-    let db_url = format!("{url}?application_name=recheck_replica");
-    let mut replica = HuddledProcess::start(
-        dir.path(),
-        &[
-            ("HUDDLE_DATABASE_URL", db_url.as_str()),
-            ("HUDDLE_ADMIN_TOKEN", ADMIN),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("the replica did not start: {e}"));
+    let mut replica = named_replica(&url, dir.path(), "recheck_replica", &[]);
     let agents = team(
         &replica.url,
         &[("coordinator", "coordinator"), ("tester", "tester")],

@@ -12,8 +12,7 @@
 //! lease ran out after the heartbeated one, B has judged the heartbeated lease too. Only then
 //! does the test let A's completion, and so A's heartbeat, go on.
 
-use super::{stuck_completion, team, until, ADMIN};
-use huddle_tests::process::HuddledProcess;
+use super::{named_replica, stuck_completion, team, until};
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
 
@@ -29,12 +28,11 @@ const HEARD_LEASE_MS: i64 = 120_000;
 async fn a_heartbeat_queued_on_one_replica_keeps_its_lease_against_another_replicas_sweep() {
     let url = huddle_tests::pg::fresh_database().await;
     let start = |dir: &std::path::Path, name: &str, sweep_ms: &str| {
-        let db_url = format!("{url}?application_name={name}");
-        HuddledProcess::start(
+        named_replica(
+            &url,
             dir,
+            name,
             &[
-                ("HUDDLE_DATABASE_URL", db_url.as_str()),
-                ("HUDDLE_ADMIN_TOKEN", ADMIN),
                 ("HUDDLE_TASKS_LEASE_SWEEP_MS", sweep_ms),
                 ("HUDDLE_TASKS_MIN_LEASE_MS", "50"),
                 // One batch of the team at a time, so the heartbeat queues behind A's stuck
@@ -42,7 +40,6 @@ async fn a_heartbeat_queued_on_one_replica_keeps_its_lease_against_another_repli
                 ("HUDDLE_STORAGE_BATCHES_PER_TEAM", "1"),
             ],
         )
-        .unwrap_or_else(|e| panic!("replica {name} did not start: {e}"))
     };
     // Only B sweeps (A's own sweeps queue behind its heartbeats anyway).
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

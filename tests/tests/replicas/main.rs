@@ -56,6 +56,23 @@ impl Drop for Replicas {
     }
 }
 
+/// A replica on `url` whose database sessions are named `name` (`application_name`, so a test
+/// can see them wait in `pg_stat_activity`), with `env` beside the database and admin token.
+fn named_replica(
+    url: &str,
+    dir: &std::path::Path,
+    name: &str,
+    env: &[(&str, &str)],
+) -> HuddledProcess {
+    let db_url = format!("{url}?application_name={name}");
+    let mut all = vec![
+        ("HUDDLE_DATABASE_URL", db_url.as_str()),
+        ("HUDDLE_ADMIN_TOKEN", ADMIN),
+    ];
+    all.extend_from_slice(env);
+    HuddledProcess::start(dir, &all).unwrap_or_else(|e| panic!("replica {name} did not start: {e}"))
+}
+
 /// Creates the team on `url` and an agent per (name, role); returns their APIs on `url`.
 async fn team(url: &str, agents: &[(&str, &str)]) -> Vec<Api> {
     let admin = Api::new(url, ADMIN);

@@ -6,8 +6,7 @@
 //! every later write of the team would queue behind that batch; here another claim and
 //! completion of the same team must be answered while the row is still locked.
 
-use super::{stuck_completion, team, ADMIN};
-use huddle_tests::process::HuddledProcess;
+use super::{named_replica, stuck_completion, team};
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
 use std::time::Duration;
@@ -16,16 +15,12 @@ use std::time::Duration;
 async fn a_completion_stuck_on_a_row_does_not_hold_up_the_teams_other_writes() {
     let url = huddle_tests::pg::fresh_database().await;
     let dir = tempfile::tempdir().unwrap();
-    let db_url = format!("{url}?application_name=batches_replica");
-    let mut replica = HuddledProcess::start(
+    let mut replica = named_replica(
+        &url,
         dir.path(),
-        &[
-            ("HUDDLE_DATABASE_URL", db_url.as_str()),
-            ("HUDDLE_ADMIN_TOKEN", ADMIN),
-            ("HUDDLE_STORAGE_BATCHES_PER_TEAM", "4"),
-        ],
-    )
-    .unwrap_or_else(|e| panic!("the replica did not start: {e}"));
+        "batches_replica",
+        &[("HUDDLE_STORAGE_BATCHES_PER_TEAM", "4")],
+    );
 
     let agents = team(
         &replica.url,

@@ -39,16 +39,18 @@ pub async fn claim(
     let now = tx.now_ms();
     let max = max.clamp(1, MAX_CLAIM_BATCH as usize);
     let text = format!(
-        // The picked rows are updated where they lie (by `ctid`, stable while this
-        // statement holds their locks): no second index lookup, and no join for the planner
-        // to misjudge. `limit` is written into the text: with a parameter the planner costs a
-        // generic plan as if a tenth of the team were taken and so plans every claim anew
-        // (a tenth of the claim's time). One prepared statement per `max`, at most
-        // MAX_CLAIM_BATCH, which the connections' statement cache has room for.
+        // The picked rows are updated by key, not by `ctid`: a row changed and committed
+        // after this statement's snapshot (a coordinator's edit of a pending task) is locked
+        // in its newest version, which a `ctid` from the snapshot no longer names, so it would
+        // stay locked and unclaimed. No join for the planner to misjudge. `limit` is written
+        // into the text: with a parameter the planner costs a generic plan as if a tenth of
+        // the team were taken and so plans every claim anew (a tenth of the claim's time). One
+        // prepared statement per `max`, at most MAX_CLAIM_BATCH, which the connections'
+        // statement cache has room for.
         "update tasks set status = 'in_progress', claimed_by = $3, lease_expires_at = $5,
                 heard_until = null, version = version + 1, updated_at = $6
-         where ctid = any(array(
-             select ctid from tasks
+         where team_id = $1 and id = any(array(
+             select id from tasks
              where team_id = $1 and status = 'pending' and unmet_blockers = 0
                and prefix = any($2)
                and (owner is null or owner = $3 or owner = $4)
