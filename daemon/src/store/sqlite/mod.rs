@@ -135,9 +135,13 @@ impl SqliteStore {
 fn open_writer(path: &Path, synchronous: Synchronous) -> StoreResult<Connection> {
     let conn = Connection::open(path).map_err(map_sqlite_error)?;
     configure(&conn, synchronous)?;
-    // Checkpoints run on a thread of their own (`checkpointer.rs`), not inside a commit.
-    conn.execute_batch("pragma wal_autocheckpoint = 0")
-        .map_err(map_sqlite_error)?;
+    // Checkpoints run on a thread of their own (`checkpointer.rs`), not inside a commit. A WAL
+    // that a burst (or a long-lived reader) grew is cut back to 64 MiB when it starts over.
+    conn.execute_batch(
+        "pragma wal_autocheckpoint = 0;
+         pragma journal_size_limit = 67108864;",
+    )
+    .map_err(map_sqlite_error)?;
     Ok(conn)
 }
 

@@ -167,16 +167,21 @@ impl Counters {
 }
 
 /// `TEST-1` and `TEST-001` name the same task, so uniqueness is on prefix and number
-/// (`tasks_order`): an insert refused by it, or by the key, names a task that exists.
+/// (`tasks_order`): an insert refused by it, or by the key, names a task that exists. Any
+/// other constraint (the team's foreign key, when the team was deleted meanwhile) is not a
+/// duplicate and must not read as one.
 fn taken_or(e: rusqlite::Error, id: &str) -> StoreError {
     match &e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-        {
+        rusqlite::Error::SqliteFailure(f, _) if is_uniqueness(f.extended_code) => {
             rules::duplicate_task(id)
         }
         _ => e.into(),
     }
+}
+
+fn is_uniqueness(extended_code: std::os::raw::c_int) -> bool {
+    extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+        || extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
 }
 
 /// What a new task adds to the team's `storage_bytes` (as migration 0006 counts a task's text).
@@ -290,4 +295,38 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
         })
         .collect::<StoreResult<_>>()?;
     Ok(Page { items, next })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::taken_or;
+    use crate::store::StoreError;
+    use rusqlite::Connection;
+
+    /// A violated key or unique index reads as the 409 duplicate; a violated foreign key does not.
+    #[test]
+    fn only_uniqueness_reads_as_a_taken_id() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "pragma foreign_keys = on;
+             create table teams (id integer primary key);
+             create table tasks (team_id integer not null references teams(id), id text not null,
+                                 number integer not null, primary key (team_id, id));
+             create unique index tasks_order on tasks (team_id, number);
+             insert into teams values (1);
+             insert into tasks values (1, 'T-001', 1);",
+        )
+        .unwrap();
+        let insert = |team: i64, id: &str, number: i64| {
+            let e = conn
+                .execute("insert into tasks values (?1, ?2, ?3)", (team, id, number))
+                .unwrap_err();
+            taken_or(e, id)
+        };
+        let duplicate = |e: &StoreError| matches!(e, StoreError::Conflict { .. });
+        assert!(duplicate(&insert(1, "T-001", 2)), "the key");
+        assert!(duplicate(&insert(1, "T-1", 1)), "tasks_order");
+        let missing_team = insert(2, "T-002", 2);
+        assert!(!duplicate(&missing_team), "{missing_team:?}");
+    }
 }

@@ -259,7 +259,7 @@ fn writer_loop(
     reopen: Reopen,
     mut rx: mpsc::UnboundedReceiver<(QueueKey, Queued)>,
     published: Published,
-    checkpointer: Checkpointer,
+    mut checkpointer: Checkpointer,
     max_batch: usize,
 ) {
     let mut queue: FairQueue<Queued> = FairQueue::default();
@@ -277,11 +277,6 @@ fn writer_loop(
             queue.push(key, job);
         }
         let failed_read_only = run_batch(&conn, &mut queue, max_batch, &published, &mut touched);
-        checkpointer.committed();
-        if checkpointer.writer_must_checkpoint() {
-            // The WAL outgrew its bound under writes that never paused (`checkpointer.rs`).
-            let _ = conn.execute_batch("pragma wal_checkpoint(passive)");
-        }
         if touched.len() > 100_000 {
             touched.clear();
         }
@@ -289,6 +284,14 @@ fn writer_loop(
             || conn
                 .is_readonly(rusqlite::DatabaseName::Main)
                 .unwrap_or(false);
+        if !read_only {
+            checkpointer.committed();
+            if checkpointer.writer_must_checkpoint() {
+                // The WAL outgrew its bound under writes that never paused, or background
+                // checkpoints keep failing (`checkpointer.rs`).
+                let _ = conn.execute_batch("pragma wal_checkpoint(passive)");
+            }
+        }
         let waited =
             last_reopen.is_none_or(|at| at.elapsed() >= std::time::Duration::from_millis(200));
         if read_only && waited {
