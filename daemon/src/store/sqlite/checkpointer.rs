@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 /// pages rather than a few after every commit.
 const PACE: Duration = Duration::from_millis(100);
 
-/// WAL frames (pages) past which the writer checkpoints itself: 16,000 pages of 4 KiB, 64 MiB.
+/// WAL frames (pages) past which the writer checkpoints itself: 16,000 pages of 4 KiB, about
+/// 62.5 MiB (under the 64 MiB `journal_size_limit` that a grown WAL is cut back to).
 const WAL_BOUND: i64 = 16_000;
 
 /// Background checkpoints failed in a row past which the writer checkpoints itself.
