@@ -7,8 +7,10 @@
 //! document's running size, and the value must fit under `max_depth` where it lands. The
 //! running size is an upper bound (additions count their key and separators, removals only
 //! their value); when it would trip the limit it is measured exactly once more before refusing.
-//! Every byte measured, copied or compared is charged to a work budget, so no patch allowed by
-//! the body limit can keep the writer busy for long either.
+//! Every byte measured, copied or compared is charged to a work budget, and so is every array
+//! element an insert or a removal shifts (a patch of small inserts at the front of a large
+//! array moves the whole array per operation), so no patch allowed by the body limit can keep
+//! the writer busy for long either.
 
 use super::super::{StoreError, StoreResult};
 use super::memory::MemoryLimits;
@@ -17,6 +19,9 @@ use serde_json::Value;
 
 /// How many times the size limit one patch may touch in measuring, copying and comparing.
 pub const WORK_BUDGET_FACTOR: usize = 16;
+
+/// What shifting one array element costs, in budget bytes (the shortest element, `0,`).
+const SHIFT_COST: usize = 2;
 
 /// Applies `ops` to `doc`, all or none, refusing an operation whose result would break the
 /// limits before it is carried out.
@@ -60,6 +65,17 @@ impl Meter {
     /// Refuses `op` if what it adds would not fit; otherwise books its effect on the size.
     fn admit(&mut self, doc: &Value, index: usize, op: &PatchOperation) -> StoreResult<()> {
         let path = op.path().as_str();
+        match op {
+            PatchOperation::Add(_) | PatchOperation::Copy(_) => {
+                self.charge_shift(doc, path, false, index)?
+            }
+            PatchOperation::Remove(_) => self.charge_shift(doc, path, true, index)?,
+            PatchOperation::Move(o) => {
+                self.charge_shift(doc, o.from.as_str(), true, index)?;
+                self.charge_shift(doc, path, false, index)?;
+            }
+            PatchOperation::Replace(_) | PatchOperation::Test(_) => {}
+        }
         // (bytes the operation adds, bytes it frees); the library refuses bad pointers.
         let (grows, frees) = match op {
             PatchOperation::Add(o) => self.place(doc, path, &o.value, false, index)?,
@@ -148,6 +164,26 @@ impl Meter {
             Some(Value::Array(a)) => len + usize::from(a.len() > 1),
             _ => 0,
         })
+    }
+
+    /// Charges the elements after `path` in its array, which an insert there (or a removal)
+    /// shifts by one; appending (`-`, or past the last element) shifts none.
+    fn charge_shift(
+        &mut self,
+        doc: &Value,
+        path: &str,
+        removes: bool,
+        index: usize,
+    ) -> StoreResult<()> {
+        let Some((parent, last)) = path.rsplit_once('/') else {
+            return Ok(());
+        };
+        let (Some(Value::Array(items)), Ok(at)) = (doc.pointer(parent), last.parse::<usize>())
+        else {
+            return Ok(());
+        };
+        let shifted = items.len().saturating_sub(at + usize::from(removes));
+        self.charge(shifted.saturating_mul(SHIFT_COST), index)
     }
 
     /// The serialized length of `value`, charged to the work budget.
@@ -320,6 +356,44 @@ mod tests {
             }
             other => panic!("expected invalid, got {other:?}"),
         }
+    }
+
+    const ROOMY: MemoryLimits = MemoryLimits {
+        max_depth: 8,
+        max_bytes: 1_000_000,
+        history: 10,
+    };
+
+    /// Each removal at the front shifts the whole array: charged, so the patch is refused early
+    /// instead of moving 200,000 elements 2,000 times.
+    #[test]
+    fn small_removals_at_the_front_of_a_large_array_run_out_of_work_budget() {
+        let doc = json!({"a": vec![0; 200_000]});
+        let ops: Vec<_> = (0..2_000)
+            .map(|_| json!({"op": "remove", "path": "/a/0"}))
+            .collect();
+        match apply_bounded(doc, &json!(ops), ROOMY) {
+            Err(StoreError::TooLarge { message }) => {
+                assert!(message.contains("split"), "{message}")
+            }
+            other => panic!("expected too large, got {:?}", other.map(|_| "a document")),
+        }
+    }
+
+    /// The same number of operations at the end of the array shifts nothing and is allowed.
+    #[test]
+    fn appends_and_removals_at_the_end_of_a_large_array_are_not_charged_for_shifts() {
+        let doc = json!({"a": vec![0; 200_000]});
+        let ops: Vec<_> = (0..1_000)
+            .flat_map(|_| {
+                [
+                    json!({"op": "add", "path": "/a/-", "value": 1}),
+                    json!({"op": "remove", "path": "/a/200000"}),
+                ]
+            })
+            .collect();
+        let out = apply_bounded(doc.clone(), &json!(ops), ROOMY).expect("within the budget");
+        assert_eq!(out, doc);
     }
 
     #[test]
