@@ -102,6 +102,10 @@ fn describe() {
     );
     describe_gauge!("huddle_open_streams", "SSE streams open now");
     describe_gauge!(
+        "huddle_writer_unsent",
+        "team writes not yet in the SQLite writer's queue (most wait for a slot behind their own team's backlog)"
+    );
+    describe_gauge!(
         "huddle_replicas_live",
         "replicas sharing the per-token and per-team limits, this one included"
     );
@@ -231,6 +235,11 @@ pub fn messages_posted(n: usize) {
 /// Replicas sharing the per-token and per-team limits, this one included (`replicas.rs`).
 pub fn replicas_live(n: usize) {
     gauge!("huddle_replicas_live").set(n as f64);
+}
+
+/// A team write arrived (`1`) or was handed to the SQLite writer (`-1`).
+pub fn writer_unsent(delta: f64) {
+    gauge!("huddle_writer_unsent").increment(delta);
 }
 
 /// A stream opened (`1`) or closed (`-1`).

@@ -200,8 +200,10 @@ impl Drop for StreamSlot {
 }
 
 /// Failed authentications per client address: a token bucket per address, so guessing tokens
-/// (or flooding with junk ones) gets 429 instead of a database read per attempt. Requests with a
-/// cached, valid token never touch it. The map is bounded: at `max_clients` addresses, idle
+/// (or flooding with junk ones) gets 429 once the bucket is empty. Every uncached token is still
+/// looked up (one indexed read), so a valid token behind a busy address is never refused for
+/// others' failures; only failures are counted. Requests with a cached, valid token never
+/// touch it. The map is bounded: at `max_clients` addresses, idle
 /// buckets (full again, so forgetting them loses nothing) are dropped, and if every bucket is
 /// busy, new addresses share one overflow bucket.
 pub struct FailedAuth {

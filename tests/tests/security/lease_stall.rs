@@ -4,7 +4,7 @@
 //! with a 1 s lease and the sweeper runs every 20 ms. A sweep queued during the stall used
 //! to run first, judged by the time the writer got to it, and hand the task to another tester.
 
-use huddle_tests::TestDaemon;
+use huddle_tests::{eventually, TestDaemon};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -107,4 +107,111 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
         task.body
     );
     assert!(rival.claim(json!({})).await.is_none(), "nothing to take");
+}
+
+/// A heartbeat that waits for a slot in its team's writer queue (the team's own writes fill it)
+/// is not yet in the queue, so a sweep sent meanwhile used to overtake it and expire the lease
+/// it arrived in time to renew. The queue holds 4 jobs here (`max_batch` 1); the writer is
+/// stalled on the database's write lock while twelve writes and then the heartbeat arrive, and
+/// released after the lease's end. The order is read from `/metrics`
+/// (`huddle_writer_unsent`: writes not yet in the queue), not from timing.
+#[tokio::test]
+async fn a_heartbeat_waiting_behind_its_own_teams_writes_still_counts() {
+    let d = TestDaemon::start_with(|s| {
+        s.storage.backend = huddle_daemon::store::Backend::Sqlite;
+        s.storage.max_batch = 1;
+        s.tasks.lease_sweep_ms = 20;
+    })
+    .await;
+    let coordinator = d.team("qa").await;
+    coordinator
+        .post(
+            &coordinator.t("/tasks"),
+            json!({"id": "TEST-001", "subject": "long"}),
+        )
+        .await
+        .expect_status(201);
+    let holder = d.agent("qa", "holder", "tester").await;
+    let lease = Duration::from_millis(2500);
+    holder
+        .claim(json!({"leaseMs": lease.as_millis() as u64}))
+        .await
+        .expect("claimed");
+    let lease_ends = tokio::time::Instant::now() + lease;
+
+    let lock = rusqlite::Connection::open(d.data_dir.join("huddle.db")).expect("open the file");
+    lock.execute_batch("begin immediate")
+        .expect("take the write lock");
+    // Four writes take the team's queue; eight wait for a slot, in order.
+    let writes: Vec<_> = (0..12)
+        .map(|i| {
+            let coordinator = coordinator.clone();
+            tokio::spawn(async move {
+                coordinator
+                    .post(
+                        &coordinator.t("/messages"),
+                        json!({"to": "*", "type": "status", "summary": format!("write {i}")}),
+                    )
+                    .await
+                    .status
+                    .as_u16()
+            })
+        })
+        .collect();
+    eventually(30, "eight writes waiting for a slot", || async {
+        unsent(&d).await >= 8.0
+    })
+    .await;
+    let beat = {
+        let holder = holder.clone();
+        tokio::spawn(async move {
+            holder
+                .post(
+                    &holder.t("/tasks/TEST-001/heartbeat"),
+                    json!({"leaseMs": 2500}),
+                )
+                .await
+        })
+    };
+    eventually(30, "the heartbeat waiting behind them", || async {
+        unsent(&d).await >= 9.0
+    })
+    .await;
+    assert!(
+        tokio::time::Instant::now() < lease_ends,
+        "the heartbeat arrived before the lease's end (the set-up took longer than the lease)"
+    );
+    // The stall lasts past the lease's end (and well within the writer's 5 s busy timeout).
+    tokio::time::sleep_until(lease_ends + Duration::from_millis(1000)).await;
+    lock.execute_batch("commit")
+        .expect("release the write lock");
+
+    let beat = beat.await.unwrap();
+    assert_eq!(beat.status, 200, "the heartbeat was in time: {}", beat.body);
+    for write in writes {
+        assert_eq!(write.await.unwrap(), 201);
+    }
+    let task = coordinator
+        .get(&coordinator.t("/tasks/TEST-001"))
+        .await
+        .expect_status(200);
+    assert_eq!(task.body["status"], "in_progress", "{}", task.body);
+    assert_eq!(task.body["claimedBy"], "holder", "{}", task.body);
+    assert_eq!(task.body["attempts"], 0, "no expiry: {}", task.body);
+}
+
+/// `huddle_writer_unsent` from `/metrics` (0 before it is first set).
+async fn unsent(d: &TestDaemon) -> f64 {
+    let text = reqwest::Client::new()
+        .get(format!("{}/metrics", d.url))
+        .bearer_auth(huddle_tests::ADMIN)
+        .send()
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("body");
+    text.lines()
+        .find_map(|line| line.strip_prefix("huddle_writer_unsent "))
+        .map_or(0.0, |v| v.trim().parse().expect("a number"))
 }

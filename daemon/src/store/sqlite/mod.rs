@@ -25,6 +25,7 @@ mod task_state;
 mod tasks;
 mod team_admin;
 mod test_history;
+mod unsent;
 mod usage;
 mod webhooks;
 mod writer;

@@ -240,8 +240,11 @@ impl Store for SqliteStore {
         // Judged as of now, before the job queues: a heartbeat that arrived before the sweep is
         // ahead of it in the writer's queue (jobs run in the order they were sent), so however
         // long the writer stalls, a lease heartbeated on time is extended before it is judged.
-        let cutoff = chrono::Utc::now().timestamp_millis();
-        self.writer()?
+        // A heartbeat still waiting for a slot in its team's queue is not ahead of it yet: then
+        // as of that heartbeat's arrival (`unsent.rs`).
+        let writer = self.writer()?;
+        let cutoff = writer.sweep_cutoff_ms();
+        writer
             .write(move |ctx| claims::expire_leases(ctx, cutoff))
             .await
     }

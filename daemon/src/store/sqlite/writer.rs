@@ -13,6 +13,7 @@ use super::super::{StoreError, StoreResult};
 use super::checkpointer::Checkpointer;
 use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};
+use super::unsent::Unsent;
 use crate::hub::{Hub, Publish};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
@@ -170,6 +171,7 @@ type Queued = (Instant, Job);
 pub struct Writer {
     jobs: mpsc::UnboundedSender<(QueueKey, Queued)>,
     admission: Arc<Admission>,
+    unsent: Unsent,
 }
 
 impl Writer {
@@ -199,9 +201,15 @@ impl Writer {
             Writer {
                 jobs: tx,
                 admission,
+                unsent: Unsent::default(),
             },
             done_rx,
         )
+    }
+
+    /// The time a lease sweep sent now may judge as of (`unsent.rs`).
+    pub fn sweep_cutoff_ms(&self) -> i64 {
+        self.unsent.cutoff_ms()
     }
 
     /// Forgets a deleted team's admission slots (a later job of that id makes new ones).
@@ -234,6 +242,8 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut WriteCtx<'_>) -> StoreResult<T> + Send + 'static,
     {
+        // Registered until sent, so a sweep never overtakes it while it waits for a slot.
+        let arrival = key.is_some().then(|| self.unsent.arrive());
         let waiting = self.admission.enter(key).await?;
         let (reply, answer) = oneshot::channel();
         let job: Job = Box::new(move |ctx| {
@@ -248,6 +258,7 @@ impl Writer {
         self.jobs
             .send((key, (Instant::now(), job)))
             .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
+        drop(arrival);
         answer
             .await
             .map_err(|_| StoreError::Unavailable("the write was not committed".into()))?
