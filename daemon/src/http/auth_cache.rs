@@ -32,7 +32,9 @@ struct Inner {
     /// `(team_id, agent)` → the epoch of its latest revocation and, for a revocation
     /// reported by another replica, the agent's token that was still valid after it (a
     /// rotation's new token: what it started is not ended by the notice of its own rotation).
-    /// One entry per agent ever revoked, so it is bounded by the agents in the database.
+    /// One entry per agent revoked while this process runs; past the cache's capacity (a
+    /// coordinator can add and revoke agents under new names without end) it is replaced by
+    /// `everyone_at`, see [`AuthCache::bump`].
     revoked: HashMap<(i64, String), (u64, Option<TokenId>)>,
     /// The epoch of the latest [`AuthCache::clear`]: everyone counts as revoked then.
     everyone_at: u64,
@@ -175,13 +177,21 @@ impl AuthCache {
         });
     }
 
-    /// Applies `change` under the lock with the next epoch, then announces the epoch.
+    /// Applies `change` under the lock with the next epoch, then announces the epoch. When the
+    /// remembered revocations outgrow the capacity they are forgotten and everything started
+    /// before now ends instead (clients reconnect and authenticate again): bounded memory for
+    /// one round of reconnections.
     fn bump(&self, change: impl FnOnce(&mut Inner, u64)) {
         let epoch = {
             let mut inner = self.write();
             inner.epoch += 1;
             let epoch = inner.epoch;
             change(&mut inner, epoch);
+            if inner.revoked.len() + inner.deleted_teams.len() > self.capacity {
+                inner.revoked.clear();
+                inner.deleted_teams.clear();
+                inner.everyone_at = epoch;
+            }
             epoch
         };
         self.epoch_changed.send_replace(epoch);
@@ -267,6 +277,27 @@ mod tests {
             agent: "tester".into(),
             role: Role::Tester,
         }
+    }
+
+    /// Agents added and revoked under new names without end: the remembered revocations stay
+    /// within the capacity, and what started before they were forgotten still ends.
+    #[test]
+    fn remembered_revocations_stay_bounded() {
+        let cache = AuthCache::new(4);
+        let before = cache.epoch();
+        for i in 0..10 {
+            cache.revoke(&format!("{i:064x}"), 1, &format!("agent-{i}"));
+            assert!(cache.read().revoked.len() <= 4);
+        }
+        assert!(
+            cache.revoked_since(1, "agent-0", before),
+            "a stream of a forgotten revocation still ends"
+        );
+        let after = cache.epoch();
+        assert!(!cache.revoked_since(1, "agent-9", after));
+        cache.revoke(&format!("{:064x}", 99), 1, "agent-99");
+        assert!(cache.revoked_since(1, "agent-99", after));
+        assert!(!cache.revoked_since(1, "tester", after), "only agent-99");
     }
 
     /// The interleaving that kept a revoked token alive: the store is read, the revocation

@@ -6,6 +6,10 @@
 //! [`Departed`] token the tool watches. The same token fires when the call's HTTP request is
 //! dropped (the client disconnected or timed out) before it was answered.
 //!
+//! Two clients sharing one agent's token both number their requests from 1, so two running
+//! calls can have the same key. A cancel names no client, so for such a key it cancels neither
+//! (the other client's call must not end); each still ends when its own request is dropped.
+//!
 //! Bounded by construction: an entry lives exactly as long as its request, and requests are
 //! bounded by the connection cap.
 
@@ -24,8 +28,9 @@ type Key = (i64, String, String);
 
 #[derive(Default)]
 pub struct InFlight {
-    /// Each call's token, with a serial that tells a call from a later one reusing its id.
-    calls: Mutex<HashMap<Key, (u64, CancellationToken)>>,
+    /// The running calls with each key: each call's token, with a serial that tells it from
+    /// another call with the same id.
+    calls: Mutex<HashMap<Key, Vec<(u64, CancellationToken)>>>,
     serial: AtomicU64,
 }
 
@@ -36,7 +41,10 @@ impl InFlight {
         let key = key(caller, id);
         let token = CancellationToken::new();
         let serial = self.serial.fetch_add(1, Ordering::Relaxed);
-        self.lock().insert(key.clone(), (serial, token.clone()));
+        self.lock()
+            .entry(key.clone())
+            .or_default()
+            .push((serial, token.clone()));
         CallGuard {
             registry: self.clone(),
             key,
@@ -46,18 +54,22 @@ impl InFlight {
         }
     }
 
-    /// Cancels the caller's call with this id, if it is running; whether one was.
+    /// Cancels the caller's call with this id, if exactly one is running; whether it did.
     pub fn cancel(&self, caller: &Caller, id: &serde_json::Value) -> bool {
-        match self.lock().get(&key(caller, id)) {
-            Some((_, token)) => {
+        match self.lock().get(&key(caller, id)).map(Vec::as_slice) {
+            Some([(_, token)]) => {
                 token.cancel();
                 true
             }
-            None => false,
+            Some([_, _, ..]) => {
+                tracing::debug!(agent = %caller.agent, %id, "cancel names several running calls; none cancelled");
+                false
+            }
+            _ => false,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, (u64, CancellationToken)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Vec<(u64, CancellationToken)>>> {
         // A panic while holding this lock leaves the map consistent (single inserts/removes).
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -93,9 +105,50 @@ impl Drop for CallGuard {
             self.token.cancel();
         }
         let mut calls = self.registry.lock();
-        // A later call that reused the id owns the entry now: leave it.
-        if calls.get(&self.key).is_some_and(|(s, _)| *s == self.serial) {
-            calls.remove(&self.key);
+        if let Some(running) = calls.get_mut(&self.key) {
+            running.retain(|(s, _)| *s != self.serial);
+            if running.is_empty() {
+                calls.remove(&self.key);
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InFlight;
+    use crate::store::Caller;
+    use huddle_wire::Role;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn caller() -> Caller {
+        Caller {
+            team_id: 1,
+            team: "qa".into(),
+            agent: "tester".into(),
+            role: Role::Tester,
+        }
+    }
+
+    /// Two clients of one token, both with call id 1: a cancel cannot tell whose it is, so
+    /// neither ends; once one has been answered, the cancel reaches the other.
+    #[test]
+    fn a_cancel_ends_only_an_unambiguous_call() {
+        let registry = Arc::new(InFlight::default());
+        let first = registry.register(&caller(), &json!(1));
+        let second = registry.register(&caller(), &json!(1));
+        assert!(!registry.cancel(&caller(), &json!(1)));
+        assert!(!first.departed().0.is_cancelled());
+        assert!(!second.departed().0.is_cancelled());
+        let second_departed = second.departed();
+        first.answered();
+        assert!(registry.cancel(&caller(), &json!(1)));
+        assert!(second_departed.0.is_cancelled());
+        drop(second);
+        assert!(
+            registry.lock().is_empty(),
+            "every entry removed with its request"
+        );
     }
 }
