@@ -165,7 +165,8 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
-/// `If-Match: 3` or `If-Match: "3"` (the ETag form huddle sends).
+/// `If-Match: 3` or `If-Match: "3"` (the ETag form huddle sends); `*` matches any current
+/// version (RFC 9110), as no header does.
 pub struct IfMatch(pub Option<i64>);
 
 impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
@@ -181,6 +182,9 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
             .trim()
             .trim_start_matches("W/")
             .trim_matches('"');
+        if text == "*" {
+            return Ok(IfMatch(None));
+        }
         text.parse::<i64>().map(|v| IfMatch(Some(v))).map_err(|_| {
             ApiError::bad_request(
                 "If-Match",

@@ -57,10 +57,10 @@ pub struct PointerPath {
 #[derive(IntoParams)]
 #[into_params(parameter_in = Header)]
 pub struct IfMatchHeader {
-    /// The version the change is based on (`3` or `"3"`, the ETag form).
+    /// The version the change is based on (`3` or `"3"`, the ETag form); `*` matches any.
     #[param(
         rename = "If-Match",
-        pattern = "^(W/)?\"?[0-9]{1,18}\"?$",
+        pattern = "^(\\*|(W/)?\"?[0-9]{1,18}\"?)$",
         example = "\"1\""
     )]
     pub if_match: Option<String>,

@@ -52,6 +52,18 @@ async fn memory_merges_reads_by_pointer_and_refuses_stale_versions() {
     )
     .await
     .expect_error(412, "stale_version");
+    // `*` matches whatever version is current (RFC 9110).
+    let any = json!({"execution_results": {"L1": {"passRate": 97.5}}})
+        .to_string()
+        .into_bytes();
+    t.send(
+        reqwest::Method::PATCH,
+        &t.t("/memory"),
+        Some(any),
+        &[("If-Match", "*")],
+    )
+    .await
+    .expect_status(200);
     let removed = c
         .patch(&c.t("/memory"), json!({"test_strategy": null}))
         .await
@@ -67,11 +79,11 @@ async fn memory_merges_reads_by_pointer_and_refuses_stale_versions() {
         .expect_status(200);
     assert_eq!(
         replaced.body,
-        json!({"version": 4, "doc": {"generated_tests": []}})
+        json!({"version": 5, "doc": {"generated_tests": []}})
     );
     let history = c.get(&c.t("/memory-history")).await.expect_status(200);
     let changes = history.body["changes"].as_array().unwrap();
-    assert_eq!(changes.len(), 4);
+    assert_eq!(changes.len(), 5);
     assert_eq!(changes[0]["kind"], "replace");
     assert_eq!(changes[2]["agent"], "tester");
 }
