@@ -49,6 +49,7 @@ pub async fn sqlite_with(hub: Arc<Hub>) -> (Arc<dyn Store>, Keep) {
             },
             limits: huddle_daemon::config::LimitSettings::default(),
             migrate: true,
+            outage_lease_grace_ms: 30_000,
         },
         hub,
     )

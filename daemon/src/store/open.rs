@@ -90,6 +90,7 @@ fn sqlite_options(settings: &Settings) -> SqliteOptions {
         history: settings.history.clone(),
         limits: settings.limits.clone(),
         migrate: settings.storage.migrate,
+        outage_lease_grace_ms: settings.tasks.default_lease_ms as i64,
     }
 }
 

@@ -215,3 +215,96 @@ async fn unsent(d: &TestDaemon) -> f64 {
         .find_map(|line| line.strip_prefix("huddle_writer_unsent "))
         .map_or(0.0, |v| v.trim().parse().expect("a number"))
 }
+
+/// A stall past the writer's 5 s busy timeout answers the queued writes 503, heartbeats
+/// included, so a holder cannot renew through it. When writes resume, the leases that were live
+/// at the last commit before the stall are renewed first (as after a PostgreSQL outage), so the
+/// sweep queued during the stall — judged as of a time after the lease's end — does not hand
+/// the task on. The holder waits a second after a refused heartbeat, as a client backing off
+/// would, so that sweep is ahead of its next heartbeat.
+#[tokio::test]
+async fn a_lease_survives_a_stall_that_refused_its_heartbeats() {
+    let d = TestDaemon::start_with(|s| {
+        s.storage.backend = huddle_daemon::store::Backend::Sqlite;
+        s.tasks.lease_sweep_ms = 20;
+        s.tasks.default_lease_ms = 30_000;
+    })
+    .await;
+    let coordinator = d.team("qa").await;
+    coordinator
+        .post(
+            &coordinator.t("/tasks"),
+            json!({"id": "TEST-001", "subject": "long"}),
+        )
+        .await
+        .expect_status(201);
+    let holder = d.agent("qa", "holder", "tester").await;
+    holder
+        .claim(json!({"leaseMs": 1500}))
+        .await
+        .expect("claimed");
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let (answered_tx, mut answered) = tokio::sync::mpsc::unbounded_channel();
+    let beats = {
+        let (holder, stop) = (holder.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let status = holder
+                    .post(
+                        &holder.t("/tasks/TEST-001/heartbeat"),
+                        json!({"leaseMs": 1500}),
+                    )
+                    .await
+                    .status
+                    .as_u16();
+                statuses.push(status);
+                let _ = answered_tx.send(status);
+                let pause = if status == 200 { 200 } else { 1000 };
+                tokio::time::sleep(Duration::from_millis(pause)).await; // the client's cadence
+            }
+            statuses
+        })
+    };
+
+    answered.recv().await.expect("a first heartbeat");
+    let lock = rusqlite::Connection::open(d.data_dir.join("huddle.db")).expect("open the file");
+    lock.execute_batch("begin immediate")
+        .expect("take the write lock");
+    // Held until a heartbeat has been refused (the writer gave up after 5 s), then a little
+    // longer, so the sweep sent after that refusal queues before the next heartbeat.
+    loop {
+        let status = answered.recv().await.expect("a heartbeat during the stall");
+        if status == 503 {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await; // the stall goes on
+    lock.execute_batch("commit")
+        .expect("release the write lock");
+    // Two accepted heartbeats after the stall (or one refused as no longer the holder's), then
+    // stop.
+    let mut accepted = 0;
+    while accepted < 2 {
+        match answered.recv().await.expect("a heartbeat after the stall") {
+            200 => accepted += 1,
+            409 => break,
+            _ => {}
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let statuses = beats.await.unwrap();
+    assert!(
+        statuses.contains(&503),
+        "the stall refused heartbeats: {statuses:?}"
+    );
+
+    let task = coordinator
+        .get(&coordinator.t("/tasks/TEST-001"))
+        .await
+        .expect_status(200);
+    assert_eq!(task.body["status"], "in_progress", "{}", task.body);
+    assert_eq!(task.body["claimedBy"], "holder", "{}", task.body);
+    assert_eq!(task.body["attempts"], 0, "no expiry: {}", task.body);
+}

@@ -122,6 +122,20 @@ pub fn release(ctx: &mut WriteCtx<'_>, caller: &Caller, id: &str) -> StoreResult
     save(ctx, task, "task.released")
 }
 
+/// Leases live at `live_at_ms` are extended to at least `until_ms` (`writer::Outage`): their
+/// holders could not heartbeat while nothing committed. Answers how many.
+pub fn renew_after_outage(
+    conn: &rusqlite::Connection,
+    live_at_ms: i64,
+    until_ms: i64,
+) -> rusqlite::Result<usize> {
+    conn.prepare_cached(
+        "update tasks set lease_expires_at = ?2
+         where status = 'in_progress' and lease_expires_at > ?1 and lease_expires_at < ?2",
+    )?
+    .execute(rusqlite::params![live_at_ms, until_ms])
+}
+
 /// Every lease that had expired by `cutoff` (when the sweep was sent, not when the writer got
 /// to it), in every team, in one pass ([`TaskState::expire`]).
 pub fn expire_leases(ctx: &mut WriteCtx<'_>, cutoff: i64) -> StoreResult<usize> {

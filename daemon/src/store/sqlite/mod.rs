@@ -56,6 +56,9 @@ pub struct SqliteOptions {
     pub limits: crate::config::LimitSettings,
     /// Apply missing migrations (false: only check, refusing an older schema).
     pub migrate: bool,
+    /// After a time the writer could not commit, leases live before it last at least this
+    /// long from when writes resume (`writer::Outage`).
+    pub outage_lease_grace_ms: i64,
 }
 
 pub struct SqliteStore {
@@ -89,8 +92,14 @@ impl SqliteStore {
             empty_claims: empty_claims.clone(),
         };
         let checkpointer = checkpointer::Checkpointer::start(options.path.clone());
-        let (writer, done) =
-            Writer::start(conn, reopen, published, checkpointer, options.max_batch);
+        let (writer, done) = Writer::start(
+            conn,
+            reopen,
+            published,
+            checkpointer,
+            options.max_batch,
+            options.outage_lease_grace_ms,
+        );
         Ok(SqliteStore {
             writer: Mutex::new(Some(writer)),
             writer_done: Mutex::new(Some(done)),

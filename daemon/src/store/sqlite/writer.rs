@@ -186,6 +186,7 @@ impl Writer {
         published: Published,
         checkpointer: Checkpointer,
         max_batch: usize,
+        outage_lease_grace_ms: i64,
     ) -> (Writer, oneshot::Receiver<()>) {
         let (tx, rx) = mpsc::unbounded_channel::<(QueueKey, Queued)>();
         let admission = Arc::new(Admission::new(max_batch.max(1) * 4));
@@ -193,7 +194,16 @@ impl Writer {
         std::thread::Builder::new()
             .name("huddle-writer".into())
             .spawn(move || {
-                writer_loop(conn, reopen, rx, published, checkpointer, max_batch.max(1));
+                let outage = Outage::new(outage_lease_grace_ms);
+                writer_loop(
+                    conn,
+                    reopen,
+                    rx,
+                    published,
+                    checkpointer,
+                    max_batch.max(1),
+                    outage,
+                );
                 let _ = done_tx.send(());
             })
             .expect("spawn writer thread");
@@ -272,6 +282,7 @@ fn writer_loop(
     published: Published,
     mut checkpointer: Checkpointer,
     max_batch: usize,
+    mut outage: Outage,
 ) {
     let mut queue: FairQueue<Queued> = FairQueue::default();
     let mut touched = HashMap::new();
@@ -287,11 +298,20 @@ fn writer_loop(
         while let Ok((key, job)) = rx.try_recv() {
             queue.push(key, job);
         }
-        let failed_read_only = run_batch(&conn, &mut queue, max_batch, &published, &mut touched);
+        let renew = outage.renewal();
+        let end = run_batch(
+            &conn,
+            &mut queue,
+            max_batch,
+            &published,
+            &mut touched,
+            renew,
+        );
+        outage.batch_ended(end.committed);
         if touched.len() > 100_000 {
             touched.clear();
         }
-        let read_only = failed_read_only
+        let read_only = end.failed_read_only
             || conn
                 .is_readonly(rusqlite::DatabaseName::Main)
                 .unwrap_or(false);
@@ -327,14 +347,60 @@ fn writer_loop(
     }
 }
 
-/// Runs the next jobs of `queue` (up to `max_batch`, within `BATCH_TIME`) in one transaction.
+/// How a batch ended.
+struct BatchEnd {
+    committed: bool,
+    /// The transaction could not begin because the file is read-only.
+    failed_read_only: bool,
+}
+
+/// Leases through a time the writer could not commit (another process held the write lock past
+/// the busy timeout, the disk was full, the file read-only): their holders' heartbeats were
+/// answered 503, so the first batch that commits again first renews the leases that were live
+/// at the last commit before it, as PostgreSQL's recovery from an outage does
+/// (`postgres/health.rs`).
+pub struct Outage {
+    grace_ms: i64,
+    /// When the last batch committed.
+    live_at_ms: i64,
+    /// Set by a failed batch: the leases live at this time are to be renewed.
+    renew_from_ms: Option<i64>,
+}
+
+impl Outage {
+    fn new(grace_ms: i64) -> Self {
+        Outage {
+            grace_ms,
+            live_at_ms: chrono::Utc::now().timestamp_millis(),
+            renew_from_ms: None,
+        }
+    }
+
+    /// What the next batch renews first: (leases live at, for at least this long from now).
+    fn renewal(&self) -> Option<(i64, i64)> {
+        self.renew_from_ms.map(|from| (from, self.grace_ms))
+    }
+
+    fn batch_ended(&mut self, committed: bool) {
+        if committed {
+            self.live_at_ms = chrono::Utc::now().timestamp_millis();
+            self.renew_from_ms = None;
+        } else if self.renew_from_ms.is_none() {
+            self.renew_from_ms = Some(self.live_at_ms);
+        }
+    }
+}
+
+/// Runs the next jobs of `queue` (up to `max_batch`, within `BATCH_TIME`) in one transaction,
+/// after renewing the leases an outage left unheartbeated (`renew`, see [`Outage`]).
 fn run_batch(
     conn: &Connection,
     queue: &mut FairQueue<Queued>,
     max_batch: usize,
     published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
-) -> bool {
+    renew: Option<(i64, i64)>,
+) -> BatchEnd {
     let now_ms = chrono::Utc::now().timestamp_millis();
     if let Err(e) = conn.execute_batch("begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
@@ -344,7 +410,27 @@ fn run_batch(
                 break;
             }
         }
-        return is_read_only(&e);
+        return BatchEnd {
+            committed: false,
+            failed_read_only: is_read_only(&e),
+        };
+    }
+    if let Some((live_at_ms, grace_ms)) = renew {
+        match super::claims::renew_after_outage(conn, live_at_ms, now_ms + grace_ms) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                renewed_leases = n,
+                "writes resumed; leases live before they stopped were renewed"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "renewing leases after writes stopped failed; retrying");
+                let _ = conn.execute_batch("rollback");
+                return BatchEnd {
+                    committed: false,
+                    failed_read_only: false,
+                };
+            }
+        }
     }
     let mut ctx = WriteCtx {
         conn,
@@ -416,10 +502,14 @@ fn run_batch(
             published.apply(effect);
         }
     }
+    let ended = BatchEnd {
+        committed: committed.is_ok(),
+        failed_read_only: false,
+    };
     for finish in finishers {
         finish(committed.as_ref().map(|_| ()).map_err(clone_error));
     }
-    false
+    ended
 }
 
 fn is_read_only(e: &rusqlite::Error) -> bool {
