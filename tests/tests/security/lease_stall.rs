@@ -4,7 +4,7 @@
 //! with a 1 s lease and the sweeper runs every 20 ms. A sweep queued during the stall used
 //! to run first, judged by the time the writer got to it, and hand the task to another tester.
 
-use huddle_tests::{eventually, TestDaemon};
+use huddle_tests::{eventually, Api, TestDaemon};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,15 +17,7 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
         s.tasks.lease_sweep_ms = 20;
     })
     .await;
-    let coordinator = d.team("qa").await;
-    coordinator
-        .post(
-            &coordinator.t("/tasks"),
-            json!({"id": "TEST-001", "subject": "long"}),
-        )
-        .await
-        .expect_status(201);
-    let holder = d.agent("qa", "holder", "tester").await;
+    let (coordinator, holder) = one_task_and_its_holder(&d).await;
     let rival = d.agent("qa", "rival", "tester").await;
     let held = holder
         .claim(json!({"leaseMs": 1000}))
@@ -95,12 +87,7 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
         "every heartbeat was accepted: {statuses:?}"
     );
 
-    let task = coordinator
-        .get(&coordinator.t("/tasks/TEST-001"))
-        .await
-        .expect_status(200);
-    assert_eq!(task.body["status"], "in_progress", "{}", task.body);
-    assert_eq!(task.body["claimedBy"], "holder", "{}", task.body);
+    let task = still_held(&coordinator).await;
     assert_eq!(
         task.body["attempts"], 0,
         "no expiry was counted: {}",
@@ -123,15 +110,7 @@ async fn a_heartbeat_waiting_behind_its_own_teams_writes_still_counts() {
         s.tasks.lease_sweep_ms = 20;
     })
     .await;
-    let coordinator = d.team("qa").await;
-    coordinator
-        .post(
-            &coordinator.t("/tasks"),
-            json!({"id": "TEST-001", "subject": "long"}),
-        )
-        .await
-        .expect_status(201);
-    let holder = d.agent("qa", "holder", "tester").await;
+    let (coordinator, holder) = one_task_and_its_holder(&d).await;
     let lease = Duration::from_millis(2500);
     holder
         .claim(json!({"leaseMs": lease.as_millis() as u64}))
@@ -191,12 +170,7 @@ async fn a_heartbeat_waiting_behind_its_own_teams_writes_still_counts() {
     for write in writes {
         assert_eq!(write.await.unwrap(), 201);
     }
-    let task = coordinator
-        .get(&coordinator.t("/tasks/TEST-001"))
-        .await
-        .expect_status(200);
-    assert_eq!(task.body["status"], "in_progress", "{}", task.body);
-    assert_eq!(task.body["claimedBy"], "holder", "{}", task.body);
+    let task = still_held(&coordinator).await;
     assert_eq!(task.body["attempts"], 0, "no expiry: {}", task.body);
 }
 
@@ -230,15 +204,7 @@ async fn a_lease_survives_a_stall_that_refused_its_heartbeats() {
         s.tasks.default_lease_ms = 30_000;
     })
     .await;
-    let coordinator = d.team("qa").await;
-    coordinator
-        .post(
-            &coordinator.t("/tasks"),
-            json!({"id": "TEST-001", "subject": "long"}),
-        )
-        .await
-        .expect_status(201);
-    let holder = d.agent("qa", "holder", "tester").await;
+    let (coordinator, holder) = one_task_and_its_holder(&d).await;
     holder
         .claim(json!({"leaseMs": 1500}))
         .await
@@ -300,11 +266,31 @@ async fn a_lease_survives_a_stall_that_refused_its_heartbeats() {
         "the stall refused heartbeats: {statuses:?}"
     );
 
+    let task = still_held(&coordinator).await;
+    assert_eq!(task.body["attempts"], 0, "no expiry: {}", task.body);
+}
+
+/// Team `qa` with task TEST-001 and the tester `holder` (not yet holding it).
+async fn one_task_and_its_holder(d: &TestDaemon) -> (Api, Api) {
+    let coordinator = d.team("qa").await;
+    coordinator
+        .post(
+            &coordinator.t("/tasks"),
+            json!({"id": "TEST-001", "subject": "long"}),
+        )
+        .await
+        .expect_status(201);
+    let holder = d.agent("qa", "holder", "tester").await;
+    (coordinator, holder)
+}
+
+/// TEST-001 as the coordinator reads it, asserted still in progress with `holder`.
+async fn still_held(coordinator: &Api) -> huddle_tests::Reply {
     let task = coordinator
         .get(&coordinator.t("/tasks/TEST-001"))
         .await
         .expect_status(200);
     assert_eq!(task.body["status"], "in_progress", "{}", task.body);
     assert_eq!(task.body["claimedBy"], "holder", "{}", task.body);
-    assert_eq!(task.body["attempts"], 0, "no expiry: {}", task.body);
+    task
 }

@@ -15,6 +15,7 @@ mod import;
 mod memory;
 mod messages;
 mod migrate;
+mod outage;
 mod probe;
 mod readers;
 mod retention;

@@ -13,6 +13,7 @@ use super::super::{StoreError, StoreResult};
 use super::checkpointer::Checkpointer;
 use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};
+use super::outage::Outage;
 use super::unsent::Unsent;
 use crate::hub::{Hub, Publish};
 use rusqlite::{Connection, OptionalExtension};
@@ -354,45 +355,8 @@ struct BatchEnd {
     failed_read_only: bool,
 }
 
-/// Leases through a time the writer could not commit (another process held the write lock past
-/// the busy timeout, the disk was full, the file read-only): their holders' heartbeats were
-/// answered 503, so the first batch that commits again first renews the leases that were live
-/// at the last commit before it, as PostgreSQL's recovery from an outage does
-/// (`postgres/health.rs`).
-pub struct Outage {
-    grace_ms: i64,
-    /// When the last batch committed.
-    live_at_ms: i64,
-    /// Set by a failed batch: the leases live at this time are to be renewed.
-    renew_from_ms: Option<i64>,
-}
-
-impl Outage {
-    fn new(grace_ms: i64) -> Self {
-        Outage {
-            grace_ms,
-            live_at_ms: chrono::Utc::now().timestamp_millis(),
-            renew_from_ms: None,
-        }
-    }
-
-    /// What the next batch renews first: (leases live at, for at least this long from now).
-    fn renewal(&self) -> Option<(i64, i64)> {
-        self.renew_from_ms.map(|from| (from, self.grace_ms))
-    }
-
-    fn batch_ended(&mut self, committed: bool) {
-        if committed {
-            self.live_at_ms = chrono::Utc::now().timestamp_millis();
-            self.renew_from_ms = None;
-        } else if self.renew_from_ms.is_none() {
-            self.renew_from_ms = Some(self.live_at_ms);
-        }
-    }
-}
-
 /// Runs the next jobs of `queue` (up to `max_batch`, within `BATCH_TIME`) in one transaction,
-/// after renewing the leases an outage left unheartbeated (`renew`, see [`Outage`]).
+/// after renewing the leases an outage left unheartbeated (`renew`, see `outage.rs`).
 fn run_batch(
     conn: &Connection,
     queue: &mut FairQueue<Queued>,
