@@ -76,6 +76,12 @@ pub struct ServerSettings {
     pub head_timeout_ms: u64,
     /// Open connections at most; one more is answered 503 and closed.
     pub max_connections: usize,
+    /// How long a peer may go silent before its connection is dropped: what the daemon sent
+    /// stays unacknowledged this long (`TCP_USER_TIMEOUT`), or an idle connection answers no
+    /// keepalive probe within it. A client that vanished from the network (a laptop closed, a
+    /// NAT that forgot it) would otherwise hold its stream slots until TCP gives up, about
+    /// 15 minutes. 0: the operating system's defaults.
+    pub peer_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -92,7 +98,7 @@ pub struct StorageSettings {
     /// connections use no named prepared statements. Empty: `database_url` is direct.
     pub direct_database_url: String,
     /// PostgreSQL connections per daemon, its LISTEN connection among them (the health probe
-    /// opens one more).
+    /// and heartbeat marks open one more each).
     pub pool_size: u32,
     /// PostgreSQL: the longest wait for a pooled connection before a request is answered 503.
     pub acquire_timeout_ms: u64,
@@ -270,6 +276,7 @@ impl Default for ServerSettings {
             max_body_bytes: 1024 * 1024,
             head_timeout_ms: 30_000,
             max_connections: 4_096,
+            peer_timeout_ms: 60_000,
         }
     }
 }

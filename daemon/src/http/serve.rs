@@ -69,6 +69,9 @@ pub async fn serve(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
+        if let Err(e) = watch_peer(&tcp, settings.peer_timeout_ms) {
+            tracing::debug!(error = %e, "cannot set the peer timeout");
+        }
         // The client's address, for limits per address (failed authentications).
         let app = app.clone();
         let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
@@ -86,6 +89,29 @@ pub async fn serve(
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// Drops a connection whose peer stopped answering after `timeout_ms`: data left
+/// unacknowledged that long ends it (`TCP_USER_TIMEOUT`, Linux), and an idle connection is
+/// probed from half of it on, three probes in the other half. Streams write a comment every
+/// few seconds, so a subscriber that vanished from the network is noticed by the first; long
+/// polls and MCP streams that write nothing by the probes. 0 keeps the system's defaults.
+pub fn watch_peer(tcp: &TcpStream, timeout_ms: u64) -> std::io::Result<()> {
+    if timeout_ms == 0 {
+        return Ok(());
+    }
+    let timeout = Duration::from_millis(timeout_ms.max(1_000));
+    let socket = socket2::SockRef::from(tcp);
+    #[cfg(target_os = "linux")]
+    socket.set_tcp_user_timeout(Some(timeout))?;
+    // The kernel counts keepalive times in whole seconds and refuses 0.
+    let at_least_a_second = |d: Duration| d.max(Duration::from_secs(1));
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(at_least_a_second(timeout / 2))
+        .with_interval(at_least_a_second(timeout / 6));
+    #[cfg(target_os = "linux")]
+    let keepalive = keepalive.with_retries(3);
+    socket.set_tcp_keepalive(&keepalive)
 }
 
 /// The head's size as sent (request line, `Name: value` lines, blank line), refused past

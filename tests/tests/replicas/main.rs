@@ -5,6 +5,7 @@
 mod clock;
 mod completion_recheck;
 mod concurrency;
+mod lease_pool;
 mod lease_queue;
 mod limits;
 mod pgbouncer;

@@ -14,3 +14,4 @@ mod revocation;
 mod roles;
 mod strict_input;
 mod team_caps;
+mod vanished_peers;

@@ -95,6 +95,10 @@ pub struct PostgresStore {
     pool: Pool,
     /// The direct connections (the pool itself when there is no pooler): LISTEN, `ANALYZE`.
     direct: PgPool,
+    /// One connection of its own for heartbeat marks ([`claims::hear_heartbeat`]): a pool
+    /// tied up by team batches must not delay the mark that protects a lease from other
+    /// replicas' sweeps.
+    marks: Pool,
     batcher: Arc<Batcher>,
     analyzer: Arc<Analyzer>,
     options: PostgresOptions,
@@ -110,7 +114,7 @@ impl PostgresStore {
     /// takes a session advisory lock, so on the direct connection) or only checks them
     /// (`migrate = false`), and starts this replica's listener.
     pub async fn open(options: PostgresOptions, hub: Arc<Hub>) -> StoreResult<Self> {
-        let (pool, direct) = connect(&options).await?;
+        let (pool, direct, marks) = connect(&options).await?;
         super::schema::log(&schema::prepare(&direct, options.migrate).await?);
         let stop = CancellationToken::new();
         let task = listener::start(&direct, hub, stop.clone()).await?;
@@ -127,6 +131,7 @@ impl PostgresStore {
             analyzer: Analyzer::new(direct.clone()),
             pool,
             direct,
+            marks,
             options,
             stop,
             listener: tokio::sync::Mutex::new(Some(task)),
@@ -156,13 +161,24 @@ impl PostgresOptions {
 /// migration lock) or only run in the background: the listener's and a catch-up read.
 const DIRECT_POOL_SIZE: u32 = 2;
 
-/// The pooled connections, and the direct ones (the same pool when `url` is direct).
-async fn connect(options: &PostgresOptions) -> StoreResult<(Pool, PgPool)> {
+/// Connections for heartbeat marks, beside the pool (`PostgresStore::marks`).
+const MARKS_POOL_SIZE: u32 = 1;
+
+/// The pooled connections, the direct ones (the same pool when `url` is direct) and the one
+/// for heartbeat marks.
+async fn connect(options: &PostgresOptions) -> StoreResult<(Pool, PgPool, Pool)> {
     let Some(direct_url) = options.direct_url.as_deref() else {
         let pool =
             connect_until_reachable(options, &options.url, options.pool_size, Statements::Named)
                 .await?;
-        return Ok((Pool::new(pool.clone(), Statements::Named), pool));
+        let marks =
+            connect_until_reachable(options, &options.url, MARKS_POOL_SIZE, Statements::Named)
+                .await?;
+        return Ok((
+            Pool::new(pool.clone(), Statements::Named),
+            pool,
+            Pool::new(marks, Statements::Named),
+        ));
     };
     let direct =
         connect_until_reachable(options, direct_url, DIRECT_POOL_SIZE, Statements::Named).await?;
@@ -173,7 +189,14 @@ async fn connect(options: &PostgresOptions) -> StoreResult<(Pool, PgPool)> {
         Statements::Unnamed,
     )
     .await?;
-    Ok((Pool::new(pool, Statements::Unnamed), direct))
+    let marks =
+        connect_until_reachable(options, &options.url, MARKS_POOL_SIZE, Statements::Unnamed)
+            .await?;
+    Ok((
+        Pool::new(pool, Statements::Unnamed),
+        direct,
+        Pool::new(marks, Statements::Unnamed),
+    ))
 }
 
 fn connect_options(url: &str, statements: Statements) -> StoreResult<PgConnectOptions> {

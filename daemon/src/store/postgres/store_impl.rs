@@ -177,9 +177,10 @@ impl Store for PostgresStore {
     }
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
-        // Marked on arrival, for other replicas' sweeps; then applied in the team's turn.
+        // Marked on arrival, for other replicas' sweeps, on a connection no team's batches
+        // can tie up; then applied in the team's turn.
         {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.marks.begin().await?;
             claims::hear_heartbeat(tx.db(), caller, id, lease_ms).await?;
             tx.commit().await?;
         }
@@ -456,6 +457,7 @@ impl Store for PostgresStore {
             let _ = task.await;
         }
         self.pool.close().await;
+        self.marks.close().await;
         self.direct.close().await;
     }
 

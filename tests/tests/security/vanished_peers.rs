@@ -1,0 +1,101 @@
+//! A subscriber that vanishes from the network (no FIN, no RST: a closed laptop, a NAT that
+//! forgot the flow) frees its stream slot after `[server] peer_timeout_ms`, not after TCP's
+//! own retransmission limit of about 15 minutes. The vanishing is real: a firewall rule drops
+//! every packet the daemon sends to the client's port, as a dead link would.
+
+use huddle_tests::{eventually, TestDaemon};
+use std::process::Command;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Drops what arrives for one local port while it lives: the daemon's packets leave (its
+/// sends succeed) and nothing comes back, as over a dead link. (Dropped on the way out
+/// instead, a send fails locally and TCP keeps probing without ever timing out.)
+struct Blackhole {
+    port: u16,
+}
+
+impl Blackhole {
+    fn rule(action: &str, port: u16) -> bool {
+        Command::new("iptables")
+            .args(["-w", action, "INPUT", "-i", "lo", "-p", "tcp", "--dport"])
+            .arg(port.to_string())
+            .args(["-j", "DROP"])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn install(port: u16) -> Blackhole {
+        assert!(Blackhole::rule("-I", port), "iptables refused the rule");
+        Blackhole { port }
+    }
+}
+
+impl Drop for Blackhole {
+    fn drop(&mut self) {
+        Blackhole::rule("-D", self.port);
+    }
+}
+
+/// Whether this machine lets the test drop packets (root and iptables). Under `CI=true` it
+/// must: `scripts/install-test-deps` installs iptables and CI runs as root.
+fn can_blackhole() -> bool {
+    let able = Command::new("iptables")
+        .args(["-w", "-L", "INPUT", "-n"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !able {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "this test needs iptables and root (scripts/install-test-deps installs iptables)"
+        );
+        eprintln!("SKIPPED outside CI: iptables is missing or this user is not root");
+    }
+    able
+}
+
+#[tokio::test]
+async fn a_subscriber_that_vanished_frees_its_stream_slot() {
+    if !can_blackhole() {
+        return;
+    }
+    let d = TestDaemon::start_with(|s| {
+        s.limits.max_streams_per_team = 1;
+        s.server.peer_timeout_ms = 2_000;
+        // Something to send, so the daemon has data left unacknowledged.
+        s.streams.keepalive_secs = 1;
+    })
+    .await;
+    let qa = d.team("qa").await;
+    let mut vanishing = TcpStream::connect(d.addr).await.unwrap();
+    let head = format!(
+        "GET {} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nAccept: text/event-stream\r\n\r\n",
+        qa.t("/events"),
+        qa.token
+    );
+    vanishing.write_all(head.as_bytes()).await.unwrap();
+    let mut first = [0u8; 12];
+    vanishing.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200", "the stream opened");
+    // The team's one slot is taken.
+    qa.get(&qa.t("/events"))
+        .await
+        .expect_error(429, "too_many_streams");
+
+    let _dead_link = Blackhole::install(vanishing.local_addr().unwrap().port());
+    let url = format!("{}{}", d.url, qa.t("/events"));
+    eventually(60, "the vanished subscriber's slot is freed", || {
+        let (url, token) = (url.clone(), qa.token.clone());
+        async move {
+            let answer = reqwest::Client::new()
+                .get(&url)
+                .bearer_auth(token)
+                .send()
+                .await;
+            matches!(answer, Ok(r) if r.status() == 200)
+        }
+    })
+    .await;
+    // The client never closed its socket: only the daemon's timeout ended the stream.
+    drop(vanishing);
+}
