@@ -204,6 +204,8 @@ pub async fn revoke_agent(
 }
 
 /// Replaces the agent's token: the old one stops working at once; the new one is shown once.
+/// A revoked agent is brought back by it, taking a place under `max_agents_per_team` as a new
+/// agent would (409 `team_limit` when the team is full).
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/agents/{name}/rotate",
@@ -212,6 +214,7 @@ pub async fn revoke_agent(
     params(AgentPath),
     responses(
         (status = 200, description = "The agent with its new token", body = CreatedAgent),
+        (status = 409, response = Conflict),
         ReadErrors,
     )
 )]

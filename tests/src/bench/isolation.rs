@@ -2,7 +2,8 @@
 //! victim's write and read p99 while quiet, then while the noisy team floods, as ratios — and
 //! the JSON Patch that doubles the document, with the daemon's peak memory around it.
 //!
-//! - write flood: 16 clients of the noisy team each creating batches of 1,000 tasks;
+//! - write flood: 16 clients of the noisy team each creating batches of 1,000 tasks (the
+//!   default `[limits] max_batch`; `--max-batch` sets both);
 //! - read flood: 16 observers of the noisy team each listing 1,000 tasks at a time;
 //! - stream fan-out: the noisy team's observers hold every stream the caps allow and read
 //!   what its posters send, while the victim claims and writes (`isolation_streams.rs`);
@@ -12,7 +13,6 @@ use super::client::{add_agent, create_tasks, setup_team, BenchClient};
 use super::daemon::BenchDaemon;
 use super::isolation_streams::{fan_out, victim_claims};
 use super::stats::{Figures, Latencies};
-use super::Sizes;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -150,7 +150,8 @@ fn p99(lat: &mut Latencies) -> f64 {
     lat.summary().1
 }
 
-pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> Figures {
+/// `noisy_batch`: tasks per noisy batch, the largest `[limits] max_batch` allows.
+pub async fn run(admin: &BenchClient, noisy_batch: usize, daemon: &BenchDaemon) -> Figures {
     let quiet_team = setup_team(admin, "victim").await;
     quiet_team
         .post_ok(
@@ -182,7 +183,7 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
     let writer_before = WriterFigures::read(admin).await;
     // Encoded once, answers read unparsed: the noisy clients share this process's runtime with
     // the victim's, so their own JSON work would count against the victim's latency.
-    let batch: Vec<u8> = serde_json::to_vec(&json!((0..1000)
+    let batch: Vec<u8> = serde_json::to_vec(&json!((0..noisy_batch)
         .map(|i| json!({"prefix": "N", "subject": format!("n{i}")}))
         .collect::<Vec<_>>()))
     .expect("encode the batch");
@@ -289,7 +290,7 @@ pub async fn run(admin: &BenchClient, _sizes: &Sizes, daemon: &BenchDaemon) -> F
     .note("victim write p99 quiet", ms(qw))
     .note("victim read p99 quiet", ms(qr))
     .note(
-        &format!("victim write p99 while {ATTACKERS} clients create 1,000-task batches"),
+        &format!("victim write p99 while {ATTACKERS} clients create {noisy_batch}-task batches"),
         format!("{} ({})", ms(fw), ratio(fw, qw)),
     )
     .note(

@@ -111,6 +111,10 @@ pub struct Args {
     /// builds side by side with the same bench.
     #[arg(long)]
     pub daemon: Option<std::path::PathBuf>,
+    /// `[limits] max_batch` for the daemons (items per request); `isolation`'s noisy clients
+    /// send batches of this size, the largest the limits allow. Default: the daemon's, 1,000.
+    #[arg(long)]
+    pub max_batch: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -205,7 +209,12 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Bus | Scenario::Memory | Scenario::Slow => ONE_BIG_TEAM,
         _ => &[],
     };
-    let deployment = Deployment::start(args, env)?;
+    let max_batch = args.max_batch.map(|n| n.to_string());
+    let mut env = env.to_vec();
+    if let Some(n) = &max_batch {
+        env.push(("HUDDLE_LIMITS_MAX_BATCH", n));
+    }
+    let deployment = Deployment::start(args, &env)?;
     let daemon = &deployment.daemons[0];
     let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
     let cpu_before = deployment.cpu_seconds();
@@ -220,7 +229,9 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Slow => slow::run(&admin, &args.sizes).await,
         Scenario::DepsWorst => deps_worst::run(&admin, &args.sizes).await,
         Scenario::Stress => stress::run(&admin, &args.sizes, daemon).await,
-        Scenario::Isolation => isolation::run(&admin, &args.sizes, daemon).await,
+        Scenario::Isolation => {
+            isolation::run(&admin, args.max_batch.unwrap_or(1_000), daemon).await
+        }
         Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
         Scenario::Search => search::run(&admin, &args.sizes).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),

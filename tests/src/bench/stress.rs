@@ -5,7 +5,10 @@
 //! 2. streams following `?to=` values that are not recipients (refused), and streams following
 //!    real recipients opened and closed many times (their channels are freed);
 //! 3. connections that never finish their request head, past `max_connections` (503), until
-//!    `head_timeout_ms` closes them.
+//!    `head_timeout_ms` closes them;
+//! 4. JSON Patches of many small operations at the front of a large array (each shifts every
+//!    element after it, on the writer): the largest the work budget allows, and one past it
+//!    (413).
 
 use super::client::{add_agent, setup_team, BenchClient};
 use super::daemon::BenchDaemon;
@@ -198,6 +201,20 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
         ),
     ));
     notes.push(("RSS during the connection flood".into(), mib(rss_during)));
+
+    // 4. Array shifts.
+    let (allowed_ms, refused_ms) = shifting_patches(&coord).await;
+    let t0 = Instant::now();
+    let ok = served(&agent).await;
+    lat.push(t0.elapsed());
+    notes.push((
+        format!("{ALLOWED_SHIFTS} removals at the front of {ARRAY_LEN} elements (allowed)"),
+        format!("{allowed_ms:.1} ms"),
+    ));
+    notes.push((
+        format!("{REFUSED_SHIFTS} removals there (past the work budget)"),
+        format!("413 in {refused_ms:.1} ms; agent served: {ok}"),
+    ));
     notes.push(("RSS at the end".into(), mib(daemon.rss())));
 
     let mut figures = Figures::new("stress", "checks", lat.0.len(), started.elapsed(), &mut lat);
@@ -208,6 +225,51 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
         "latency",
         "the well-behaved agent's request after each attack",
     )
+}
+
+/// Elements in the shared memory's array (about 1 MB, the default `[memory] max_bytes`).
+const ARRAY_LEN: usize = 500_000;
+/// Removals at its front within the work budget (16 × max_bytes; 2 per shifted element).
+const ALLOWED_SHIFTS: usize = 12;
+const REFUSED_SHIFTS: usize = 2_000;
+
+/// Times the allowed and the refused shifting patch, in ms.
+async fn shifting_patches(coord: &BenchClient) -> (f64, f64) {
+    let (http, auth) = coord.raw();
+    let url = format!("{}/v1/teams/stress/memory", coord.base);
+    let doc = format!("{{\"doc\":{{\"a\":[{}]}}}}", vec!["0"; ARRAY_LEN].join(","));
+    let put = http
+        .put(&url)
+        .header("authorization", auth)
+        .header("content-type", "application/json")
+        .body(doc)
+        .send()
+        .await
+        .expect("put memory");
+    assert_eq!(
+        put.status().as_u16(),
+        200,
+        "the array fits the memory limit"
+    );
+    let mut timed = Vec::new();
+    for (removals, status) in [(ALLOWED_SHIFTS, 200), (REFUSED_SHIFTS, 413)] {
+        let patch = serde_json::json!(vec![
+            serde_json::json!({"op": "remove", "path": "/a/0"});
+            removals
+        ]);
+        let t0 = Instant::now();
+        let res = http
+            .patch(&url)
+            .header("authorization", auth)
+            .header("content-type", "application/json-patch+json")
+            .body(patch.to_string())
+            .send()
+            .await
+            .expect("patch memory");
+        timed.push(t0.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(res.status().as_u16(), status, "{removals} removals");
+    }
+    (timed[0], timed[1])
 }
 
 /// The bearer token a client sends.

@@ -125,3 +125,43 @@ async fn agents_per_team_are_capped_and_a_revoked_agent_frees_its_place() {
         .expect_status(200);
     d.agent("qa", "tester-3", "tester").await;
 }
+
+/// A new token brings a revoked agent back, so it takes a place like a new agent: otherwise
+/// add, revoke and rotate would grow a team past its cap without end.
+#[tokio::test]
+async fn a_rotation_that_brings_a_revoked_agent_back_counts_against_the_cap() {
+    let d = TestDaemon::start_with(|s| s.limits.max_agents_per_team = 2).await;
+    let c = d.team("qa").await;
+    d.agent("qa", "tester-1", "tester").await;
+    c.post(&c.t("/agents/tester-1/revoke"), json!({}))
+        .await
+        .expect_status(200);
+    d.agent("qa", "tester-2", "tester").await;
+    let refused = c
+        .post(&c.t("/agents/tester-1/rotate"), json!({}))
+        .await
+        .expect_error(409, "team_limit");
+    assert_eq!(refused.body["error"]["details"]["max"], 2);
+    // Refused whole: the revoked agent stays revoked and the live one keeps its place.
+    d.admin()
+        .post(
+            "/v1/teams/qa/agents",
+            json!({"name": "tester-3", "role": "tester"}),
+        )
+        .await
+        .expect_error(409, "team_limit");
+    // A live agent's rotation takes no new place; with a place free, the revoked one returns.
+    c.post(&c.t("/agents/tester-2/rotate"), json!({}))
+        .await
+        .expect_status(200);
+    c.post(&c.t("/agents/tester-2/revoke"), json!({}))
+        .await
+        .expect_status(200);
+    let back = c
+        .post(&c.t("/agents/tester-1/rotate"), json!({}))
+        .await
+        .expect_status(200);
+    let tester = Api::new(&d.url, back.body["token"].as_str().unwrap()).in_team("qa");
+    let me = tester.get(&tester.t("/me")).await.expect_status(200);
+    assert_eq!(me.body["name"], "tester-1");
+}

@@ -46,6 +46,16 @@ pub async fn team_id(db: Db<'_>, name: &str) -> StoreResult<i64> {
         .ok_or_else(|| StoreError::not_found(format!("team {name}")))
 }
 
+/// The team's agents that are not revoked.
+async fn live_agents(tx: &mut Tx, team_id: i64) -> StoreResult<usize> {
+    let agents: i64 =
+        sqlx::query_scalar("select count(*) from agents where team_id = $1 and revoked_at is null")
+            .bind(team_id)
+            .fetch_one(tx.conn())
+            .await?;
+    Ok(agents as usize)
+}
+
 pub async fn create_agent(
     tx: &mut Tx,
     team_id: i64,
@@ -56,12 +66,7 @@ pub async fn create_agent(
 ) -> StoreResult<Agent> {
     validate::name("name", name)?;
     tx.lock_team(team_id).await?;
-    let agents: i64 =
-        sqlx::query_scalar("select count(*) from agents where team_id = $1 and revoked_at is null")
-            .bind(team_id)
-            .fetch_one(tx.conn())
-            .await?;
-    rules::check_agent_count(agents as usize, max_agents)?;
+    rules::check_agent_count(live_agents(tx, team_id).await?, max_agents)?;
     let now = tx.now_ms();
     let inserted = sqlx::query(
         "insert into agents (team_id, name, role, token_hash, created_at) values ($1, $2, $3, $4, $5)
@@ -117,21 +122,27 @@ pub async fn list_agents(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> Store
         .collect())
 }
 
-/// Sets a new token hash, or revokes (a random, never-issued hash and `revoked_at`).
+/// Sets a new token hash, or revokes (a random, never-issued hash and `revoked_at`). A new
+/// token for a revoked agent brings it back, so it must fit under `max_agents` as a new one.
 pub async fn set_token(
     tx: &mut Tx,
     team_id: i64,
     name: &str,
     token_hash: Option<&str>,
+    max_agents: usize,
 ) -> StoreResult<(Agent, String)> {
     tx.lock_team(team_id).await?;
-    let (old_hash, role): (String, String) =
-        sqlx::query_as("select token_hash, role from agents where team_id = $1 and name = $2")
-            .bind(team_id)
-            .bind(name)
-            .fetch_optional(tx.conn())
-            .await?
-            .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
+    let (old_hash, role, revoked): (String, String, bool) = sqlx::query_as(
+        "select token_hash, role, revoked_at is not null from agents where team_id = $1 and name = $2",
+    )
+    .bind(team_id)
+    .bind(name)
+    .fetch_optional(tx.conn())
+    .await?
+    .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
+    if rules::reactivates(revoked, token_hash) {
+        rules::check_agent_count(live_agents(tx, team_id).await?, max_agents)?;
+    }
     let change = rules::token_change(token_hash, tx.now_ms());
     sqlx::query(
         "update agents set token_hash = $3, revoked_at = $4 where team_id = $1 and name = $2",

@@ -121,8 +121,9 @@ impl Store for PostgresStore {
         name: &str,
         token_hash: Option<&str>,
     ) -> StoreResult<(Agent, String)> {
+        let max_agents = self.options.limits.max_agents_per_team;
         in_tx!(self, |tx| agents::set_token(
-            &mut tx, team_id, name, token_hash
+            &mut tx, team_id, name, token_hash, max_agents
         )
         .await?)
     }

@@ -46,11 +46,7 @@ pub fn create_agent(
     max_agents: usize,
 ) -> StoreResult<Agent> {
     validate::name("name", name)?;
-    let agents: i64 = ctx
-        .conn
-        .prepare_cached("select count(*) from agents where team_id = ?1 and revoked_at is null")?
-        .query_row([team_id], |r| r.get(0))?;
-    rules::check_agent_count(agents as usize, max_agents)?;
+    rules::check_agent_count(live_agents(ctx.conn, team_id)?, max_agents)?;
     let inserted = ctx
         .conn
         .prepare_cached(
@@ -61,6 +57,14 @@ pub fn create_agent(
     let agent = rules::created_agent(name, role, inserted == 1)?;
     append_event(ctx, team_id, "agent.created", &agent)?;
     Ok(agent)
+}
+
+/// The team's agents that are not revoked.
+fn live_agents(conn: &Connection, team_id: i64) -> StoreResult<usize> {
+    let agents: i64 = conn
+        .prepare_cached("select count(*) from agents where team_id = ?1 and revoked_at is null")?
+        .query_row([team_id], |r| r.get(0))?;
+    Ok(agents as usize)
 }
 
 pub fn authenticate(conn: &Connection, token_hash: &str) -> StoreResult<Option<Caller>> {
@@ -92,19 +96,26 @@ pub fn list_agents(conn: &Connection, team_id: i64) -> StoreResult<Vec<Agent>> {
     Ok(agents)
 }
 
-/// Sets a new token hash, or revokes (a random, never-issued hash and `revoked_at`).
+/// Sets a new token hash, or revokes (a random, never-issued hash and `revoked_at`). A new
+/// token for a revoked agent brings it back, so it must fit under `max_agents` as a new one.
 pub fn set_token(
     ctx: &mut WriteCtx<'_>,
     team_id: i64,
     name: &str,
     token_hash: Option<&str>,
+    max_agents: usize,
 ) -> StoreResult<(Agent, String)> {
-    let (old_hash, role): (String, String) = ctx
+    let (old_hash, role, revoked): (String, String, bool) = ctx
         .conn
-        .prepare_cached("select token_hash, role from agents where team_id = ?1 and name = ?2")?
-        .query_row(params![team_id, name], |r| Ok((r.get(0)?, r.get(1)?)))
+        .prepare_cached(
+            "select token_hash, role, revoked_at is not null from agents where team_id = ?1 and name = ?2",
+        )?
+        .query_row(params![team_id, name], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?
         .ok_or_else(|| StoreError::not_found(format!("agent {name}")))?;
+    if rules::reactivates(revoked, token_hash) {
+        rules::check_agent_count(live_agents(ctx.conn, team_id)?, max_agents)?;
+    }
     let change = rules::token_change(token_hash, ctx.now_ms);
     ctx.conn
         .prepare_cached(

@@ -85,9 +85,10 @@ impl Store for SqliteStore {
         token_hash: Option<&str>,
     ) -> StoreResult<(Agent, String)> {
         let (name, hash) = (name.to_string(), token_hash.map(str::to_string));
+        let max_agents = self.options.limits.max_agents_per_team;
         self.writer()?
             .write_team(team_id, move |ctx| {
-                agents::set_token(ctx, team_id, &name, hash.as_deref())
+                agents::set_token(ctx, team_id, &name, hash.as_deref(), max_agents)
             })
             .await
     }
