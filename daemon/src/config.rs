@@ -80,7 +80,8 @@ pub struct ServerSettings {
     /// stays unacknowledged this long (`TCP_USER_TIMEOUT`), or an idle connection answers no
     /// keepalive probe within it. A client that vanished from the network (a laptop closed, a
     /// NAT that forgot it) would otherwise hold its stream slots until TCP gives up, about
-    /// 15 minutes. 0: the operating system's defaults.
+    /// 15 minutes. A client that stops reading while the daemon has more to send is dropped
+    /// after it too. 1,000 to 3,600,000, or 0: the operating system's defaults.
     pub peer_timeout_ms: u64,
 }
 
@@ -98,7 +99,7 @@ pub struct StorageSettings {
     /// connections use no named prepared statements. Empty: `database_url` is direct.
     pub direct_database_url: String,
     /// PostgreSQL connections per daemon, its LISTEN connection among them (the health probe
-    /// and heartbeat marks open one more each).
+    /// opens one more, heartbeat marks two).
     pub pool_size: u32,
     /// PostgreSQL: the longest wait for a pooled connection before a request is answered 503.
     pub acquire_timeout_ms: u64,

@@ -53,6 +53,7 @@ pub async fn serve(
         // and an idle keep-alive connection are both closed after it.
         .header_read_timeout(Duration::from_millis(settings.head_timeout_ms.max(1)));
     let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
+    let peer_timeout_ms = peer_timeout(settings.peer_timeout_ms);
     tokio::pin!(shutdown);
     loop {
         let (tcp, peer) = tokio::select! {
@@ -69,7 +70,7 @@ pub async fn serve(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
-        if let Err(e) = watch_peer(&tcp, settings.peer_timeout_ms) {
+        if let Err(e) = watch_peer(&tcp, peer_timeout_ms) {
             tracing::debug!(error = %e, "cannot set the peer timeout");
         }
         // The client's address, for limits per address (failed authentications).
@@ -91,16 +92,33 @@ pub async fn serve(
     graceful.shutdown().await;
 }
 
+/// The peer timeout the kernel can take: 0 (the system's defaults), or between 1 s and an hour
+/// (keepalive times are whole seconds; an hour is far past any client's own timeout). A value
+/// outside is taken as the nearest, with a warning.
+fn peer_timeout(configured_ms: u64) -> u64 {
+    const RANGE: std::ops::RangeInclusive<u64> = 1_000..=3_600_000;
+    if configured_ms == 0 || RANGE.contains(&configured_ms) {
+        return configured_ms;
+    }
+    let taken = configured_ms.clamp(*RANGE.start(), *RANGE.end());
+    tracing::warn!(
+        "[server] peer_timeout_ms = {configured_ms} is outside 1000..=3600000; using {taken}"
+    );
+    taken
+}
+
 /// Drops a connection whose peer stopped answering after `timeout_ms`: data left
 /// unacknowledged that long ends it (`TCP_USER_TIMEOUT`, Linux), and an idle connection is
 /// probed from half of it on, three probes in the other half. Streams write a comment every
 /// few seconds, so a subscriber that vanished from the network is noticed by the first; long
-/// polls and MCP streams that write nothing by the probes. 0 keeps the system's defaults.
+/// polls that write nothing by the probes. A client that stays connected but stops reading
+/// while the daemon has more to send (its window closed) is dropped after it too; a stream
+/// resumes from `Last-Event-ID`. 0 keeps the system's defaults.
 pub fn watch_peer(tcp: &TcpStream, timeout_ms: u64) -> std::io::Result<()> {
     if timeout_ms == 0 {
         return Ok(());
     }
-    let timeout = Duration::from_millis(timeout_ms.max(1_000));
+    let timeout = Duration::from_millis(timeout_ms);
     let socket = socket2::SockRef::from(tcp);
     #[cfg(target_os = "linux")]
     socket.set_tcp_user_timeout(Some(timeout))?;
@@ -109,7 +127,7 @@ pub fn watch_peer(tcp: &TcpStream, timeout_ms: u64) -> std::io::Result<()> {
     let keepalive = socket2::TcpKeepalive::new()
         .with_time(at_least_a_second(timeout / 2))
         .with_interval(at_least_a_second(timeout / 6));
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", target_os = "macos", target_os = "freebsd"))]
     let keepalive = keepalive.with_retries(3);
     socket.set_tcp_keepalive(&keepalive)
 }
@@ -288,5 +306,18 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for ApiShapedHeadErrors<T> {
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         std::task::ready!(self.poll_replacement(cx))?;
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::peer_timeout;
+
+    #[test]
+    fn a_peer_timeout_the_kernel_cannot_take_is_taken_as_the_nearest() {
+        assert_eq!(peer_timeout(0), 0, "0 keeps the system's defaults");
+        assert_eq!(peer_timeout(60_000), 60_000);
+        assert_eq!(peer_timeout(1), 1_000);
+        assert_eq!(peer_timeout(u64::MAX), 3_600_000);
     }
 }

@@ -177,7 +177,17 @@ pub async fn add_agent(admin: &BenchClient, team: &str, agent: &str, role: &str)
 
 /// Creates tasks in batches of up to 1,000 (all-or-none each).
 pub async fn create_tasks(coord: &BenchClient, team: &str, tasks: Vec<Value>) {
-    for chunk in tasks.chunks(1000) {
+    create_tasks_by(coord, team, tasks, 1000).await
+}
+
+/// [`create_tasks`] in requests of at most `per_request` (a daemon's `[limits] max_batch`).
+pub async fn create_tasks_by(
+    coord: &BenchClient,
+    team: &str,
+    tasks: Vec<Value>,
+    per_request: usize,
+) {
+    for chunk in tasks.chunks(per_request.max(1)) {
         coord
             .post_ok(
                 &format!("/v1/teams/{team}/tasks"),

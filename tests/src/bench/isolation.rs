@@ -9,7 +9,7 @@
 //!   what its posters send, while the victim claims and writes (`isolation_streams.rs`);
 //! - patch bomb: 16 `copy` operations from the root of a 100 KB document (refused with 413).
 
-use super::client::{add_agent, create_tasks, setup_team, BenchClient};
+use super::client::{add_agent, create_tasks_by, setup_team, BenchClient};
 use super::daemon::BenchDaemon;
 use super::isolation_streams::{fan_out, victim_claims};
 use super::stats::{Figures, Latencies};
@@ -166,7 +166,7 @@ pub async fn run(admin: &BenchClient, noisy_batch: usize, daemon: &BenchDaemon) 
     let claimable = (0..SAMPLES * 2)
         .map(|i| json!({"prefix": "VC", "subject": format!("c{i}")}))
         .collect();
-    create_tasks(&quiet_team, "victim", claimable).await;
+    create_tasks_by(&quiet_team, "victim", claimable, noisy_batch.min(1000)).await;
     let victim_worker = add_agent(admin, "victim", "worker", "tester").await;
     let noisy = setup_team(admin, "noisy").await;
     let observer = add_agent(admin, "noisy", "watcher", "observer").await;

@@ -111,8 +111,9 @@ pub struct Args {
     /// builds side by side with the same bench.
     #[arg(long)]
     pub daemon: Option<std::path::PathBuf>,
-    /// `[limits] max_batch` for the daemons (items per request); `isolation`'s noisy clients
-    /// send batches of this size, the largest the limits allow. Default: the daemon's, 1,000.
+    /// `isolation` only: `[limits] max_batch` for the daemon (items per request, 50 to
+    /// 10,000), and the size of the noisy clients' batches, the largest the limits allow.
+    /// Default: the daemon's, 1,000.
     #[arg(long)]
     pub max_batch: Option<usize>,
 }
@@ -209,6 +210,16 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Bus | Scenario::Memory | Scenario::Slow => ONE_BIG_TEAM,
         _ => &[],
     };
+    match args.max_batch {
+        Some(_) if scenario != Scenario::Isolation => {
+            return Err("--max-batch applies to the isolation scenario only".into())
+        }
+        // Past 10,000 the noisy body would pass the default `max_body_bytes`.
+        Some(n) if !(50..=10_000).contains(&n) => {
+            return Err("--max-batch must be between 50 and 10000".into())
+        }
+        _ => {}
+    }
     let max_batch = args.max_batch.map(|n| n.to_string());
     let mut env = env.to_vec();
     if let Some(n) = &max_batch {

@@ -14,7 +14,7 @@ use serde_json::json;
 use sqlx::{Connection, PgConnection};
 
 /// Long enough for the setup below to run well inside it.
-const LEASE_MS: i64 = 15_000;
+const LEASE_MS: i64 = 30_000;
 
 #[tokio::test]
 async fn a_heartbeat_is_marked_while_the_replicas_pool_is_tied_up() {
@@ -150,4 +150,85 @@ async fn a_heartbeat_is_marked_while_the_replicas_pool_is_tied_up() {
     assert_eq!(task.body["claimedBy"], "tester");
     a.kill9();
     b.kill9();
+}
+
+/// Marks skip a row another transaction holds: heartbeats of tasks whose rows are locked
+/// (their writes stuck) must not take the marks' connections from every other heartbeat.
+#[tokio::test]
+async fn a_mark_never_waits_on_a_locked_row() {
+    let url = huddle_tests::pg::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = named_replica(
+        &url,
+        dir.path(),
+        "marks_a",
+        &[
+            ("HUDDLE_STORAGE_BATCHES_PER_TEAM", "4"),
+            ("HUDDLE_TASKS_LEASE_SWEEP_MS", "3600000"),
+        ],
+    );
+    let agents = team(
+        &a.url,
+        &[("coordinator", "coordinator"), ("tester", "tester")],
+    )
+    .await;
+    let (coordinator, tester) = (&agents[0], &agents[1]);
+    let ids = ["BEAT-001", "BEAT-002", "BEAT-003", "BEAT-004"];
+    for id in ids {
+        coordinator
+            .post(&coordinator.t("/tasks"), json!({"id": id, "subject": id}))
+            .await
+            .expect_status(201);
+        tester
+            .claim(json!({"prefixes": ["BEAT"], "leaseMs": 600_000}))
+            .await
+            .expect("a BEAT task is claimed");
+    }
+    // Three rows locked here: more than the marks have connections.
+    let mut db = PgConnection::connect(&url).await.unwrap();
+    let mut row_locks = PgConnection::connect(&url).await.unwrap();
+    sqlx::query("begin").execute(&mut row_locks).await.unwrap();
+    sqlx::query("select 1 from tasks where id = any($1) for update")
+        .bind(&ids[..3])
+        .execute(&mut row_locks)
+        .await
+        .unwrap();
+    let beat = |id: &'static str| {
+        let tester = tester.clone();
+        tokio::spawn(async move {
+            tester
+                .post(
+                    &tester.t(&format!("/tasks/{id}/heartbeat")),
+                    json!({"leaseMs": 600_000}),
+                )
+                .await
+        })
+    };
+    let mut beats: Vec<_> = ids[..3].iter().map(|id| beat(id)).collect();
+    // Their heartbeats run in batches that wait for the rows.
+    until(
+        &mut db,
+        "the three heartbeats wait for their rows",
+        "select count(*) >= 3 from pg_stat_activity
+         where datname = current_database() and application_name = $1
+           and wait_event_type = 'Lock'",
+        "marks_a",
+    )
+    .await;
+    beats.push(beat("BEAT-004"));
+    until(
+        &mut db,
+        "BEAT-004's heartbeat is marked",
+        "select heard_until is not null and $1::text is not null from tasks where id = 'BEAT-004'",
+        "-",
+    )
+    .await;
+    sqlx::query("rollback")
+        .execute(&mut row_locks)
+        .await
+        .unwrap();
+    for beat in beats {
+        beat.await.unwrap().expect_status(200);
+    }
+    a.kill9();
 }

@@ -8,32 +8,77 @@ use std::process::Command;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Drops what arrives for one local port while it lives: the daemon's packets leave (its
-/// sends succeed) and nothing comes back, as over a dead link. (Dropped on the way out
+/// Drops the daemon's packets to one client connection while it lives: they leave (the
+/// daemon's sends succeed) and nothing comes back, as over a dead link. (Dropped on the way out
 /// instead, a send fails locally and TCP keeps probing without ever timing out.)
 struct Blackhole {
-    port: u16,
+    rule: Vec<String>,
 }
 
+/// Tags this test's rules, so a run killed before it could remove its rule has it removed by
+/// the next run.
+const TAG: &str = "huddle-test-vanished-peer";
+
 impl Blackhole {
-    fn rule(action: &str, port: u16) -> bool {
+    fn iptables(action: &str, rule: &[String]) -> bool {
         Command::new("iptables")
-            .args(["-w", action, "INPUT", "-i", "lo", "-p", "tcp", "--dport"])
-            .arg(port.to_string())
-            .args(["-j", "DROP"])
+            .args(["-w", action, "INPUT"])
+            .args(rule)
             .status()
             .is_ok_and(|s| s.success())
     }
 
-    fn install(port: u16) -> Blackhole {
-        assert!(Blackhole::rule("-I", port), "iptables refused the rule");
-        Blackhole { port }
+    /// Packets from the daemon's port to the client's, on loopback.
+    fn install(daemon: u16, client: u16) -> Blackhole {
+        let rule: Vec<String> = [
+            "-i",
+            "lo",
+            "-p",
+            "tcp",
+            "-s",
+            "127.0.0.1",
+            "--sport",
+            &daemon.to_string(),
+            "--dport",
+            &client.to_string(),
+            "-m",
+            "comment",
+            "--comment",
+            TAG,
+            "-j",
+            "DROP",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert!(
+            Blackhole::iptables("-I", &rule),
+            "iptables refused the rule"
+        );
+        Blackhole { rule }
+    }
+
+    /// Removes rules an earlier run left behind.
+    fn remove_stale() {
+        let listed = Command::new("iptables")
+            .args(["-w", "-S", "INPUT"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        for line in listed.lines().filter(|l| l.contains(TAG)) {
+            let rule: Vec<String> = line
+                .split_whitespace()
+                .skip(2) // "-A INPUT"
+                .map(|s| s.trim_matches('"').to_string())
+                .collect();
+            Blackhole::iptables("-D", &rule);
+        }
     }
 }
 
 impl Drop for Blackhole {
     fn drop(&mut self) {
-        Blackhole::rule("-D", self.port);
+        Blackhole::iptables("-D", &self.rule);
     }
 }
 
@@ -59,6 +104,7 @@ async fn a_subscriber_that_vanished_frees_its_stream_slot() {
     if !can_blackhole() {
         return;
     }
+    Blackhole::remove_stale();
     let d = TestDaemon::start_with(|s| {
         s.limits.max_streams_per_team = 1;
         s.server.peer_timeout_ms = 2_000;
@@ -82,7 +128,7 @@ async fn a_subscriber_that_vanished_frees_its_stream_slot() {
         .await
         .expect_error(429, "too_many_streams");
 
-    let _dead_link = Blackhole::install(vanishing.local_addr().unwrap().port());
+    let _dead_link = Blackhole::install(d.addr.port(), vanishing.local_addr().unwrap().port());
     let url = format!("{}{}", d.url, qa.t("/events"));
     eventually(60, "the vanished subscriber's slot is freed", || {
         let (url, token) = (url.clone(), qa.token.clone());

@@ -95,8 +95,10 @@ pub async fn claim(
 /// Marks a heartbeat on its task the moment this replica receives it, before it waits in the
 /// team's queue: `heard_until` is the lease it earned, on the database's clock. Another
 /// replica's sweep, which cannot see this replica's queue, skips a lease heard until after its
-/// cutoff ([`expire_team_leases`]). One statement outside the team's lock (it touches this
-/// row only, so it never waits behind the team's other writes); only for the holder (or a
+/// cutoff ([`expire_team_leases`]). One statement outside the team's lock, touching this row
+/// only, and skipping it while another transaction holds it (the marks' few connections must
+/// never wait on one team's row: the holder is then a write of this very task, or a sweep
+/// judging it, which a mark could not overtake anyway); only for the holder (or a
 /// coordinator) of a task in progress, as [`heartbeat`] then checks again.
 pub async fn hear_heartbeat(
     db: Db<'_>,
@@ -107,7 +109,9 @@ pub async fn hear_heartbeat(
     sqlx::query(&format!(
         "update tasks set heard_until = {DB_NOW_MS} + $4
          where team_id = $1 and id = $2 and status = 'in_progress'
-           and (claimed_by = $3 or $5)"
+           and (claimed_by = $3 or $5)
+           and id in (select id from tasks where team_id = $1 and id = $2
+                      for update skip locked)"
     ))
     .bind(caller.team_id)
     .bind(id)

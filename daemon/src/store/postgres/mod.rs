@@ -95,9 +95,9 @@ pub struct PostgresStore {
     pool: Pool,
     /// The direct connections (the pool itself when there is no pooler): LISTEN, `ANALYZE`.
     direct: PgPool,
-    /// One connection of its own for heartbeat marks ([`claims::hear_heartbeat`]): a pool
-    /// tied up by team batches must not delay the mark that protects a lease from other
-    /// replicas' sweeps.
+    /// Connections of their own for heartbeat marks ([`claims::hear_heartbeat`]): a pool tied
+    /// up by team batches must not delay the mark that protects a lease from other replicas'
+    /// sweeps.
     marks: Pool,
     batcher: Arc<Batcher>,
     analyzer: Arc<Analyzer>,
@@ -161,24 +161,28 @@ impl PostgresOptions {
 /// migration lock) or only run in the background: the listener's and a catch-up read.
 const DIRECT_POOL_SIZE: u32 = 2;
 
-/// Connections for heartbeat marks, beside the pool (`PostgresStore::marks`).
-const MARKS_POOL_SIZE: u32 = 1;
+/// Connections for heartbeat marks, beside the pool (`PostgresStore::marks`): straight to
+/// PostgreSQL (behind a pooler, its server connections may all be held by team batches).
+const MARKS_POOL_SIZE: u32 = 2;
 
-/// The pooled connections, the direct ones (the same pool when `url` is direct) and the one
+/// The pooled connections, the direct ones (the same pool when `url` is direct) and the ones
 /// for heartbeat marks.
 async fn connect(options: &PostgresOptions) -> StoreResult<(Pool, PgPool, Pool)> {
+    let marks = Pool::new(
+        connect_until_reachable(
+            options,
+            options.direct_url(),
+            MARKS_POOL_SIZE,
+            Statements::Named,
+        )
+        .await?,
+        Statements::Named,
+    );
     let Some(direct_url) = options.direct_url.as_deref() else {
         let pool =
             connect_until_reachable(options, &options.url, options.pool_size, Statements::Named)
                 .await?;
-        let marks =
-            connect_until_reachable(options, &options.url, MARKS_POOL_SIZE, Statements::Named)
-                .await?;
-        return Ok((
-            Pool::new(pool.clone(), Statements::Named),
-            pool,
-            Pool::new(marks, Statements::Named),
-        ));
+        return Ok((Pool::new(pool.clone(), Statements::Named), pool, marks));
     };
     let direct =
         connect_until_reachable(options, direct_url, DIRECT_POOL_SIZE, Statements::Named).await?;
@@ -189,14 +193,7 @@ async fn connect(options: &PostgresOptions) -> StoreResult<(Pool, PgPool, Pool)>
         Statements::Unnamed,
     )
     .await?;
-    let marks =
-        connect_until_reachable(options, &options.url, MARKS_POOL_SIZE, Statements::Unnamed)
-            .await?;
-    Ok((
-        Pool::new(pool, Statements::Unnamed),
-        direct,
-        Pool::new(marks, Statements::Unnamed),
-    ))
+    Ok((Pool::new(pool, Statements::Unnamed), direct, marks))
 }
 
 fn connect_options(url: &str, statements: Statements) -> StoreResult<PgConnectOptions> {

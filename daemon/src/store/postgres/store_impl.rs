@@ -43,6 +43,9 @@ macro_rules! batched {
     }};
 }
 
+/// The longest a heartbeat waits for its mark (`claims::hear_heartbeat`) before it goes on.
+const MARK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl PostgresStore {
     fn page(&self, limit: usize) -> usize {
         limit.clamp(1, self.options.limits.max_page_size.max(1))
@@ -179,11 +182,18 @@ impl Store for PostgresStore {
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {
         // Marked on arrival, for other replicas' sweeps, on a connection no team's batches
-        // can tie up; then applied in the team's turn.
-        {
+        // can tie up; then applied in the team's turn. The mark only protects the lease
+        // meanwhile: one that fails or is slow is left out, never the heartbeat.
+        let mark = async {
             let mut tx = self.marks.begin().await?;
             claims::hear_heartbeat(tx.db(), caller, id, lease_ms).await?;
             tx.commit().await?;
+            StoreResult::Ok(())
+        };
+        match tokio::time::timeout(MARK_WAIT, mark).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "heartbeat not marked"),
+            Err(_) => tracing::debug!("heartbeat not marked within {MARK_WAIT:?}"),
         }
         batched!(self, caller.team_id, [caller, id], |tx| {
             claims::heartbeat(tx, &caller, &id, lease_ms).await

@@ -170,13 +170,13 @@ pub fn created_team(name: &str, now: i64, inserted: bool) -> StoreResult<Team> {
     })
 }
 
-/// A team of `agents` (revoked ones not counted) may take one more while under `max`.
 /// Whether setting `token_hash` on an agent brings a revoked one back (a rotation of a revoked
 /// agent), which counts against `max_agents_per_team` as adding one does.
 pub fn reactivates(revoked: bool, token_hash: Option<&str>) -> bool {
     revoked && token_hash.is_some()
 }
 
+/// A team of `agents` (revoked ones not counted) may take one more while under `max`.
 pub fn check_agent_count(agents: usize, max: usize) -> StoreResult<()> {
     if agents >= max {
         return Err(StoreError::Conflict {
