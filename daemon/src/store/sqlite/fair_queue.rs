@@ -205,6 +205,48 @@ impl Admission {
     }
 }
 
+/// How long a batch keeps taking jobs. One team alone fills it up to `alone` (group commit: one
+/// fsync for as much as it sends); once it holds jobs of two teams, up to `shared`, so a team
+/// whose write joined a batch another team was filling waits for a few milliseconds of that
+/// team's jobs and the commit, not for the whole batch. Store-wide jobs (sweeps, presence)
+/// share any batch without shortening it.
+pub struct BatchFill {
+    alone: Duration,
+    shared: Duration,
+    first_team: QueueKey,
+    teams_shared: bool,
+}
+
+impl BatchFill {
+    pub fn new(alone: Duration, shared: Duration) -> Self {
+        BatchFill {
+            alone,
+            shared,
+            first_team: None,
+            teams_shared: false,
+        }
+    }
+
+    /// Books a job of `key` taken into the batch.
+    pub fn took(&mut self, key: QueueKey) {
+        match (key, self.first_team) {
+            (None, _) => {}
+            (Some(_), None) => self.first_team = key,
+            (Some(_), Some(_)) => self.teams_shared |= key != self.first_team,
+        }
+    }
+
+    /// Whether a batch that has run `elapsed` may take another job.
+    pub fn has_room(&self, elapsed: Duration) -> bool {
+        elapsed
+            < if self.teams_shared {
+                self.shared
+            } else {
+                self.alone
+            }
+    }
+}
+
 /// Store-wide jobs count as light: they are the sweeps and presence writes.
 fn is_heavy(cost: &HashMap<QueueKey, Duration>, key: QueueKey) -> bool {
     key.is_some() && cost.get(&key).is_some_and(|c| *c >= HEAVY)
@@ -212,8 +254,28 @@ fn is_heavy(cost: &HashMap<QueueKey, Duration>, key: QueueKey) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{FairQueue, HEAVY};
+    use super::{BatchFill, FairQueue, HEAVY};
     use std::time::Duration;
+
+    #[test]
+    fn a_batch_two_teams_share_closes_sooner_than_one_teams() {
+        let ms = Duration::from_millis;
+        let mut fill = BatchFill::new(ms(25), ms(4));
+        fill.took(Some(1));
+        fill.took(None);
+        fill.took(Some(1));
+        assert!(
+            fill.has_room(ms(10)),
+            "one team (and the store) fills it up to 25 ms"
+        );
+        assert!(!fill.has_room(ms(25)));
+        fill.took(Some(2));
+        assert!(fill.has_room(ms(3)));
+        assert!(
+            !fill.has_room(ms(4)),
+            "another team's write is in: it waits for no more than 4 ms of jobs"
+        );
+    }
 
     fn drain(q: &mut FairQueue<&'static str>) -> Vec<&'static str> {
         std::iter::from_fn(|| q.pop()).collect()

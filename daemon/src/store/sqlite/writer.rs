@@ -12,7 +12,7 @@
 use super::super::{StoreError, StoreResult};
 use super::checkpointer::Checkpointer;
 use super::empty_claims::{EmptyClaims, Exhausted};
-use super::fair_queue::{Admission, FairQueue, QueueKey};
+use super::fair_queue::{Admission, BatchFill, FairQueue, QueueKey};
 use super::outage::Outage;
 use super::unsent::Unsent;
 use crate::hub::{Hub, Publish};
@@ -127,9 +127,13 @@ impl WriteCtx<'_> {
     }
 }
 
-/// A batch takes no further job once its jobs have run this long: the writes waiting behind it
-/// (another team's among them) wait for at most this, one job and the commit.
+/// A batch of one team's jobs takes no further job once they have run this long: the writes
+/// waiting behind it wait for at most this, one job and the commit.
 const BATCH_TIME: Duration = Duration::from_millis(25);
+
+/// The same once the batch holds jobs of two teams (`BatchFill`): a team's write taken into a
+/// batch another team was filling is committed after at most this, one job and the commit.
+const SHARED_BATCH_TIME: Duration = Duration::from_millis(4);
 
 /// Where a committed batch's effects go: the hub (streams, waiting claimers) and the memo of
 /// empty claim searches.
@@ -303,6 +307,7 @@ fn writer_loop(
         let end = run_batch(
             &conn,
             &mut queue,
+            &mut rx,
             max_batch,
             &published,
             &mut touched,
@@ -360,12 +365,12 @@ struct BatchEnd {
 fn run_batch(
     conn: &Connection,
     queue: &mut FairQueue<Queued>,
+    arrivals: &mut mpsc::UnboundedReceiver<(QueueKey, Queued)>,
     max_batch: usize,
     published: &Published,
     touched: &mut HashMap<(i64, String), i64>,
     renew: Option<(i64, i64)>,
 ) -> BatchEnd {
-    let now_ms = chrono::Utc::now().timestamp_millis();
     if let Err(e) = conn.execute_batch("begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
         tracing::debug!(error = %e, "cannot begin a write transaction");
@@ -379,6 +384,9 @@ fn run_batch(
             failed_read_only: is_read_only(&e),
         };
     }
+    // The batch's clock starts once it holds the write lock: `begin` may have waited for it
+    // (another process's lock, up to the busy timeout), and jobs sent meanwhile join it.
+    let now_ms = chrono::Utc::now().timestamp_millis();
     if let Some((live_at_ms, grace_ms)) = renew {
         match super::claims::renew_after_outage(conn, live_at_ms, now_ms + grace_ms) {
             Ok(0) => {}
@@ -407,14 +415,21 @@ fn run_batch(
     let started = Instant::now();
     // Light teams' jobs together, a heavy team's job alone (`FairQueue::next_for_batch`).
     let mut alone = false;
+    let mut fill = BatchFill::new(BATCH_TIME, SHARED_BATCH_TIME);
     while !alone
         && finishers.len() < max_batch
-        && (finishers.is_empty() || started.elapsed() < BATCH_TIME)
+        && (finishers.is_empty() || fill.has_room(started.elapsed()))
     {
+        // Jobs sent while the batch runs join the queue at once: another team's write is then
+        // taken next, and the batch closes soon after (`BatchFill`).
+        while let Ok((key, job)) = arrivals.try_recv() {
+            queue.push(key, job);
+        }
         let Some((key, (sent, job), heavy)) = queue.next_for_batch(finishers.len()) else {
             break;
         };
         alone = heavy;
+        fill.took(key);
         let job_started = Instant::now();
         let waited = job_started - sent;
         let mark = ctx.effects.len();
