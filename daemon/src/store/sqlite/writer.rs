@@ -4,7 +4,8 @@
 //! Requests queue jobs, each team's in its own queue (at most `4 × max_batch` waiting per team,
 //! so a team that floods waits on its own queue, not in front of the others). The writer runs
 //! what is waiting (up to `max_batch` jobs, taking the teams in turn, and no more once the batch
-//! has run `BATCH_TIME`) inside one `BEGIN IMMEDIATE` transaction — each in its
+//! has run `BATCH_TIME`, or `SHARED_BATCH_TIME` once it holds two teams' jobs; jobs sent
+//! meanwhile join the queue between its jobs) inside one `BEGIN IMMEDIATE` transaction — each in its
 //! own savepoint so a refused operation rolls back alone — commits once, and only then publishes
 //! the batch's effects to the hub and answers every job. With `synchronous=FULL` one fsync covers the
 //! whole batch, which is what lets durable throughput scale with load.
@@ -27,7 +28,9 @@ use tokio::sync::{mpsc, oneshot};
 /// that must be published after the commit.
 pub struct WriteCtx<'c> {
     pub conn: &'c Connection,
-    /// Milliseconds since the epoch, fixed per batch so one batch has one clock.
+    /// Milliseconds since the epoch: read once the batch holds the write lock, and moved
+    /// forward (never back) for a job sent after that, so no job's clock is older than its
+    /// request (a heartbeat's lease counts from no earlier than its arrival).
     pub now_ms: i64,
     effects: Vec<Effect>,
     /// Per-team message and event sequences for this batch: read once, written back once
@@ -360,7 +363,7 @@ struct BatchEnd {
     failed_read_only: bool,
 }
 
-/// Runs the next jobs of `queue` (up to `max_batch`, within `BATCH_TIME`) in one transaction,
+/// Runs the next jobs of `queue` (up to `max_batch`, within `BatchFill`'s time) in one transaction,
 /// after renewing the leases an outage left unheartbeated (`renew`, see `outage.rs`).
 fn run_batch(
     conn: &Connection,
@@ -387,6 +390,8 @@ fn run_batch(
     // The batch's clock starts once it holds the write lock: `begin` may have waited for it
     // (another process's lock, up to the busy timeout), and jobs sent meanwhile join it.
     let now_ms = chrono::Utc::now().timestamp_millis();
+    // When `now_ms` was read, to tell the jobs sent later.
+    let mut clock_read = Instant::now();
     if let Some((live_at_ms, grace_ms)) = renew {
         match super::claims::renew_after_outage(conn, live_at_ms, now_ms + grace_ms) {
             Ok(0) => {}
@@ -413,12 +418,13 @@ fn run_batch(
     };
     let mut finishers = Vec::with_capacity(max_batch);
     let started = Instant::now();
+    let mut dropped = 0;
     // Light teams' jobs together, a heavy team's job alone (`FairQueue::next_for_batch`).
     let mut alone = false;
     let mut fill = BatchFill::new(BATCH_TIME, SHARED_BATCH_TIME);
     while !alone
-        && finishers.len() < max_batch
-        && (finishers.is_empty() || fill.has_room(started.elapsed()))
+        && finishers.len() + dropped < max_batch
+        && (finishers.len() + dropped == 0 || fill.has_room(started.elapsed()))
     {
         // Jobs sent while the batch runs join the queue at once: another team's write is then
         // taken next, and the batch closes soon after (`BatchFill`).
@@ -430,12 +436,18 @@ fn run_batch(
         };
         alone = heavy;
         fill.took(key);
+        if sent > clock_read {
+            clock_read = Instant::now();
+            ctx.now_ms = ctx.now_ms.max(chrono::Utc::now().timestamp_millis());
+        }
         let job_started = Instant::now();
         let waited = job_started - sent;
         let mark = ctx.effects.len();
         let seqs_before = ctx.seqs.clone();
         if let Err(e) = exec_cached(conn, "savepoint job") {
             tracing::error!(error = %e, "cannot open a savepoint; job dropped");
+            // Counted, so a stream of arrivals cannot keep a failing batch open.
+            dropped += 1;
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut ctx)));
