@@ -122,6 +122,10 @@ pub async fn start_all(
     Ok((running, statuses))
 }
 
+/// Times a service on a port huddle picked is started again on another when it lost that port
+/// to another process between the pick and its bind.
+const PORT_ATTEMPTS: usize = 3;
+
 async fn start_one(
     project: &Path,
     name: &str,
@@ -130,13 +134,101 @@ async fn start_one(
     env: &[(String, String)],
     running: &mut Running,
 ) -> Result<ServiceStatus, RunnerError> {
-    let port = if spec.command.contains("{port}")
-        || spec.health.as_deref().is_some_and(|h| h.contains("{port}"))
-    {
-        Some(free_port()?)
-    } else {
-        spec.port
+    let picks_port = spec.command.contains("{port}")
+        || spec.health.as_deref().is_some_and(|h| h.contains("{port}"));
+    let mut attempt = 1;
+    loop {
+        let port = if picks_port {
+            Some(free_port()?)
+        } else {
+            spec.port
+        };
+        let started = start_on(project, name, spec, log_dir, env, port).await?;
+        let (status, child, outcome) = match started {
+            Started::NotSpawned(status) => return Ok(status),
+            Started::Spawned(status, child, outcome) => (status, child, outcome),
+        };
+        // A picked port is free when picked, not when bound: another process (a test run's
+        // parallel clients, an outgoing connection) may take it first. Only that is retried.
+        if outcome.is_err() && picks_port && attempt < PORT_ATTEMPTS && lost_its_port(&status.log) {
+            attempt += 1;
+            let mut child = child;
+            let _ = child.kill().await;
+            continue;
+        }
+        return Ok(finish(status, child, outcome, name, spec, port, running));
+    }
+}
+
+/// A service spawned (with the outcome of its health wait), or the status saying why not.
+enum Started {
+    NotSpawned(ServiceStatus),
+    Spawned(ServiceStatus, tokio::process::Child, Result<(), String>),
+}
+
+/// Whether a service's log says its port was taken (Go, Python, Node.js, Java, Rust wording).
+fn lost_its_port(log: &Path) -> bool {
+    let text = std::fs::read(log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
+    ["address already in use", "eaddrinuse", "address in use"]
+        .iter()
+        .any(|needle| text.contains(needle))
+}
+
+/// Books a spawned service in `running` and completes its status.
+fn finish(
+    mut status: ServiceStatus,
+    child: tokio::process::Child,
+    outcome: Result<(), String>,
+    name: &str,
+    spec: &ServiceSpec,
+    port: Option<u16>,
+    running: &mut Running,
+) -> ServiceStatus {
+    let fill = |s: &str| match port {
+        Some(p) => s.replace("{port}", &p.to_string()),
+        None => s.to_string(),
     };
+    let health = spec.health.as_deref().map(fill);
+    running.children.push((name.to_string(), child));
+    match outcome {
+        Ok(()) => {
+            status.healthy = true;
+            let upper = env_name(name);
+            if let Some(url) = health.as_deref().and_then(base_url) {
+                if !running.env.iter().any(|(k, _)| k == "HUDDLE_SERVICE_URL") {
+                    running.env.push(("HUDDLE_SERVICE_URL".into(), url.clone()));
+                }
+                running
+                    .env
+                    .push((format!("HUDDLE_SERVICE_{upper}_URL"), url));
+            }
+            if let Some(p) = port {
+                running
+                    .env
+                    .push((format!("HUDDLE_SERVICE_{upper}_PORT"), p.to_string()));
+            }
+            running
+                .env
+                .extend(spec.env.iter().map(|(k, v)| (k.clone(), fill(v))));
+        }
+        Err(problem) => {
+            status.problem = Some(problem);
+            status.log_tail = Some(log_tail(&status.log));
+        }
+    }
+    status
+}
+
+/// Spawns the service on `port` and waits for it to become healthy (or exit, or time out).
+async fn start_on(
+    project: &Path,
+    name: &str,
+    spec: &ServiceSpec,
+    log_dir: &Path,
+    env: &[(String, String)],
+    port: Option<u16>,
+) -> Result<Started, RunnerError> {
     let fill = |s: &str| match port {
         Some(p) => s.replace("{port}", &p.to_string()),
         None => s.to_string(),
@@ -198,7 +290,7 @@ async fn start_one(
         Err(e) => {
             status.problem = Some(format!("could not start {:?}: {e}", argv[0]));
             status.log_tail = Some(log_tail(&log));
-            return Ok(status);
+            return Ok(Started::NotSpawned(status));
         }
     };
     let timeout = spec
@@ -209,32 +301,7 @@ async fn start_one(
         .map_or(DEFAULT_HEALTH_INTERVAL, Duration::from_secs)
         .max(Duration::from_millis(100));
     let outcome = wait_healthy(&mut child, health.as_deref(), port, timeout, interval).await;
-    running.children.push((name.to_string(), child));
-    match outcome {
-        Ok(()) => {
-            status.healthy = true;
-            let upper = env_name(name);
-            if let Some(url) = health.as_deref().and_then(base_url) {
-                if !running.env.iter().any(|(k, _)| k == "HUDDLE_SERVICE_URL") {
-                    running.env.push(("HUDDLE_SERVICE_URL".into(), url.clone()));
-                }
-                running
-                    .env
-                    .push((format!("HUDDLE_SERVICE_{upper}_URL"), url));
-            }
-            if let Some(p) = port {
-                running
-                    .env
-                    .push((format!("HUDDLE_SERVICE_{upper}_PORT"), p.to_string()));
-            }
-            running.env.extend(service_env);
-        }
-        Err(problem) => {
-            status.problem = Some(problem);
-            status.log_tail = Some(log_tail(&log));
-        }
-    }
-    Ok(status)
+    Ok(Started::Spawned(status, child, outcome))
 }
 
 /// Polls until the service answers, exits, or `timeout` passes.

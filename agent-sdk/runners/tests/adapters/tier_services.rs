@@ -126,3 +126,49 @@ async fn dropping_the_running_services_stops_them() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Counts its starts in `starts`; then, by `mode`: `once` loses its port on the first start
+/// (as Python words it), `always` on every start, `other` fails for another reason; otherwise
+/// it serves HTTP on the port.
+const FLAKY_SERVICE: &str = r#"
+import os, sys, http.server, socketserver
+port, mode = int(sys.argv[1]), sys.argv[2]
+n = int(open('starts').read()) if os.path.exists('starts') else 0
+open('starts', 'w').write(str(n + 1))
+if mode == 'other':
+    print('no database configured', flush=True)
+    sys.exit(3)
+if mode == 'always' or n == 0:
+    print('OSError: [Errno 98] Address already in use', flush=True)
+    sys.exit(1)
+socketserver.TCPServer(('127.0.0.1', port), http.server.SimpleHTTPRequestHandler).serve_forever()
+"#;
+
+/// A port huddle picked is free when picked, not when the service binds it: a service that
+/// lost it to another process is started again on another port (at most three starts); a
+/// service that fails for any other reason is not started again.
+#[tokio::test]
+async fn a_service_that_lost_its_picked_port_is_started_again_on_another() {
+    require_tool("python3");
+    for (mode, healthy, starts) in [
+        ("once", true, "2"),
+        ("always", false, "3"),
+        ("other", false, "1"),
+    ] {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("service.py"), FLAKY_SERVICE).unwrap();
+        let specs = BTreeMap::from([(
+            "web".to_string(),
+            spec(
+                &format!("python3 service.py {{port}} {mode}"),
+                Some("http://127.0.0.1:{port}/"),
+            ),
+        )]);
+        let logs = project.path().join("logs");
+        let (running, statuses) = start_all(project.path(), &specs, &logs, &[]).await.unwrap();
+        assert_eq!(statuses[0].healthy, healthy, "{mode}: {statuses:?}");
+        let counted = std::fs::read_to_string(project.path().join("starts")).unwrap();
+        assert_eq!(counted, starts, "{mode}: starts");
+        running.stop(Duration::from_secs(5)).await;
+    }
+}
