@@ -156,14 +156,18 @@ async fn start_one(
             let _ = child.kill().await;
             continue;
         }
-        return Ok(finish(status, child, outcome, name, spec, port, running));
+        return Ok(finish(status, *child, outcome, name, spec, port, running));
     }
 }
 
 /// A service spawned (with the outcome of its health wait), or the status saying why not.
 enum Started {
     NotSpawned(ServiceStatus),
-    Spawned(ServiceStatus, tokio::process::Child, Result<(), String>),
+    Spawned(
+        ServiceStatus,
+        Box<tokio::process::Child>,
+        Result<(), String>,
+    ),
 }
 
 /// Whether a service's log says its port was taken (Go, Python, Node.js, Java, Rust wording).
@@ -301,7 +305,7 @@ async fn start_on(
         .map_or(DEFAULT_HEALTH_INTERVAL, Duration::from_secs)
         .max(Duration::from_millis(100));
     let outcome = wait_healthy(&mut child, health.as_deref(), port, timeout, interval).await;
-    Ok(Started::Spawned(status, child, outcome))
+    Ok(Started::Spawned(status, Box::new(child), outcome))
 }
 
 /// Polls until the service answers, exits, or `timeout` passes.
