@@ -13,6 +13,27 @@ use super::{named_replica, team, until};
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
 
+/// Locks the rows of `ids` on a connection of its own, until it rolls back.
+async fn lock_rows(url: &str, ids: &[&str]) -> PgConnection {
+    let mut conn = PgConnection::connect(url).await.unwrap();
+    sqlx::query("begin").execute(&mut conn).await.unwrap();
+    sqlx::query("select 1 from tasks where id = any($1) for update")
+        .bind(ids)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn
+}
+
+/// Whether `n` or more backends of the replica named `$1` wait for a lock.
+fn lock_waiters(n: usize) -> String {
+    format!(
+        "select count(*) >= {n} from pg_stat_activity
+         where datname = current_database() and application_name = $1
+           and wait_event_type = 'Lock'"
+    )
+}
+
 /// Long enough for the setup below to run well inside it.
 const LEASE_MS: i64 = 30_000;
 
@@ -73,12 +94,7 @@ async fn a_heartbeat_is_marked_while_the_replicas_pool_is_tied_up() {
     // Both STUCK rows locked here; A's two completions of them each hold a runner and a
     // pooled connection while they wait.
     let mut db = PgConnection::connect(&url).await.unwrap();
-    let mut row_locks = PgConnection::connect(&url).await.unwrap();
-    sqlx::query("begin").execute(&mut row_locks).await.unwrap();
-    sqlx::query("select 1 from tasks where id in ('STUCK-001', 'STUCK-002') for update")
-        .execute(&mut row_locks)
-        .await
-        .unwrap();
+    let mut row_locks = lock_rows(&url, &["STUCK-001", "STUCK-002"]).await;
     // One after the other: sent together, one runner could take both into one batch.
     let mut completions = Vec::new();
     for (n, id) in ["STUCK-001", "STUCK-002"].into_iter().enumerate() {
@@ -91,12 +107,7 @@ async fn a_heartbeat_is_marked_while_the_replicas_pool_is_tied_up() {
         until(
             &mut db,
             &format!("{} completion(s) wait for their rows on A", n + 1),
-            &format!(
-                "select count(*) = {} from pg_stat_activity
-                 where datname = current_database() and application_name = $1
-                   and wait_event_type = 'Lock'",
-                n + 1
-            ),
+            &lock_waiters(n + 1),
             "pool_a",
         )
         .await;
@@ -186,13 +197,7 @@ async fn a_mark_never_waits_on_a_locked_row() {
     }
     // Three rows locked here: more than the marks have connections.
     let mut db = PgConnection::connect(&url).await.unwrap();
-    let mut row_locks = PgConnection::connect(&url).await.unwrap();
-    sqlx::query("begin").execute(&mut row_locks).await.unwrap();
-    sqlx::query("select 1 from tasks where id = any($1) for update")
-        .bind(&ids[..3])
-        .execute(&mut row_locks)
-        .await
-        .unwrap();
+    let mut row_locks = lock_rows(&url, &ids[..3]).await;
     let beat = |id: &'static str| {
         let tester = tester.clone();
         tokio::spawn(async move {
@@ -209,9 +214,7 @@ async fn a_mark_never_waits_on_a_locked_row() {
     until(
         &mut db,
         "the three heartbeats wait for their rows",
-        "select count(*) >= 3 from pg_stat_activity
-         where datname = current_database() and application_name = $1
-           and wait_event_type = 'Lock'",
+        &lock_waiters(3),
         "marks_a",
     )
     .await;
