@@ -110,6 +110,10 @@ fn describe() {
         "replicas sharing the per-token and per-team limits, this one included"
     );
     describe_gauge!(
+        "huddle_reads_waiting_for_share",
+        "reads waiting now because their team holds its whole share of the read connections ([limits] max_reads_per_team)"
+    );
+    describe_gauge!(
         "huddle_long_polls_waiting",
         "claims and inbox reads waiting now (kind: claim, inbox); ends when the client leaves"
     );
@@ -220,6 +224,23 @@ impl LongPoll {
 impl Drop for LongPoll {
     fn drop(&mut self) {
         gauge!("huddle_long_polls_waiting", "kind" => self.0).decrement(1.0);
+    }
+}
+
+/// A read waiting for a place in its team's share of the read connections, counted in
+/// `huddle_reads_waiting_for_share` until dropped.
+pub struct ReadShareWait;
+
+impl ReadShareWait {
+    pub fn start() -> ReadShareWait {
+        gauge!("huddle_reads_waiting_for_share").increment(1.0);
+        ReadShareWait
+    }
+}
+
+impl Drop for ReadShareWait {
+    fn drop(&mut self) {
+        gauge!("huddle_reads_waiting_for_share").decrement(1.0);
     }
 }
 

@@ -32,8 +32,8 @@ pub struct LimitSettings {
     pub replica_expiry_ms: u64,
     /// Agents per team (revoked ones do not count).
     pub max_agents_per_team: usize,
-    /// SQLite read connections one team's requests may hold at once, so one team's heavy
-    /// reads never take every connection of the pool.
+    /// Read connections one team's requests may hold at once (SQLite's read pool, or a
+    /// PostgreSQL replica's pool), so one team's heavy reads never take every connection.
     pub max_reads_per_team: usize,
     /// Items per page of a list.
     pub max_page_size: usize,

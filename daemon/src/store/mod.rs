@@ -14,6 +14,7 @@ mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod quotas;
+pub mod read_shares;
 pub mod retention;
 pub mod rules;
 pub mod schema;

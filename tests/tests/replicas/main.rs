@@ -9,6 +9,7 @@ mod lease_pool;
 mod lease_queue;
 mod limits;
 mod pgbouncer;
+mod read_shares;
 mod team_batches;
 mod team_delete;
 

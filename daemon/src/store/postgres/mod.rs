@@ -38,6 +38,7 @@ mod tx;
 mod usage;
 mod webhooks;
 
+use super::read_shares::ReadShares;
 use super::{StoreError, StoreResult};
 use crate::config::LimitSettings;
 use crate::hub::Hub;
@@ -100,6 +101,8 @@ pub struct PostgresStore {
     /// sweeps.
     marks: Pool,
     batcher: Arc<Batcher>,
+    /// Each team's share of the pool for reads (`[limits] max_reads_per_team`).
+    read_shares: ReadShares,
     analyzer: Arc<Analyzer>,
     options: PostgresOptions,
     /// Ends the listener and the health probe on close.
@@ -129,6 +132,13 @@ impl PostgresStore {
         Ok(PostgresStore {
             batcher: Batcher::new(pool.clone(), options.max_batch, options.batches_per_team),
             analyzer: Analyzer::new(direct.clone()),
+            // The LISTEN connection is one of the pool's.
+            read_shares: ReadShares::new(
+                options
+                    .limits
+                    .max_reads_per_team
+                    .min(options.pool_size.saturating_sub(1) as usize),
+            ),
             pool,
             direct,
             marks,

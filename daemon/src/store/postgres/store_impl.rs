@@ -1,12 +1,13 @@
 //! `Store` for PostgreSQL: each write is one transaction ([`Tx`]), reads go to the pool.
 
+use super::super::read_shares::ReadShare;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::{
     Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreError,
     StoreResult, StreamCursors, TaskFilter,
 };
-use super::db::Reader;
+use super::db::{Db, Reader};
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
 use super::{
@@ -43,6 +44,18 @@ macro_rules! batched {
     }};
 }
 
+/// A pooled reader held within its team's share; the connection goes back before the share.
+struct TeamReader {
+    reader: Reader,
+    _share: ReadShare,
+}
+
+impl TeamReader {
+    fn db(&mut self) -> Db<'_> {
+        self.reader.db()
+    }
+}
+
 /// The longest a heartbeat waits for its mark (`claims::hear_heartbeat`) before it goes on.
 const MARK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -62,6 +75,16 @@ impl PostgresStore {
     /// A pooled connection for reads (`db.rs`: in a transaction behind a pooler).
     async fn read(&self) -> StoreResult<Reader> {
         Ok(self.pool.read().await?)
+    }
+
+    /// A pooled connection for a read of `team_id`, within the team's share of the pool
+    /// (`[limits] max_reads_per_team`, `read_shares.rs`).
+    async fn read_team(&self, team_id: i64) -> StoreResult<TeamReader> {
+        let share = self.read_shares.enter(team_id).await?;
+        Ok(TeamReader {
+            reader: self.read().await?,
+            _share: share,
+        })
     }
 
     async fn begin(&self) -> StoreResult<Tx> {
@@ -132,7 +155,7 @@ impl Store for PostgresStore {
     }
 
     async fn list_agents(&self, team_id: i64) -> StoreResult<Vec<Agent>> {
-        agents::list_agents(self.read().await?.db(), team_id).await
+        agents::list_agents(self.read_team(team_id).await?.db(), team_id).await
     }
 
     async fn create_tasks(&self, caller: &Caller, new: Vec<NewTask>) -> StoreResult<Vec<Task>> {
@@ -147,11 +170,11 @@ impl Store for PostgresStore {
 
     async fn list_tasks(&self, team_id: i64, mut filter: TaskFilter) -> StoreResult<Page<Task>> {
         filter.limit = self.page(filter.limit);
-        tasks::list(self.read().await?.db(), team_id, &filter).await
+        tasks::list(self.read_team(team_id).await?.db(), team_id, &filter).await
     }
 
     async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task> {
-        load_task(self.read().await?.db(), team_id, id).await
+        load_task(self.read_team(team_id).await?.db(), team_id, id).await
     }
 
     async fn update_task(
@@ -312,7 +335,7 @@ impl Store for PostgresStore {
         mut filter: MessageFilter,
     ) -> StoreResult<Vec<Message>> {
         filter.limit = self.page(filter.limit);
-        messages::list(self.read().await?.db(), team_id, &filter).await
+        messages::list(self.read_team(team_id).await?.db(), team_id, &filter).await
     }
 
     async fn search_messages(
@@ -325,7 +348,12 @@ impl Store for PostgresStore {
     }
 
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
-        messages::inbox(self.read().await?.db(), caller, self.page(limit)).await
+        messages::inbox(
+            self.read_team(caller.team_id).await?.db(),
+            caller,
+            self.page(limit),
+        )
+        .await
     }
 
     async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64> {
@@ -335,7 +363,7 @@ impl Store for PostgresStore {
     }
 
     async fn get_memory(&self, team_id: i64) -> StoreResult<Memory> {
-        memory::get(self.read().await?.db(), team_id).await
+        memory::get(self.read_team(team_id).await?.db(), team_id).await
     }
 
     async fn patch_memory(
@@ -369,7 +397,12 @@ impl Store for PostgresStore {
     }
 
     async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
-        memory::history(self.read().await?.db(), team_id, self.page(limit)).await
+        memory::history(
+            self.read_team(team_id).await?.db(),
+            team_id,
+            self.page(limit),
+        )
+        .await
     }
 
     #[tracing::instrument(skip(self, run), fields(project = %run.project))]
@@ -385,7 +418,7 @@ impl Store for PostgresStore {
     }
 
     async fn test_projects(&self, team_id: i64) -> StoreResult<Vec<String>> {
-        test_history::projects(self.read().await?.db(), team_id).await
+        test_history::projects(self.read_team(team_id).await?.db(), team_id).await
     }
 
     async fn test_runs(
@@ -394,6 +427,7 @@ impl Store for PostgresStore {
         project: &str,
         with_outcomes: bool,
     ) -> StoreResult<Vec<StoredRun>> {
+        let _share = self.read_shares.enter(team_id).await?;
         test_history::runs(&self.pool, team_id, project, with_outcomes).await
     }
 
@@ -421,7 +455,7 @@ impl Store for PostgresStore {
         .bind(team_id)
         .bind(task_id)
         .bind(limit.clamp(1, 1_000) as i64)
-        .fetch_all(self.read().await?.db())
+        .fetch_all(self.read_team(team_id).await?.db())
         .await?;
         Ok(rows.iter().map(event_from_row).collect::<Result<_, _>>()?)
     }
@@ -434,7 +468,7 @@ impl Store for PostgresStore {
         .bind(team_id)
         .bind(after)
         .bind(limit.clamp(1, 10_000) as i64)
-        .fetch_all(self.read().await?.db())
+        .fetch_all(self.read_team(team_id).await?.db())
         .await?;
         Ok(rows.iter().map(event_from_row).collect::<Result<_, _>>()?)
     }

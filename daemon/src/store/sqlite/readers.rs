@@ -7,13 +7,12 @@
 //! shares one shared-memory index per file across a process's connections and keeps it
 //! read-only while any of them is open.
 //!
-//! A team's reads hold at most `per_team` connections at once (`[limits] max_reads_per_team`):
-//! one observer looping on heavy reads queues behind its own team's share, and every other
-//! team still finds connections free.
+//! A team's reads hold at most `[limits] max_reads_per_team` connections at once
+//! (`store/read_shares.rs`).
 
+use super::super::read_shares::ReadShares;
 use super::super::{StoreError, StoreResult};
 use rusqlite::Connection;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,8 +23,7 @@ pub struct Readers {
     idle: Mutex<Vec<(u64, Connection)>>,
     generation: AtomicU64,
     permits: Semaphore,
-    per_team: usize,
-    teams: Mutex<HashMap<i64, Arc<Semaphore>>>,
+    shares: ReadShares,
 }
 
 impl Readers {
@@ -38,8 +36,7 @@ impl Readers {
             idle: Mutex::new(conns),
             generation: AtomicU64::new(0),
             permits: Semaphore::new(count),
-            per_team: per_team.clamp(1, count.max(1)),
-            teams: Mutex::default(),
+            shares: ReadShares::new(per_team.clamp(1, count.max(1))),
         })
     }
 
@@ -49,17 +46,7 @@ impl Readers {
         T: Send + 'static,
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
-        let share = self
-            .teams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(team_id)
-            .or_insert_with(|| Arc::new(Semaphore::new(self.per_team)))
-            .clone();
-        let _share = share
-            .acquire_owned()
-            .await
-            .map_err(|_| StoreError::Unavailable("the store is closed".into()))?;
+        let _share = self.shares.enter(team_id).await?;
         self.read(f).await
     }
 
@@ -106,14 +93,6 @@ impl Readers {
                 .push((generation, conn));
         }
         result
-    }
-
-    /// Forgets a deleted team's share of the connections.
-    pub fn forget_team(&self, team_id: i64) {
-        self.teams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&team_id);
     }
 
     /// Closes every connection as soon as it is idle; later reads open fresh ones.

@@ -23,7 +23,6 @@ impl TeamAdminStore for SqliteStore {
             .await?;
         // The team's per-team bookkeeping in memory (its id may be handed out again).
         writer.forget_team(team_id);
-        self.readers.forget_team(team_id);
         Ok(())
     }
 
