@@ -1,7 +1,9 @@
 //! A subscriber that vanishes from the network (no FIN, no RST: a closed laptop, a NAT that
 //! forgot the flow) frees its stream slot after `[server] peer_timeout_ms`, not after TCP's
 //! own retransmission limit of about 15 minutes. The vanishing is real: a firewall rule drops
-//! every packet the daemon sends to the client's port, as a dead link would.
+//! every packet the daemon sends to the client's port, as a dead link would. Both ways a
+//! vanished peer is found are tested: data left unacknowledged (`TCP_USER_TIMEOUT`) and, on a
+//! stream with nothing to send, keepalive probes left unanswered.
 
 use huddle_tests::{eventually, TestDaemon};
 use std::process::Command;
@@ -15,9 +17,14 @@ struct Blackhole {
     rule: Vec<String>,
 }
 
-/// Tags this test's rules, so a run killed before it could remove its rule has it removed by
-/// the next run.
+/// Tags this test's rules, followed by the test process's id, so a run killed before it could
+/// remove its rule has it removed by a later run, and tests running side by side leave each
+/// other's rules alone.
 const TAG: &str = "huddle-test-vanished-peer";
+
+fn tag() -> String {
+    format!("{TAG}-{}", std::process::id())
+}
 
 impl Blackhole {
     fn iptables(action: &str, rule: &[String]) -> bool {
@@ -44,7 +51,7 @@ impl Blackhole {
             "-m",
             "comment",
             "--comment",
-            TAG,
+            &tag(),
             "-j",
             "DROP",
         ]
@@ -58,14 +65,19 @@ impl Blackhole {
         Blackhole { rule }
     }
 
-    /// Removes rules an earlier run left behind.
+    /// Removes rules left behind by runs whose process is gone.
     fn remove_stale() {
         let listed = Command::new("iptables")
             .args(["-w", "-S", "INPUT"])
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
-        for line in listed.lines().filter(|l| l.contains(TAG)) {
+        let stale = |line: &&str| {
+            line.split_whitespace()
+                .find_map(|word| word.trim_matches('"').strip_prefix(&format!("{TAG}-")))
+                .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+        };
+        for line in listed.lines().filter(stale) {
             let rule: Vec<String> = line
                 .split_whitespace()
                 .skip(2) // "-A INPUT"
@@ -101,6 +113,20 @@ fn can_blackhole() -> bool {
 
 #[tokio::test]
 async fn a_subscriber_that_vanished_frees_its_stream_slot() {
+    // Something to send, so the daemon has data left unacknowledged.
+    vanished_subscriber_frees_its_slot(1).await;
+}
+
+/// The same with nothing to send for an hour: TCP keepalive probes (sent after half the peer
+/// timeout of silence) find the link dead.
+#[tokio::test]
+async fn an_idle_subscriber_that_vanished_frees_its_stream_slot() {
+    vanished_subscriber_frees_its_slot(3_600).await;
+}
+
+/// A subscriber of a daemon sending a keep-alive every `keepalive_secs` vanishes; its slot is
+/// freed within the deadline (a minute; the peer timeout is 2 s).
+async fn vanished_subscriber_frees_its_slot(keepalive_secs: u64) {
     if !can_blackhole() {
         return;
     }
@@ -108,8 +134,7 @@ async fn a_subscriber_that_vanished_frees_its_stream_slot() {
     let d = TestDaemon::start_with(|s| {
         s.limits.max_streams_per_team = 1;
         s.server.peer_timeout_ms = 2_000;
-        // Something to send, so the daemon has data left unacknowledged.
-        s.streams.keepalive_secs = 1;
+        s.streams.keepalive_secs = keepalive_secs;
     })
     .await;
     let qa = d.team("qa").await;
