@@ -8,28 +8,41 @@
 use super::{StoreError, StoreResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use std::time::Duration;
+use tokio::sync::Semaphore;
 
 type Teams = Arc<Mutex<HashMap<i64, Arc<Semaphore>>>>;
 
 pub struct ReadShares {
     per_team: usize,
+    /// The longest a read waits for its team's share before it is answered `Unavailable`
+    /// (none: as long as it takes).
+    wait: Option<Duration>,
     teams: Teams,
 }
 
 /// One read's place in its team's share, given back when dropped.
 pub struct ReadShare {
-    permit: Option<OwnedSemaphorePermit>,
-    team_id: i64,
-    slots: Arc<Semaphore>,
+    entry: Entry,
+}
+
+/// A read holding or waiting for its team's share: it keeps the team's entry in the map, and
+/// the last one to go removes it. Its reference to the semaphore is taken and given back under
+/// the map's lock, so the count read there is exact, whether the read ends, fails or its
+/// caller gives up while it waits.
+struct Entry {
     teams: Teams,
+    team_id: i64,
+    slots: Option<Arc<Semaphore>>,
 }
 
 impl ReadShares {
-    /// `per_team` reads of one team at once (at least one).
-    pub fn new(per_team: usize) -> Self {
+    /// `per_team` reads of one team at once (at least one); a read waits at most `wait` for
+    /// its team's share.
+    pub fn new(per_team: usize, wait: Option<Duration>) -> Self {
         ReadShares {
             per_team: per_team.max(1),
+            wait,
             teams: Teams::default(),
         }
     }
@@ -41,23 +54,32 @@ impl ReadShares {
             .entry(team_id)
             .or_insert_with(|| Arc::new(Semaphore::new(self.per_team)))
             .clone();
-        let permit = match slots.clone().try_acquire_owned() {
-            Ok(permit) => permit,
+        let entry = Entry {
+            teams: self.teams.clone(),
+            team_id,
+            slots: Some(slots),
+        };
+        let slots = entry.slots.as_deref().expect("set above");
+        match slots.try_acquire() {
+            Ok(permit) => permit.forget(),
             Err(_) => {
                 let _waiting = crate::metrics::ReadShareWait::start();
-                slots
-                    .clone()
-                    .acquire_owned()
-                    .await
+                let acquire = slots.acquire();
+                let permit = match self.wait {
+                    Some(wait) => tokio::time::timeout(wait, acquire).await.map_err(|_| {
+                        StoreError::Unavailable(
+                            "this team's reads hold every connection of its share; try again"
+                                .into(),
+                        )
+                    })?,
+                    None => acquire.await,
+                };
+                permit
                     .map_err(|_| StoreError::Unavailable("the store is closed".into()))?
+                    .forget();
             }
-        };
-        Ok(ReadShare {
-            permit: Some(permit),
-            team_id,
-            slots,
-            teams: self.teams.clone(),
-        })
+        }
+        Ok(ReadShare { entry })
     }
 
     /// Teams with an entry now (reads holding or waiting for a share).
@@ -68,14 +90,27 @@ impl ReadShares {
 
 impl Drop for ReadShare {
     fn drop(&mut self) {
-        drop(self.permit.take());
+        if let Some(slots) = &self.entry.slots {
+            slots.add_permits(1);
+        }
+    }
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
         let mut teams = lock(&self.teams);
-        // Every other holder or waiter keeps a clone (a waiting `acquire_owned` holds one), and
-        // clones are made only under this lock: the map's and this one mean nobody else.
-        if Arc::strong_count(&self.slots) == 2
+        let Some(slots) = self.slots.take() else {
+            return;
+        };
+        let ours = teams
+            .get(&self.team_id)
+            .is_some_and(|s| Arc::ptr_eq(s, &slots));
+        drop(slots);
+        // Every other read of the team holds a reference, taken under this lock.
+        if ours
             && teams
                 .get(&self.team_id)
-                .is_some_and(|s| Arc::ptr_eq(s, &self.slots))
+                .is_some_and(|s| Arc::strong_count(s) == 1)
         {
             teams.remove(&self.team_id);
         }
@@ -93,7 +128,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_team_past_its_share_waits_while_another_team_reads() {
-        let shares = ReadShares::new(2);
+        let shares = ReadShares::new(2, None);
         let a1 = shares.enter(1).await.unwrap();
         let a2 = shares.enter(1).await.unwrap();
         let third = tokio::time::timeout(Duration::from_millis(50), shares.enter(1)).await;
@@ -112,7 +147,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_teams_entry_lasts_only_while_it_reads() {
-        let shares = ReadShares::new(1);
+        let shares = ReadShares::new(1, None);
         let held = shares.enter(7).await.unwrap();
         let waiting = {
             let shares = &shares;
@@ -137,5 +172,39 @@ mod tests {
             0,
             "a thousand teams read once: no entry kept"
         );
+    }
+
+    #[tokio::test]
+    async fn a_read_given_up_while_waiting_leaves_no_entry_behind() {
+        let shares = ReadShares::new(1, None);
+        let held = shares.enter(3).await.unwrap();
+        {
+            let mut waiting = Box::pin(shares.enter(3));
+            assert!(futures::poll!(waiting.as_mut()).is_pending());
+            // The place freed is handed to the waiter, which is then dropped unpolled, as
+            // when its client disconnects.
+            drop(held);
+        }
+        assert_eq!(shares.teams_tracked(), 0, "nobody reads: no entry");
+        let again = tokio::time::timeout(Duration::from_secs(30), shares.enter(3))
+            .await
+            .expect("the place came back")
+            .unwrap();
+        drop(again);
+        assert_eq!(shares.teams_tracked(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_bounded_wait_ends_unavailable() {
+        let shares = ReadShares::new(1, Some(Duration::from_millis(20)));
+        let held = shares.enter(4).await.unwrap();
+        let refused = shares.enter(4).await;
+        assert!(
+            matches!(refused, Err(crate::store::StoreError::Unavailable(_))),
+            "past its wait a read is answered Unavailable"
+        );
+        drop(held);
+        assert_eq!(shares.teams_tracked(), 0);
+        drop(shares.enter(4).await.unwrap());
     }
 }

@@ -72,10 +72,18 @@ impl Blackhole {
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
+        // A rule tagged without a process id is from a run before the ids were added.
         let stale = |line: &&str| {
             line.split_whitespace()
-                .find_map(|word| word.trim_matches('"').strip_prefix(&format!("{TAG}-")))
-                .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+                .map(|word| word.trim_matches('"'))
+                .find_map(|word| {
+                    (word == TAG)
+                        .then_some(None)
+                        .or_else(|| word.strip_prefix(&format!("{TAG}-")).map(Some))
+                })
+                .is_some_and(|pid| {
+                    pid.is_none_or(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+                })
         };
         for line in listed.lines().filter(stale) {
             let rule: Vec<String> = line

@@ -132,12 +132,14 @@ impl PostgresStore {
         Ok(PostgresStore {
             batcher: Batcher::new(pool.clone(), options.max_batch, options.batches_per_team),
             analyzer: Analyzer::new(direct.clone()),
-            // The LISTEN connection is one of the pool's.
+            // At most all but one of the pool, and waited for no longer than a pooled
+            // connection is: past that the read is answered 503, as when the pool is busy.
             read_shares: ReadShares::new(
                 options
                     .limits
                     .max_reads_per_team
                     .min(options.pool_size.saturating_sub(1) as usize),
+                Some(options.acquire_timeout),
             ),
             pool,
             direct,

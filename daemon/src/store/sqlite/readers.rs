@@ -36,7 +36,7 @@ impl Readers {
             idle: Mutex::new(conns),
             generation: AtomicU64::new(0),
             permits: Semaphore::new(count),
-            shares: ReadShares::new(per_team.clamp(1, count.max(1))),
+            shares: ReadShares::new(per_team.clamp(1, count.max(1)), None),
         })
     }
 
