@@ -20,7 +20,10 @@
 //! - `huddle_claims_known_empty_total` — claims answered empty without the SQLite writer;
 //! - `huddle_claims_undelivered_total` — tasks claimed for a client that left before the answer
 //!   (disconnected, timed out or cancelled), released at once without using an attempt;
+//! - `huddle_writer_unsent` — team writes not yet handed to the SQLite writer;
 //! - `huddle_long_polls_waiting{kind}` — claims and inbox reads waiting now;
+//! - `huddle_reads_waiting_for_share` — reads waiting because their team holds its whole share
+//!   of the read connections (`store/read_shares.rs`); 0 from start-up;
 //! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`;
 //! - `huddle_replicas_live` — the replicas this one shares the limits with, itself included.
 //!
@@ -109,6 +112,8 @@ fn describe() {
         "huddle_replicas_live",
         "replicas sharing the per-token and per-team limits, this one included"
     );
+    // Present from the start, so an alert on it sees 0 rather than no data.
+    gauge!("huddle_reads_waiting_for_share").set(0.0);
     describe_gauge!(
         "huddle_reads_waiting_for_share",
         "reads waiting now because their team holds its whole share of the read connections ([limits] max_reads_per_team)"

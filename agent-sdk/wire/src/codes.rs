@@ -53,6 +53,9 @@ pub const INTERNAL: &str = "internal";
 /// 503 with `Retry-After`: the database cannot answer or take writes now (unreachable, disk
 /// full, read-only).
 pub const STORE_UNAVAILABLE: &str = "store_unavailable";
+/// 503 with `Retry-After`: the team's reads hold its whole share of the read connections
+/// (`[limits] max_reads_per_team`) and none came free in time; other teams are unaffected.
+pub const TEAM_READS_BUSY: &str = "team_reads_busy";
 /// 431: the request head (request line and headers) is larger than the daemon accepts.
 pub const HEAD_TOO_LARGE: &str = "head_too_large";
 /// 503: the daemon has as many connections open as it accepts; retry after `Retry-After`.

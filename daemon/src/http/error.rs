@@ -105,6 +105,15 @@ impl From<StoreError> for ApiError {
                 )
                 .with_retry_after(1)
             }
+            StoreError::TeamReadsBusy(message) => {
+                tracing::warn!(%message, "a team's read waited too long for its share");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    codes::TEAM_READS_BUSY,
+                    message,
+                )
+                .with_retry_after(1)
+            }
             StoreError::Internal(detail) => {
                 tracing::error!(%detail, "internal store error");
                 ApiError::new(

@@ -28,6 +28,10 @@ pub enum StoreError {
     /// The database cannot take writes or answer (disk full, read-only, closed).
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// The team's reads hold its whole share of the read connections and none came free in
+    /// time (`read_shares.rs`).
+    #[error("{0}")]
+    TeamReadsBusy(String),
     /// A bug or an unexpected database error; its text goes to the log, never to the client.
     #[error("internal store error: {0}")]
     Internal(String),

@@ -15,7 +15,7 @@ type Teams = Arc<Mutex<HashMap<i64, Arc<Semaphore>>>>;
 
 pub struct ReadShares {
     per_team: usize,
-    /// The longest a read waits for its team's share before it is answered `Unavailable`
+    /// The longest a read waits for its team's share before it is answered `TeamReadsBusy`
     /// (none: as long as it takes).
     wait: Option<Duration>,
     teams: Teams,
@@ -67,10 +67,12 @@ impl ReadShares {
                 let acquire = slots.acquire();
                 let permit = match self.wait {
                     Some(wait) => tokio::time::timeout(wait, acquire).await.map_err(|_| {
-                        StoreError::Unavailable(
-                            "this team's reads hold every connection of its share; try again"
-                                .into(),
-                        )
+                        StoreError::TeamReadsBusy(format!(
+                            "this team's reads hold all {} read connections of its share \
+                             ([limits] max_reads_per_team) and none came free in {} ms; retry",
+                            self.per_team,
+                            wait.as_millis()
+                        ))
                     })?,
                     None => acquire.await,
                 };
@@ -200,8 +202,8 @@ mod tests {
         let held = shares.enter(4).await.unwrap();
         let refused = shares.enter(4).await;
         assert!(
-            matches!(refused, Err(crate::store::StoreError::Unavailable(_))),
-            "past its wait a read is answered Unavailable"
+            matches!(refused, Err(crate::store::StoreError::TeamReadsBusy(_))),
+            "past its wait a read is answered busy"
         );
         drop(held);
         assert_eq!(shares.teams_tracked(), 0);

@@ -204,8 +204,11 @@ pub async fn run(admin: &BenchClient, noisy_batch: usize, daemon: &BenchDaemon) 
     let (fw, fr) = (p99(&mut flood_w), p99(&mut flood_r));
     let writer = WriterFigures::read(admin).await.since(&writer_before);
 
+    // Lists answered otherwise than 200 (503 `team_reads_busy` past a share's wait) are not
+    // pages read.
+    let lists_refused = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (mut reads_w, mut reads_r, pages) = during(&quiet_team, |_, stop| {
-        let observer = observer.clone();
+        let (observer, refused) = (observer.clone(), lists_refused.clone());
         async move {
             let (http, auth) = observer.raw();
             let url = format!("{}/v1/teams/noisy/tasks?limit=1000", observer.base);
@@ -217,8 +220,13 @@ pub async fn run(admin: &BenchClient, noisy_batch: usize, daemon: &BenchDaemon) 
                     .send()
                     .await
                     .expect("noisy read");
+                let ok = res.status().as_u16() == 200;
                 let _ = res.bytes().await;
-                n += 1;
+                if ok {
+                    n += 1;
+                } else {
+                    refused.fetch_add(1, Ordering::Relaxed);
+                }
             }
             n
         }
@@ -318,7 +326,11 @@ pub async fn run(admin: &BenchClient, noisy_batch: usize, daemon: &BenchDaemon) 
         "  victim write p99 meanwhile",
         format!("{} ({})", ms(rw), ratio(rw, qw)),
     )
-    .note("  noisy pages read", pages)
+    .note("  noisy lists answered (1,000 tasks each)", pages)
+    .note(
+        "  noisy lists refused",
+        lists_refused.load(Ordering::Relaxed),
+    )
     .note("victim claim p99 quiet", ms(qc))
     .note("  victim write p99 beside the claims, quiet", ms(qcw))
     .note(

@@ -8,6 +8,7 @@
 //! team B's list goes on to the database.
 
 use super::{named_replica, team, until, ADMIN};
+use huddle_tests::process::HuddledProcess;
 use huddle_tests::Api;
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
@@ -18,8 +19,9 @@ const LIST_WAITERS: &str = "select count(*) from pg_stat_activity
      where datname = current_database() and application_name = $1
        and wait_event_type = 'Lock' and query like '%from tasks%'";
 
-#[tokio::test]
-async fn a_team_past_its_read_share_waits_while_another_team_reads() {
+/// A replica named `shares` with a read share of one and the given acquire timeout, and an
+/// observer of each of two teams, each of whom has listed once (its token is then cached).
+async fn setup(acquire_timeout_ms: &str) -> (String, tempfile::TempDir, HuddledProcess, Api, Api) {
     let url = huddle_tests::pg::fresh_database().await;
     let dir = tempfile::tempdir().unwrap();
     let node = named_replica(
@@ -29,7 +31,7 @@ async fn a_team_past_its_read_share_waits_while_another_team_reads() {
         &[
             ("HUDDLE_LIMITS_MAX_READS_PER_TEAM", "1"),
             ("HUDDLE_STORAGE_POOL_SIZE", "8"),
-            ("HUDDLE_STORAGE_ACQUIRE_TIMEOUT_MS", "120000"),
+            ("HUDDLE_STORAGE_ACQUIRE_TIMEOUT_MS", acquire_timeout_ms),
             // No sweep reading `tasks` while the table is locked.
             ("HUDDLE_TASKS_LEASE_SWEEP_MS", "3600000"),
         ],
@@ -52,21 +54,32 @@ async fn a_team_past_its_read_share_waits_while_another_team_reads() {
         .unwrap()
         .to_string();
     let b = Api::new(&node.url, &token).in_team("other");
-    // Authenticated once before the lock (the token is then cached).
     a.get(&a.t("/tasks")).await.expect_status(200);
     b.get(&b.t("/tasks")).await.expect_status(200);
+    (url, dir, node, a, b)
+}
 
-    let mut lock = PgConnection::connect(&url).await.unwrap();
+/// Locks the `tasks` table on a connection of its own, until it rolls back.
+async fn lock_tasks(url: &str) -> PgConnection {
+    let mut lock = PgConnection::connect(url).await.unwrap();
     sqlx::query("begin").execute(&mut lock).await.unwrap();
     sqlx::query("lock table tasks in access exclusive mode")
         .execute(&mut lock)
         .await
         .unwrap();
+    lock
+}
+
+fn list(api: &Api) -> tokio::task::JoinHandle<huddle_tests::Reply> {
+    let api = api.clone();
+    tokio::spawn(async move { api.get(&api.t("/tasks")).await })
+}
+
+#[tokio::test]
+async fn a_team_past_its_read_share_waits_while_another_team_reads() {
+    let (url, _dir, node, a, b) = setup("120000").await;
+    let mut lock = lock_tasks(&url).await;
     let mut db = PgConnection::connect(&url).await.unwrap();
-    let list = |api: &Api| {
-        let api = api.clone();
-        tokio::spawn(async move { api.get(&api.t("/tasks")).await })
-    };
 
     let first = list(&a);
     until(
@@ -101,6 +114,35 @@ async fn a_team_past_its_read_share_waits_while_another_team_reads() {
     for reply in [first, second, other] {
         reply.await.unwrap().expect_status(200);
     }
+    until_waiting_for_share(&node.url, 0).await;
+}
+
+/// Past `acquire_timeout_ms` a read still waiting for its team's share is answered 503
+/// `team_reads_busy` with `Retry-After`, while the read holding the share goes on.
+#[tokio::test]
+async fn a_read_waiting_past_the_acquire_timeout_is_answered_busy() {
+    let (url, _dir, node, a, _b) = setup("1000").await;
+    let mut lock = lock_tasks(&url).await;
+    let mut db = PgConnection::connect(&url).await.unwrap();
+    let first = list(&a);
+    until(
+        &mut db,
+        "A's first list waits for the lock",
+        &format!("select ({LIST_WAITERS}) >= 1"),
+        "shares",
+    )
+    .await;
+    let second = list(&a).await.unwrap().expect_error(503, "team_reads_busy");
+    assert_eq!(
+        second
+            .headers
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap()),
+        Some("1")
+    );
+    sqlx::query("rollback").execute(&mut lock).await.unwrap();
+    first.await.unwrap().expect_status(200);
+    a.get(&a.t("/tasks")).await.expect_status(200);
     until_waiting_for_share(&node.url, 0).await;
 }
 

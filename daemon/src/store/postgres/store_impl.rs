@@ -79,10 +79,20 @@ impl PostgresStore {
 
     /// A pooled connection for a read of `team_id`, within the team's share of the pool
     /// (`[limits] max_reads_per_team`, `read_shares.rs`).
+    /// The share and the connection are waited for within one `acquire_timeout_ms` together.
     async fn read_team(&self, team_id: i64) -> StoreResult<TeamReader> {
+        let deadline = tokio::time::Instant::now() + self.options.acquire_timeout;
         let share = self.read_shares.enter(team_id).await?;
+        let reader = tokio::time::timeout_at(deadline, self.read())
+            .await
+            .map_err(|_| {
+                StoreError::Unavailable(format!(
+                    "no pooled connection came free within {} ms",
+                    self.options.acquire_timeout.as_millis()
+                ))
+            })??;
         Ok(TeamReader {
-            reader: self.read().await?,
+            reader,
             _share: share,
         })
     }
@@ -344,7 +354,7 @@ impl Store for PostgresStore {
         mut search: MessageSearch,
     ) -> StoreResult<(Vec<Message>, i64)> {
         search.limit = self.page(search.limit);
-        super::search::search(self.read().await?.db(), team_id, &search).await
+        super::search::search(self.read_team(team_id).await?.db(), team_id, &search).await
     }
 
     async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {

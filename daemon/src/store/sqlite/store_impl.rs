@@ -326,7 +326,9 @@ impl Store for SqliteStore {
             {}
         }
         self.readers
-            .read(move |conn| super::search::search(conn, team_id, &search))
+            .read_team(team_id, move |conn| {
+                super::search::search(conn, team_id, &search)
+            })
             .await
     }
 
