@@ -157,8 +157,10 @@ pub struct TooManyRequests(pub ErrorBody);
 #[derive(ToResponse)]
 pub struct Internal(pub ErrorBody);
 
-/// The store cannot take the request now (the database is unreachable, disk full, read-only or
-/// shutting down); retry after `Retry-After` seconds.
+/// The store cannot take the request now (`store_unavailable`: the database is unreachable,
+/// disk full, read-only or shutting down; `team_reads_busy`: the team's reads hold its whole
+/// share of the read connections, `[limits] max_reads_per_team`); retry after `Retry-After`
+/// seconds.
 #[derive(ToResponse)]
 #[response(headers(("Retry-After" = u64, description = "Seconds to wait")))]
 pub struct Unavailable(pub ErrorBody);

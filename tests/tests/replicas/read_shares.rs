@@ -118,10 +118,13 @@ async fn a_team_past_its_read_share_waits_while_another_team_reads() {
 }
 
 /// Past `acquire_timeout_ms` a read still waiting for its team's share is answered 503
-/// `team_reads_busy` with `Retry-After`, while the read holding the share goes on.
+/// `team_reads_busy` with `Retry-After`, while the read holding the share goes on; while it
+/// waits it is counted in the gauge.
 #[tokio::test]
 async fn a_read_waiting_past_the_acquire_timeout_is_answered_busy() {
-    let (url, _dir, node, a, _b) = setup("1000").await;
+    // Short, but not so short that opening a pooled connection on a loaded machine runs
+    // past it during the setup.
+    let (url, _dir, node, a, _b) = setup("3000").await;
     let mut lock = lock_tasks(&url).await;
     let mut db = PgConnection::connect(&url).await.unwrap();
     let first = list(&a);
@@ -132,7 +135,9 @@ async fn a_read_waiting_past_the_acquire_timeout_is_answered_busy() {
         "shares",
     )
     .await;
-    let second = list(&a).await.unwrap().expect_error(503, "team_reads_busy");
+    let second = list(&a);
+    until_waiting_for_share(&node.url, 1).await;
+    let second = second.await.unwrap().expect_error(503, "team_reads_busy");
     assert_eq!(
         second
             .headers

@@ -79,20 +79,12 @@ impl PostgresStore {
 
     /// A pooled connection for a read of `team_id`, within the team's share of the pool
     /// (`[limits] max_reads_per_team`, `read_shares.rs`).
-    /// The share and the connection are waited for within one `acquire_timeout_ms` together.
+    /// Each wait is bounded by `acquire_timeout_ms` on its own: the share's here, the
+    /// connection's by the pool. (A pool acquire or `BEGIN` is not cancelled half-way.)
     async fn read_team(&self, team_id: i64) -> StoreResult<TeamReader> {
-        let deadline = tokio::time::Instant::now() + self.options.acquire_timeout;
         let share = self.read_shares.enter(team_id).await?;
-        let reader = tokio::time::timeout_at(deadline, self.read())
-            .await
-            .map_err(|_| {
-                StoreError::Unavailable(format!(
-                    "no pooled connection came free within {} ms",
-                    self.options.acquire_timeout.as_millis()
-                ))
-            })??;
         Ok(TeamReader {
-            reader,
+            reader: self.read().await?,
             _share: share,
         })
     }
