@@ -9,21 +9,9 @@
 //! own. B's sweep then judges the lease: once B has expired a signal task whose lease ran out
 //! after the heartbeated one, the heartbeated lease must still be its holder's.
 
-use super::{named_replica, team, until};
+use super::{lock_rows, named_replica, team, until};
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
-
-/// Locks the rows of `ids` on a connection of its own, until it rolls back.
-async fn lock_rows(url: &str, ids: &[&str]) -> PgConnection {
-    let mut conn = PgConnection::connect(url).await.unwrap();
-    sqlx::query("begin").execute(&mut conn).await.unwrap();
-    sqlx::query("select 1 from tasks where id = any($1) for update")
-        .bind(ids)
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    conn
-}
 
 /// Whether `n` or more backends of the replica named `$1` wait for a lock.
 fn lock_waiters(n: usize) -> String {

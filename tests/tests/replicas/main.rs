@@ -117,6 +117,19 @@ async fn until(db: &mut sqlx::PgConnection, what: &str, sql: &str, arg: &str) {
     }
 }
 
+/// Locks the rows of `ids` on a connection of its own, until it rolls back.
+async fn lock_rows(url: &str, ids: &[&str]) -> sqlx::PgConnection {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query("begin").execute(&mut conn).await.unwrap();
+    sqlx::query("select 1 from tasks where id = any($1) for update")
+        .bind(ids)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn
+}
+
 /// Locks `task`'s row on a connection of its own and has `api` complete the task: the
 /// completion, seen waiting for that row by the replica named `replica` (its
 /// `application_name`), holds its batch until the returned connection rolls back.
@@ -130,14 +143,7 @@ async fn stuck_completion(
     sqlx::PgConnection,
     tokio::task::JoinHandle<huddle_tests::Reply>,
 ) {
-    use sqlx::Connection;
-    let mut row_lock = sqlx::PgConnection::connect(url).await.unwrap();
-    sqlx::query("begin").execute(&mut row_lock).await.unwrap();
-    sqlx::query("select 1 from tasks where id = $1 for update")
-        .bind(task)
-        .execute(&mut row_lock)
-        .await
-        .unwrap();
+    let row_lock = lock_rows(url, &[task]).await;
     let completion = {
         let api = api.clone();
         let path = api.t(&format!("/tasks/{task}/complete"));

@@ -70,6 +70,36 @@ async fn lock_tasks(url: &str) -> PgConnection {
     lock
 }
 
+/// The `tasks` table locked, `api`'s first list waiting for the lock in the database (holding
+/// its team's one share), and its second waiting in the replica for that share.
+struct Held {
+    lock: PgConnection,
+    db: PgConnection,
+    first: tokio::task::JoinHandle<huddle_tests::Reply>,
+    second: tokio::task::JoinHandle<huddle_tests::Reply>,
+}
+
+async fn hold_the_share(url: &str, node: &HuddledProcess, api: &Api) -> Held {
+    let lock = lock_tasks(url).await;
+    let mut db = PgConnection::connect(url).await.unwrap();
+    let first = list(api);
+    until(
+        &mut db,
+        "the first list waits for the lock",
+        &format!("select ({LIST_WAITERS}) >= 1"),
+        "shares",
+    )
+    .await;
+    let second = list(api);
+    until_waiting_for_share(&node.url, 1).await;
+    Held {
+        lock,
+        db,
+        first,
+        second,
+    }
+}
+
 fn list(api: &Api) -> tokio::task::JoinHandle<huddle_tests::Reply> {
     let api = api.clone();
     tokio::spawn(async move { api.get(&api.t("/tasks")).await })
@@ -78,19 +108,12 @@ fn list(api: &Api) -> tokio::task::JoinHandle<huddle_tests::Reply> {
 #[tokio::test]
 async fn a_team_past_its_read_share_waits_while_another_team_reads() {
     let (url, _dir, node, a, b) = setup("120000").await;
-    let mut lock = lock_tasks(&url).await;
-    let mut db = PgConnection::connect(&url).await.unwrap();
-
-    let first = list(&a);
-    until(
-        &mut db,
-        "A's first list waits for the lock",
-        &format!("select ({LIST_WAITERS}) >= 1"),
-        "shares",
-    )
-    .await;
-    let second = list(&a);
-    until_waiting_for_share(&node.url, 1).await;
+    let Held {
+        mut lock,
+        mut db,
+        first,
+        second,
+    } = hold_the_share(&url, &node, &a).await;
     let other = list(&b);
     until(
         &mut db,
@@ -125,18 +148,12 @@ async fn a_read_waiting_past_the_acquire_timeout_is_answered_busy() {
     // Short, but not so short that opening a pooled connection on a loaded machine runs
     // past it during the setup.
     let (url, _dir, node, a, _b) = setup("3000").await;
-    let mut lock = lock_tasks(&url).await;
-    let mut db = PgConnection::connect(&url).await.unwrap();
-    let first = list(&a);
-    until(
-        &mut db,
-        "A's first list waits for the lock",
-        &format!("select ({LIST_WAITERS}) >= 1"),
-        "shares",
-    )
-    .await;
-    let second = list(&a);
-    until_waiting_for_share(&node.url, 1).await;
+    let Held {
+        mut lock,
+        first,
+        second,
+        ..
+    } = hold_the_share(&url, &node, &a).await;
     let second = second.await.unwrap().expect_error(503, "team_reads_busy");
     assert_eq!(
         second
