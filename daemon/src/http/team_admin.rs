@@ -1,5 +1,5 @@
 //! A whole team at once, for the admin token: delete it, export it as JSON Lines, import such
-//! a file as a new team (`store::transfer` is the format; README "Operations" the how-to).
+//! a file as a new team (`store::transfer` is the format; docs/operations.md the how-to).
 
 use super::authz::{permit_principal, Action};
 use super::error::{ApiError, ApiResult};

@@ -1,7 +1,7 @@
 //! What the roles tell the team: `impl_progress` per iteration and around full runs,
 //! `test_result` at the end (its data is [`CycleSummary`]'s), `fix_required` for what a test fix
 //! cannot solve, `error` when the runner is missing, crashes or times out. The `data` shapes are
-//! the README's "Message types".
+//! docs/api.md's "Message types".
 
 use crate::cycles::{Finish, StopReason};
 use crate::runners::scrub::{scrub, scrub_json_value};
