@@ -1,0 +1,246 @@
+import { follow } from "./streams.js";
+import { send } from "./transport.js";
+const seg = encodeURIComponent;
+function ifMatch(version) {
+    return version === undefined ? {} : { "if-match": `"${version}"` };
+}
+function newKey() {
+    const c = globalThis.crypto;
+    return c?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`;
+}
+/**
+ * A client acting as one agent (its bearer token) in one team. Requests that are safe to
+ * repeat (reads, heartbeats, message posts with their idempotency key) are retried when the
+ * connection drops or the daemon answers 429/503.
+ */
+export class HuddleClient {
+    url;
+    token;
+    team;
+    options;
+    conn;
+    constructor(options) {
+        this.options = options;
+        this.url = options.url.replace(/\/+$/, "");
+        this.token = options.token;
+        this.team = options.team;
+        this.conn = {
+            url: this.url,
+            token: this.token,
+            fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+            timeoutMs: options.timeoutMs ?? 30_000,
+            retries: options.retries ?? 3,
+        };
+    }
+    /** A client from `HUDDLE_URL` (default `http://127.0.0.1:7700`), `HUDDLE_TOKEN` and `HUDDLE_TEAM`, like the `huddle` CLI. */
+    static fromEnv(overrides = {}) {
+        const env = globalThis.process?.env ?? {};
+        const token = overrides.token ?? env.HUDDLE_TOKEN;
+        if (!token)
+            throw new Error("HUDDLE_TOKEN is not set: export an agent's token (or the admin token)");
+        return new HuddleClient({
+            ...overrides,
+            url: overrides.url ?? (env.HUDDLE_URL || "http://127.0.0.1:7700"),
+            token,
+            team: overrides.team ?? (env.HUDDLE_TEAM || undefined),
+        });
+    }
+    withTeam(team) {
+        return new HuddleClient({ ...this.options, team });
+    }
+    withToken(token) {
+        return new HuddleClient({ ...this.options, token });
+    }
+    t(rest = "") {
+        if (!this.team)
+            throw new Error("this call needs a team: pass `team` to the client");
+        return `/v1/teams/${seg(this.team)}${rest}`;
+    }
+    send(req) {
+        return send(this.conn, req);
+    }
+    // Teams and agents -------------------------------------------------------------------------
+    createTeam(name) {
+        return this.send({ method: "POST", path: "/v1/teams", body: { name } });
+    }
+    async listTeams() {
+        return (await this.send({ method: "GET", path: "/v1/teams", retry: true })).teams;
+    }
+    createAgent(name, role) {
+        return this.send({ method: "POST", path: this.t("/agents"), body: { name, role } });
+    }
+    async listAgents() {
+        return (await this.send({ method: "GET", path: this.t("/agents"), retry: true })).agents;
+    }
+    // Tasks ------------------------------------------------------------------------------------
+    createTask(task) {
+        return this.send({ method: "POST", path: this.t("/tasks"), body: task });
+    }
+    /** Several tasks, all or none; `blockedBy` may name tasks of the same batch. */
+    createTasks(tasks) {
+        return this.send({ method: "POST", path: this.t("/tasks"), body: tasks });
+    }
+    /** One page in id order; pass `after: page.next` for the next. */
+    listTasks(filter = {}) {
+        return this.send({ method: "GET", path: this.t("/tasks"), query: { ...filter }, retry: true });
+    }
+    getTask(id) {
+        return this.send({ method: "GET", path: this.t(`/tasks/${seg(id)}`), retry: true });
+    }
+    /** With `ifVersion`, refused (412 `stale_version`) when the task moved on. */
+    updateTask(id, patch, options = {}) {
+        return this.send({ method: "PATCH", path: this.t(`/tasks/${seg(id)}`), body: patch, headers: ifMatch(options.ifVersion) });
+    }
+    /** The next task this agent may do, or null. */
+    async claim(options = {}) {
+        const task = await this.send({ method: "POST", path: this.t("/tasks/claim"), body: options, waitMs: options.waitMs });
+        return task ?? null;
+    }
+    async claimMany(max, options = {}) {
+        const body = { ...options, max };
+        const got = await this.send({ method: "POST", path: this.t("/tasks/claim"), body, waitMs: options.waitMs });
+        return got?.tasks ?? [];
+    }
+    /** Extends the lease on a held task. */
+    heartbeat(id, options = {}) {
+        return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/heartbeat`), body: options, retry: true });
+    }
+    complete(id, result) {
+        const body = result === undefined ? {} : { result };
+        return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/complete`), body });
+    }
+    /** With attempts left and `final` not set the task returns to `pending`; `final: true` (or the last attempt) fails it. */
+    fail(id, reason, options = {}) {
+        // `final` goes only when true: without it the daemon retries while attempts remain.
+        const body = options.final ? { reason, final: true } : { reason };
+        return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/fail`), body });
+    }
+    /** Gives a held task back without using an attempt. */
+    release(id, note) {
+        const body = note === undefined ? {} : { note };
+        return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/release`), body });
+    }
+    // Messages ---------------------------------------------------------------------------------
+    /** A post repeated with the same `idempotencyKey` is stored once (one is made per call, so retries never duplicate). */
+    postMessage(message, options = {}) {
+        const body = { ...message, data: message.data ?? {} };
+        const headers = { "idempotency-key": options.idempotencyKey ?? newKey() };
+        return this.send({ method: "POST", path: this.t("/messages"), body, headers, retry: true });
+    }
+    listMessages(filter = {}) {
+        return this.send({ method: "GET", path: this.t("/messages"), query: { ...filter }, retry: true });
+    }
+    /** Every message of the team matching the filters, newest first, with the exact `total`. */
+    searchMessages(filter = {}) {
+        return this.send({ method: "GET", path: this.t("/messages/search"), query: { ...filter }, retry: true });
+    }
+    /** Several messages in one request, stored all or none, in order; each gets an idempotency key. */
+    async postMessages(messages) {
+        const batch = messages.map((x) => ({ ...x, data: x.data ?? {}, idempotencyKey: x.idempotencyKey ?? newKey() }));
+        const got = await this.send({
+            method: "POST",
+            path: this.t("/messages/batch"),
+            body: { messages: batch },
+            retry: true,
+        });
+        return got.messages;
+    }
+    /** Where both streams are now: follow them after these once a snapshot is read. */
+    cursors() {
+        return this.send({ method: "GET", path: this.t("/cursors"), retry: true });
+    }
+    /** This token's agent: its name and role. */
+    me() {
+        return this.send({ method: "GET", path: this.t("/me"), retry: true });
+    }
+    /** One task's `task.*` events, newest first, each with the task as it became. */
+    async taskEvents(id, options = {}) {
+        const got = await this.send({
+            method: "GET",
+            path: this.t(`/tasks/${encodeURIComponent(id)}/events`),
+            query: { ...options },
+            retry: true,
+        });
+        return got.events;
+    }
+    /** Unacknowledged messages to this agent, its role or `*`; waits up to `waitMs` for a first one. */
+    async inbox(options = {}) {
+        const got = await this.send({
+            method: "GET",
+            path: this.t("/inbox"),
+            query: { ...options },
+            retry: true,
+            waitMs: options.waitMs,
+        });
+        return got.messages;
+    }
+    async ack(seq) {
+        await this.send({ method: "POST", path: this.t("/inbox/ack"), body: { seq }, retry: true });
+    }
+    // Shared memory ----------------------------------------------------------------------------
+    memory() {
+        return this.send({ method: "GET", path: this.t("/memory"), retry: true });
+    }
+    /** The value at a JSON Pointer (`/test_strategy/framework`). */
+    memoryAt(pointer) {
+        if (!pointer.startsWith("/"))
+            throw new Error(`a JSON Pointer starts with '/': ${pointer}`);
+        const path = pointer.slice(1).split("/").map(seg).join("/");
+        return this.send({ method: "GET", path: this.t(`/memory/${path}`), retry: true });
+    }
+    /** A JSON Merge Patch (RFC 7396: null removes a key). */
+    mergeMemory(patch, options = {}) {
+        return this.send({
+            method: "PATCH",
+            path: this.t("/memory"),
+            body: patch,
+            contentType: "application/merge-patch+json",
+            headers: ifMatch(options.ifVersion),
+        });
+    }
+    /** A JSON Patch (RFC 6902: `[{op: "add", path: "/a", value: 1}]`). */
+    patchMemory(operations, options = {}) {
+        return this.send({
+            method: "PATCH",
+            path: this.t("/memory"),
+            body: operations,
+            contentType: "application/json-patch+json",
+            headers: ifMatch(options.ifVersion),
+        });
+    }
+    replaceMemory(doc, options = {}) {
+        return this.send({ method: "PUT", path: this.t("/memory"), body: { doc }, headers: ifMatch(options.ifVersion) });
+    }
+    async memoryHistory(options = {}) {
+        const got = await this.send({ method: "GET", path: this.t("/memory-history"), query: { ...options }, retry: true });
+        return got.changes;
+    }
+    // Test history -----------------------------------------------------------------------------
+    /** Records a run's per-test outcomes; `tier` when it was one test tier's run. */
+    postTestRun(run) {
+        return this.send({ method: "POST", path: this.t("/history/runs"), body: run });
+    }
+    /** The project's kept runs, oldest first; `tier`: only that test tier's runs. */
+    testHistory(project, options = {}) {
+        return this.send({ method: "GET", path: this.t("/history"), query: { project, ...options }, retry: true });
+    }
+    /** Tests that passed and failed on one tree; `tier`: only that test tier's runs count. */
+    flakyTests(options = {}) {
+        return this.send({ method: "GET", path: this.t("/history/flaky"), query: { ...options }, retry: true });
+    }
+    /** Tests failing in the latest run that passed before; `tier`: within that test tier. */
+    regressions(project, options = {}) {
+        return this.send({ method: "GET", path: this.t("/history/regressions"), query: { project, ...options }, retry: true });
+    }
+    // Streams ----------------------------------------------------------------------------------
+    /** Every change in the team from `after` on, live, resuming across drops; `type` filters (`task.completed`, or a family: `task.`). */
+    events(options = {}) {
+        return follow(this.conn, this.t("/events"), { type: options.type }, options);
+    }
+    /** The team's messages from `after` on, live, resuming across drops. */
+    messages(options = {}) {
+        const query = { to: options.to, from: options.from, type: options.type };
+        return follow(this.conn, this.t("/messages/stream"), query, options);
+    }
+}
+//# sourceMappingURL=client.js.map

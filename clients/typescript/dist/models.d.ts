@@ -1,0 +1,181 @@
+/**
+ * The API's data, exactly as it travels (camelCase JSON), matching the daemon's OpenAPI
+ * document (`/openapi.json`; `test/openapi.test.ts` checks every field against a live daemon).
+ */
+export type Role = "coordinator" | "tester" | "executor" | "observer";
+export type TaskStatus = "pending" | "in_progress" | "completed" | "failed" | "cancelled";
+/** Statuses a task never leaves. */
+export declare const CLOSED: ReadonlySet<TaskStatus>;
+export interface Team {
+    name: string;
+    createdAt: string;
+}
+export interface Agent {
+    name: string;
+    role: Role;
+    lastSeenAt: string | null;
+}
+export interface CreatedAgent {
+    name: string;
+    role: Role;
+    /** The agent's bearer token, shown once. */
+    token: string;
+}
+/** A task to create: give `id` (`TEST-007`) or only `prefix` (`TEST`). */
+export interface NewTask {
+    id?: string;
+    prefix?: string;
+    subject: string;
+    description?: string;
+    activeForm?: string;
+    owner?: string;
+    blockedBy?: string[];
+    metadata?: Record<string, unknown>;
+    maxAttempts?: number;
+}
+export interface Task {
+    id: string;
+    subject: string;
+    description: string;
+    activeForm: string | null;
+    status: TaskStatus;
+    owner: string | null;
+    claimedBy: string | null;
+    leaseExpiresAt: string | null;
+    attempts: number;
+    maxAttempts: number;
+    blockedBy: string[];
+    blocks: string[];
+    metadata: Record<string, unknown>;
+    result: unknown;
+    failureReason: string | null;
+    version: number;
+    createdAt: string;
+    updatedAt: string;
+}
+/** `PATCH …/tasks/{id}`: fields to change; `metadata` is merged. */
+export interface TaskPatch {
+    subject?: string;
+    description?: string;
+    activeForm?: string;
+    status?: TaskStatus;
+    owner?: string | null;
+    addBlockedBy?: string[];
+    removeBlockedBy?: string[];
+    metadata?: Record<string, unknown>;
+    /** Complete the task although blockers are not completed (refused otherwise, 409 `blocked`). */
+    force?: boolean;
+}
+export interface TaskList {
+    tasks: Task[];
+    /** The `after` of the next page; null on the last. */
+    next: string | null;
+}
+export interface Message {
+    seq: number;
+    id: string;
+    from: string;
+    to: string;
+    type: string;
+    summary: string;
+    data: Record<string, unknown>;
+    createdAt: string;
+}
+export interface NewMessage {
+    /** An agent's name, a role, or `*`. */
+    to: string;
+    type: string;
+    summary: string;
+    data?: Record<string, unknown>;
+}
+export interface MessageList {
+    messages: Message[];
+    /** The `after` of the next page; null on the last. */
+    next: number | null;
+}
+/**
+ * A page of a message search, newest first: `total` counts every match (not only this page);
+ * `next` is the `before` of the following page, null on the last.
+ */
+export interface MessageSearchPage {
+    messages: Message[];
+    total: number;
+    next: number | null;
+}
+/** The newest event and message `seq`: read them, then a snapshot, then follow the streams after them. */
+export interface Cursors {
+    events: number;
+    messages: number;
+}
+/** The token's own agent. */
+export interface Me {
+    name: string;
+    role: string;
+}
+/**
+ * One change in the team: `task.created`, `task.claimed`, `task.updated`, `task.completed`,
+ * `task.failed`, `task.released`, `task.expired` (data: the task), `message.posted` (the
+ * message), `memory.updated` (the change), `agent.created`/`revoked`/`rotated` (the agent).
+ */
+export interface HuddleEvent {
+    seq: number;
+    type: string;
+    data: unknown;
+    createdAt: string;
+}
+/** The task of a `task.*` event, else undefined. */
+export declare function eventTask(event: HuddleEvent): Task | undefined;
+/** The message of a `message.posted` event, else undefined. */
+export declare function eventMessage(event: HuddleEvent): Message | undefined;
+export interface Memory {
+    version: number;
+    doc: unknown;
+}
+export interface MemoryChange {
+    version: number;
+    agent: string;
+    kind: string;
+    patch: unknown;
+    createdAt: string;
+}
+export interface TestOutcome {
+    nodeid: string;
+    outcome: "passed" | "failed" | "skipped" | "error";
+}
+/** A test tier, as `huddle test --tiers` posts its runs. */
+export type TestTier = "unit" | "pbt" | "integration" | "e2e";
+export interface TestRunSummary {
+    id: number;
+    project: string;
+    tree: string;
+    agent: string;
+    startedAt: string;
+    passed: number;
+    failed: number;
+    skipped: number;
+    errors: number;
+    passRate: number;
+    /** The test tier the run covered (`unit`, `pbt`, `integration`, `e2e`), when it was one tier's run. */
+    tier?: string;
+}
+export interface TestHistory {
+    /** The project asked for, or the one posted to last; absent before any run. */
+    project?: string;
+    projects: string[];
+    runs: TestRunSummary[];
+    /** The last run's pass rate minus the first's; absent with fewer than two runs. */
+    passRateChange?: number;
+}
+export interface FlakyTest {
+    nodeid: string;
+    passes: number;
+    failures: number;
+    trees: number;
+    score: number;
+}
+export interface FlakyTests {
+    project?: string;
+    tree?: string;
+    runs: number;
+    tests: FlakyTest[];
+}
