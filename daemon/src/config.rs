@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 mod limits;
+mod unknown_env;
 pub use limits::LimitSettings;
+pub use unknown_env::unknown_env_vars;
 
 /// Which database holds the teams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

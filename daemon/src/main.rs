@@ -57,6 +57,15 @@ async fn main() -> ExitCode {
         }
     };
     init_logging(settings.log.format);
+    let unknown = huddle_daemon::config::unknown_env_vars(
+        std::env::vars_os().filter_map(|(k, _)| k.into_string().ok()),
+    );
+    if !unknown.is_empty() {
+        tracing::warn!(
+            "ignoring {}: not a setting (settings are HUDDLE_<SECTION>_<KEY>, as in config/huddle.toml)",
+            unknown.join(", ")
+        );
+    }
     if let Some(listen) = flags.listen {
         settings.server.listen = listen;
     }
