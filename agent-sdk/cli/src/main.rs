@@ -48,8 +48,9 @@ struct Cli {
         default_value = "http://127.0.0.1:7700"
     )]
     url: String,
-    /// Bearer token: an agent's, or the admin token for `team create|ls|delete`,
-    /// `agent add`, `export` and `import`.
+    /// Bearer token: an agent's (a coordinator's for `agent add|rotate|revoke`, `gate`,
+    /// `answer` and `webhook`), or the admin token for `team create|ls|delete`, `export` and
+    /// `import` (it may also add agents).
     #[arg(long, global = true, env = "HUDDLE_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// The team to work in.
