@@ -1,9 +1,10 @@
-//! `docs/coordinator-guide.md`: its coordinators, exactly as printed there, run against a real
+//! `docs/coordinator-guide.md`: its coordinators (Python, and JavaScript run by plain `node`),
+//! exactly as printed there, run against a real
 //! daemon with a real tester and executor (`huddle worker --project` on a passing pytest
 //! project), create the TEST→QARUN pair, and print the verdicts the guide shows.
 
 use crate::support::{
-    code_block, copy_package, failing_project, passing_project, repo, run_ok, working_team,
+    code_block, failing_project, install_client, passing_project, repo, run_ok, working_team,
 };
 
 fn guide() -> String {
@@ -62,51 +63,28 @@ async fn the_guides_python_coordinator_stops_when_the_test_task_fails() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_guides_typescript_coordinator_prints_both_verdicts() {
+async fn the_guides_javascript_coordinator_prints_both_verdicts() {
     let doc = guide();
-    let program = code_block(&doc, "<!-- coordinator.ts", "ts");
+    let program = code_block(&doc, "<!-- coordinator.mjs", "js");
     assert!(
         program.lines().count() <= 30,
         "the guide promises at most 30 lines"
     );
-    // The program's own project, with the client installed as the guide says: `npm install`
-    // of the package's folder (whose `prepare` compiles it).
+    // The program's own project, with the client installed as the guide says, run with plain
+    // `node` (no compiler, no loader).
     let dir = tempfile::tempdir().unwrap();
-    let client = copy_package(dir.path());
-    let app = dir.path().join("app");
-    std::fs::create_dir_all(&app).unwrap();
-    std::fs::write(
-        app.join("package.json"),
-        r#"{"name": "coordinator", "private": true, "type": "module"}"#,
-    )
-    .unwrap();
-    let mut install = tokio::process::Command::new("npm");
-    install
-        .args(["install", "--offline", "--no-audit", "--no-fund"])
-        .arg(&client)
-        .current_dir(&app);
-    run_ok(install, "npm install of the client's folder", 300).await;
-    let tsc = repo().join("clients/typescript/node_modules/.bin/tsc");
-    std::fs::write(app.join("coordinator.ts"), &program).unwrap();
-    let types = repo().join("clients/typescript/node_modules/@types");
-    let mut compile = tokio::process::Command::new(&tsc);
-    compile
-        .args(["--strict", "--skipLibCheck", "--target", "es2022"])
-        .args(["--module", "nodenext", "--moduleResolution", "nodenext"])
-        .args(["--types", "node", "--typeRoots"])
-        .arg(&types)
-        .args(["--outDir", "out", "coordinator.ts"])
-        .current_dir(&app);
-    run_ok(compile, "tsc coordinator.ts", 300).await;
+    let app = install_client(dir.path()).await;
+    std::fs::write(app.join("coordinator.mjs"), &program).unwrap();
 
     let project = passing_project();
     let team = working_team(project.path()).await;
     let mut cmd = tokio::process::Command::new("node");
-    cmd.arg(app.join("out/coordinator.js"))
+    cmd.arg("coordinator.mjs")
+        .current_dir(&app)
         .env("HUDDLE_URL", &team.daemon.url)
         .env("HUDDLE_TOKEN", &team.coordinator_token)
         .env("HUDDLE_TEAM", "qa");
-    let out = run_ok(cmd, "the guide's TypeScript coordinator", 240).await;
+    let out = run_ok(cmd, "the guide's JavaScript coordinator", 240).await;
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         printed_in_guide(&doc),

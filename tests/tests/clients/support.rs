@@ -109,9 +109,42 @@ pub fn code_block(doc: &str, marker: &str, lang: &str) -> String {
     after[start..start + len].to_string()
 }
 
-/// A copy of `clients/typescript` under `dir` (sources, configs, lockfile) that uses the
-/// repository's installed `node_modules`, so builds in it leave nothing in the repository and
-/// tests running at once do not share output directories. Fails the test, naming the fix, when
+/// A new ES-module project `dir/app` with the client installed the way its README says:
+/// `npm install --install-links` naming the package's folder (here a copy of it), which copies
+/// the package with its committed `dist/` and installs its dependency (from npm's cache, which
+/// scripts/install-test-deps fills). Returns the project's folder.
+pub async fn install_client(dir: &Path) -> PathBuf {
+    let client = copy_package(dir);
+    let app = dir.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(
+        app.join("package.json"),
+        r#"{"name": "app", "private": true, "type": "module"}"#,
+    )
+    .unwrap();
+    let mut install = tokio::process::Command::new("npm");
+    install
+        .args([
+            "install",
+            "--install-links",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+        ])
+        .arg(&client)
+        .current_dir(&app);
+    run_ok(
+        install,
+        "npm install --install-links of the client's folder",
+        300,
+    )
+    .await;
+    app
+}
+
+/// A copy of `clients/typescript` under `dir` (sources, compiled `dist/`, configs, lockfile)
+/// that uses the repository's installed `node_modules`, so builds in it leave nothing in the
+/// repository and tests running at once do not share output directories. Fails the test, naming the fix, when
 /// the packages are not installed.
 pub fn copy_package(dir: &Path) -> PathBuf {
     let from = repo().join("clients/typescript");
@@ -130,7 +163,7 @@ pub fn copy_package(dir: &Path) -> PathBuf {
         std::fs::create_dir_all(&to).unwrap();
         std::fs::copy(from.join(rel), to.join(rel)).unwrap();
     }
-    for sub in ["src", "test"] {
+    for sub in ["src", "test", "dist"] {
         std::fs::create_dir_all(to.join(sub)).unwrap();
         for entry in std::fs::read_dir(from.join(sub)).unwrap().flatten() {
             std::fs::copy(entry.path(), to.join(sub).join(entry.file_name())).unwrap();
