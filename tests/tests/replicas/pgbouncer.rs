@@ -16,7 +16,7 @@ const ADMIN: &str = "pgbouncer-admin-token-0123456789abcdef";
 
 #[tokio::test]
 async fn replicas_work_through_pgbouncer_in_session_mode_with_its_default_settings() {
-    let direct = huddle_tests::pg::fresh_database().await;
+    let direct = huddle_tests::pg::empty_database().await;
     let parsed = reqwest::Url::parse(&direct).unwrap();
     let database = parsed.path().trim_start_matches('/').to_string();
     let bouncer = PgBouncer::start(parsed.port().unwrap(), "session");
@@ -83,7 +83,7 @@ async fn replicas_work_through_pgbouncer_in_session_mode_with_its_default_settin
 /// missing), and a session lock taken through it would stay with whichever connection ran it.
 #[tokio::test]
 async fn replicas_work_through_pgbouncer_in_transaction_mode_with_a_direct_url() {
-    let direct = huddle_tests::pg::fresh_database().await;
+    let direct = huddle_tests::pg::empty_database().await;
     let parsed = reqwest::Url::parse(&direct).unwrap();
     let database = parsed.path().trim_start_matches('/').to_string();
     let bouncer = PgBouncer::start_sized(parsed.port().unwrap(), "transaction", 2);

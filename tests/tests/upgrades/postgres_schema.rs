@@ -27,7 +27,7 @@ async fn execute(url: &str, sql: &str) {
 
 #[tokio::test]
 async fn a_no_migrate_replica_refuses_an_unmigrated_database_until_huddled_migrate_ran() {
-    let url = huddle_tests::pg::fresh_database().await;
+    let url = huddle_tests::pg::empty_database().await;
     let env = env(&url);
     let dir = tempfile::tempdir().unwrap();
     let refused = HuddledProcess::start_args(dir.path(), &["--no-migrate"], &as_refs(&env));
@@ -49,7 +49,7 @@ async fn a_no_migrate_replica_refuses_an_unmigrated_database_until_huddled_migra
 
 #[tokio::test]
 async fn this_release_serves_a_database_a_newer_release_expanded() {
-    let url = huddle_tests::pg::fresh_database().await;
+    let url = huddle_tests::pg::empty_database().await;
     let env = env(&url);
     let (status, log) = run_huddled(&["migrate"], &as_refs(&env));
     assert!(status.success(), "huddled migrate failed: {log}");
@@ -76,7 +76,7 @@ async fn this_release_serves_a_database_a_newer_release_expanded() {
 
 #[tokio::test]
 async fn a_release_that_contracted_the_schema_is_refused_by_older_ones() {
-    let url = huddle_tests::pg::fresh_database().await;
+    let url = huddle_tests::pg::empty_database().await;
     let env = env(&url);
     let (status, log) = run_huddled(&["migrate"], &as_refs(&env));
     assert!(status.success(), "huddled migrate failed: {log}");
