@@ -5,7 +5,7 @@ use crate::parse;
 use crate::{CliResult, Ctx};
 use clap::Subcommand;
 use huddle_sdk::wire::ClaimRequest;
-use huddle_sdk::wire::{NewTask, Task, TaskPatch, TaskStatus};
+use huddle_sdk::wire::{GateKind, GateRequest, NewTask, Task, TaskPatch, TaskStatus};
 use huddle_sdk::TaskQuery;
 use std::time::Duration;
 
@@ -35,6 +35,13 @@ pub enum TaskCmd {
         /// Lease expiries allowed before the task fails.
         #[arg(long)]
         max_attempts: Option<i64>,
+        /// Ask a person first: the task is created held by this question, in one step, so no
+        /// waiting worker claims it before.
+        #[arg(long, value_name = "QUESTION")]
+        gate: Option<String>,
+        /// With --gate: ask for a decision (approve or reject), not an open answer.
+        #[arg(long, requires = "gate")]
+        approval: bool,
     },
     /// List tasks (all pages, or up to --limit).
     Ls {
@@ -169,6 +176,8 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             blocked_by,
             metadata,
             max_attempts,
+            gate,
+            approval,
         } => {
             let (id, prefix) = if parse::is_task_id(&id_or_prefix) {
                 (Some(id_or_prefix), None)
@@ -185,6 +194,13 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
                 blocked_by: trimmed(blocked_by),
                 metadata,
                 max_attempts,
+                gate: gate.map(|question| GateRequest {
+                    question,
+                    kind: match approval {
+                        true => GateKind::Approval,
+                        false => GateKind::Question,
+                    },
+                }),
             };
             let task = ctx.client.create_task(&new).await?;
             done(ctx, &task, "created")

@@ -1,11 +1,65 @@
-//! Human gates: a task held until a person answers a question.
+//! Human gates: a task held until a person answers a question or decides.
 
 use crate::Task;
 use serde::{Deserialize, Serialize};
 
-/// `POST /v1/teams/{team}/tasks/{id}/gate`
+/// What a gate asks for. `question` (the default, as before kinds existed): any answer releases
+/// the task. `approval`: the answer must carry a `decision`, and `reject` cancels the task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GateKind {
+    #[default]
+    Question,
+    Approval,
+}
+
+impl GateKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateKind::Question => "question",
+            GateKind::Approval => "approval",
+        }
+    }
+}
+
+/// A person's decision: `approve` releases the gated task, `reject` cancels it for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+/// Where a gate's question stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    /// Waiting for a person.
+    Open,
+    /// Answered (approved, rejected or, for a question, any answer).
+    Answered,
+    /// No longer asked: the gated task was cancelled, or the question was asked again.
+    Withdrawn,
+}
+
+/// `POST /v1/teams/{team}/tasks/{id}/gate`, and `gate` in `POST /v1/teams/{team}/tasks`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GateRequest {
     /// What the person must answer before a worker may claim the task (1–4,000 characters).
@@ -14,6 +68,10 @@ pub struct GateRequest {
         schema(min_length = 1, max_length = 4000, pattern = "\\S")
     )]
     pub question: String,
+    /// `question` (default: any answer releases) or `approval` (approve releases, reject
+    /// cancels the task; an answer without a decision is refused).
+    #[serde(default)]
+    pub kind: GateKind,
 }
 
 /// The answer to a gate: the question (`HUMAN-NNN`, owned by `human`) and the gated task, now
@@ -26,15 +84,42 @@ pub struct Gated {
     pub task: Task,
 }
 
-/// `POST /v1/teams/{team}/tasks/{id}/answer`
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `POST /v1/teams/{team}/tasks/{id}/answer`: a `decision`, an `answer`, or both. A question
+/// gate takes an answer alone (it releases the task); an approval gate needs a `decision`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AnswerRequest {
-    /// The person's answer (1–4,000 characters); kept as the question's `result.answer`.
+    /// The person's words (1–4,000 characters); kept as the question's `result.answer`, and a
+    /// rejected task's failure reason.
     #[cfg_attr(
         feature = "openapi",
         schema(min_length = 1, max_length = 4000, pattern = "\\S")
     )]
-    pub answer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// `approve` releases the task, `reject` cancels it (never claimable again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+/// One gate that held a task, as a claim and a task read show it (`gates`), so the worker
+/// sees what a person decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GateRecord {
+    /// The question's id, `HUMAN-NNN`.
+    pub id: String,
+    pub question: String,
+    pub kind: GateKind,
+    pub status: GateStatus,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub decision: Option<Decision>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub answer: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub answered_by: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub answered_at: Option<String>,
 }

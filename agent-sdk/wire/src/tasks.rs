@@ -92,6 +92,10 @@ pub struct NewTask {
         skip_serializing_if = "Option::is_none"
     )]
     pub max_attempts: Option<i64>,
+    /// Ask a person first: the task is created with this question (`HUMAN-NNN`) among its
+    /// blockers in the same transaction, so no waiting worker can claim it before the gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<crate::GateRequest>,
 }
 
 /// `POST /v1/teams/{team}/tasks` takes one task or an array (created all or none).
@@ -134,6 +138,10 @@ pub struct Task {
     pub version: i64,
     pub created_at: String,
     pub updated_at: String,
+    /// The people's questions that held this task and what they decided (`HUMAN-NNN`), on a
+    /// claim and a task read; absent elsewhere and when the task was never gated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<crate::GateRecord>,
 }
 
 /// A page of tasks; `next` is the `after` cursor for the following page, absent at the end.

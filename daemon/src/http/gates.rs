@@ -1,22 +1,26 @@
 //! Human gates over HTTP: a coordinator holds a pending task until a person answers a
-//! question, and the answer (from the dashboard, the CLI or this API) releases it.
+//! question or decides; approving (or answering an open-ended question) releases the task,
+//! rejecting cancels it and tells the coordinators.
 
 use super::authz::{act, Can};
 use super::error::ApiResult;
 use super::extract::ApiJson;
 use super::openapi_types::*;
 use super::AppState;
-use crate::store::{gates, Caller};
+use crate::store::Caller;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use huddle_wire::{AnswerRequest, GateRequest, Gated, Task};
+use huddle_wire::{AnswerRequest, Decision, GateRequest, Gated, PostMessage, Role, Task};
 
-/// Holds a pending task until a person answers `question`: creates the question as task
+/// Holds a pending task until a person answers `question` (`kind: question`, the default) or
+/// decides (`kind: approval`): creates the question as task
 /// `HUMAN-NNN` (owned by `human`, which no agent may be, so no worker claims it) and adds it to
 /// the task's `blockedBy`, all or nothing. No worker can claim the task, and completing it by
 /// hand is refused with `blocked`, until the question is answered. Tasks waiting on a person:
-/// `GET …/tasks?owner=human&status=pending`.
+/// `GET …/tasks?owner=human&status=pending`. The question is bound to the task as it is now:
+/// editing its subject, description or metadata makes a decision refused until it is asked
+/// again (which withdraws the stale question).
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/tasks/{id}/gate",
@@ -38,24 +42,28 @@ pub async fn gate(
 ) -> ApiResult<(StatusCode, Json<Gated>)> {
     Ok((
         StatusCode::CREATED,
-        Json(gate_task(&state, &caller, &id, &body.question).await?),
+        Json(gate_task(&state, &caller, &id, &body).await?),
     ))
 }
 
-/// Gates task `id` with `question` (the HTTP route and the `task_gate` MCP tool).
+/// Gates task `id` with `gate` (the HTTP route and the `task_gate` MCP tool).
 pub async fn gate_task(
     state: &AppState,
     caller: &Caller,
     id: &str,
-    question: &str,
+    gate: &GateRequest,
 ) -> ApiResult<Gated> {
-    let (question, task) = state.store.gate_task(caller, id, question).await?;
+    let (question, task) = state.store.gate_task(caller, id, gate).await?;
     Ok(Gated { question, task })
 }
 
-/// Answers a question for a person (`HUMAN-NNN`): completes it with
-/// `{"answer": …, "answeredBy": …}` as its result, which releases the task it held (ready to
-/// claim once its other blockers are done). Anything but an open question: 409.
+/// Answers a question for a person (`HUMAN-NNN`) with a `decision` and/or an `answer`:
+/// completes it with `{answer, answeredBy, decision}` as its result. `approve` (or, on a
+/// `question` gate, an answer alone) releases the task it held; `reject` cancels that task for
+/// good, with the answer (or "rejected at HUMAN-NNN") as its `failureReason`, and tells the
+/// coordinators (a `gate_rejected` message). An `approval` gate without `decision`: 400.
+/// Refused with 409: anything but an open question, a withdrawn question (its task was
+/// cancelled, or it was asked again), and a task edited since the question was asked.
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/tasks/{id}/answer",
@@ -75,9 +83,7 @@ pub async fn answer(
     Path((_, id)): Path<(String, String)>,
     ApiJson(body): ApiJson<AnswerRequest>,
 ) -> ApiResult<Json<Task>> {
-    Ok(Json(
-        answer_question(&state, &caller, &id, &body.answer).await?,
-    ))
+    Ok(Json(answer_question(&state, &caller, &id, &body).await?))
 }
 
 /// Answers question `id` as `caller` (the HTTP route and the `task_answer` MCP tool).
@@ -85,11 +91,25 @@ pub async fn answer_question(
     state: &AppState,
     caller: &Caller,
     id: &str,
-    answer: &str,
+    answer: &AnswerRequest,
 ) -> ApiResult<Task> {
-    gates::check_text("answer", answer)?;
-    let question = state.store.get_task(caller.team_id, id).await?;
-    gates::check_answerable(&question)?;
-    let result = gates::answer_result(answer, &caller.agent);
-    Ok(state.store.complete_task(caller, id, Some(result)).await?)
+    let (question, task) = state.store.answer_gate(caller, id, answer).await?;
+    if answer.decision == Some(Decision::Reject) {
+        let reason = task.failure_reason.clone().unwrap_or_default();
+        let message = PostMessage {
+            to: Role::Coordinator.as_str().to_string(),
+            kind: "gate_rejected".to_string(),
+            summary: format!(
+                "{} cancelled: {} rejected by {}: {reason}",
+                task.id, question.id, caller.agent
+            ),
+            data: serde_json::json!({
+                "task": task.id, "question": question.id, "decision": "reject",
+                "answer": answer.answer, "answeredBy": caller.agent,
+            }),
+        };
+        state.store.post_message(caller, message, None).await?;
+        crate::metrics::messages_posted(1);
+    }
+    Ok(question)
 }

@@ -8,6 +8,7 @@ mod cursors;
 mod dashboard;
 pub mod error;
 pub mod extract;
+mod gate_records;
 mod gates;
 mod health;
 pub mod identity;

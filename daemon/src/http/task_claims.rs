@@ -4,6 +4,7 @@ use super::authz::{act, Can};
 use super::claim_wait::{claim_waiting, ClaimPlan};
 use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, Body};
+use super::gate_records::with_gates;
 use super::openapi_types::*;
 use super::tasks::task_response;
 use super::{AppState, AuthEpoch};
@@ -94,7 +95,20 @@ pub async fn claim_tasks(
     departed: &CancellationToken,
 ) -> ApiResult<Vec<Task>> {
     let plan = claim_plan(state, caller, req, max_wait)?;
-    claim_waiting(state, caller, epoch, plan, departed).await
+    let claimed = claim_waiting(state, caller, epoch, plan, departed).await?;
+    // After the claim, not inside it: answered questions no longer change.
+    let mut tasks = Vec::with_capacity(claimed.len());
+    for task in claimed {
+        // The claim stands either way: a worker that is not told it holds a task loses it.
+        match with_gates(state, caller.team_id, task.clone()).await {
+            Ok(gated) => tasks.push(gated),
+            Err(e) => {
+                tracing::warn!(task = %task.id, error = ?e, "claimed, but its gates unread");
+                tasks.push(task);
+            }
+        }
+    }
+    Ok(tasks)
 }
 
 /// A claim request checked against the limits, with the role's default prefixes filled in.

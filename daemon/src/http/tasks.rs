@@ -180,7 +180,7 @@ pub async fn get(
 ) -> ApiResult<Response> {
     Ok(task_response(
         StatusCode::OK,
-        state.store.get_task(caller.team_id, &id).await?,
+        super::gate_records::read_task(&state, caller.team_id, &id).await?,
     ))
 }
 

@@ -6,10 +6,12 @@
 //! completes it with `{answer, answeredBy}` as its result, which makes the gated task ready the
 //! way any completed blocker does; the question and its answer stay in the task list.
 
+use super::rules::TaskState;
 use super::{Caller, StoreError, StoreResult};
 use async_trait::async_trait;
-use huddle_wire::{codes, NewTask, Task, TaskStatus};
+use huddle_wire::{codes, AnswerRequest, GateKind, GateRequest, NewTask, Task, TaskStatus};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
 /// The owner of every question for a person; agents may not take this name.
 pub const HUMAN: &str = "human";
@@ -28,8 +30,26 @@ pub trait GateStore {
         &self,
         caller: &Caller,
         id: &str,
-        question: &str,
+        gate: &GateRequest,
     ) -> StoreResult<(Task, Task)>;
+
+    /// Answers question `id` (`HUMAN-NNN`) by [`super::gate_decisions::decide`]: completes it,
+    /// and on `reject` cancels the gated task, all or nothing. Returns (question, gated task).
+    async fn answer_gate(
+        &self,
+        caller: &Caller,
+        id: &str,
+        answer: &AnswerRequest,
+    ) -> StoreResult<(Task, Task)>;
+}
+
+/// What a decision is bound to: the gated task's subject, description and metadata as they
+/// were when the question was asked (a short SHA-256). Re-serialising the metadata makes the
+/// hash independent of how a backend stores the JSON text.
+pub fn content_hash(task: &TaskState) -> String {
+    let metadata = super::rules::parse_json(&task.metadata);
+    let text = json!([task.subject, task.description, metadata]).to_string();
+    hex::encode(&Sha256::digest(text.as_bytes())[..12])
 }
 
 /// Only a pending task is gated: one in progress has a worker on it (message it instead), a
@@ -65,8 +85,13 @@ pub fn check_text(field: &str, text: &str) -> StoreResult<()> {
     Ok(())
 }
 
-/// The question task for gating `gated`.
-pub fn question_task(gated: &str, question: &str, asked_by: &str) -> StoreResult<NewTask> {
+/// The question task for gating `gated` (its content as asked: [`content_hash`]).
+pub fn question_task(
+    gated: &TaskState,
+    gate: &GateRequest,
+    asked_by: &str,
+) -> StoreResult<NewTask> {
+    let question = gate.question.as_str();
     check_text("question", question)?;
     let first_line = question.trim().lines().next().unwrap_or_default();
     let mut subject: String = first_line.chars().take(SUBJECT_CHARS).collect();
@@ -78,7 +103,12 @@ pub fn question_task(gated: &str, question: &str, asked_by: &str) -> StoreResult
         subject,
         description: Some(question.to_string()),
         owner: Some(HUMAN.into()),
-        metadata: Some(json!({ "gate": { "for": gated, "askedBy": asked_by } })),
+        metadata: Some(json!({ "gate": {
+            "for": gated.id,
+            "askedBy": asked_by,
+            "kind": gate.kind,
+            "taskHash": content_hash(gated),
+        } })),
         ..NewTask::default()
     })
 }
@@ -102,7 +132,7 @@ pub fn check_answerable(task: &Task) -> StoreResult<()> {
     Ok(())
 }
 
-/// The result an answered question keeps.
-pub fn answer_result(answer: &str, by: &str) -> serde_json::Value {
-    json!({ "answer": answer, "answeredBy": by })
+/// The kind a question was asked as; one asked before kinds existed is a `question`.
+pub fn kind_of(metadata: &serde_json::Value) -> GateKind {
+    serde_json::from_value(metadata["gate"]["kind"].clone()).unwrap_or_default()
 }

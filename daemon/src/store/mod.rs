@@ -9,6 +9,7 @@
 //! claimers in process.
 
 mod error;
+pub mod gate_decisions;
 pub mod gates;
 mod open;
 #[cfg(feature = "postgres")]

@@ -60,7 +60,11 @@ pub fn from_event(e: &Event) -> Option<Notice> {
                 .as_str()
                 .map(str::to_string),
             headline: format!(
-                "{id} holds {gated} until answered: {}",
+                "{id} holds {gated} until {}: {}",
+                match e.data["metadata"]["gate"]["kind"].as_str() {
+                    Some("approval") => "approved or rejected",
+                    _ => "answered",
+                },
                 question.unwrap_or_default()
             ),
             at: e.created_at.clone(),

@@ -3,6 +3,7 @@
 
 mod claim_wakes;
 mod claims;
+mod gate_decisions;
 mod gates;
 mod history;
 mod memory;

@@ -1,11 +1,13 @@
 //! `task_gate` and `task_answer`: human gates as tools, so a coordinating agent can hold a task
-//! for a person's answer and relay one, exactly as `POST …/tasks/{id}/gate` and `…/answer` do.
+//! for a person's answer or decision and relay one, exactly as `POST …/tasks/{id}/gate` and
+//! `…/answer` do (the same functions, so the same checks).
 
 use super::args::Args;
 use super::tools::{run, Huddle};
 use crate::http::authz::Action;
 use crate::http::gates::{answer_question, gate_task};
 use axum::http::request::Parts;
+use huddle_wire::{AnswerRequest, Decision, GateKind, GateRequest};
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -23,6 +25,10 @@ pub struct GateArgs {
     /// its first line becomes the question's subject).
     #[schemars(length(min = 1, max = 4000))]
     pub question: String,
+    /// `question` (default: any answer releases the task) or `approval` (the person must
+    /// approve, which releases it, or reject, which cancels it).
+    #[serde(default)]
+    pub kind: GateKind,
 }
 
 /// `task_answer`: a question for a person and its answer.
@@ -31,15 +37,22 @@ pub struct GateArgs {
 pub struct AnswerArgs {
     /// The question's id, `HUMAN-NNN` (from task_gate, or task_list with `owner: human`).
     pub id: String,
-    /// The person's answer (1–4,000 characters); kept as the question's `result.answer`.
+    /// The person's words (1–4,000 characters); kept as the question's `result.answer`, and a
+    /// rejected task's failure reason. Alone, it answers a `question` gate.
     #[schemars(length(min = 1, max = 4000))]
-    pub answer: String,
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// `approve` releases the task, `reject` cancels it for good; required by an `approval`
+    /// gate.
+    #[serde(default)]
+    pub decision: Option<Decision>,
 }
 
 #[tool_router(router = gate_router, vis = "pub(super)")]
 impl Huddle {
     #[tool(
-        description = "Hold a pending task until a person answers `question`: creates the \
+        description = "Hold a pending task until a person answers `question` (kind \
+        `question`, the default) or approves/rejects it (kind `approval`): creates the \
         question as task HUMAN-NNN (owned by `human`, which no agent claims) and adds it to the \
         task's blockers, all or nothing. No worker can claim the task until the question is \
         answered (task_answer, the dashboard or the CLI). Answers {\"question\": …, \"task\": …}.",
@@ -61,16 +74,23 @@ impl Huddle {
             Action::EditTasks,
             args,
             |caller, args: GateArgs| async move {
-                gate_task(&self.state, &caller, &args.id, &args.question).await
+                let gate = GateRequest {
+                    question: args.question,
+                    kind: args.kind,
+                };
+                gate_task(&self.state, &caller, &args.id, &gate).await
             },
         )
         .await
     }
 
     #[tool(
-        description = "Answer a question for a person (HUMAN-NNN) on their behalf: completes \
-        it with {\"answer\", \"answeredBy\"} as its result, which releases the task it held \
-        (ready once its other blockers are done). Anything but an open question is refused.",
+        description = "Answer a question for a person (HUMAN-NNN) on their behalf with a \
+        `decision` (approve|reject) and/or an `answer`: completes it with {\"answer\", \
+        \"answeredBy\", \"decision\"} as its result. approve (or an answer alone, on a \
+        `question` gate) releases the task it held; reject cancels that task for good, with the \
+        answer as its reason, and tells the coordinators. An approval gate needs `decision`. \
+        Refused: anything but an open question, a withdrawn one, a task edited since asked.",
         annotations(
             title = "Answer a person's question",
             read_only_hint = false,
@@ -89,7 +109,11 @@ impl Huddle {
             Action::EditTasks,
             args,
             |caller, args: AnswerArgs| async move {
-                answer_question(&self.state, &caller, &args.id, &args.answer).await
+                let answer = AnswerRequest {
+                    answer: args.answer,
+                    decision: args.decision,
+                };
+                answer_question(&self.state, &caller, &args.id, &answer).await
             },
         )
         .await

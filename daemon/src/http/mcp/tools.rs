@@ -122,7 +122,7 @@ impl Huddle {
         Parameters(args): Parameters<Args<TaskId>>,
     ) -> ToolResult {
         run(&parts, Action::ReadTasks, args, |caller, args| async move {
-            Ok(self.state.store.get_task(caller.team_id, &args.id).await?)
+            crate::http::gate_records::read_task(&self.state, caller.team_id, &args.id).await
         })
         .await
     }

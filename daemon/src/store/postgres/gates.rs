@@ -1,12 +1,18 @@
-//! Human gates on PostgreSQL: the question and the new blocker in one transaction of the
-//! team's writes.
+//! Human gates on PostgreSQL: asking (the question and the new blocker), answering (the
+//! question and, on reject, the cancelled task) and withdrawing, each in one transaction of
+//! the team's writes.
 
-use super::super::gates::{self, GateStore};
-use super::super::{Caller, StoreResult};
+use super::super::gate_decisions::{self, question_ids};
+use super::super::gates::{self, content_hash, GateStore};
+use super::super::rules::{parse_json, TaskState};
+use super::super::{Caller, StoreError, StoreResult};
+use super::rows::load_task;
+use super::task_state::{self, save};
 use super::tx::Tx;
-use super::{task_create, task_state, tasks, PostgresStore};
+use super::{task_create, tasks, PostgresStore};
+use crate::config::LimitSettings as Limits;
 use async_trait::async_trait;
-use huddle_wire::{Task, TaskPatch};
+use huddle_wire::{AnswerRequest, GateRequest, Task, TaskPatch, TaskStatus};
 
 #[async_trait]
 impl GateStore for PostgresStore {
@@ -14,31 +20,127 @@ impl GateStore for PostgresStore {
         &self,
         caller: &Caller,
         id: &str,
-        question: &str,
+        gate: &GateRequest,
     ) -> StoreResult<(Task, Task)> {
-        let new = gates::question_task(id, question, &caller.agent)?;
-        let (caller, id) = (caller.clone(), id.to_string());
+        gates::check_text("question", &gate.question)?;
+        let (caller, id, gate) = (caller.clone(), id.to_string(), gate.clone());
         let limits = self.options.limits.clone();
         let default_max = self.options.default_max_attempts;
         self.batcher
             .write(caller.team_id, move |tx: &mut Tx| {
-                let (caller, id, new, limits) =
-                    (caller.clone(), id.clone(), new.clone(), limits.clone());
+                let (caller, id, gate, limits) =
+                    (caller.clone(), id.clone(), gate.clone(), limits.clone());
+                Box::pin(async move { ask(tx, &caller, &id, &gate, default_max, &limits).await })
+            })
+            .await
+    }
+
+    async fn answer_gate(
+        &self,
+        caller: &Caller,
+        id: &str,
+        answer: &AnswerRequest,
+    ) -> StoreResult<(Task, Task)> {
+        let (caller, id, answer) = (caller.clone(), id.to_string(), answer.clone());
+        self.batcher
+            .write(caller.team_id, move |tx: &mut Tx| {
+                let (caller, id, answer) = (caller.clone(), id.clone(), answer.clone());
                 Box::pin(async move {
                     tx.lock_team(caller.team_id).await?;
-                    let gated = task_state::load(tx, caller.team_id, &id).await?;
-                    gates::check_gateable(&id, gated.status)?;
-                    let asked = task_create::create(tx, &caller, vec![new], default_max, &limits)
-                        .await?
-                        .remove(0);
-                    let patch = TaskPatch {
-                        add_blocked_by: vec![asked.id.clone()],
-                        ..TaskPatch::default()
-                    };
-                    let held = tasks::update(tx, &caller, &id, patch, None, &limits).await?;
-                    Ok((asked, held))
+                    let mut q = task_state::load(tx, caller.team_id, &id).await?;
+                    let gated_id = gate_decisions::gated_id(&q)?;
+                    let mut task = task_state::load(tx, caller.team_id, &gated_id).await?;
+                    gate_decisions::decide(&mut q, &mut task, &answer, &caller.agent)?;
+                    // The task first, so completing the question never leaves a rejected task
+                    // ready.
+                    if task.status == TaskStatus::Cancelled {
+                        save(tx, task, "task.updated").await?;
+                    }
+                    let q = save(tx, q, "task.completed").await?;
+                    let task = load_task(tx.conn(), caller.team_id, &gated_id).await?;
+                    Ok((q, task))
                 })
             })
             .await
+    }
+}
+
+/// Gates pending task `id` with `gate`: withdraws its open questions asked about an older
+/// version of it (their decisions would be refused), then adds the new one as a blocker.
+pub async fn ask(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: &str,
+    gate: &GateRequest,
+    default_max: i64,
+    limits: &Limits,
+) -> StoreResult<(Task, Task)> {
+    tx.lock_team(caller.team_id).await?;
+    let gated = task_state::load(tx, caller.team_id, id).await?;
+    gates::check_gateable(id, gated.status)?;
+    let new = gates::question_task(&gated, gate, &caller.agent)?;
+    let asked = task_create::create(tx, caller, vec![new], default_max, limits)
+        .await?
+        .remove(0);
+    let blocked_by = load_task(tx.conn(), caller.team_id, id).await?.blocked_by;
+    let now = content_hash(&gated);
+    let mut stale = Vec::new();
+    for qid in question_ids(&blocked_by) {
+        let Some(mut q) = find_state(tx, caller.team_id, qid).await? else {
+            continue;
+        };
+        let gate = parse_json(&q.metadata)["gate"].clone();
+        let asked_about = gate["taskHash"].as_str();
+        if gate["for"] != id || asked_about.is_none_or(|h| h == now) {
+            continue;
+        }
+        let why = format!("{id} changed, and {} asks again", asked.id);
+        if gate_decisions::withdraw(&mut q, &why)? {
+            save(tx, q, "task.updated").await?;
+            stale.push(qid.clone());
+        }
+    }
+    let patch = TaskPatch {
+        add_blocked_by: vec![asked.id.clone()],
+        remove_blocked_by: stale,
+        ..TaskPatch::default()
+    };
+    let held = tasks::update(tx, caller, id, patch, None, limits).await?;
+    Ok((asked, held))
+}
+
+/// Withdraws the open questions that hold task `id`, which was just cancelled.
+pub async fn withdraw_for(tx: &mut Tx, caller: &Caller, task: &Task) -> StoreResult<()> {
+    for qid in question_ids(&task.blocked_by) {
+        let Some(mut q) = find_state(tx, caller.team_id, qid).await? else {
+            continue;
+        };
+        if parse_json(&q.metadata)["gate"]["for"] != task.id.as_str() {
+            continue;
+        }
+        let why = format!("{} was cancelled", task.id);
+        if gate_decisions::withdraw(&mut q, &why)? {
+            save(tx, q, "task.updated").await?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses to reopen task `id` when a person rejected it ([`gate_decisions::check_not_rejected`]).
+pub async fn check_reopen(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<()> {
+    let blocked_by = load_task(tx.conn(), caller.team_id, id).await?.blocked_by;
+    let mut questions = Vec::new();
+    for qid in question_ids(&blocked_by) {
+        questions.extend(find_state(tx, caller.team_id, qid).await?);
+    }
+    gate_decisions::check_not_rejected(id, &questions)
+}
+
+/// A question that may have been deleted meanwhile: `None` rather than 404.
+async fn find_state(tx: &mut Tx, team_id: i64, id: &str) -> StoreResult<Option<TaskState>> {
+    match task_state::load(tx, team_id, id).await {
+        Ok(state) => Ok(Some(state)),
+        Err(StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }

@@ -11,11 +11,12 @@ use super::db::{Db, Reader};
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;
 use super::{
-    agents, claims, completions, memory, messages, task_create, tasks, test_history, PostgresStore,
+    agents, claims, completions, gates, memory, messages, task_create, tasks, test_history,
+    PostgresStore,
 };
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
 };
 
 /// Runs `$body` (an expression using `tx`) in a fresh transaction of its own and commits it.
@@ -164,7 +165,18 @@ impl Store for PostgresStore {
         let limits = &self.options.limits;
         let default_max = self.options.default_max_attempts;
         let created: Vec<Task> = batched!(self, caller.team_id, [caller, new, limits], |tx| {
-            task_create::create(tx, &caller, new, default_max, &limits).await
+            let mut new = new;
+            let asks: Vec<_> = new.iter_mut().map(|t| t.gate.take()).collect();
+            let mut created = task_create::create(tx, &caller, new, default_max, &limits).await?;
+            // Gated in the same transaction, so no waiting claimer sees the task ungated.
+            for (task, gate) in created.iter_mut().zip(asks) {
+                if let Some(gate) = gate {
+                    *task = gates::ask(tx, &caller, &task.id, &gate, default_max, &limits)
+                        .await?
+                        .1;
+                }
+            }
+            Ok(created)
         })?;
         self.analyzer.tasks_created(created.len());
         Ok(created)
@@ -188,7 +200,15 @@ impl Store for PostgresStore {
     ) -> StoreResult<Task> {
         let limits = &self.options.limits;
         batched!(self, caller.team_id, [caller, id, patch, limits], |tx| {
-            tasks::update(tx, &caller, &id, patch, if_match, &limits).await
+            let cancels = patch.status == Some(TaskStatus::Cancelled);
+            if patch.status == Some(TaskStatus::Pending) {
+                gates::check_reopen(tx, &caller, &id).await?;
+            }
+            let task = tasks::update(tx, &caller, &id, patch, if_match, &limits).await?;
+            if cancels {
+                gates::withdraw_for(tx, &caller, &task).await?;
+            }
+            Ok(task)
         })
     }
 

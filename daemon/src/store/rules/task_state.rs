@@ -243,6 +243,7 @@ impl TaskState {
             version: self.version,
             created_at: fmt_time(self.created_at),
             updated_at: fmt_time(self.updated_at),
+            gates: Vec::new(),
         }
     }
 }

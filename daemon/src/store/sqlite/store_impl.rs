@@ -6,10 +6,10 @@ use super::super::{
     Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreResult,
     StreamCursors, TaskFilter,
 };
-use super::{agents, claims, events, memory, messages, tasks, test_history, SqliteStore};
+use super::{agents, claims, events, gates, memory, messages, tasks, test_history, SqliteStore};
 use async_trait::async_trait;
 use huddle_wire::{
-    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, Team,
+    Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
 };
 
 impl SqliteStore {
@@ -106,7 +106,16 @@ impl Store for SqliteStore {
         let limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
-                tasks::create(ctx, &caller, tasks, default_max, &limits)
+                let mut tasks = tasks;
+                let asks: Vec<_> = tasks.iter_mut().map(|t| t.gate.take()).collect();
+                let mut created = tasks::create(ctx, &caller, tasks, default_max, &limits)?;
+                // Gated in the same job, so no waiting claimer sees the task ungated.
+                for (task, gate) in created.iter_mut().zip(asks) {
+                    if let Some(gate) = gate {
+                        *task = gates::ask(ctx, &caller, &task.id, &gate, default_max, &limits)?.1;
+                    }
+                }
+                Ok(created)
             })
             .await
     }
@@ -139,7 +148,15 @@ impl Store for SqliteStore {
         let limits = self.options.limits.clone();
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
-                tasks::update(ctx, &caller, &id, patch, if_match, &limits)
+                let cancels = patch.status == Some(TaskStatus::Cancelled);
+                if patch.status == Some(TaskStatus::Pending) {
+                    gates::check_reopen(ctx, &caller, &id)?;
+                }
+                let task = tasks::update(ctx, &caller, &id, patch, if_match, &limits)?;
+                if cancels {
+                    gates::withdraw_for(ctx, &caller, &task)?;
+                }
+                Ok(task)
             })
             .await
     }
