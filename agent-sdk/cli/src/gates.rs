@@ -75,13 +75,8 @@ pub async fn answer(ctx: &Ctx, args: AnswerArgs) -> CliResult {
     let held = task.metadata["gate"]["for"].as_str().unwrap_or("the task");
     output::line(&match decision {
         Some(Decision::Reject) => format!("rejected {}; {held} is cancelled", task.id),
-        Some(Decision::Approve) => format!(
-            "approved {}; {held} is released (claimable once its other blockers are done)",
-            task.id
-        ),
-        None => format!(
-            "answered {}; {held} is released (claimable once its other blockers are done)",
-            task.id
-        ),
+        // The daemon refuses a withdrawn question (its task cancelled), so the task is open.
+        Some(Decision::Approve) => format!("approved {}; {held} may be claimed now", task.id),
+        None => format!("answered {}; {held} may be claimed now", task.id),
     })
 }

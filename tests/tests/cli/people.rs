@@ -100,3 +100,62 @@ async fn a_coordinator_gates_a_task_and_answers_its_question() {
     assert_ne!(code, 0);
     assert!(err.contains("not a question for a person"), "{err}");
 }
+
+#[tokio::test]
+async fn a_coordinator_rejects_or_approves_from_the_command_line() {
+    let d = TestDaemon::start().await;
+    let coord_api = d.team("qa").await;
+    let coord = Huddle::new(&d.url, &coord_api.token, "qa");
+    coord
+        .ok(&["task", "add", "TEST-001", "change calc.py"])
+        .await;
+    let said = coord
+        .ok(&[
+            "gate",
+            "TEST-001",
+            "May the tester change calc.py?",
+            "--approval",
+        ])
+        .await;
+    assert!(
+        said.contains("huddle answer HUMAN-001 --approve or --reject"),
+        "{said}"
+    );
+    let (code, err) = coord.fails(&["answer", "HUMAN-001", "no"]).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("decision"), "{err}");
+    let said = coord
+        .ok(&[
+            "answer",
+            "HUMAN-001",
+            "--reject",
+            "billing freezes this week",
+        ])
+        .await;
+    assert!(
+        said.contains("rejected HUMAN-001; TEST-001 is cancelled"),
+        "{said}"
+    );
+    let t = coord.json(&["task", "show", "TEST-001"]).await;
+    assert_eq!(t["task"]["status"], "cancelled", "{t}");
+    assert_eq!(t["task"]["failureReason"], "billing freezes this week");
+
+    // Created gated in one step, then approved.
+    coord
+        .ok(&[
+            "task",
+            "add",
+            "TEST-002",
+            "x",
+            "--gate",
+            "Ship it?",
+            "--approval",
+        ])
+        .await;
+    let t = coord.json(&["task", "show", "TEST-002"]).await;
+    assert_eq!(t["task"]["blockedBy"], json!(["HUMAN-002"]), "{t}");
+    let said = coord.ok(&["answer", "HUMAN-002", "--approve"]).await;
+    assert!(said.contains("approved HUMAN-002"), "{said}");
+    let q = coord.json(&["task", "show", "HUMAN-002"]).await;
+    assert_eq!(q["task"]["result"]["decision"], "approve", "{q}");
+}

@@ -118,3 +118,69 @@ async fn a_coordinator_gates_a_task_and_relays_the_answer_through_mcp() {
         .expect("released by the answer");
     assert_eq!(claimed["id"], "TEST-001");
 }
+
+#[tokio::test]
+async fn a_rejection_through_mcp_does_what_one_over_rest_does() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    // Created gated in one call, as over REST.
+    let (created, error) = answer(
+        &call(
+            &d,
+            &c.token,
+            "task_create",
+            json!({"tasks": {"id": "TEST-001", "subject": "change calc.py",
+                   "gate": {"question": "May the tester change calc.py?", "kind": "approval"}}}),
+        )
+        .await,
+    );
+    assert!(!error, "{created}");
+    let qid = created["tasks"][0]["blockedBy"][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_string();
+
+    // An approval gate wants a decision: refused as over REST, naming the field.
+    let words_only = call(
+        &d,
+        &c.token,
+        "task_answer",
+        json!({"id": qid, "answer": "No."}),
+    )
+    .await;
+    assert_eq!(words_only["isError"], true, "{words_only}");
+    assert_eq!(
+        words_only["structuredContent"]["error"]["details"]["field"], "decision",
+        "{words_only}"
+    );
+
+    let reason = "No, billing freezes this week.";
+    let (q, error) = answer(
+        &call(
+            &d,
+            &c.token,
+            "task_answer",
+            json!({"id": qid, "decision": "reject", "answer": reason}),
+        )
+        .await,
+    );
+    assert!(!error, "{q}");
+    assert_eq!(q["result"]["decision"], "reject");
+    let t = c.get(&c.t("/tasks/TEST-001")).await.expect_status(200).body;
+    assert_eq!(t["status"], "cancelled", "{t}");
+    assert_eq!(t["failureReason"], reason);
+    assert!(tester.claim(json!({})).await.is_none());
+    let told = c
+        .get(&c.t("/messages?type=gate_rejected"))
+        .await
+        .expect_status(200)
+        .body;
+    assert_eq!(told["messages"][0]["data"]["task"], "TEST-001", "{told}");
+
+    // task_get shows the decision, as GET …/tasks/{id} does.
+    let (got, error) = answer(&call(&d, &c.token, "task_get", json!({"id": "TEST-001"})).await);
+    assert!(!error, "{got}");
+    assert_eq!(got["gates"][0]["decision"], "reject", "{got}");
+    assert_eq!(got["gates"][0]["answer"], reason);
+}
