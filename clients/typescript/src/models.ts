@@ -27,6 +27,24 @@ export interface CreatedAgent {
   token: string;
 }
 
+/** A person's question before a task: `question` (any answer releases) or `approval`. */
+export interface GateRequest {
+  question: string;
+  kind?: "question" | "approval";
+}
+
+/** A gate that held a task, with the person's decision (`gates` on a claim or task read). */
+export interface GateRecord {
+  id: string;
+  question: string;
+  kind: "question" | "approval";
+  status: "open" | "answered" | "withdrawn";
+  decision: "approve" | "reject" | null;
+  answer: string | null;
+  answeredBy: string | null;
+  answeredAt: string | null;
+}
+
 /** A task to create: give `id` (`TEST-007`) or only `prefix` (`TEST`). */
 export interface NewTask {
   id?: string;
@@ -38,6 +56,8 @@ export interface NewTask {
   blockedBy?: string[];
   metadata?: Record<string, unknown>;
   maxAttempts?: number;
+  /** Ask a person first: created with this question among its blockers. */
+  gate?: GateRequest;
 }
 
 export interface Task {
@@ -59,6 +79,8 @@ export interface Task {
   version: number;
   createdAt: string;
   updatedAt: string;
+  /** The gates that held it and what was decided; on a claim and a task read. */
+  gates?: GateRecord[];
 }
 
 /** `PATCH …/tasks/{id}`: fields to change; `metadata` is merged. */

@@ -87,6 +87,9 @@ class NewTask:
     blocked_by: Optional[List[str]] = None
     metadata: Optional[Dict[str, Any]] = None
     max_attempts: Optional[int] = None
+    #: Ask a person first: ``{"question": …, "kind": "question"|"approval"}``; the task is
+    #: created with this question among its blockers.
+    gate: Optional[Dict[str, Any]] = None
 
 
 @dataclass
@@ -109,6 +112,9 @@ class Task:
     metadata: Dict[str, Any] = field(default_factory=dict)
     result: Optional[Any] = None
     failure_reason: Optional[str] = None
+    #: The gates that held it (``{id, question, kind, status, decision, answer, answeredBy,
+    #: answeredAt}``); on a claim and a task read.
+    gates: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def closed(self) -> bool:
