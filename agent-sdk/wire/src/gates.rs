@@ -94,11 +94,12 @@ pub struct AnswerRequest {
     /// rejected task's failure reason.
     #[cfg_attr(
         feature = "openapi",
-        schema(min_length = 1, max_length = 4000, pattern = "\\S")
+        schema(min_length = 1, max_length = 4000, pattern = "\\S", nullable = false)
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
     /// `approve` releases the task, `reject` cancels it (never claimable again).
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
 }

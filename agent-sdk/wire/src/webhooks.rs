@@ -15,14 +15,17 @@ pub enum WebhookTrigger {
     GateMissed,
     /// A question for a person (a human gate) was asked.
     NeedsHuman,
+    /// A person rejected a gated task, which is cancelled (the `gate_rejected` message).
+    GateRejected,
 }
 
 impl WebhookTrigger {
-    pub const ALL: [WebhookTrigger; 4] = [
+    pub const ALL: [WebhookTrigger; 5] = [
         WebhookTrigger::FixRequired,
         WebhookTrigger::TaskFailed,
         WebhookTrigger::GateMissed,
         WebhookTrigger::NeedsHuman,
+        WebhookTrigger::GateRejected,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -31,6 +34,7 @@ impl WebhookTrigger {
             WebhookTrigger::TaskFailed => "task_failed",
             WebhookTrigger::GateMissed => "gate_missed",
             WebhookTrigger::NeedsHuman => "needs_human",
+            WebhookTrigger::GateRejected => "gate_rejected",
         }
     }
 }

@@ -197,6 +197,12 @@ fn as_strict_as_the_server(doc: &mut Value, max_text_chars: usize) {
         doc.pointer_mut("/components/schemas/NewTask"),
         &json!({ "anyOf": [{ "required": ["id"] }, { "required": ["prefix"] }] }),
     );
+    // An answer says something: words, a decision, or both (`store::gate_decisions::decide`).
+    // Not `min_properties` on the type: utoipa-gen 5.5 writes it as `maxProperties`.
+    extend_schema(
+        doc.pointer_mut("/components/schemas/AnswerRequest"),
+        &json!({ "anyOf": [{ "required": ["answer"] }, { "required": ["decision"] }] }),
+    );
     // A merge patch of the memory document must leave it an object, so it is one itself.
     extend_schema(
         doc.pointer_mut(

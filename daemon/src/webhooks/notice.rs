@@ -20,10 +20,12 @@ pub struct Notice {
     pub at: String,
 }
 
-/// A message is a notice when it asks for a fix or reports a missed quality gate.
+/// A message is a notice when it asks for a fix, reports a missed quality gate, or says a
+/// person rejected a gated task (the daemon's `gate_rejected`, whose summary has the reason).
 pub fn from_message(m: &Message) -> Option<Notice> {
     let trigger = match m.kind.as_str() {
         "fix_required" => WebhookTrigger::FixRequired,
+        "gate_rejected" => WebhookTrigger::GateRejected,
         "test_result" if m.data["qualityGatePassed"] == json!(false) => WebhookTrigger::GateMissed,
         _ => return None,
     };

@@ -4,7 +4,8 @@
 //! with HUDDLE_TEST_BACKEND=postgres).
 
 use huddle_tests::http::Api;
-use huddle_tests::TestDaemon;
+use huddle_tests::webhook_receiver::Receiver;
+use huddle_tests::{eventually, TestDaemon};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -37,8 +38,19 @@ async fn answer(c: &Api, qid: &str, body: Value) -> huddle_tests::http::Reply {
 
 #[tokio::test]
 async fn rejecting_cancels_the_task_with_the_reason_and_tells_the_coordinators() {
-    let d = TestDaemon::start().await;
+    let d = TestDaemon::start_with(|s| {
+        s.webhooks.allow_private = true;
+        s.webhooks.poll_ms = 20;
+    })
+    .await;
+    let receiver = Receiver::start(&[]).await;
     let c = d.team("qa").await;
+    c.post(
+        &c.t("/webhooks"),
+        json!({"url": receiver.url, "events": ["gate_rejected"]}),
+    )
+    .await
+    .expect_status(201);
     let tester = d.agent("qa", "tester-1", "tester").await;
     task(&c, "TEST-001", "edit calc.py").await;
     task(&c, "TEST-002", "edit billing.py").await;
@@ -110,6 +122,16 @@ async fn rejecting_cancels_the_task_with_the_reason_and_tells_the_coordinators()
     assert_eq!(told[0]["data"]["task"], "TEST-001");
     assert_eq!(told[0]["data"]["question"], q1.as_str());
     assert!(told[0]["summary"].as_str().unwrap().contains(reason));
+
+    // A person hears of it too, with the reason, through a webhook on `gate_rejected`.
+    eventually(60, "both rejections reach the webhook", || async {
+        receiver.received().len() == 2
+    })
+    .await;
+    let sent = &receiver.received()[0].body;
+    assert_eq!(sent["huddle"]["trigger"], "gate_rejected", "{sent}");
+    assert_eq!(sent["huddle"]["taskId"], "TEST-001");
+    assert!(sent["text"].as_str().unwrap().contains(reason), "{sent}");
 }
 
 #[tokio::test]

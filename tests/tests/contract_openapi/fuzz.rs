@@ -40,10 +40,12 @@ expected-statuses = [200, 201, 202, 204, 401, 403, 404, 409, 412, 429]
 # an inbox position past the last message, a JSON Patch path that does not exist or a `test`
 # that fails, a node id twice in one run, more than 16 search words, a webhook URL whose host
 # does not resolve or is not public, the agent name `human` (questions for a person own it); a
-# coordinator claims only the prefixes it names.
+# coordinator claims only the prefixes it names; an approval gate needs a `decision` (and an
+# answer needs words or a decision: the document's `anyOf` says so, yet schemathesis still
+# sends `{}` as valid).
 # Those operations may answer 400 to schema-valid data; every other one may not.
 [[operations]]
-include-operation-id = ["createTasks", "updateTask", "postMessage", "postMessages", "ackInbox", "claimTasks", "streamMessages", "patchMemory", "postTestRun", "searchMessages", "createWebhook", "createAgent"]
+include-operation-id = ["answerQuestion", "createTasks", "updateTask", "postMessage", "postMessages", "ackInbox", "claimTasks", "streamMessages", "patchMemory", "postTestRun", "searchMessages", "createWebhook", "createAgent"]
 checks.positive_data_acceptance.expected-statuses = [200, 201, 202, 204, 400, 401, 403, 404, 409, 412, 429]
 
 # schemathesis cannot generate an `application/x-ndjson` body (a team export's lines); the
