@@ -113,25 +113,6 @@ pub fn question_task(
     })
 }
 
-/// Whether a task is a question for a person (answered through the gate's answer, not claimed).
-pub fn is_question(task: &Task) -> bool {
-    task.owner.as_deref() == Some(HUMAN) && task.metadata.get("gate").is_some()
-}
-
-/// Refuses to answer what is not an open question.
-pub fn check_answerable(task: &Task) -> StoreResult<()> {
-    if !is_question(task) {
-        return Err(StoreError::conflict(
-            codes::INVALID_TRANSITION,
-            format!(
-                "{} is not a question for a person (POST …/tasks/{{id}}/gate asks one)",
-                task.id
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// The kind a question was asked as; one asked before kinds existed is a `question`.
 pub fn kind_of(metadata: &serde_json::Value) -> GateKind {
     serde_json::from_value(metadata["gate"]["kind"].clone()).unwrap_or_default()

@@ -57,6 +57,7 @@ impl GateStore for PostgresStore {
                         save(tx, task, "task.updated").await?;
                     }
                     let q = save(tx, q, "task.completed").await?;
+                    tx.touch_agent(caller.team_id, &caller.agent);
                     let task = load_task(tx.conn(), caller.team_id, &gated_id).await?;
                     Ok((q, task))
                 })

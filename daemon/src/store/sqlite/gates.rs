@@ -5,7 +5,7 @@ use super::super::gate_decisions::{self, question_ids};
 use super::super::gates::{self, content_hash, GateStore};
 use super::super::rules::parse_json;
 use super::super::{Caller, StoreResult};
-use super::rows::{edges_of, find_state, load_state, load_task};
+use super::rows::{edges_of, find_state, load_state, load_task, touch_agent};
 use super::task_state::save;
 use super::writer::WriteCtx;
 use super::{tasks, SqliteStore};
@@ -50,6 +50,7 @@ impl GateStore for SqliteStore {
                     save(ctx, task, "task.updated")?;
                 }
                 let q = save(ctx, q, "task.completed")?;
+                touch_agent(ctx, caller.team_id, &caller.agent)?;
                 let task = load_task(ctx.conn, caller.team_id, &gated_id)?;
                 Ok((q, task))
             })
