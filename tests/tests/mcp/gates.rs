@@ -184,3 +184,41 @@ async fn a_rejection_through_mcp_does_what_one_over_rest_does() {
     assert_eq!(got["gates"][0]["decision"], "reject", "{got}");
     assert_eq!(got["gates"][0]["answer"], reason);
 }
+
+#[tokio::test]
+async fn agents_on_the_official_sdk_meet_approval_gates_as_rest_clients_do() {
+    huddle_tests::python::require_modules(&["mcp", "httpx2"]);
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/gates.py");
+    let output = huddle_tests::python::run(
+        &script,
+        &[
+            ("HUDDLE_URL", &d.url),
+            ("HUDDLE_COORDINATOR", &c.token),
+            ("HUDDLE_TESTER", &tester.token),
+        ],
+    )
+    .await;
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("the script's JSON report");
+
+    assert_eq!(
+        report["words_only"]["details"]["field"], "decision",
+        "{report}"
+    );
+    assert_eq!(report["rejected"]["result"]["decision"], "reject");
+    let rejected = &report["rejected_task"];
+    assert_eq!(rejected["status"], "cancelled", "{rejected}");
+    assert_eq!(rejected["failureReason"], "Billing freezes this week.");
+    assert_eq!(rejected["gates"][0]["decision"], "reject");
+    // Only the approved task was claimable, and its claim says what the person decided.
+    let claimed = &report["claimed"]["tasks"][0];
+    assert_eq!(claimed["id"], "TEST-002", "{report}");
+    let gate = &claimed["gates"][0];
+    assert_eq!(gate["decision"], "approve", "{claimed}");
+    assert_eq!(gate["answer"], "After the backup.");
+    assert_eq!(gate["answeredBy"], "coordinator");
+    assert_eq!(report["second_decision"]["code"], "task_closed");
+}
