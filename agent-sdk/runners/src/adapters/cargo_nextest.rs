@@ -165,6 +165,10 @@ async fn list_json(ctx: &Ctx<'_>, cargo: &Path, plan: &Plan) -> Result<Value, Ru
         .arg("list")
         .arg("--message-format")
         .arg("json");
+    // The profile every project has (the run's own inherits it): a `NEXTEST_PROFILE` in the
+    // environment — one a nextest run around huddle sets for its tests — may name a profile
+    // this project lacks, and nextest would refuse the listing.
+    inv.arg("--profile").arg("default");
     inv.arg("--run-ignored").arg("all");
     inv.args.extend(plan.cargo_args.iter().map(Into::into));
     if !plan.test_args.is_empty() {
