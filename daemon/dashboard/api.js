@@ -141,7 +141,10 @@ export function createApi(session, onUnauthorized) {
     /** Holds pending task `id` until a person answers `question`: `{question, task}`. */
     gate: (id, question) => send('POST', `/tasks/${encodeURIComponent(id)}/gate`, { question }),
     /** Answers a person's question (`HUMAN-NNN`), which releases the task it held. */
-    answer: (id, answer) => send('POST', `/tasks/${encodeURIComponent(id)}/answer`, { answer }),
+    /** Answers question `id`; `decision` (`approve`/`reject`) for an approval gate, where the
+     * text is optional (a rejection's reason). */
+    answer: (id, answer, decision) => send('POST', `/tasks/${encodeURIComponent(id)}/answer`,
+      decision ? { decision, ...(answer ? { answer } : {}) } : { answer }),
     /** The team's webhooks (a coordinator's), without their secrets. */
     webhooks: () => get('/webhooks').then((r) => r.webhooks),
     /** The newest deliveries of the team's webhooks, newest first. */

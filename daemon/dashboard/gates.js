@@ -23,37 +23,48 @@ export function heldBy(question) {
   return typeof id === 'string' ? id : null;
 }
 
+/** Whether `question` asks for a decision (approve or reject) rather than for words. */
+export const asksForDecision = (question) => question.metadata?.gate?.kind === 'approval';
+
 /**
  * A form answering `question`: on success the answered question goes into the state (and so
- * leaves every list of open questions). `ids` gives the form and its box their element ids.
+ * leaves every list of open questions). An approval gate gets Approve and Reject, its text an
+ * optional reason (a rejection cancels the task with it); an open question, an answer.
+ * `ids` gives the form and its box their element ids.
  */
 export function answerForm(api, state, question, ids = {}) {
+  const decides = asksForDecision(question);
   const box = h('textarea', {
-    id: ids.text, class: 'answer-text', rows: 2, required: true, maxlength: MAX_TEXT,
-    'aria-label': `Answer to ${question.id}`, placeholder: 'Your answer',
+    id: ids.text, class: 'answer-text', rows: 2, required: !decides, maxlength: MAX_TEXT,
+    'aria-label': `${decides ? 'Reason for the decision on' : 'Answer to'} ${question.id}`,
+    placeholder: decides ? 'A reason (optional; a rejection cancels the task with it)' : 'Your answer',
   });
-  const submit = h('button', { type: 'submit' }, 'Answer');
+  const buttons = decides
+    ? [h('button', { type: 'submit', value: 'approve', class: 'approve' }, 'Approve'),
+      h('button', { type: 'submit', value: 'reject', class: 'reject' }, 'Reject')]
+    : [h('button', { type: 'submit' }, 'Answer')];
   const status = h('span', { class: 'action-status', role: 'status' });
   const form = h('form', {
     class: 'action-form answer-form', id: ids.form, 'data-question': question.id,
     onsubmit: async (e) => {
       e.preventDefault();
       const text = box.value.trim();
-      if (!text) return;
-      submit.disabled = true;
+      const decision = decides ? (e.submitter?.value === 'reject' ? 'reject' : 'approve') : undefined;
+      if (!text && !decides) return;
+      buttons.forEach((b) => { b.disabled = true; });
       status.classList.remove('failure');
-      status.textContent = 'answering…';
+      status.textContent = decision ? `${decision === 'reject' ? 'rejecting' : 'approving'}…` : 'answering…';
       try {
-        state.putTask(await api.answer(question.id, text));
-        status.textContent = `${question.id} answered.`;
+        state.putTask(await api.answer(question.id, text, decision));
+        status.textContent = `${question.id} ${decision ? `${decision}d` : 'answered'}.`;
       } catch (err) {
         status.textContent = `Not answered: ${err.message} (${err.code})`;
         status.classList.add('failure');
       } finally {
-        submit.disabled = false;
+        buttons.forEach((b) => { b.disabled = false; });
       }
     },
-  }, h('label', {}, `Answer ${question.id} `, box), submit, status);
+  }, h('label', {}, `${decides ? 'Decide' : 'Answer'} ${question.id} `, box), ...buttons, status);
   return form;
 }
 

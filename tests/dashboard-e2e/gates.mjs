@@ -1,7 +1,8 @@
 // People in the loop (tests/tests/dashboard/gates.rs drives it): a coordinator's page shows a
 // question the API asked in the attention panel and the tab title's count; it is answered from
 // the keyboard in the panel; "Ask a person" from a task's detail, answered in the question's
-// own detail; the Webhooks view lists the deliveries made to a real receiver; an observer sees
+// own detail; the Webhooks view lists the deliveries made to a real receiver; an approval gate
+// is rejected with a reason from the panel; an observer sees
 // the panel without answer controls. Screenshots of the panel light/dark, desktop/390 px.
 // Env as dashboard.mjs (HUDDLE_TOKEN a coordinator's), and HUDDLE_OBSERVER_TOKEN.
 
@@ -94,6 +95,17 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   check(JSON.stringify(rows.map((r) => r.attempts).sort()) === '["1","2"]', `one of them after a second attempt: ${JSON.stringify(rows)}`);
   await shot('gates-webhooks');
   note('the Webhooks view lists the deliveries');
+
+  // An approval gate: Approve and Reject in the panel; rejecting with a reason cancels the task.
+  const approval = await rust('gate-approval');
+  const decide = page.locator(`#attention li[data-question="${approval}"]`);
+  await decide.waitFor({ timeout: PATIENCE });
+  check((await decide.locator('button').allTextContents()).join(',') === 'Approve,Reject', 'an approval gate offers Approve and Reject');
+  await decide.locator('textarea').fill('Billing freezes this week; leave calc.py alone.');
+  await decide.locator('button.reject').click();
+  await decide.waitFor({ state: 'detached', timeout: PATIENCE });
+  await rust(`rejected ${approval}`);
+  note('rejected in the panel; the API shows the task cancelled with the reason');
 
   // An observer: sees what waits, may not answer, gets no Webhooks tab and no gate forms.
   const third = await rust('gate-for-observer');

@@ -2,7 +2,8 @@
 //! task through the API, the attention panel and the tab title's count appear, the answer is
 //! given in the page, and this side checks through the API that the question is completed and
 //! the gated task claimable; "Ask a person" from a task's detail; the Webhooks view shows a
-//! delivery made to a real receiver; an observer sees the panel without answer controls.
+//! delivery made to a real receiver; an approval gate rejected with a reason in the panel
+//! cancels its task; an observer sees the panel without answer controls.
 
 use super::browser::{require_browser, screenshot_dir};
 use super::script::Script;
@@ -88,6 +89,7 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
         ("TEST-001", "Drop the legacy table", None),
         ("TEST-002", "Rotate the staging keys", Some("executor")),
         ("TEST-003", "Delete the old buckets", Some("executor")),
+        ("TEST-004", "Change calc.py", Some("executor")),
     ] {
         coord
             .post(
@@ -163,6 +165,28 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
                     assert_eq!(receiver.received().len(), 3, "one refused, two accepted");
                     reply = delivered().await.join(",");
                 }
+                "gate-approval" => {
+                    let gated = coord
+                        .post(
+                            &coord.t("/tasks/TEST-004/gate"),
+                            json!({"question": "May the tester change calc.py?", "kind": "approval"}),
+                        )
+                        .await
+                        .expect_status(201)
+                        .body;
+                    reply = gated["question"]["id"].as_str().unwrap().to_string();
+                }
+                "rejected" => {
+                    let question = task(&coord, &arg).await;
+                    assert_eq!(question["status"], "completed", "{question}");
+                    assert_eq!(question["result"]["decision"], "reject", "{question}");
+                    let gated = task(&coord, "TEST-004").await;
+                    assert_eq!(gated["status"], "cancelled", "{gated}");
+                    assert_eq!(
+                        gated["failureReason"], "Billing freezes this week; leave calc.py alone.",
+                        "{gated}"
+                    );
+                }
                 "gate-for-observer" => {
                     reply = gate(&coord, "TEST-003", "May the buckets go?").await;
                 }
@@ -184,6 +208,8 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
             "asked",
             "released",
             "delivered",
+            "gate-approval",
+            "rejected",
             "gate-for-observer"
         ],
         "every step ran, in order"
