@@ -35,12 +35,23 @@ record_junit() { _junit_reports+=("$1"); }
 
 on_exit() { _exit_actions+=("$1"); }
 
+# Marks an ended phase as the one that failed (otherwise the phase running at exit is marked).
+_failed_marked=""
+phase_failed() {
+  local i
+  _phase_end
+  for i in "${!_phase_names[@]}"; do
+    [ "${_phase_names[$i]}" = "$1" ] && _phase_names[$i]="$1 (FAILED)" && _failed_marked=1
+  done
+}
+
 _phase_table() {
   local status=$1 i total=$((SECONDS - _run_start))
   if [ -n "$_phase_name" ]; then
     local failed=$_phase_name
     _phase_end
-    [ "$status" -ne 0 ] && _phase_names[${#_phase_names[@]}-1]="$failed (FAILED)"
+    [ "$status" -ne 0 ] && [ -z "$_failed_marked" ] &&
+      _phase_names[${#_phase_names[@]}-1]="$failed (FAILED)"
   fi
   printf '\n== where the time went (wall clock)\n'
   for i in "${!_phase_names[@]}"; do
