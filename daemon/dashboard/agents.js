@@ -2,7 +2,7 @@
 
 import { duration, h, replace } from './dom.js';
 
-const ROLE_ORDER = ['coordinator', 'tester', 'executor', 'observer'];
+const ROLE_ORDER = ['lead', 'coordinator', 'tester', 'executor', 'observer'];
 
 export function mountAgents(root, state, api) {
   let visible = false;

@@ -138,8 +138,10 @@ export function createApi(session, onUnauthorized) {
     /** `PATCH` a task, refused with 412 if it changed since `version` (someone else acted). */
     patchTask: (id, patch, version) => send('PATCH', `/tasks/${encodeURIComponent(id)}`, patch,
       version != null ? { 'If-Match': `"${version}"` } : undefined),
-    /** Holds pending task `id` until a person answers `question`: `{question, task}`. */
-    gate: (id, question) => send('POST', `/tasks/${encodeURIComponent(id)}/gate`, { question }),
+    /** Holds pending task `id` until a person answers `question`: `{question, task}`. `kind`
+     * `approval` asks for approve or reject; `personOnly` lets only a lead decide. */
+    gate: (id, question, { kind, personOnly } = {}) => send('POST', `/tasks/${encodeURIComponent(id)}/gate`,
+      { question, ...(kind ? { kind } : {}), ...(personOnly ? { personOnly: true } : {}) }),
     /** Answers a person's question (`HUMAN-NNN`), which releases the task it held. */
     /** Answers question `id`; `decision` (`approve`/`reject`) for an approval gate, where the
      * text is optional (a rejection's reason). */

@@ -41,8 +41,8 @@ function start(session) {
     Object.assign(me, who);
     views.task.refresh();
     attention.refresh();
-    // Only a coordinator may read the webhooks; other roles are not offered the view.
-    $('tab-webhooks').hidden = me.role !== 'coordinator';
+    // Only a coordinator or a lead may read the webhooks; other roles are not offered the view.
+    $('tab-webhooks').hidden = me.role !== 'coordinator' && me.role !== 'lead';
   }).catch(ignoreUnauthorized);
 
   $('team-name').textContent = session.team;

@@ -5,7 +5,7 @@
 
 import { compareIds } from './deps.js';
 import { h, replace } from './dom.js';
-import { answerForm, heldBy, isOpenQuestion, mayGate } from './gates.js';
+import { answerForm, decisionNote, heldBy, isOpenQuestion, mayDecide, mayGate } from './gates.js';
 import { markdown } from './markdown.js';
 import { taskHash } from './route.js';
 import { setWaiting } from './title.js';
@@ -65,13 +65,13 @@ export function mountAttention(root, state, api, me) {
     count.textContent = String(n);
     hint.textContent = mayGate(me)
       ? 'Answer here; the task it holds becomes claimable once its other blockers are done.'
-      : 'A coordinator answers these here, with huddle answer, or through the API.';
+      : 'A coordinator or a lead answers these here, with huddle answer, or through the API.';
     setWaiting(n);
   }
 
   function rowKey(q) {
     const held = heldBy(q);
-    return `${q.version} ${held ? state.tasks.get(held)?.subject ?? '' : ''} ${mayGate(me)}`;
+    return `${q.version} ${held ? state.tasks.get(held)?.subject ?? '' : ''} ${mayDecide(me, q)}`;
   }
 
   /** The row after which `id` goes, in id order (null: at the end). */
@@ -86,7 +86,7 @@ export function mountAttention(root, state, api, me) {
   function row(q, previous) {
     const held = heldBy(q);
     const heldTask = held && state.tasks.get(held);
-    const form = mayGate(me) ? answerForm(api, state, q) : null;
+    const form = mayDecide(me, q) ? answerForm(api, state, q) : mayGate(me) ? decisionNote(q) : null;
     // Keep what was being typed when the row is redrawn.
     const typed = previous?.querySelector('textarea')?.value;
     if (form && typed) form.querySelector('textarea').value = typed;

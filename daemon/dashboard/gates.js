@@ -1,16 +1,30 @@
 // Human gates in the page: a question for a person is a task `HUMAN-NNN` owned by `human`
-// (metadata `gate.for` names the task it holds). A coordinator answers one (`POST …/answer`),
+// (metadata `gate.for` names the task it holds). A coordinator or a lead answers one (`POST …/answer`),
 // or holds a pending task with a new question ("Ask a person", `POST …/gate`). Other roles may
-// do neither (the daemon refuses them too), so they are not offered the forms.
+// do neither (the daemon refuses them too), so they are not offered the forms. A person-only
+// question is decided by a lead alone: other roles see that, not the buttons.
 
 import { h, replace } from './dom.js';
 import { taskHash } from './route.js';
 
-const GATING_ROLES = new Set(['coordinator']);
+const GATING_ROLES = new Set(['coordinator', 'lead']);
 const MAX_TEXT = 4000;
 
 /** Whether the token's role may gate and answer. */
 export const mayGate = (me) => GATING_ROLES.has(me.role);
+
+/** Whether only a lead may decide `question`. */
+export const isPersonOnly = (question) => question.metadata?.gate?.personOnly === true;
+
+/** Whether the token may answer `question`: a gating role, and a lead's for a person-only one. */
+export const mayDecide = (me, question) => mayGate(me) && (!isPersonOnly(question) || me.role === 'lead');
+
+/** What a token that may not decide `question` is shown in place of the form. */
+export function decisionNote(question) {
+  return h('p', { class: 'hint person-only' }, isPersonOnly(question)
+    ? `Only a person decides ${question.id}: open the dashboard with a lead's token.`
+    : `A coordinator or a lead answers ${question.id}.`);
+}
 
 /** A question for a person that nobody has answered yet. */
 export function isOpenQuestion(task) {
@@ -79,6 +93,8 @@ export function mountGateActions(state, api, me) {
       id: 'gate-question', rows: 2, required: true, maxlength: MAX_TEXT,
       'aria-label': `Question to a person before ${task.id} is claimed`, placeholder: 'What must a person decide first?',
     });
+    const approval = h('input', { type: 'checkbox', id: 'gate-approval' });
+    const personOnly = h('input', { type: 'checkbox', id: 'gate-person-only' });
     const submit = h('button', { type: 'submit' }, 'Ask a person');
     const status = h('span', { class: 'action-status', id: 'gate-status', role: 'status' });
     return h('form', {
@@ -91,7 +107,9 @@ export function mountGateActions(state, api, me) {
         status.classList.remove('failure');
         status.textContent = 'asking…';
         try {
-          const gated = await api.gate(task.id, text);
+          const gated = await api.gate(task.id, text, {
+            kind: approval.checked ? 'approval' : undefined, personOnly: personOnly.checked,
+          });
           state.putTask(gated.question);
           state.putTask(gated.task);
           box.value = '';
@@ -103,7 +121,9 @@ export function mountGateActions(state, api, me) {
           submit.disabled = false;
         }
       },
-    }, h('label', {}, 'Question (markdown) ', box), submit, status);
+    }, h('label', {}, 'Question (markdown) ', box),
+    h('label', { class: 'check' }, approval, ' approve or reject'),
+    h('label', { class: 'check' }, personOnly, ' only a lead decides'), submit, status);
   }
 
   return {
@@ -116,7 +136,7 @@ export function mountGateActions(state, api, me) {
         : isOpenQuestion(task) ? 'answer'
           : task.status === 'pending' && task.owner !== 'human' ? 'ask' : null;
       root.hidden = kind == null;
-      const key = kind && `${task.id} ${kind}`;
+      const key = kind && `${task.id} ${kind} ${kind === 'answer' && mayDecide(me, task)}`;
       if (key === shown) return;
       shown = key;
       if (kind === 'answer') {
@@ -124,7 +144,9 @@ export function mountGateActions(state, api, me) {
         replace(body,
           h('h3', {}, 'A person must answer this'),
           held ? h('p', {}, 'It holds ', h('a', { href: taskHash(held), class: 'task-id' }, held), ' until it is answered.') : null,
-          answerForm(api, state, task, { form: 'gate-answer', text: 'gate-answer-text' }));
+          mayDecide(me, task)
+            ? answerForm(api, state, task, { form: 'gate-answer', text: 'gate-answer-text' })
+            : decisionNote(task));
       } else if (kind === 'ask') {
         replace(body,
           h('h3', {}, 'Ask a person'),

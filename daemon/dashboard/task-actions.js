@@ -9,8 +9,8 @@
 import { h, replace } from './dom.js';
 import { isOpenQuestion } from './gates.js';
 
-const EDITING_ROLES = new Set(['coordinator']);
-const POSTING_ROLES = new Set(['coordinator', 'tester', 'executor']);
+const EDITING_ROLES = new Set(['coordinator', 'lead']);
+const POSTING_ROLES = new Set(['coordinator', 'lead', 'tester', 'executor']);
 
 export function mountTaskActions(state, api, me, currentId) {
   let task = null;

@@ -228,6 +228,9 @@ pub struct WebhookSettings {
     pub poll_ms: u64,
     /// Deliveries kept in each webhook's log.
     pub keep_deliveries: usize,
+    /// The address people open huddle at (`https://huddle.example.com`): a notice about a
+    /// question links to it in the dashboard. Empty: notices carry no link.
+    pub public_url: String,
 }
 
 impl Default for WebhookSettings {
@@ -241,6 +244,7 @@ impl Default for WebhookSettings {
             timeout_ms: 10_000,
             poll_ms: 1_000,
             keep_deliveries: 200,
+            public_url: String::new(),
         }
     }
 }

@@ -24,6 +24,7 @@
 
 pub mod config;
 pub mod files;
+pub mod gate_deadlines;
 pub mod http;
 pub mod hub;
 pub mod identity;
@@ -207,6 +208,10 @@ pub async fn serve(
         state.settings.webhooks.clone(),
         state.shutdown.clone(),
     ));
+    let deadlines = tokio::spawn(gate_deadlines::run(
+        state.store.clone(),
+        state.shutdown.clone(),
+    ));
     let shrinker = tokio::spawn(forget_idle_rates(state.clone()));
     let presence = tokio::spawn(presence::flush(
         state.presence.clone(),
@@ -232,6 +237,7 @@ pub async fn serve(
     let _ = sweeper.await;
     let _ = pruner.await;
     let _ = notifier.await;
+    let _ = deadlines.await;
     let _ = upkeep.await;
     if let Some(server) = metrics_server {
         let _ = server.await;

@@ -2,9 +2,10 @@
 // question the API asked in the attention panel and the tab title's count; it is answered from
 // the keyboard in the panel; "Ask a person" from a task's detail, answered in the question's
 // own detail; the Webhooks view lists the deliveries made to a real receiver; an approval gate
-// is rejected with a reason from the panel; an observer sees
-// the panel without answer controls. Screenshots of the panel light/dark, desktop/390 px.
-// Env as dashboard.mjs (HUDDLE_TOKEN a coordinator's), and HUDDLE_OBSERVER_TOKEN.
+// is rejected with a reason from the panel; a person-only gate shows the coordinator a note,
+// not the buttons; an observer sees the panel without answer controls; a lead approves the
+// person-only gate. Screenshots of the panel light/dark, desktop/390 px.
+// Env as dashboard.mjs (HUDDLE_TOKEN a coordinator's), HUDDLE_OBSERVER_TOKEN, HUDDLE_LEAD_TOKEN.
 
 import { check, env, note, PATIENCE, rust, withBrowser } from './harness.mjs';
 
@@ -107,6 +108,15 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await rust(`rejected ${approval}`);
   note('rejected in the panel; the API shows the task cancelled with the reason');
 
+  // A person-only gate: the coordinator sees who decides it, and no buttons.
+  const personal = await rust('gate-person-only');
+  const held = page.locator(`#attention li[data-question="${personal}"]`);
+  await held.waitFor({ timeout: PATIENCE });
+  await held.locator('.person-only').waitFor({ timeout: PATIENCE });
+  check((await held.locator('textarea, button').count()) === 0, 'no decision controls for a coordinator on a person-only gate');
+  check((await held.locator('.person-only').textContent()).includes("a lead's token"), 'the row says who decides');
+  note('a person-only gate shows the coordinator a note, not the buttons');
+
   // An observer: sees what waits, may not answer, gets no Webhooks tab and no gate forms.
   const third = await rust('gate-for-observer');
   await page.locator(`#attention li[data-question="${third}"]`).waitFor({ timeout: PATIENCE });
@@ -118,7 +128,7 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await page.evaluate(() => { location.hash = '#tasks'; });
   const seen = page.locator(`#attention li[data-question="${third}"]`);
   await seen.waitFor({ timeout: PATIENCE });
-  await waitFor(() => document.getElementById('attention-hint')?.textContent.includes('A coordinator answers'), null, 'the observer\'s hint');
+  await waitFor(() => document.getElementById('attention-hint')?.textContent.includes('A coordinator or a lead answers'), null, 'the observer\'s hint');
   check((await page.locator('#attention textarea, #attention button').count()) === 0, 'no answer controls for an observer');
   check(await page.locator('#tab-webhooks').isHidden(), 'no Webhooks tab for an observer');
   await page.evaluate((id) => { location.hash = `#/tasks/${id}`; }, third);
@@ -129,4 +139,20 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   check(await page.locator('#gate-actions').isHidden(), 'no "Ask a person" for an observer, even on a pending task');
   await shot('gates-observer');
   note('an observer sees the panel without answer controls');
+
+  // A lead: Approve and Reject on the person-only gate; approving releases its task.
+  await page.click('#signout');
+  await page.locator('#signin').waitFor({ state: 'visible', timeout: PATIENCE });
+  await page.fill('#signin-team', env('HUDDLE_TEAM'));
+  await page.fill('#signin-token', env('HUDDLE_LEAD_TOKEN'));
+  await page.click('#signin-submit');
+  await page.evaluate(() => { location.hash = '#tasks'; });
+  const mine = page.locator(`#attention li[data-question="${personal}"]`);
+  await mine.locator('button.approve').waitFor({ timeout: PATIENCE });
+  check((await mine.locator('button').allTextContents()).join(',') === 'Approve,Reject', 'a lead decides a person-only gate');
+  await mine.locator('textarea').fill('Yes, I checked the freeze calendar.');
+  await mine.locator('button.approve').click();
+  await mine.waitFor({ state: 'detached', timeout: PATIENCE });
+  await rust(`person-approved ${personal}`);
+  note('a lead approved the person-only gate in the panel');
 });

@@ -17,6 +17,36 @@ pub struct GateArgs {
     /// and an answer alone is refused.
     #[arg(long)]
     pub approval: bool,
+    /// Only a person may answer: a `lead` token (coordinators, MCP sessions and other agents
+    /// are refused).
+    #[arg(long)]
+    pub person_only: bool,
+    /// Decide for the person if no one has by then: a duration from now (`30m`, `2h`, `1d`)
+    /// or an RFC 3339 time. --on-deadline says which decision (default: reject).
+    #[arg(long, value_name = "WHEN")]
+    pub deadline: Option<String>,
+    /// The decision the deadline takes: approve or reject (a person-only gate: reject only).
+    #[arg(long, value_name = "DECISION", requires = "deadline", value_parser = decision)]
+    pub on_deadline: Option<Decision>,
+}
+
+fn decision(text: &str) -> Result<Decision, String> {
+    match text {
+        "approve" => Ok(Decision::Approve),
+        "reject" => Ok(Decision::Reject),
+        other => Err(format!("`{other}` is not a decision (approve or reject)")),
+    }
+}
+
+/// `--deadline`: an RFC 3339 time as it is, or a duration from now.
+fn deadline_at(text: &str) -> Result<String, String> {
+    if chrono::DateTime::parse_from_rfc3339(text).is_ok() {
+        return Ok(text.to_string());
+    }
+    let after = crate::parse::duration(text)
+        .map_err(|e| format!("--deadline: {e} (or give an RFC 3339 time)"))?;
+    let after = chrono::Duration::from_std(after).map_err(|e| format!("--deadline: {e}"))?;
+    Ok((chrono::Utc::now() + after).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
 #[derive(Debug, Args)]
@@ -42,6 +72,9 @@ pub async fn gate(ctx: &Ctx, args: GateArgs) -> CliResult {
     let request = GateRequest {
         question: args.question,
         kind,
+        person_only: args.person_only,
+        deadline: args.deadline.as_deref().map(deadline_at).transpose()?,
+        on_deadline: args.on_deadline,
     };
     let gated = ctx.client.gate_task_with(&args.id, &request).await?;
     if ctx.json {

@@ -42,6 +42,9 @@ pub enum TaskCmd {
         /// With --gate: ask for a decision (approve or reject), not an open answer.
         #[arg(long, requires = "gate")]
         approval: bool,
+        /// With --gate: only a person (a `lead` token) may answer it.
+        #[arg(long, requires = "gate")]
+        person_only: bool,
     },
     /// List tasks (all pages, or up to --limit).
     Ls {
@@ -178,6 +181,7 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             max_attempts,
             gate,
             approval,
+            person_only,
         } => {
             let (id, prefix) = if parse::is_task_id(&id_or_prefix) {
                 (Some(id_or_prefix), None)
@@ -200,6 +204,9 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
                         true => GateKind::Approval,
                         false => GateKind::Question,
                     },
+                    person_only,
+                    deadline: None,
+                    on_deadline: None,
                 }),
             };
             let task = ctx.client.create_task(&new).await?;

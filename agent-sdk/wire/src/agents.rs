@@ -12,14 +12,19 @@ pub enum Role {
     Executor,
     /// Read-only: may list and stream but never change anything.
     Observer,
+    /// A person leading the team: what a coordinator may do, and the only role that may decide
+    /// a gate asked with `personOnly`. Only the admin token or another lead adds, rotates or
+    /// revokes a lead, so no agent can mint itself a person's token.
+    Lead,
 }
 
 impl Role {
-    pub const ALL: [Role; 4] = [
+    pub const ALL: [Role; 5] = [
         Role::Coordinator,
         Role::Tester,
         Role::Executor,
         Role::Observer,
+        Role::Lead,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -28,6 +33,7 @@ impl Role {
             Role::Tester => "tester",
             Role::Executor => "executor",
             Role::Observer => "observer",
+            Role::Lead => "lead",
         }
     }
 
@@ -36,7 +42,7 @@ impl Role {
         match self {
             Role::Tester => &["TEST"],
             Role::Executor => &["QARUN"],
-            Role::Coordinator | Role::Observer => &[],
+            Role::Coordinator | Role::Observer | Role::Lead => &[],
         }
     }
 }
@@ -54,7 +60,9 @@ impl FromStr for Role {
             .into_iter()
             .find(|r| r.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown role `{s}` (expected coordinator, tester, executor or observer)")
+                format!(
+                    "unknown role `{s}` (expected coordinator, tester, executor, observer or lead)"
+                )
             })
     }
 }

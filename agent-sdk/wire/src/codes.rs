@@ -14,6 +14,8 @@ pub const INVALID_QUERY: &str = "invalid_query";
 pub const UNAUTHORIZED: &str = "unauthorized";
 /// 403: the caller's role may not do this.
 pub const FORBIDDEN: &str = "forbidden";
+/// 403: a gate asked with `personOnly` is decided by a person (`lead`) only.
+pub const PERSON_REQUIRED: &str = "person_required";
 /// 404: no such team, task, agent, route or memory pointer (also another team's).
 pub const NOT_FOUND: &str = "not_found";
 /// 405: the route does not take that method.

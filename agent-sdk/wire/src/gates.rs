@@ -72,6 +72,24 @@ pub struct GateRequest {
     /// cancels the task; an answer without a decision is refused).
     #[serde(default)]
     pub kind: GateKind,
+    /// Only a person may decide: an agent whose role is `lead`. Any other token — every
+    /// coordinator, and every MCP session that is not a lead's — is refused with 403
+    /// `person_required`. Once a task has a person-only question, asking again keeps it so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub person_only: bool,
+    /// When the decision is taken for the person if no one has decided (RFC 3339, in the
+    /// future, at most a year ahead): `onDeadline` applies, as if answered.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(nullable = false, example = "2026-12-01T17:00:00Z")
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<String>,
+    /// The decision the deadline takes (with `deadline` only; default `reject`: nothing goes
+    /// ahead without a yes). A person-only gate takes only `reject`: only a person approves it.
+    #[cfg_attr(feature = "openapi", schema(nullable = false))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_deadline: Option<Decision>,
 }
 
 /// The answer to a gate: the question (`HUMAN-NNN`, owned by `human`) and the gated task, now
@@ -114,6 +132,13 @@ pub struct GateRecord {
     pub id: String,
     pub question: String,
     pub kind: GateKind,
+    /// Only a `lead` may decide it.
+    pub person_only: bool,
+    /// When `onDeadline` is taken if no one decided before (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_deadline: Option<Decision>,
     pub status: GateStatus,
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub decision: Option<Decision>,

@@ -95,7 +95,9 @@ pub fn allowed(role: Option<Role>, action: Action) -> bool {
                 | DeleteTeams
                 | TransferTeams
         ),
-        Some(Role::Coordinator) => !matches!(
+        // A lead is a person with a coordinator's powers; what only a person may do (decide a
+        // person-only gate, manage leads) is checked where it happens.
+        Some(Role::Coordinator | Role::Lead) => !matches!(
             action,
             CreateTeam | ListTeams | TeamSettings | DeleteTeams | TransferTeams
         ),

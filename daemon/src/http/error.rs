@@ -87,6 +87,9 @@ impl From<StoreError> for ApiError {
                 message,
                 details,
             } => ApiError::new(StatusCode::CONFLICT, code, message).with_details(details),
+            StoreError::Forbidden { code, message } => {
+                ApiError::new(StatusCode::FORBIDDEN, code, message)
+            }
             StoreError::StaleVersion { expected, current } => ApiError::new(
                 StatusCode::PRECONDITION_FAILED,
                 codes::STALE_VERSION,

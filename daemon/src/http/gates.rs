@@ -7,11 +7,11 @@ use super::error::ApiResult;
 use super::extract::ApiJson;
 use super::openapi_types::*;
 use super::AppState;
-use crate::store::Caller;
+use crate::store::{gate_decisions, Caller};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use huddle_wire::{AnswerRequest, Decision, GateRequest, Gated, PostMessage, Role, Task};
+use huddle_wire::{AnswerRequest, Decision, GateRequest, Gated, Task};
 
 /// Holds a pending task until a person answers `question` (`kind: question`, the default) or
 /// decides (`kind: approval`): creates the question as task
@@ -95,19 +95,12 @@ pub async fn answer_question(
 ) -> ApiResult<Task> {
     let (question, task) = state.store.answer_gate(caller, id, answer).await?;
     if answer.decision == Some(Decision::Reject) {
-        let reason = task.failure_reason.clone().unwrap_or_default();
-        let message = PostMessage {
-            to: Role::Coordinator.as_str().to_string(),
-            kind: "gate_rejected".to_string(),
-            summary: format!(
-                "{} cancelled: {} rejected by {}: {reason}",
-                task.id, question.id, caller.agent
-            ),
-            data: serde_json::json!({
-                "task": task.id, "question": question.id, "decision": "reject",
-                "answer": answer.answer, "answeredBy": caller.agent,
-            }),
-        };
+        let message = gate_decisions::rejection_message(
+            &question,
+            &task,
+            &caller.agent,
+            answer.answer.as_deref(),
+        );
         state.store.post_message(caller, message, None).await?;
         crate::metrics::messages_posted(1);
     }

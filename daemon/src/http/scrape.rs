@@ -4,6 +4,7 @@
 use super::error::{ApiError, ApiResult};
 use super::identity::Principal;
 use super::AppState;
+use crate::store::gates::OpenQuestion;
 use crate::store::quotas::TeamCounters;
 use axum::extract::State;
 use axum::http::header;
@@ -35,10 +36,63 @@ async fn exposition(state: &AppState) -> Response {
 async fn render(state: &AppState) -> String {
     let mut text = crate::metrics::handle().render();
     match state.store.team_counters().await {
-        Ok(teams) => team_gauges(&mut text, &teams),
+        Ok(teams) => {
+            team_gauges(&mut text, &teams);
+            match state.store.open_questions().await {
+                Ok(open) => question_gauges(&mut text, &teams, &open),
+                Err(e) => tracing::warn!(error = %e, "open questions for /metrics"),
+            }
+        }
         Err(e) => tracing::warn!(error = %e, "team counters for /metrics"),
     }
     text
+}
+
+/// Questions waiting for a person, per team: how many, and how long the oldest has waited
+/// (0 with none), so an alert can fire on a decision nobody takes.
+fn question_gauges(out: &mut String, teams: &[TeamCounters], open: &[OpenQuestion]) {
+    use std::collections::HashMap;
+    use std::fmt::Write;
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let mut per_team: HashMap<&str, (u64, i64)> = HashMap::new();
+    for q in open {
+        let entry = per_team.entry(q.team.as_str()).or_insert((0, now_ms));
+        entry.0 += 1;
+        entry.1 = entry.1.min(q.created_at);
+    }
+    let _ = writeln!(
+        out,
+        "# HELP huddle_open_questions questions waiting for a person, per team"
+    );
+    let _ = writeln!(out, "# TYPE huddle_open_questions gauge");
+    for team in teams {
+        let (n, _) = per_team
+            .get(team.team.as_str())
+            .copied()
+            .unwrap_or((0, now_ms));
+        let _ = writeln!(
+            out,
+            "huddle_open_questions{{team=\"{}\"}} {n}",
+            label(&team.team)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP huddle_oldest_open_question_seconds how long the oldest open question has waited, per team"
+    );
+    let _ = writeln!(out, "# TYPE huddle_oldest_open_question_seconds gauge");
+    for team in teams {
+        let (_, oldest) = per_team
+            .get(team.team.as_str())
+            .copied()
+            .unwrap_or((0, now_ms));
+        let age = (now_ms - oldest).max(0) as f64 / 1000.0;
+        let _ = writeln!(
+            out,
+            "huddle_oldest_open_question_seconds{{team=\"{}\"}} {age:.3}",
+            label(&team.team)
+        );
+    }
 }
 
 /// Reads one use of a team's counters.

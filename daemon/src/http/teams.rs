@@ -12,7 +12,7 @@ use axum::extract::{FromRequestParts, Path, RawPathParams, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Json;
-use huddle_wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Team, TeamList};
+use huddle_wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Role, Team, TeamList};
 
 /// Creates a team (admin token only).
 #[utoipa::path(
@@ -90,9 +90,9 @@ pub(super) async fn team_for(
     Ok(team_id)
 }
 
-/// The path's team, which the caller may manage agents of. An extractor, so another team's
-/// token gets 404 before the body is read.
-pub struct ManagedTeam(i64);
+/// The path's team, which the caller may manage agents of, and the caller's role (`None`: the
+/// admin token). An extractor, so another team's token gets 404 before the body is read.
+pub struct ManagedTeam(i64, Option<Role>);
 
 impl FromRequestParts<AppState> for ManagedTeam {
     type Rejection = ApiError;
@@ -105,9 +105,46 @@ impl FromRequestParts<AppState> for ManagedTeam {
             .await
             .map_err(|_| ApiError::not_found("no such route"))?;
         let principal = Principal::from_request_parts(parts, state).await?;
-        team_for(state, &principal, &params, Action::ManageAgents)
-            .await
-            .map(ManagedTeam)
+        let team_id = team_for(state, &principal, &params, Action::ManageAgents).await?;
+        Ok(ManagedTeam(team_id, role_of(&principal)))
+    }
+}
+
+fn role_of(principal: &Principal) -> Option<Role> {
+    match principal {
+        Principal::Admin => None,
+        Principal::Agent(c) => Some(c.role),
+    }
+}
+
+/// A lead's token is a person's: it decides person-only gates. So only the admin token or
+/// another lead adds, rotates or revokes one; a coordinator (an AI, perhaps) that could would
+/// mint itself a person's token.
+fn check_manages(by: Option<Role>, target: Role) -> ApiResult<()> {
+    if target != Role::Lead || matches!(by, None | Some(Role::Lead)) {
+        return Ok(());
+    }
+    Err(ApiError::forbidden(
+        "only the admin token or a lead adds, rotates or revokes a lead: a lead's token is a \
+         person's",
+    ))
+}
+
+/// Refuses to rotate or revoke agent `name` when it is a lead and the caller may not manage
+/// leads; an unknown name is left to the store's 404.
+async fn check_manages_agent(
+    state: &AppState,
+    team_id: i64,
+    by: Option<Role>,
+    name: &str,
+) -> ApiResult<()> {
+    if matches!(by, None | Some(Role::Lead)) {
+        return Ok(());
+    }
+    let agents = state.store.list_agents(team_id).await?;
+    match agents.iter().find(|a| a.name == name) {
+        Some(agent) => check_manages(by, agent.role),
+        None => Ok(()),
     }
 }
 
@@ -127,9 +164,10 @@ impl FromRequestParts<AppState> for ManagedTeam {
 #[tracing::instrument(skip_all)]
 pub async fn create_agent(
     State(state): State<AppState>,
-    ManagedTeam(team_id): ManagedTeam,
+    ManagedTeam(team_id, by): ManagedTeam,
     ApiJson(body): ApiJson<CreateAgent>,
 ) -> ApiResult<(StatusCode, Json<CreatedAgent>)> {
+    check_manages(by, body.role)?;
     if body.name == crate::store::gates::HUMAN {
         return Err(ApiError::bad_request(
             "name",
@@ -198,6 +236,7 @@ pub async fn revoke_agent(
     Path((_, name)): Path<(String, String)>,
 ) -> ApiResult<Json<Agent>> {
     let team_id = team_for(&state, &principal, &params, Action::ManageAgents).await?;
+    check_manages_agent(&state, team_id, role_of(&principal), &name).await?;
     let (agent, old_hash) = state.store.set_agent_token(team_id, &name, None).await?;
     state.auth.revoke(&old_hash, team_id, &name);
     Ok(Json(agent))
@@ -226,6 +265,7 @@ pub async fn rotate_agent(
     Path((_, name)): Path<(String, String)>,
 ) -> ApiResult<Json<CreatedAgent>> {
     let team_id = team_for(&state, &principal, &params, Action::ManageAgents).await?;
+    check_manages_agent(&state, team_id, role_of(&principal), &name).await?;
     let token = new_token();
     let (agent, old_hash) = state
         .store

@@ -20,6 +20,10 @@ pub enum StoreError {
         message: String,
         details: Value,
     },
+    /// The caller may attempt this kind of action but not on this record (a person-only gate
+    /// decided by an agent); `code` says which rule.
+    #[error("{message}")]
+    Forbidden { code: &'static str, message: String },
     /// `If-Match` named an older version.
     #[error("version {expected} is stale; current version is {current}")]
     StaleVersion { expected: i64, current: i64 },

@@ -3,11 +3,12 @@
 //! asked), approve/reject, and withdrawing the questions of a cancelled task. Backends load
 //! the two [`TaskState`]s, call [`decide`], and save what it changed in one transaction.
 
-use super::gates::{self, check_text, content_hash, kind_of};
+use super::gates::{self, check_text, content_hash, kind_of, person_only};
 use super::rules::{parse_json, TaskState};
-use super::{StoreError, StoreResult};
+use super::{Caller, StoreError, StoreResult};
 use huddle_wire::{
-    codes, AnswerRequest, Decision, GateKind, GateRecord, GateStatus, Task, TaskStatus,
+    codes, AnswerRequest, Decision, GateKind, GateRecord, GateStatus, PostMessage, Role, Task,
+    TaskPatch, TaskStatus,
 };
 use serde_json::json;
 
@@ -34,10 +35,85 @@ pub fn decide(
     q: &mut TaskState,
     task: &mut TaskState,
     req: &AnswerRequest,
-    by: &str,
+    by: &Caller,
 ) -> StoreResult<Option<Decision>> {
     let metadata = parse_json(&q.metadata);
+    check_person(q, &metadata, by)?;
     check_open(q, task, &metadata)?;
+    apply(
+        q,
+        task,
+        req,
+        json!({ "answeredBy": by.agent, "answeredAs": by.role }),
+    )
+}
+
+/// Who took a decision the deadline took: in the result as `answeredBy` and `answeredAs`.
+pub const DEADLINE: &str = "deadline";
+
+/// What a question's deadline did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// Not open, no deadline, or not yet.
+    NotDue,
+    /// The deadline's decision was taken.
+    Decided(Decision),
+    /// The task changed since asking, so approving it unseen is not done: the question is
+    /// withdrawn and the task stays held until asked again.
+    Withdrawn,
+}
+
+/// Takes question `q`'s deadline decision when its deadline is at or before `now_ms`. A
+/// rejection holds whatever changed since asking (nothing goes ahead); an approval needs the
+/// task as asked, else the question is withdrawn.
+pub fn expire(q: &mut TaskState, task: &mut TaskState, now_ms: i64) -> StoreResult<Expiry> {
+    let metadata = parse_json(&q.metadata);
+    let Some((at_ms, decision)) = gates::due(&metadata) else {
+        return Ok(Expiry::NotDue);
+    };
+    if q.status != TaskStatus::Pending || at_ms > now_ms {
+        return Ok(Expiry::NotDue);
+    }
+    let deadline = metadata["gate"]["deadline"].as_str().unwrap_or_default();
+    let req = AnswerRequest {
+        answer: Some(format!(
+            "no decision by the deadline ({deadline}): {} by default",
+            match decision {
+                Decision::Approve => "approved",
+                Decision::Reject => "rejected",
+            }
+        )),
+        decision: Some(decision),
+    };
+    match check_open(q, task, &metadata) {
+        Ok(()) => {}
+        Err(StoreError::Conflict { details, .. }) if details["why"] == json!("changed") => {
+            if decision == Decision::Approve {
+                let why = format!(
+                    "its deadline passed, but {} changed since it was asked",
+                    task.id
+                );
+                withdraw(q, &why)?;
+                return Ok(Expiry::Withdrawn);
+            }
+        }
+        Err(StoreError::Conflict { .. }) => return Ok(Expiry::NotDue),
+        Err(e) => return Err(e),
+    }
+    let by = json!({ "answeredBy": DEADLINE, "answeredAs": DEADLINE });
+    apply(q, task, &req, by)?;
+    Ok(Expiry::Decided(decision))
+}
+
+/// Checks `req`'s shape against the question's kind and applies it, with `result` (who
+/// decided) as the start of the question's result.
+fn apply(
+    q: &mut TaskState,
+    task: &mut TaskState,
+    req: &AnswerRequest,
+    mut result: serde_json::Value,
+) -> StoreResult<Option<Decision>> {
+    let metadata = parse_json(&q.metadata);
     if let Some(answer) = &req.answer {
         check_text("answer", answer)?;
     }
@@ -60,7 +136,6 @@ pub fn decide(
         }
         _ => {}
     }
-    let mut result = json!({ "answeredBy": by });
     if let Some(answer) = &req.answer {
         result["answer"] = json!(answer);
     }
@@ -80,6 +155,22 @@ pub fn decide(
     q.result = Some(result.to_string());
     q.clear_claim();
     Ok(req.decision)
+}
+
+/// A person-only question is decided by a `lead` and no one else: checked first, so an agent
+/// learns nothing more about the question than that it is not its to decide.
+fn check_person(q: &TaskState, metadata: &serde_json::Value, by: &Caller) -> StoreResult<()> {
+    if person_only(metadata) && by.role != Role::Lead {
+        return Err(StoreError::Forbidden {
+            code: codes::PERSON_REQUIRED,
+            message: format!(
+                "{} is for a person to decide: answer it with a lead's token (the dashboard, or \
+                 `huddle answer` signed in as a lead), not a {}'s",
+                q.id, by.role
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A decision is taken only on an open question, for a task still open and unchanged since.
@@ -163,6 +254,9 @@ pub fn record(q: &Task, task_id: &str) -> Option<GateRecord> {
         id: q.id.clone(),
         question: q.description.clone(),
         kind: kind_of(&q.metadata),
+        person_only: person_only(&q.metadata),
+        deadline: gate["deadline"].as_str().map(str::to_string),
+        on_deadline: serde_json::from_value(gate["onDeadline"].clone()).ok(),
         status,
         decision: serde_json::from_value(result["decision"].clone()).ok(),
         answer: text("answer"),
@@ -188,4 +282,103 @@ pub fn check_not_rejected(task_id: &str, questions: &[TaskState]) -> StoreResult
         }
     }
     Ok(())
+}
+
+/// Whether `q` is an open person-only question holding task `id`.
+fn holds_for_person(q: &TaskState, id: &str) -> bool {
+    let metadata = parse_json(&q.metadata);
+    q.status == TaskStatus::Pending
+        && metadata["gate"]["for"] == json!(id)
+        && person_only(&metadata)
+}
+
+/// A task with an open person-only question stays person-only when asked again: otherwise an
+/// agent could edit the task (withdrawing the stale question) and ask a question it may decide.
+/// `questions` are the loaded `HUMAN-NNN` blockers of task `id`.
+pub fn keeps_person_only(id: &str, questions: &[TaskState]) -> bool {
+    questions.iter().any(|q| holds_for_person(q, id))
+}
+
+/// The ids a patch names as questions to look at: the patched task itself when it is a
+/// question, and the questions it would remove or complete past. Empty for most patches, so
+/// they load nothing more.
+pub fn patch_touches_questions(id: &str, patch: &TaskPatch) -> bool {
+    let prefix = format!("{}-", gates::PREFIX);
+    id.starts_with(&prefix)
+        || patch
+            .remove_blocked_by
+            .iter()
+            .any(|b| b.starts_with(&prefix))
+        || (patch.force && patch.status == Some(TaskStatus::Completed))
+}
+
+/// What only a person may do by `PATCH`: edit a person-only question (it is answered, not
+/// edited), drop one from the blockers of the task it holds, or force that task completed past
+/// it. `target` is the patched task, `questions` its loaded `HUMAN-NNN` blockers.
+pub fn check_patch(
+    caller: &Caller,
+    target: &TaskState,
+    patch: &TaskPatch,
+    questions: &[TaskState],
+) -> StoreResult<()> {
+    if caller.role == Role::Lead {
+        return Ok(());
+    }
+    let refuse = |message: String| StoreError::Forbidden {
+        code: codes::PERSON_REQUIRED,
+        message,
+    };
+    let metadata = parse_json(&target.metadata);
+    if target.owner.as_deref() == Some(gates::HUMAN) && person_only(&metadata) {
+        return Err(refuse(format!(
+            "{} is a question for a person: a lead answers it (POST …/tasks/{}/answer); it is \
+             not edited",
+            target.id, target.id
+        )));
+    }
+    let open: Vec<&TaskState> = questions
+        .iter()
+        .filter(|q| holds_for_person(q, &target.id))
+        .collect();
+    if let Some(q) = open
+        .iter()
+        .find(|q| patch.remove_blocked_by.contains(&q.id))
+    {
+        return Err(refuse(format!(
+            "{} holds {} for a person's decision; only a lead removes it",
+            q.id, target.id
+        )));
+    }
+    if patch.force && patch.status == Some(TaskStatus::Completed) {
+        if let Some(q) = open.first() {
+            return Err(refuse(format!(
+                "{} waits for a person's decision at {}; it is not forced complete past it",
+                target.id, q.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The `gate_rejected` message to the coordinators: `task` was cancelled because `by` (a
+/// person, or the deadline) rejected `question`.
+pub fn rejection_message(
+    question: &Task,
+    task: &Task,
+    by: &str,
+    answer: Option<&str>,
+) -> PostMessage {
+    let reason = task.failure_reason.clone().unwrap_or_default();
+    PostMessage {
+        to: Role::Coordinator.as_str().to_string(),
+        kind: "gate_rejected".to_string(),
+        summary: format!(
+            "{} cancelled: {} rejected by {by}: {reason}",
+            task.id, question.id
+        ),
+        data: serde_json::json!({
+            "task": task.id, "question": question.id, "decision": "reject",
+            "answer": answer, "answeredBy": by,
+        }),
+    }
 }

@@ -6,10 +6,13 @@
 //! completes it with `{answer, answeredBy}` as its result, which makes the gated task ready the
 //! way any completed blocker does; the question and its answer stay in the task list.
 
+use super::gate_decisions::Expiry;
 use super::rules::TaskState;
 use super::{Caller, StoreError, StoreResult};
 use async_trait::async_trait;
-use huddle_wire::{codes, AnswerRequest, GateKind, GateRequest, NewTask, Task, TaskStatus};
+use huddle_wire::{
+    codes, AnswerRequest, Decision, GateKind, GateRequest, NewTask, Task, TaskStatus,
+};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -41,7 +44,37 @@ pub trait GateStore {
         id: &str,
         answer: &AnswerRequest,
     ) -> StoreResult<(Task, Task)>;
+
+    /// Every open question of every team (for `/metrics` and the deadline sweep): questions
+    /// are few, and found by the `HUMAN` id prefix's index.
+    async fn open_questions(&self) -> StoreResult<Vec<OpenQuestion>>;
+
+    /// Takes open question `id`'s deadline decision if its deadline is at or before `now_ms`
+    /// ([`super::gate_decisions::expire`]), all or nothing. Returns what happened, and the
+    /// question and the gated task when a decision was taken.
+    async fn expire_gate(
+        &self,
+        team_id: i64,
+        id: &str,
+        now_ms: i64,
+    ) -> StoreResult<(Expiry, Option<(Task, Task)>)>;
 }
+
+/// A question waiting for a person, as the sweep and `/metrics` read it.
+#[derive(Debug, Clone)]
+pub struct OpenQuestion {
+    pub team_id: i64,
+    pub team: String,
+    pub id: String,
+    /// When it was asked, ms since the epoch.
+    pub created_at: i64,
+    pub metadata: serde_json::Value,
+}
+
+/// The query for [`GateStore::open_questions`] (the same text on both backends).
+pub const OPEN_QUESTIONS_SQL: &str = "select t.id, t.name, k.id, k.created_at, k.metadata
+     from teams t join tasks k on k.team_id = t.id and k.prefix = 'HUMAN'
+     where k.status = 'pending' and k.owner = 'human'";
 
 /// What a decision is bound to: the gated task's subject, description and metadata as they
 /// were when the question was asked (a short SHA-256). Re-serialising the metadata makes the
@@ -93,24 +126,99 @@ pub fn question_task(
 ) -> StoreResult<NewTask> {
     let question = gate.question.as_str();
     check_text("question", question)?;
+    let deadline = deadline_of(gate, chrono::Utc::now())?;
     let first_line = question.trim().lines().next().unwrap_or_default();
     let mut subject: String = first_line.chars().take(SUBJECT_CHARS).collect();
     if first_line.chars().count() > SUBJECT_CHARS {
         subject.push('…');
+    }
+    let mut metadata = json!({ "gate": {
+        "for": gated.id,
+        "askedBy": asked_by,
+        "kind": gate.kind,
+        "personOnly": gate.person_only,
+        "taskHash": content_hash(gated),
+    } });
+    if let Some((at, decision)) = deadline {
+        metadata["gate"]["deadline"] = json!(at);
+        metadata["gate"]["onDeadline"] = json!(decision);
     }
     Ok(NewTask {
         prefix: Some(PREFIX.into()),
         subject,
         description: Some(question.to_string()),
         owner: Some(HUMAN.into()),
-        metadata: Some(json!({ "gate": {
-            "for": gated.id,
-            "askedBy": asked_by,
-            "kind": gate.kind,
-            "taskHash": content_hash(gated),
-        } })),
+        metadata: Some(metadata),
         ..NewTask::default()
     })
+}
+
+/// The furthest ahead a deadline may be.
+const MAX_DEADLINE_DAYS: i64 = 366;
+
+/// A gate's deadline, normalised to UTC (`…Z`), and the decision it takes; `None` without one.
+/// Refused: a time that does not parse, is not in the future or is more than a year ahead; an
+/// `onDeadline` without a deadline; a person-only gate approved by its deadline.
+pub fn deadline_of(
+    gate: &GateRequest,
+    now: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<Option<(String, Decision)>> {
+    let Some(text) = &gate.deadline else {
+        return match gate.on_deadline {
+            Some(_) => Err(StoreError::invalid(
+                "onDeadline",
+                "onDeadline goes with a deadline: send \"deadline\" too",
+            )),
+            None => Ok(None),
+        };
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(text)
+        .map_err(|e| {
+            StoreError::invalid(
+                "deadline",
+                format!(
+                    "deadline {text:?} is not an RFC 3339 time ({e}), e.g. 2026-12-01T17:00:00Z"
+                ),
+            )
+        })?
+        .with_timezone(&chrono::Utc);
+    if at <= now {
+        return Err(StoreError::invalid(
+            "deadline",
+            format!("deadline {text} has passed"),
+        ));
+    }
+    if at > now + chrono::Duration::days(MAX_DEADLINE_DAYS) {
+        return Err(StoreError::invalid(
+            "deadline",
+            format!("deadline {text} is more than {MAX_DEADLINE_DAYS} days ahead"),
+        ));
+    }
+    let decision = gate.on_deadline.unwrap_or(Decision::Reject);
+    if gate.person_only && decision == Decision::Approve {
+        return Err(StoreError::invalid(
+            "onDeadline",
+            "a person-only gate is approved by a person, never by its deadline: \
+             onDeadline must be reject",
+        ));
+    }
+    Ok(Some((
+        at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        decision,
+    )))
+}
+
+/// When question metadata's deadline falls (ms since the epoch) and what it decides.
+pub fn due(metadata: &serde_json::Value) -> Option<(i64, Decision)> {
+    let gate = &metadata["gate"];
+    let at = chrono::DateTime::parse_from_rfc3339(gate["deadline"].as_str()?).ok()?;
+    let decision = serde_json::from_value(gate["onDeadline"].clone()).unwrap_or(Decision::Reject);
+    Some((at.timestamp_millis(), decision))
+}
+
+/// Whether only a person (`lead`) may decide the question.
+pub fn person_only(metadata: &serde_json::Value) -> bool {
+    metadata["gate"]["personOnly"] == json!(true)
 }
 
 /// The kind a question was asked as; one asked before kinds existed is a `question`.

@@ -124,7 +124,7 @@ async fn follow(
             &job.secret,
             &delivery_id,
             n.trigger.as_str(),
-            &notice::payload(&job.team, &n),
+            &notice::payload(&job.team, &n, &settings.public_url),
             stop,
         )
         .await;

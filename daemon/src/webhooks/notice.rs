@@ -18,6 +18,8 @@ pub struct Notice {
     pub from: Option<String>,
     pub headline: String,
     pub at: String,
+    /// For a question: the command that answers it.
+    pub answer_with: Option<String>,
 }
 
 /// A message is a notice when it asks for a fix, reports a missed quality gate, or says a
@@ -38,6 +40,7 @@ pub fn from_message(m: &Message) -> Option<Notice> {
         from: Some(m.from.clone()),
         headline: m.summary.clone(),
         at: m.created_at.clone(),
+        answer_with: None,
     })
 }
 
@@ -53,23 +56,38 @@ pub fn from_event(e: &Event) -> Option<Notice> {
         let gated = e.data["metadata"]["gate"]["for"]
             .as_str()
             .unwrap_or_default();
+        let gate = &e.data["metadata"]["gate"];
+        let approval = gate["kind"].as_str() == Some("approval");
+        let mut headline = format!(
+            "{id} holds {gated} until {}",
+            if approval {
+                "approved or rejected"
+            } else {
+                "answered"
+            },
+        );
+        if gate["personOnly"] == json!(true) {
+            headline.push_str(" by a lead");
+        }
+        if let Some(deadline) = gate["deadline"].as_str() {
+            let default = gate["onDeadline"].as_str().unwrap_or("reject");
+            headline.push_str(&format!(" (at {deadline}: {default} by default)"));
+        }
+        headline.push_str(&format!(": {}", question.unwrap_or_default()));
+        let answer_with = if approval {
+            format!("huddle answer {id} --approve (or --reject \"why\")")
+        } else {
+            format!("huddle answer {id} \"…\"")
+        };
         return Some(Notice {
             trigger: WebhookTrigger::NeedsHuman,
             stream: "event",
             seq: e.seq,
             task_id: (!id.is_empty()).then(|| id.to_string()),
-            from: e.data["metadata"]["gate"]["askedBy"]
-                .as_str()
-                .map(str::to_string),
-            headline: format!(
-                "{id} holds {gated} until {}: {}",
-                match e.data["metadata"]["gate"]["kind"].as_str() {
-                    Some("approval") => "approved or rejected",
-                    _ => "answered",
-                },
-                question.unwrap_or_default()
-            ),
+            from: gate["askedBy"].as_str().map(str::to_string),
+            headline,
             at: e.created_at.clone(),
+            answer_with: Some(answer_with),
         });
     }
     if !matches!(e.kind.as_str(), "task.failed" | "task.expired")
@@ -92,15 +110,27 @@ pub fn from_event(e: &Event) -> Option<Notice> {
         from: e.data["owner"].as_str().map(str::to_string),
         headline,
         at: e.created_at.clone(),
+        answer_with: None,
     })
 }
 
-/// The JSON body sent for a notice.
-pub fn payload(team: &str, n: &Notice) -> Value {
-    let mut text = format!("[huddle · {team}] {}: {}", n.trigger.as_str(), n.headline);
-    if text.chars().count() > MAX_TEXT_CHARS {
-        text = text.chars().take(MAX_TEXT_CHARS).collect::<String>() + "…";
+/// The JSON body sent for a notice; `public_url` (empty: none) is where the dashboard is, for
+/// a link to the task. The command and the link are kept whole when the headline is cut.
+pub fn payload(team: &str, n: &Notice, public_url: &str) -> Value {
+    let link = dashboard_link(public_url, n.task_id.as_deref());
+    let mut tail = String::new();
+    if let Some(command) = &n.answer_with {
+        tail.push_str(&format!(" · answer: {command}"));
     }
+    if let Some(link) = &link {
+        tail.push_str(&format!(" · {link}"));
+    }
+    let mut text = format!("[huddle · {team}] {}: {}", n.trigger.as_str(), n.headline);
+    let room = MAX_TEXT_CHARS.saturating_sub(tail.chars().count());
+    if text.chars().count() > room {
+        text = text.chars().take(room).collect::<String>() + "…";
+    }
+    text.push_str(&tail);
     json!({
         "text": text,
         "content": text,
@@ -113,8 +143,21 @@ pub fn payload(team: &str, n: &Notice) -> Value {
             "from": n.from,
             "summary": n.headline.chars().take(MAX_TEXT_CHARS * 4).collect::<String>(),
             "at": n.at,
+            "answerWith": n.answer_with,
+            "link": link,
         }
     })
+}
+
+/// The dashboard's page of `task_id` under `public_url`, when both are given and the URL is
+/// http(s) (anything else is left out rather than sent as a link).
+fn dashboard_link(public_url: &str, task_id: Option<&str>) -> Option<String> {
+    let base = public_url.trim().trim_end_matches('/');
+    let id = task_id?;
+    if !(base.starts_with("https://") || base.starts_with("http://")) {
+        return None;
+    }
+    Some(format!("{base}/#/tasks/{id}"))
 }
 
 #[cfg(test)]
@@ -157,8 +200,51 @@ mod tests {
             headline: "x".repeat(10_000),
             ..n
         };
-        let body = payload("alpha", &long);
+        let body = payload("alpha", &long, "");
         assert!(body["content"].as_str().unwrap().chars().count() <= MAX_TEXT_CHARS + 1);
         assert_eq!(body["text"], body["content"]);
+    }
+
+    fn asked(gate: Value, question: &str) -> Event {
+        serde_json::from_value(json!({
+            "seq": 3, "type": "task.created", "createdAt": "2026-01-01T00:00:00Z",
+            "data": {"id": "HUMAN-001", "owner": "human", "subject": "q", "description": question,
+                     "metadata": {"gate": gate}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_question_names_its_task_the_command_that_answers_it_and_links_to_it() {
+        let gate = json!({"for": "TEST-001", "askedBy": "coord", "kind": "approval",
+                          "personOnly": true, "deadline": "2026-12-01T17:00:00.000Z",
+                          "onDeadline": "reject"});
+        let n = from_event(&asked(gate.clone(), "May the tester change calc.py?")).unwrap();
+        let body = payload("qa", &n, "https://huddle.example.com/");
+        let text = body["text"].as_str().unwrap();
+        assert_eq!(
+            text,
+            "[huddle · qa] needs_human: HUMAN-001 holds TEST-001 until approved or rejected by a \
+             lead (at 2026-12-01T17:00:00.000Z: reject by default): May the tester change \
+             calc.py? · answer: huddle answer HUMAN-001 --approve (or --reject \"why\") · \
+             https://huddle.example.com/#/tasks/HUMAN-001"
+        );
+        assert_eq!(
+            body["huddle"]["link"],
+            "https://huddle.example.com/#/tasks/HUMAN-001"
+        );
+
+        // A question too long for a chat message is cut; the command and the link are not.
+        let n = from_event(&asked(gate, &"why ".repeat(1_000))).unwrap();
+        let body = payload("qa", &n, "https://huddle.example.com");
+        let text = body["text"].as_str().unwrap();
+        assert!(text.chars().count() <= MAX_TEXT_CHARS + 1, "{}", text.len());
+        assert!(
+            text.ends_with("--reject \"why\") · https://huddle.example.com/#/tasks/HUMAN-001"),
+            "{text}"
+        );
+        // Without a public address, or with one that is not http(s), no link.
+        assert_eq!(payload("qa", &n, "")["huddle"]["link"], Value::Null);
+        assert_eq!(payload("qa", &n, "ftp://x")["huddle"]["link"], Value::Null);
     }
 }

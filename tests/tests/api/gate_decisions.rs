@@ -78,7 +78,7 @@ async fn rejecting_cancels_the_task_with_the_reason_and_tells_the_coordinators()
     assert_eq!(q["status"], "completed");
     assert_eq!(
         q["result"],
-        json!({"decision": "reject", "answer": reason, "answeredBy": "coordinator"})
+        json!({"decision": "reject", "answer": reason, "answeredBy": "coordinator", "answeredAs": "coordinator"})
     );
     let t = c.get(&c.t("/tasks/TEST-001")).await.expect_status(200).body;
     assert_eq!(t["status"], "cancelled", "{t}");

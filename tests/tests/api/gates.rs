@@ -87,7 +87,7 @@ async fn a_gated_task_is_claimed_only_after_a_person_answers() {
     assert_eq!(answered["status"], "completed");
     assert_eq!(
         answered["result"],
-        json!({"answer": "Yes, after the backup.", "answeredBy": "coordinator"})
+        json!({"answer": "Yes, after the backup.", "answeredBy": "coordinator", "answeredAs": "coordinator"})
     );
     let claimed = tester
         .claim(json!({}))

@@ -3,11 +3,13 @@
 
 mod claim_wakes;
 mod claims;
+mod gate_deadlines;
 mod gate_decisions;
 mod gates;
 mod history;
 mod memory;
 mod messages;
+mod person_gates;
 mod presence;
 mod project_claims;
 mod quotas;

@@ -3,7 +3,8 @@
 //! given in the page, and this side checks through the API that the question is completed and
 //! the gated task claimable; "Ask a person" from a task's detail; the Webhooks view shows a
 //! delivery made to a real receiver; an approval gate rejected with a reason in the panel
-//! cancels its task; an observer sees the panel without answer controls.
+//! cancels its task; a person-only gate offers a coordinator no buttons and a lead Approve and
+//! Reject; an observer sees the panel without answer controls.
 
 use super::browser::{require_browser, screenshot_dir};
 use super::script::Script;
@@ -40,7 +41,7 @@ async fn released(coord: &Api, qid: &str, answer: &str, gated: &str) {
     assert_eq!(question["status"], "completed", "{question}");
     assert_eq!(
         question["result"],
-        json!({"answer": answer, "answeredBy": "coordinator"})
+        json!({"answer": answer, "answeredBy": "coordinator", "answeredAs": "coordinator"})
     );
     assert!(
         ready(coord).await.contains(&gated.to_string()),
@@ -77,6 +78,7 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
     let coord = d.team(TEAM).await;
     let tester = d.agent(TEAM, "tester", "tester").await;
     let observer = d.agent(TEAM, "watcher", "observer").await;
+    let lead = d.agent(TEAM, "dana", "lead").await;
     coord
         .post(
             &coord.t("/webhooks"),
@@ -90,6 +92,7 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
         ("TEST-002", "Rotate the staging keys", Some("executor")),
         ("TEST-003", "Delete the old buckets", Some("executor")),
         ("TEST-004", "Change calc.py", Some("executor")),
+        ("TEST-005", "Drop the billing index", Some("executor")),
     ] {
         coord
             .post(
@@ -100,7 +103,10 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
             .expect_status(201);
     }
 
-    let extra = [("HUDDLE_OBSERVER_TOKEN", observer.token.clone())];
+    let extra = [
+        ("HUDDLE_OBSERVER_TOKEN", observer.token.clone()),
+        ("HUDDLE_LEAD_TOKEN", lead.token.clone()),
+    ];
     let mut script = Script::start("gates.mjs", &d.url, TEAM, &coord.token, &extra);
     let mut steps = Vec::new();
     let run = async {
@@ -187,6 +193,29 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
                         "{gated}"
                     );
                 }
+                "gate-person-only" => {
+                    let gated = coord
+                        .post(
+                            &coord.t("/tasks/TEST-005/gate"),
+                            json!({"question": "May the index go?", "kind": "approval",
+                                   "personOnly": true}),
+                        )
+                        .await
+                        .expect_status(201)
+                        .body;
+                    reply = gated["question"]["id"].as_str().unwrap().to_string();
+                }
+                "person-approved" => {
+                    let question = task(&coord, &arg).await;
+                    assert_eq!(question["status"], "completed", "{question}");
+                    assert_eq!(question["result"]["decision"], "approve", "{question}");
+                    assert_eq!(question["result"]["answeredBy"], "dana", "{question}");
+                    assert_eq!(question["result"]["answeredAs"], "lead", "{question}");
+                    assert!(
+                        ready(&coord).await.contains(&"TEST-005".to_string()),
+                        "released"
+                    );
+                }
                 "gate-for-observer" => {
                     reply = gate(&coord, "TEST-003", "May the buckets go?").await;
                 }
@@ -210,7 +239,9 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
             "delivered",
             "gate-approval",
             "rejected",
-            "gate-for-observer"
+            "gate-person-only",
+            "gate-for-observer",
+            "person-approved"
         ],
         "every step ran, in order"
     );

@@ -1,9 +1,11 @@
 //! The whole loop on the pytest fixture with two real bugs: the tester repairs them through
 //! the (stubbed) model in two fixes, judges the gate on a full run, posts `test_result`; the
-//! QARUN task unblocks and the executor records its results in shared memory. Also: a fix
-//! that regressed is rolled back, and a stagnating failure stops after two attempts.
+//! QARUN task unblocks and the executor records its results in shared memory. The TEST task is
+//! created held for a person's approval: the tester gets it only once approved, and the
+//! person's words reach the model's prompt and the report. Also: a fix that regressed is
+//! rolled back, and a stagnating failure stops after two attempts.
 
-use huddle_sdk::wire::{NewTask, TaskStatus};
+use huddle_sdk::wire::{AnswerRequest, Decision, GateKind, GateRequest, NewTask, TaskStatus};
 use huddle_tests::llm::projects::{
     pytest_project, SHOUT_BUG, SHOUT_OK, STRINGS_PY, WHISPER_BUG, WHISPER_OK,
 };
@@ -51,15 +53,36 @@ async fn the_model_fixes_two_bugs_the_gate_passes_on_a_full_run_and_the_executor
     )
     .await;
     let t = team().await;
-    t.coord
-        .create_tasks(&[
-            task("TEST-001", &[], "make the string helpers pass"),
-            task("QARUN-001", &["TEST-001"], "layer: L2"),
-        ])
+    let gated = NewTask {
+        gate: Some(GateRequest {
+            question: "May the tester change pkg/strings.py?".into(),
+            kind: GateKind::Approval,
+            person_only: false,
+            deadline: None,
+            on_deadline: None,
+        }),
+        ..task("TEST-001", &[], "make the string helpers pass")
+    };
+    let created = t
+        .coord
+        .create_tasks(&[gated, task("QARUN-001", &["TEST-001"], "layer: L2")])
         .await
         .unwrap();
+    let question = created[0].blocked_by[0].clone();
     t.start_tester(settings(&project.root, Some(&stub)));
     t.start_executor(settings(&project.root, Some(&stub)));
+    // Created held, so the waiting tester does not get it before the decision.
+    let words = "Yes, but keep the public names in pkg/strings.py unchanged.";
+    t.coord
+        .decide(
+            &question,
+            &AnswerRequest {
+                answer: Some(words.into()),
+                decision: Some(Decision::Approve),
+            },
+        )
+        .await
+        .unwrap();
 
     let test = t.closed("TEST-001").await;
     assert_eq!(
@@ -93,11 +116,15 @@ async fn the_model_fixes_two_bugs_the_gate_passes_on_a_full_run_and_the_executor
     for part in [
         "PASSED",
         "### Summary",
+        "### Decided before it began",
+        words,
         "### Strategy history",
         "### Remaining failures by severity",
     ] {
         assert!(summary.contains(part), "{summary}");
     }
+    assert_eq!(d["gates"][0]["id"], question.as_str(), "{d:#}");
+    assert_eq!(d["gates"][0]["decision"], "approve");
     let progress = t.fix_progress().await;
     assert_eq!(progress.len(), 2);
     assert_eq!(progress[0].data["iteration"], 1);
@@ -112,6 +139,11 @@ async fn the_model_fixes_two_bugs_the_gate_passes_on_a_full_run_and_the_executor
     assert!(
         first.contains("tests/test_strings.py::test_shout")
             && first.contains("--- pkg/strings.py (editable) ---"),
+        "{first}"
+    );
+    // The person's decision, in their words, is part of what the model is asked.
+    assert!(
+        first.contains("A person decided before this task began") && first.contains(words),
         "{first}"
     );
 

@@ -104,7 +104,7 @@ async fn a_coordinator_gates_a_task_and_relays_the_answer_through_mcp() {
     assert_eq!(answered["status"], "completed");
     assert_eq!(
         answered["result"],
-        json!({"answer": "Yes, after the backup.", "answeredBy": "coordinator"})
+        json!({"answer": "Yes, after the backup.", "answeredBy": "coordinator", "answeredAs": "coordinator"})
     );
     let http = c
         .get(&c.t(&format!("/tasks/{qid}")))
@@ -221,4 +221,89 @@ async fn agents_on_the_official_sdk_meet_approval_gates_as_rest_clients_do() {
     assert_eq!(gate["answer"], "After the backup.");
     assert_eq!(gate["answeredBy"], "coordinator");
     assert_eq!(report["second_decision"]["code"], "task_closed");
+}
+
+/// A person-only gate over MCP: a coordinator's session is refused with the API's
+/// `person_required`, whether it asks for the gate in `task_gate` or `task_create`; a lead's
+/// session decides.
+#[tokio::test]
+async fn an_mcp_session_decides_a_person_only_gate_only_with_a_leads_token() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let lead = d.agent("qa", "dana", "lead").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "edit calc.py"}),
+    )
+    .await
+    .expect_status(201);
+    let (gated, error) = answer(
+        &call(
+            &d,
+            &c.token,
+            "task_gate",
+            json!({"id": "TEST-001", "question": "May it?", "kind": "approval", "personOnly": true}),
+        )
+        .await,
+    );
+    assert!(!error, "{gated}");
+    let qid = gated["question"]["id"].as_str().unwrap().to_string();
+    assert_eq!(gated["question"]["metadata"]["gate"]["personOnly"], true);
+
+    let refused = call(
+        &d,
+        &c.token,
+        "task_answer",
+        json!({"id": qid, "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        refused["structuredContent"]["error"]["code"], "person_required",
+        "{refused}"
+    );
+    let (created, error) = answer(
+        &call(
+            &d,
+            &c.token,
+            "task_create",
+            json!({"tasks": {"id": "TEST-002", "subject": "y",
+                   "gate": {"question": "Ship?", "kind": "approval", "personOnly": true}}}),
+        )
+        .await,
+    );
+    assert!(!error, "{created}");
+    let q2 = created["tasks"][0]["blockedBy"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refused = call(
+        &d,
+        &c.token,
+        "task_answer",
+        json!({"id": q2, "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(
+        refused["structuredContent"]["error"]["code"], "person_required",
+        "{refused}"
+    );
+    assert!(tester.claim(json!({})).await.is_none(), "both held");
+
+    let (decided, error) = answer(
+        &call(
+            &d,
+            &lead.token,
+            "task_answer",
+            json!({"id": qid, "decision": "approve", "answer": "ok"}),
+        )
+        .await,
+    );
+    assert!(!error, "{decided}");
+    assert_eq!(decided["result"]["answeredBy"], "dana");
+    assert_eq!(
+        tester.claim(json!({})).await.expect("released")["id"],
+        "TEST-001"
+    );
 }

@@ -11,6 +11,9 @@ impl Client {
         let body = GateRequest {
             question: question.to_string(),
             kind: GateKind::Question,
+            person_only: false,
+            deadline: None,
+            on_deadline: None,
         };
         self.gate_task_with(id, &body).await
     }

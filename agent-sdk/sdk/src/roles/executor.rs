@@ -170,6 +170,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         max_iterations: limits.max_iterations,
         quality_gate: limits.quality_gate,
         tiers: None,
+        gates: task.gates.clone(),
     };
     let evidence = evidence(
         &settings.project,

@@ -19,6 +19,7 @@
 
 mod changes;
 mod checkout;
+mod decisions;
 mod drive;
 mod evidence;
 pub mod executor;

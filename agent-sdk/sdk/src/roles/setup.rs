@@ -67,9 +67,16 @@ pub(crate) async fn prepare(
             return Err(report_failure(&reporter, RoleError::Config(e.to_string())).await);
         }
     }
-    let task_text = format!("{}\n{}", task.subject, task.description)
+    let mut task_text = format!("{}\n{}", task.subject, task.description)
         .trim()
         .to_string();
+    for line in super::decisions::lines(&task.gates) {
+        tracing::info!("{}: decided before it began: {line}", task.id);
+    }
+    if let Some(decided) = super::decisions::for_prompt(&task.gates) {
+        task_text.push_str("\n\n");
+        task_text.push_str(&decided);
+    }
     let project = project_identity(
         task.metadata.get("project").and_then(Value::as_str),
         &settings.project,

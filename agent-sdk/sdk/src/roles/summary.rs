@@ -34,6 +34,8 @@ pub struct CycleSummary {
     pub quality_gate: f64,
     /// Per-tier counts, skips and failure classes, when the run was tiered.
     pub tiers: Option<Value>,
+    /// The person's decisions that held the task before it began.
+    pub gates: Vec<crate::wire::GateRecord>,
 }
 
 impl CycleSummary {
@@ -104,6 +106,9 @@ impl CycleSummary {
         if let Some(tiers) = &self.tiers {
             data["tiers"] = tiers.clone();
         }
+        if !self.gates.is_empty() {
+            data["gates"] = json!(self.gates);
+        }
         data
     }
 
@@ -149,6 +154,13 @@ impl CycleSummary {
                 "- Flaky (passed on re-run, not repaired): {}",
                 self.flaky.join(", ")
             );
+        }
+        let decided = super::decisions::lines(&self.gates);
+        if !decided.is_empty() {
+            let _ = writeln!(out, "\n### Decided before it began\n");
+            for line in decided {
+                let _ = writeln!(out, "- {}", scrub(&line));
+            }
         }
         let _ = writeln!(out, "\n### Strategy history\n\n| iteration | strategy | pass rate | note |\n|---|---|---|---|");
         for h in &self.history {

@@ -110,6 +110,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
             .tiered
             .as_ref()
             .and_then(super::tiered::Tiered::summary),
+        gates: task.gates.clone(),
     };
     let evidence = evidence(
         &settings.project,

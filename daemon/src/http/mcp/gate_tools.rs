@@ -29,6 +29,18 @@ pub struct GateArgs {
     /// approve, which releases it, or reject, which cancels it).
     #[serde(default)]
     pub kind: GateKind,
+    /// Only a person may decide it: a `lead` token. A coordinator — and this session, unless
+    /// its token is a lead's — is refused with `person_required`.
+    #[serde(default, rename = "personOnly")]
+    pub person_only: bool,
+    /// When the decision is taken if no one has decided (RFC 3339, in the future, at most a
+    /// year ahead): `onDeadline` applies.
+    #[serde(default)]
+    pub deadline: Option<String>,
+    /// The decision the deadline takes: `reject` (the default) or `approve` (not on a
+    /// person-only gate).
+    #[serde(default, rename = "onDeadline")]
+    pub on_deadline: Option<Decision>,
 }
 
 /// `task_answer`: a question for a person and its answer.
@@ -77,6 +89,9 @@ impl Huddle {
                 let gate = GateRequest {
                     question: args.question,
                     kind: args.kind,
+                    person_only: args.person_only,
+                    deadline: args.deadline,
+                    on_deadline: args.on_deadline,
                 };
                 gate_task(&self.state, &caller, &args.id, &gate).await
             },

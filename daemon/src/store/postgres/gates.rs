@@ -2,8 +2,9 @@
 //! question and, on reject, the cancelled task) and withdrawing, each in one transaction of
 //! the team's writes.
 
+use super::super::gate_decisions::Expiry;
 use super::super::gate_decisions::{self, question_ids};
-use super::super::gates::{self, content_hash, GateStore};
+use super::super::gates::{self, content_hash, GateStore, OpenQuestion};
 use super::super::rules::{parse_json, TaskState};
 use super::super::{Caller, StoreError, StoreResult};
 use super::rows::load_task;
@@ -50,7 +51,7 @@ impl GateStore for PostgresStore {
                     let mut q = task_state::load(tx, caller.team_id, &id).await?;
                     let gated_id = gate_decisions::gated_id(&q)?;
                     let mut task = task_state::load(tx, caller.team_id, &gated_id).await?;
-                    gate_decisions::decide(&mut q, &mut task, &answer, &caller.agent)?;
+                    gate_decisions::decide(&mut q, &mut task, &answer, &caller)?;
                     // The task first, so completing the question never leaves a rejected task
                     // ready.
                     if task.status == TaskStatus::Cancelled {
@@ -60,6 +61,62 @@ impl GateStore for PostgresStore {
                     tx.touch_agent(caller.team_id, &caller.agent);
                     let task = load_task(tx.conn(), caller.team_id, &gated_id).await?;
                     Ok((q, task))
+                })
+            })
+            .await
+    }
+
+    async fn open_questions(&self) -> StoreResult<Vec<OpenQuestion>> {
+        let rows: Vec<(i64, String, String, i64, String)> =
+            sqlx::query_as(gates::OPEN_QUESTIONS_SQL)
+                .fetch_all(self.pool.read().await?.db())
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(team_id, team, id, created_at, metadata)| OpenQuestion {
+                team_id,
+                team,
+                id,
+                created_at,
+                metadata: parse_json(&metadata),
+            })
+            .collect())
+    }
+
+    async fn expire_gate(
+        &self,
+        team_id: i64,
+        id: &str,
+        now_ms: i64,
+    ) -> StoreResult<(Expiry, Option<(Task, Task)>)> {
+        let id = id.to_string();
+        self.batcher
+            .write(team_id, move |tx: &mut Tx| {
+                let id = id.clone();
+                Box::pin(async move {
+                    tx.lock_team(team_id).await?;
+                    let Some(mut q) = find_state(tx, team_id, &id).await? else {
+                        return Ok((Expiry::NotDue, None));
+                    };
+                    let Ok(gated_id) = gate_decisions::gated_id(&q) else {
+                        return Ok((Expiry::NotDue, None));
+                    };
+                    let mut task = task_state::load(tx, team_id, &gated_id).await?;
+                    match gate_decisions::expire(&mut q, &mut task, now_ms)? {
+                        Expiry::NotDue => Ok((Expiry::NotDue, None)),
+                        Expiry::Withdrawn => {
+                            save(tx, q, "task.updated").await?;
+                            Ok((Expiry::Withdrawn, None))
+                        }
+                        Expiry::Decided(decision) => {
+                            if task.status == TaskStatus::Cancelled {
+                                save(tx, task, "task.updated").await?;
+                            }
+                            let q = save(tx, q, "task.completed").await?;
+                            let task = load_task(tx.conn(), team_id, &gated_id).await?;
+                            Ok((Expiry::Decided(decision), Some((q, task))))
+                        }
+                    }
                 })
             })
             .await
@@ -79,26 +136,26 @@ pub async fn ask(
     tx.lock_team(caller.team_id).await?;
     let gated = task_state::load(tx, caller.team_id, id).await?;
     gates::check_gateable(id, gated.status)?;
-    let new = gates::question_task(&gated, gate, &caller.agent)?;
+    let questions = questions_of(tx, caller, id).await?;
+    let mut gate = gate.clone();
+    gate.person_only |= gate_decisions::keeps_person_only(id, &questions);
+    let new = gates::question_task(&gated, &gate, &caller.agent)?;
     let asked = task_create::create(tx, caller, vec![new], default_max, limits)
         .await?
         .remove(0);
-    let blocked_by = load_task(tx.conn(), caller.team_id, id).await?.blocked_by;
     let now = content_hash(&gated);
     let mut stale = Vec::new();
-    for qid in question_ids(&blocked_by) {
-        let Some(mut q) = find_state(tx, caller.team_id, qid).await? else {
-            continue;
-        };
+    for mut q in questions {
         let gate = parse_json(&q.metadata)["gate"].clone();
         let asked_about = gate["taskHash"].as_str();
         if gate["for"] != id || asked_about.is_none_or(|h| h == now) {
             continue;
         }
         let why = format!("{id} changed, and {} asks again", asked.id);
+        let qid = q.id.clone();
         if gate_decisions::withdraw(&mut q, &why)? {
             save(tx, q, "task.updated").await?;
-            stale.push(qid.clone());
+            stale.push(qid);
         }
     }
     let patch = TaskPatch {
@@ -108,6 +165,36 @@ pub async fn ask(
     };
     let held = tasks::update(tx, caller, id, patch, None, limits).await?;
     Ok((asked, held))
+}
+
+/// The loaded `HUMAN-NNN` blockers of task `id`.
+async fn questions_of(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<Vec<TaskState>> {
+    let blocked_by = load_task(tx.conn(), caller.team_id, id).await?.blocked_by;
+    let mut questions = Vec::new();
+    for qid in question_ids(&blocked_by) {
+        questions.extend(find_state(tx, caller.team_id, qid).await?);
+    }
+    Ok(questions)
+}
+
+/// Refuses what only a person may do by `PATCH` ([`gate_decisions::check_patch`]); loads
+/// nothing for a patch that touches no question.
+pub async fn check_patch(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: &str,
+    patch: &TaskPatch,
+) -> StoreResult<()> {
+    if !gate_decisions::patch_touches_questions(id, patch) {
+        return Ok(());
+    }
+    // As answering does: a decision taken on another replica meanwhile is seen.
+    tx.lock_team(caller.team_id).await?;
+    let Some(target) = find_state(tx, caller.team_id, id).await? else {
+        return Ok(()); // the update answers 404
+    };
+    let questions = questions_of(tx, caller, id).await?;
+    gate_decisions::check_patch(caller, &target, patch, &questions)
 }
 
 /// Withdraws the open questions that hold task `id`, which was just cancelled.
@@ -129,11 +216,7 @@ pub async fn withdraw_for(tx: &mut Tx, caller: &Caller, task: &Task) -> StoreRes
 
 /// Refuses to reopen task `id` when a person rejected it ([`gate_decisions::check_not_rejected`]).
 pub async fn check_reopen(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<()> {
-    let blocked_by = load_task(tx.conn(), caller.team_id, id).await?.blocked_by;
-    let mut questions = Vec::new();
-    for qid in question_ids(&blocked_by) {
-        questions.extend(find_state(tx, caller.team_id, qid).await?);
-    }
+    let questions = questions_of(tx, caller, id).await?;
     gate_decisions::check_not_rejected(id, &questions)
 }
 

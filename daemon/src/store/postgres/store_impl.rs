@@ -201,6 +201,7 @@ impl Store for PostgresStore {
         let limits = &self.options.limits;
         batched!(self, caller.team_id, [caller, id, patch, limits], |tx| {
             let cancels = patch.status == Some(TaskStatus::Cancelled);
+            gates::check_patch(tx, &caller, &id, &patch).await?;
             if patch.status == Some(TaskStatus::Pending) {
                 gates::check_reopen(tx, &caller, &id).await?;
             }

@@ -1,9 +1,10 @@
 //! Human gates on SQLite: asking (the question and the new blocker), answering (the question
 //! and, on reject, the cancelled task) and withdrawing, each inside one writer job.
 
+use super::super::gate_decisions::Expiry;
 use super::super::gate_decisions::{self, question_ids};
-use super::super::gates::{self, content_hash, GateStore};
-use super::super::rules::parse_json;
+use super::super::gates::{self, content_hash, GateStore, OpenQuestion};
+use super::super::rules::{parse_json, TaskState};
 use super::super::{Caller, StoreResult};
 use super::rows::{edges_of, find_state, load_state, load_task, touch_agent};
 use super::task_state::save;
@@ -44,7 +45,7 @@ impl GateStore for SqliteStore {
                 let mut q = load_state(ctx.conn, caller.team_id, &id)?;
                 let gated_id = gate_decisions::gated_id(&q)?;
                 let mut task = load_state(ctx.conn, caller.team_id, &gated_id)?;
-                gate_decisions::decide(&mut q, &mut task, &answer, &caller.agent)?;
+                gate_decisions::decide(&mut q, &mut task, &answer, &caller)?;
                 // The task first, so completing the question never leaves a rejected task ready.
                 if task.status == TaskStatus::Cancelled {
                     save(ctx, task, "task.updated")?;
@@ -53,6 +54,59 @@ impl GateStore for SqliteStore {
                 touch_agent(ctx, caller.team_id, &caller.agent)?;
                 let task = load_task(ctx.conn, caller.team_id, &gated_id)?;
                 Ok((q, task))
+            })
+            .await
+    }
+
+    async fn open_questions(&self) -> StoreResult<Vec<OpenQuestion>> {
+        self.readers
+            .read(|conn| {
+                let mut stmt = conn.prepare_cached(gates::OPEN_QUESTIONS_SQL)?;
+                let rows = stmt.query_map([], |r| {
+                    Ok(OpenQuestion {
+                        team_id: r.get(0)?,
+                        team: r.get(1)?,
+                        id: r.get(2)?,
+                        created_at: r.get(3)?,
+                        metadata: parse_json(&r.get::<_, String>(4)?),
+                    })
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            })
+            .await
+    }
+
+    async fn expire_gate(
+        &self,
+        team_id: i64,
+        id: &str,
+        now_ms: i64,
+    ) -> StoreResult<(Expiry, Option<(Task, Task)>)> {
+        let id = id.to_string();
+        self.writer()?
+            .write_team(team_id, move |ctx| {
+                let Some(mut q) = find_state(ctx.conn, team_id, &id)? else {
+                    return Ok((Expiry::NotDue, None));
+                };
+                let Ok(gated_id) = gate_decisions::gated_id(&q) else {
+                    return Ok((Expiry::NotDue, None));
+                };
+                let mut task = load_state(ctx.conn, team_id, &gated_id)?;
+                match gate_decisions::expire(&mut q, &mut task, now_ms)? {
+                    Expiry::NotDue => Ok((Expiry::NotDue, None)),
+                    Expiry::Withdrawn => {
+                        save(ctx, q, "task.updated")?;
+                        Ok((Expiry::Withdrawn, None))
+                    }
+                    Expiry::Decided(decision) => {
+                        if task.status == TaskStatus::Cancelled {
+                            save(ctx, task, "task.updated")?;
+                        }
+                        let q = save(ctx, q, "task.completed")?;
+                        let task = load_task(ctx.conn, team_id, &gated_id)?;
+                        Ok((Expiry::Decided(decision), Some((q, task))))
+                    }
+                }
             })
             .await
     }
@@ -70,24 +124,24 @@ pub fn ask(
 ) -> StoreResult<(Task, Task)> {
     let gated = load_state(ctx.conn, caller.team_id, id)?;
     gates::check_gateable(id, gated.status)?;
-    let new = gates::question_task(&gated, gate, &caller.agent)?;
+    let questions = questions_of(ctx, caller, id)?;
+    let mut gate = gate.clone();
+    gate.person_only |= gate_decisions::keeps_person_only(id, &questions);
+    let new = gates::question_task(&gated, &gate, &caller.agent)?;
     let asked = tasks::create(ctx, caller, vec![new], default_max, limits)?.remove(0);
-    let (blocked_by, _) = edges_of(ctx.conn, caller.team_id, id)?;
     let now = content_hash(&gated);
     let mut stale = Vec::new();
-    for qid in question_ids(&blocked_by) {
-        let Some(mut q) = find_state(ctx.conn, caller.team_id, qid)? else {
-            continue;
-        };
+    for mut q in questions {
         let gate = parse_json(&q.metadata)["gate"].clone();
         let asked_about = gate["taskHash"].as_str();
         if gate["for"] != id || asked_about.is_none_or(|h| h == now) {
             continue;
         }
         let why = format!("{id} changed, and {} asks again", asked.id);
+        let qid = q.id.clone();
         if gate_decisions::withdraw(&mut q, &why)? {
             save(ctx, q, "task.updated")?;
-            stale.push(qid.clone());
+            stale.push(qid);
         }
     }
     let patch = TaskPatch {
@@ -97,6 +151,34 @@ pub fn ask(
     };
     let held = tasks::update(ctx, caller, id, patch, None, limits)?;
     Ok((asked, held))
+}
+
+/// The loaded `HUMAN-NNN` blockers of task `id`.
+fn questions_of(ctx: &mut WriteCtx<'_>, caller: &Caller, id: &str) -> StoreResult<Vec<TaskState>> {
+    let (blocked_by, _) = edges_of(ctx.conn, caller.team_id, id)?;
+    let mut questions = Vec::new();
+    for qid in question_ids(&blocked_by) {
+        questions.extend(find_state(ctx.conn, caller.team_id, qid)?);
+    }
+    Ok(questions)
+}
+
+/// Refuses what only a person may do by `PATCH` ([`gate_decisions::check_patch`]); loads
+/// nothing for a patch that touches no question.
+pub fn check_patch(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    id: &str,
+    patch: &TaskPatch,
+) -> StoreResult<()> {
+    if !gate_decisions::patch_touches_questions(id, patch) {
+        return Ok(());
+    }
+    let Some(target) = find_state(ctx.conn, caller.team_id, id)? else {
+        return Ok(()); // the update answers 404
+    };
+    let questions = questions_of(ctx, caller, id)?;
+    gate_decisions::check_patch(caller, &target, patch, &questions)
 }
 
 /// Withdraws the open questions that hold task `id`, which was just cancelled.
@@ -118,10 +200,6 @@ pub fn withdraw_for(ctx: &mut WriteCtx<'_>, caller: &Caller, task: &Task) -> Sto
 
 /// Refuses to reopen task `id` when a person rejected it ([`gate_decisions::check_not_rejected`]).
 pub fn check_reopen(ctx: &mut WriteCtx<'_>, caller: &Caller, id: &str) -> StoreResult<()> {
-    let (blocked_by, _) = edges_of(ctx.conn, caller.team_id, id)?;
-    let mut questions = Vec::new();
-    for qid in question_ids(&blocked_by) {
-        questions.extend(find_state(ctx.conn, caller.team_id, qid)?);
-    }
+    let questions = questions_of(ctx, caller, id)?;
     gate_decisions::check_not_rejected(id, &questions)
 }

@@ -149,6 +149,7 @@ impl Store for SqliteStore {
         self.writer()?
             .write_team(caller.team_id, move |ctx| {
                 let cancels = patch.status == Some(TaskStatus::Cancelled);
+                gates::check_patch(ctx, &caller, &id, &patch)?;
                 if patch.status == Some(TaskStatus::Pending) {
                     gates::check_reopen(ctx, &caller, &id)?;
                 }

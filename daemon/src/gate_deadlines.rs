@@ -1,0 +1,66 @@
+//! Questions for a person that carry a deadline: once it passes with no decision, the
+//! question's `onDeadline` decision is taken for the person (`answeredBy: deadline`), so no gated
+//! task waits forever unnoticed. Every replica sweeps; the store takes each decision once.
+
+use crate::store::gate_decisions::{rejection_message, Expiry, DEADLINE};
+use crate::store::gates::due;
+use crate::store::{Caller, Store};
+use huddle_wire::{Decision, Role};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How often open questions are looked at: a deadline is kept to about this.
+const EVERY: Duration = Duration::from_secs(1);
+
+/// Takes due deadlines' decisions until `stop`.
+pub async fn run(store: Arc<dyn Store>, stop: CancellationToken) {
+    let mut every = tokio::time::interval(EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stop.cancelled() => return,
+        }
+        if let Err(e) = sweep(&*store).await {
+            tracing::warn!(error = %e, "gate deadlines: cannot look at the open questions");
+        }
+    }
+}
+
+/// One look: the decision of every question whose deadline has passed.
+pub async fn sweep(store: &dyn Store) -> crate::store::StoreResult<()> {
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    for q in store.open_questions().await? {
+        if due(&q.metadata).is_none_or(|(at, _)| at > now_ms) {
+            continue;
+        }
+        let taken = store.expire_gate(q.team_id, &q.id, now_ms).await;
+        match taken {
+            Ok((Expiry::Decided(decision), Some((question, task)))) => {
+                tracing::info!(team = %q.team, question = %q.id, task = %task.id, "deadline passed: {} by default", decision.as_str());
+                if decision == Decision::Reject {
+                    let by = Caller {
+                        team_id: q.team_id,
+                        team: q.team.clone(),
+                        agent: DEADLINE.to_string(),
+                        role: Role::Coordinator,
+                    };
+                    let answer = question.result.as_ref().and_then(|r| r["answer"].as_str());
+                    let message = rejection_message(&question, &task, DEADLINE, answer);
+                    store.post_message(&by, message, None).await?;
+                    crate::metrics::messages_posted(1);
+                }
+            }
+            Ok((Expiry::Withdrawn, _)) => {
+                tracing::info!(team = %q.team, question = %q.id, "deadline passed on a task changed since asking: withdrawn");
+            }
+            Ok(_) => {}
+            // Another team's trouble (quota, a store hiccup) must not stop the sweep.
+            Err(e) => {
+                tracing::warn!(team = %q.team, question = %q.id, error = %e, "gate deadlines: cannot take the decision")
+            }
+        }
+    }
+    Ok(())
+}
