@@ -19,6 +19,9 @@ MODELS = {
     "CreatedAgent": m.CreatedAgent,
     "NewTask": m.NewTask,
     "Task": m.Task,
+    "GateRequest": m.GateRequest,
+    "GateRecord": m.GateRecord,
+    "Gated": m.Gated,
     "TaskList": m.TaskList,
     "Message": m.Message,
     "MessageList": m.MessageList,
@@ -35,6 +38,11 @@ MODELS = {
 }
 
 
+# Fields the client sends that the daemon is adding in the same release (a gate only a person may
+# decide): allowed to be missing from an older daemon's schema; delete once the schema has them.
+ADDING = {"GateRequest": {"personOnly"}}
+
+
 @pytest.fixture(scope="module")
 def document(daemon):
     return httpx.get(f"{daemon.url}/openapi.json").json()
@@ -45,7 +53,7 @@ def test_each_model_has_the_schemas_properties(document, schema):
     spec = document["components"]["schemas"][schema]
     cls = MODELS[schema]
     fields = {m.camel(f.name): f for f in dataclasses.fields(cls)}
-    assert set(fields) == set(spec["properties"]), f"{cls.__name__} differs from {schema}"
+    assert set(fields) == set(spec["properties"]) | ADDING.get(schema, set()), f"{cls.__name__} differs from {schema}"
     # A field the client cannot do without must be one the daemon always sends.
     needed = {k for k, f in fields.items() if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     assert needed <= set(spec.get("required", [])), f"{cls.__name__} requires fields the schema does not"

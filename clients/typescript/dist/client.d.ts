@@ -108,6 +108,27 @@ export declare class HuddleClient {
     }): Promise<m.Task>;
     /** Gives a held task back without using an attempt. */
     release(id: string, note?: string): Promise<m.Task>;
+    /**
+     * Holds pending task `id` until a person answers `question`: `kind` `question` (the default;
+     * any answer releases the task) or `approval` (`approve` releases it, `reject` cancels it). The
+     * question is a task of its own, `HUMAN-NNN` owned by `human`, now in the task's `blockedBy`;
+     * open ones: `listTasks({ owner: "human", status: "pending" })`. `personOnly`: only a person's
+     * token (role `lead`) may decide it.
+     */
+    gateTask(id: string, question: string, options?: {
+        kind?: m.GateKind;
+        personOnly?: boolean;
+    }): Promise<m.Gated>;
+    /**
+     * Answers question `id` (`HUMAN-NNN`) with words, a decision or both; resolves to the answered
+     * question. An approval gate without a decision is refused (400 `invalid_field`); a withdrawn
+     * question, or one whose task was edited since it was asked, with 409.
+     */
+    answer(id: string, answer: m.AnswerRequest): Promise<m.Task>;
+    /** Approves question `id`: the task it held may be claimed now. */
+    approve(id: string, answer?: string): Promise<m.Task>;
+    /** Rejects question `id`: the task it held is cancelled for good, `reason` (or "rejected at HUMAN-NNN") its `failureReason`. */
+    reject(id: string, reason?: string): Promise<m.Task>;
     /** A post repeated with the same `idempotencyKey` is stored once (one is made per call, so retries never duplicate). */
     postMessage(message: m.NewMessage, options?: {
         idempotencyKey?: string;

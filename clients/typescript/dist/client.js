@@ -120,6 +120,40 @@ export class HuddleClient {
         const body = note === undefined ? {} : { note };
         return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/release`), body });
     }
+    // Human gates (a coordinator asks; a person answers) ---------------------------------------
+    /**
+     * Holds pending task `id` until a person answers `question`: `kind` `question` (the default;
+     * any answer releases the task) or `approval` (`approve` releases it, `reject` cancels it). The
+     * question is a task of its own, `HUMAN-NNN` owned by `human`, now in the task's `blockedBy`;
+     * open ones: `listTasks({ owner: "human", status: "pending" })`. `personOnly`: only a person's
+     * token (role `lead`) may decide it.
+     */
+    gateTask(id, question, options = {}) {
+        // `kind` and `personOnly` go only when given (`personOnly` only when true, like `final`).
+        const body = { question };
+        if (options.kind !== undefined)
+            body.kind = options.kind;
+        if (options.personOnly)
+            body.personOnly = true;
+        return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/gate`), body });
+    }
+    /**
+     * Answers question `id` (`HUMAN-NNN`) with words, a decision or both; resolves to the answered
+     * question. An approval gate without a decision is refused (400 `invalid_field`); a withdrawn
+     * question, or one whose task was edited since it was asked, with 409.
+     */
+    answer(id, answer) {
+        // Not retried: a second answer to the same question is refused (409).
+        return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/answer`), body: answer });
+    }
+    /** Approves question `id`: the task it held may be claimed now. */
+    approve(id, answer) {
+        return this.answer(id, answer === undefined ? { decision: "approve" } : { decision: "approve", answer });
+    }
+    /** Rejects question `id`: the task it held is cancelled for good, `reason` (or "rejected at HUMAN-NNN") its `failureReason`. */
+    reject(id, reason) {
+        return this.answer(id, reason === undefined ? { decision: "reject" } : { decision: "reject", answer: reason });
+    }
     // Messages ---------------------------------------------------------------------------------
     /** A post repeated with the same `idempotencyKey` is stored once (one is made per call, so retries never duplicate). */
     postMessage(message, options = {}) {

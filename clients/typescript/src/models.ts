@@ -3,7 +3,8 @@
  * document (`/openapi.json`; `test/openapi.test.ts` checks every field against a live daemon).
  */
 
-export type Role = "coordinator" | "tester" | "executor" | "observer";
+/** `lead`: a person's token, the one role that may decide a person-only gate. */
+export type Role = "coordinator" | "tester" | "executor" | "observer" | "lead";
 export type TaskStatus = "pending" | "in_progress" | "completed" | "failed" | "cancelled";
 
 /** Statuses a task never leaves. */
@@ -27,19 +28,40 @@ export interface CreatedAgent {
   token: string;
 }
 
-/** A person's question before a task: `question` (any answer releases) or `approval`. */
+/** A gate's kind: a `question` is released by any answer, an `approval` needs a decision. */
+export type GateKind = "question" | "approval";
+/** A person's decision: `approve` releases the gated task, `reject` cancels it for good. */
+export type Decision = "approve" | "reject";
+
+/** A person's question before a task (`gateTask`, and `gate` of a new task). */
 export interface GateRequest {
   question: string;
-  kind?: "question" | "approval";
+  /** `question` (the default: any answer releases the task) or `approval` (approve or reject). */
+  kind?: GateKind;
+  /** Only a person's token (role `lead`) may decide it (absent: any coordinator). */
+  personOnly?: boolean;
+}
+
+/** A gate asked: the question (`HUMAN-NNN`, owned by `human`) and the task it now blocks. */
+export interface Gated {
+  question: Task;
+  task: Task;
+}
+
+/** The answer to a question: words, a decision, or both (an approval gate needs a decision). */
+export interface AnswerRequest {
+  answer?: string;
+  decision?: Decision;
 }
 
 /** A gate that held a task, with the person's decision (`gates` on a claim or task read). */
 export interface GateRecord {
+  /** The question's id, `HUMAN-NNN`. */
   id: string;
   question: string;
-  kind: "question" | "approval";
+  kind: GateKind;
   status: "open" | "answered" | "withdrawn";
-  decision: "approve" | "reject" | null;
+  decision: Decision | null;
   answer: string | null;
   answeredBy: string | null;
   answeredAt: string | null;

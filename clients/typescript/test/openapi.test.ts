@@ -24,6 +24,10 @@ const SCHEMAS: Record<string, string> = {
   CreatedAgent: "CreatedAgent",
   NewTask: "NewTask",
   Task: "Task",
+  GateRequest: "GateRequest",
+  GateRecord: "GateRecord",
+  Gated: "Gated",
+  AnswerRequest: "AnswerRequest",
   TaskPatch: "TaskPatch",
   TaskList: "TaskList",
   Message: "Message",
@@ -38,6 +42,10 @@ const SCHEMAS: Record<string, string> = {
   FlakyTest: "FlakyTest",
   FlakyTests: "FlakyTests",
 };
+
+// Fields the client sends that the daemon is adding in the same release (a gate only a person may
+// decide): allowed to be missing from an older daemon's schema; delete once the schema has them.
+const ADDING: Record<string, string[]> = { GateRequest: ["personOnly"] };
 
 /** Each interface of models.ts and its property names (read with the TypeScript compiler). */
 function interfaces(): Map<string, { props: string[]; optional: string[] }> {
@@ -68,7 +76,8 @@ test("every model matches its schema in /openapi.json", async () => {
     assert.ok(spec, `no schema ${schema}`);
     const mine = models.get(model);
     assert.ok(mine, `no interface ${model}`);
-    assert.deepEqual([...mine.props].sort(), Object.keys(spec.properties).sort(), `${model} differs from ${schema}`);
+    const expected = new Set([...Object.keys(spec.properties), ...(ADDING[model] ?? [])]);
+    assert.deepEqual([...mine.props].sort(), [...expected].sort(), `${model} differs from ${schema}`);
     // A field the client treats as always there must be one the daemon always sends.
     const required = new Set(spec.required ?? []);
     for (const p of mine.props) {

@@ -1,7 +1,7 @@
 //! The examples a newcomer runs first, exactly as printed: the README's "your own project"
 //! (a real `huddled`, `huddle` commands and workers on a passing pytest project), the curl
-//! walkthrough in docs/api.md, and the first example of each client's README. Each must run to
-//! its end against a real daemon and do what its text says.
+//! walkthrough in docs/api.md, and the first example and the gate example of each client's
+//! README. Each must run to its end against a real daemon and do what its text says.
 
 use crate::support::{code_block, install_client, passing_project, repo, run_ok};
 use huddle_tests::cli::huddle_bin;
@@ -126,6 +126,34 @@ async fn coordinator_env(cmd: &mut tokio::process::Command, daemon: &TestDaemon)
         .env("HUDDLE_TEAM", "qa");
 }
 
+/// What both gate examples print (the open question, then the decision the task carries), and
+/// what they leave: TEST-001 released, and a tester's claim of it showing the approval.
+async fn assert_gate_approved(stdout: &str, daemon: &TestDaemon) {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "HUMAN-001 May the tester drop the old table?",
+            "HUMAN-001 approve after the backup"
+        ],
+        "{stdout}"
+    );
+    let tester = daemon.agent("qa", "tester", "tester").await;
+    let task = tester
+        .claim(serde_json::json!({}))
+        .await
+        .expect("TEST-001 is released");
+    assert_eq!(task["id"], "TEST-001", "{task}");
+    let gate = &task["gates"][0];
+    let seen = serde_json::json!({
+        "id": gate["id"], "kind": gate["kind"], "decision": gate["decision"], "answer": gate["answer"],
+    });
+    let approved = serde_json::json!({
+        "id": "HUMAN-001", "kind": "approval", "decision": "approve", "answer": "after the backup",
+    });
+    assert_eq!(seen, approved, "{task}");
+}
+
 /// What both client examples print: the ready task, then each task's creation, and the end.
 fn assert_prints_the_plan(stdout: &str) {
     let lines: Vec<&str> = stdout.lines().collect();
@@ -144,36 +172,54 @@ fn assert_prints_the_plan(stdout: &str) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_readmes_example_ends() {
-    huddle_tests::python::require_modules(&["httpx", "httpx_sse"]);
-    let program = code_block(&doc("clients/python/README.md"), "<!-- example", "python");
+/// Runs `program` (`name`, a file in `dir`) with `cmd` (`python3` with the client's sources, or
+/// `node` in the project the client was installed into) against a new daemon with team `qa`;
+/// returns what it printed and the daemon.
+async fn run_example(
+    mut cmd: tokio::process::Command,
+    dir: &std::path::Path,
+    name: &str,
+    program: &str,
+) -> (String, TestDaemon) {
+    std::fs::write(dir.join(name), program).unwrap();
     let daemon = TestDaemon::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("example.py");
-    std::fs::write(&script, program).unwrap();
-    let mut cmd = tokio::process::Command::new("python3");
-    cmd.arg(&script)
-        .env("PYTHONPATH", repo().join("clients/python/src"));
+    cmd.arg(name).current_dir(dir);
     coordinator_env(&mut cmd, &daemon).await;
-    let out = run_ok(cmd, "the Python README's example", 60).await;
-    assert_prints_the_plan(&String::from_utf8_lossy(&out.stdout));
+    let out = run_ok(cmd, name, 60).await;
+    (String::from_utf8_lossy(&out.stdout).into_owned(), daemon)
 }
 
+/// The Python README's examples, each on a daemon of its own: the first, and the gate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_typescript_readmes_example_ends() {
-    let program = code_block(
-        &doc("clients/typescript/README.md"),
-        "<!-- example.mjs",
-        "js",
-    );
+async fn the_python_readmes_examples_end() {
+    huddle_tests::python::require_modules(&["httpx", "httpx_sse"]);
+    let readme = doc("clients/python/README.md");
+    let dir = tempfile::tempdir().unwrap();
+    let python = || {
+        let mut cmd = tokio::process::Command::new("python3");
+        cmd.env("PYTHONPATH", repo().join("clients/python/src"));
+        cmd
+    };
+    let first = code_block(&readme, "<!-- example", "python");
+    let (stdout, _daemon) = run_example(python(), dir.path(), "example.py", &first).await;
+    assert_prints_the_plan(&stdout);
+    let gates = code_block(&readme, "<!-- gates-example", "python");
+    let (stdout, daemon) = run_example(python(), dir.path(), "gates.py", &gates).await;
+    assert_gate_approved(&stdout, &daemon).await;
+}
+
+/// The TypeScript README's examples, from a project the client is installed into as the README
+/// says, each on a daemon of its own: the first, and the gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_readmes_examples_end() {
+    let readme = doc("clients/typescript/README.md");
     let dir = tempfile::tempdir().unwrap();
     let app = install_client(dir.path()).await;
-    std::fs::write(app.join("example.mjs"), program).unwrap();
-    let daemon = TestDaemon::start().await;
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg("example.mjs").current_dir(&app);
-    coordinator_env(&mut cmd, &daemon).await;
-    let out = run_ok(cmd, "node example.mjs", 60).await;
-    assert_prints_the_plan(&String::from_utf8_lossy(&out.stdout));
+    let node = || tokio::process::Command::new("node");
+    let first = code_block(&readme, "<!-- example.mjs", "js");
+    let (stdout, _daemon) = run_example(node(), &app, "example.mjs", &first).await;
+    assert_prints_the_plan(&stdout);
+    let gates = code_block(&readme, "<!-- gates.mjs", "js");
+    let (stdout, daemon) = run_example(node(), &app, "gates.mjs", &gates).await;
+    assert_gate_approved(&stdout, &daemon).await;
 }

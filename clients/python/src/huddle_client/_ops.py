@@ -163,6 +163,17 @@ class Ops:
         body = {} if note is None else {"note": note}
         return Call("POST", self._t(f"/tasks/{seg(id)}/release"), task, json=body)
 
+    # Human gates ------------------------------------------------------------------------------
+    def gate_task(self, id: str, question: str, kind: Optional[str], person_only: bool) -> Call[m.Gated]:
+        # `personOnly` is sent only when true, like `final`: absent, any coordinator may decide.
+        body = m.to_json(m.GateRequest(question, kind, True if person_only else None))
+        return Call("POST", self._t(f"/tasks/{seg(id)}/gate"), lambda d: m.from_json(m.Gated, d), json=body)
+
+    def answer(self, id: str, answer: Optional[str], decision: Optional[str]) -> Call[m.Task]:
+        # Not retried: a second answer to the same question is refused (409).
+        body = query(answer=answer, decision=decision)
+        return Call("POST", self._t(f"/tasks/{seg(id)}/answer"), task, json=body)
+
     # Messages ---------------------------------------------------------------------------------
     def post_message(
         self, to: str, type: str, summary: str, data: Optional[Mapping[str, Any]], key: Optional[str]

@@ -87,8 +87,8 @@ class Client:
         return self._run(self._ops.list_teams())
 
     def create_agent(self, name: str, role: str) -> m.CreatedAgent:
-        """Adds an agent (``coordinator``, ``tester``, ``executor`` or ``observer``); its token
-        is in the answer, once."""
+        """Adds an agent (``coordinator``, ``tester``, ``executor``, ``observer`` or ``lead``, a
+        person's token); its token is in the answer, once."""
         return self._run(self._ops.create_agent(name, role))
 
     def list_agents(self) -> List[m.Agent]:
@@ -170,6 +170,34 @@ class Client:
     def release(self, id: str, note: Optional[str] = None) -> m.Task:
         """Gives a held task back without using an attempt."""
         return self._run(self._ops.release(id, note))
+
+    # Human gates (a coordinator asks; a person answers) -------------------------------------
+    def gate_task(
+        self, id: str, question: str, *, kind: Optional[str] = None, person_only: bool = False
+    ) -> m.Gated:
+        """Holds pending task ``id`` until a person answers ``question``: ``kind="question"``
+        (the default; any answer releases the task) or ``"approval"`` (:meth:`approve` releases
+        it, :meth:`reject` cancels it). The question is a task of its own, ``HUMAN-NNN`` owned by
+        ``human``, now among the task's ``blocked_by``; open ones:
+        ``list_tasks(owner="human", status="pending")``. ``person_only``: only a person's token
+        (role ``lead``) may decide it."""
+        return self._run(self._ops.gate_task(id, question, kind, person_only))
+
+    def answer(self, id: str, answer: Optional[str] = None, *, decision: Optional[str] = None) -> m.Task:
+        """Answers question ``id`` (``HUMAN-NNN``) with words, a ``decision`` (``"approve"`` or
+        ``"reject"``) or both; returns the answered question. An approval gate needs a decision
+        (:class:`BadRequest` otherwise); a withdrawn question, or one whose task was edited since
+        it was asked, is refused with :class:`Conflict`."""
+        return self._run(self._ops.answer(id, answer, decision))
+
+    def approve(self, id: str, answer: Optional[str] = None) -> m.Task:
+        """Approves question ``id``: the task it held may be claimed now."""
+        return self._run(self._ops.answer(id, answer, m.APPROVE))
+
+    def reject(self, id: str, reason: Optional[str] = None) -> m.Task:
+        """Rejects question ``id``: the task it held is cancelled for good, ``reason`` (or
+        "rejected at HUMAN-NNN") its ``failure_reason``, and the coordinators are told."""
+        return self._run(self._ops.answer(id, reason, m.REJECT))
 
     # Messages -------------------------------------------------------------------------------
     def post_message(

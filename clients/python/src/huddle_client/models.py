@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Type, TypeVar
+from typing import Any, Dict, List, Optional, Type, TypeVar, Union
 
 T = TypeVar("T")
 
@@ -23,6 +23,11 @@ PENDING, IN_PROGRESS, COMPLETED, FAILED, CANCELLED = (
     "cancelled",
 )
 CLOSED = frozenset({COMPLETED, FAILED, CANCELLED})
+
+#: A gate's kinds: a ``QUESTION`` is released by any answer, an ``APPROVAL`` needs a decision.
+QUESTION, APPROVAL = "question", "approval"
+#: A person's decisions on a gate: ``APPROVE`` releases the task, ``REJECT`` cancels it.
+APPROVE, REJECT = "approve", "reject"
 
 
 def camel(name: str) -> str:
@@ -48,8 +53,10 @@ def from_json(cls: Type[T], data: Dict[str, Any]) -> T:
 
 
 def to_json(obj: Any) -> Dict[str, Any]:
-    """The wire JSON of an input dataclass, leaving out fields that are ``None``."""
-    return {camel(f.name): getattr(obj, f.name) for f in dataclasses.fields(obj) if getattr(obj, f.name) is not None}
+    """The wire JSON of an input dataclass, leaving out fields that are ``None``; a field that
+    is itself an input dataclass (``NewTask.gate``) becomes its wire JSON too."""
+    values = ((camel(f.name), getattr(obj, f.name)) for f in dataclasses.fields(obj))
+    return {k: to_json(v) if dataclasses.is_dataclass(v) else v for k, v in values if v is not None}
 
 
 @dataclass
@@ -75,6 +82,34 @@ class CreatedAgent:
 
 
 @dataclass
+class GateRequest:
+    """A person's question before a task (``gate_task``, and ``gate`` of a :class:`NewTask`):
+    ``kind`` ``question`` (the default: any answer releases the task) or ``approval`` (approve
+    releases it, reject cancels it); ``person_only``: only a person's token (role ``lead``) may
+    decide it. Unset fields are not sent."""
+
+    question: str
+    kind: Optional[str] = None
+    person_only: Optional[bool] = None
+
+
+@dataclass
+class GateRecord:
+    """One gate that held a task and what the person decided (``Task.gates``, on a claim and a
+    task read): ``status`` ``open``, ``answered`` or ``withdrawn``; ``decision`` ``approve``,
+    ``reject`` or ``None`` (open, or a question answered without one)."""
+
+    id: str
+    question: str
+    kind: str
+    status: str
+    decision: Optional[str] = None
+    answer: Optional[str] = None
+    answered_by: Optional[str] = None
+    answered_at: Optional[str] = None
+
+
+@dataclass
 class NewTask:
     """A task to create: give ``id`` (``TEST-007``) or only ``prefix`` (``TEST``)."""
 
@@ -87,9 +122,9 @@ class NewTask:
     blocked_by: Optional[List[str]] = None
     metadata: Optional[Dict[str, Any]] = None
     max_attempts: Optional[int] = None
-    #: Ask a person first: ``{"question": …, "kind": "question"|"approval"}``; the task is
-    #: created with this question among its blockers.
-    gate: Optional[Dict[str, Any]] = None
+    #: Ask a person first (a :class:`GateRequest`, or ``{"question": …, "kind": …}``): the task
+    #: is created with this question among its blockers, in the same transaction.
+    gate: Optional[Union[GateRequest, Dict[str, Any]]] = None
 
 
 @dataclass
@@ -112,14 +147,25 @@ class Task:
     metadata: Dict[str, Any] = field(default_factory=dict)
     result: Optional[Any] = None
     failure_reason: Optional[str] = None
-    #: The gates that held it (``{id, question, kind, status, decision, answer, answeredBy,
-    #: answeredAt}``); on a claim and a task read.
-    gates: List[Dict[str, Any]] = field(default_factory=list)
+    #: The gates that held it and what was decided; on a claim and a task read (empty
+    #: elsewhere, and when it was never gated).
+    gates: List[GateRecord] = field(default_factory=list)
+    _nested = {"gates": GateRecord}
 
     @property
     def closed(self) -> bool:
         """Completed, failed or cancelled: it will not change again."""
         return self.status in CLOSED
+
+
+@dataclass
+class Gated:
+    """A gate asked: the question (``HUMAN-NNN``, owned by ``human``) and the task it holds,
+    now blocked by it."""
+
+    question: Task
+    task: Task
+    _nested = {"question": Task, "task": Task}
 
 
 @dataclass
