@@ -29,7 +29,7 @@ def test_an_approved_gate_releases_the_task_and_the_claim_shows_the_decision(tea
 
     answered = team.coordinator.approve("HUMAN-001", "after the backup")
     assert answered.id == "HUMAN-001" and answered.status == "completed"
-    assert answered.result == {"answer": "after the backup", "answeredBy": "coordinator", "decision": "approve"}
+    assert answered.result == {"answer": "after the backup", "answeredBy": "coordinator", "answeredAs": "coordinator", "decision": "approve"}
 
     held = tester.claim()
     assert held is not None and held.id == "TEST-001"
@@ -93,7 +93,7 @@ def test_an_approval_answered_without_a_decision_is_refused_and_a_question_takes
     assert team.coordinator.get_task("HUMAN-001").status == "pending", "the refusal changed nothing"
 
     answered = team.coordinator.answer("HUMAN-002", "tmp/ only")
-    assert answered.result == {"answer": "tmp/ only", "answeredBy": "coordinator"}
+    assert answered.result == {"answer": "tmp/ only", "answeredBy": "coordinator", "answeredAs": "coordinator"}
     held = tester.claim()
     assert held is not None and held.id == "TEST-002"
     assert [(g.kind, g.decision, g.answer) for g in held.gates] == [("question", None, "tmp/ only")]

@@ -118,6 +118,8 @@ export declare class HuddleClient {
     gateTask(id: string, question: string, options?: {
         kind?: m.GateKind;
         personOnly?: boolean;
+        deadline?: string;
+        onDeadline?: m.Decision;
     }): Promise<m.Gated>;
     /**
      * Answers question `id` (`HUMAN-NNN`) with words, a decision or both; resolves to the answered

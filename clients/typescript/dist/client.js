@@ -129,12 +129,16 @@ export class HuddleClient {
      * token (role `lead`) may decide it.
      */
     gateTask(id, question, options = {}) {
-        // `kind` and `personOnly` go only when given (`personOnly` only when true, like `final`).
+        // Options go only when given (`personOnly` only when true, like `final`).
         const body = { question };
         if (options.kind !== undefined)
             body.kind = options.kind;
         if (options.personOnly)
             body.personOnly = true;
+        if (options.deadline !== undefined)
+            body.deadline = options.deadline;
+        if (options.onDeadline !== undefined)
+            body.onDeadline = options.onDeadline;
         return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/gate`), body });
     }
     /**

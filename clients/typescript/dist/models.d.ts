@@ -33,6 +33,10 @@ export interface GateRequest {
     kind?: GateKind;
     /** Only a person's token (role `lead`) may decide it (absent: any coordinator). */
     personOnly?: boolean;
+    /** RFC 3339: when `onDeadline` is taken for the person if no one decided. */
+    deadline?: string;
+    /** The deadline's decision: `reject` (the default) or `approve` (not on a person-only gate). */
+    onDeadline?: Decision;
 }
 /** A gate asked: the question (`HUMAN-NNN`, owned by `human`) and the task it now blocks. */
 export interface Gated {
@@ -50,6 +54,10 @@ export interface GateRecord {
     id: string;
     question: string;
     kind: GateKind;
+    /** Only a lead may decide it. */
+    personOnly: boolean;
+    deadline?: string;
+    onDeadline?: Decision;
     status: "open" | "answered" | "withdrawn";
     decision: Decision | null;
     answer: string | null;

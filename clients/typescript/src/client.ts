@@ -221,11 +221,17 @@ export class HuddleClient {
    * open ones: `listTasks({ owner: "human", status: "pending" })`. `personOnly`: only a person's
    * token (role `lead`) may decide it.
    */
-  gateTask(id: string, question: string, options: { kind?: m.GateKind; personOnly?: boolean } = {}): Promise<m.Gated> {
-    // `kind` and `personOnly` go only when given (`personOnly` only when true, like `final`).
+  gateTask(
+    id: string,
+    question: string,
+    options: { kind?: m.GateKind; personOnly?: boolean; deadline?: string; onDeadline?: m.Decision } = {},
+  ): Promise<m.Gated> {
+    // Options go only when given (`personOnly` only when true, like `final`).
     const body: m.GateRequest = { question };
     if (options.kind !== undefined) body.kind = options.kind;
     if (options.personOnly) body.personOnly = true;
+    if (options.deadline !== undefined) body.deadline = options.deadline;
+    if (options.onDeadline !== undefined) body.onDeadline = options.onDeadline;
     return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/gate`), body });
   }
 

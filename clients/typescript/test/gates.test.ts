@@ -35,7 +35,7 @@ test("an approved gate releases the task and the claim shows the decision", asyn
   const answered = await t.coordinator.approve("HUMAN-001", "after the backup");
   assert.equal(answered.id, "HUMAN-001");
   assert.equal(answered.status, "completed");
-  assert.deepEqual(answered.result, { answer: "after the backup", answeredBy: "coordinator", decision: "approve" });
+  assert.deepEqual(answered.result, { answer: "after the backup", answeredBy: "coordinator", answeredAs: "coordinator", decision: "approve" });
 
   const held = await tester.claim();
   assert.equal(held?.id, "TEST-001");
@@ -64,7 +64,7 @@ test("a task created gated is cancelled by a rejection with the reason", async (
   assert.equal(await tester.claim(), null, "created gated: no claim gets it first");
 
   const rejected = await t.coordinator.reject("HUMAN-001", "billing freezes this week");
-  assert.deepEqual(rejected.result, { answer: "billing freezes this week", answeredBy: "coordinator", decision: "reject" });
+  assert.deepEqual(rejected.result, { answer: "billing freezes this week", answeredBy: "coordinator", answeredAs: "coordinator", decision: "reject" });
 
   const task = await t.coordinator.getTask("TEST-001");
   assert.equal(task.status, "cancelled");
@@ -91,7 +91,7 @@ test("an approval answered without a decision is refused; a question takes words
   assert.equal((await t.coordinator.getTask("HUMAN-001")).status, "pending", "the refusal changed nothing");
 
   const answered = await t.coordinator.answer("HUMAN-002", { answer: "tmp/ only" });
-  assert.deepEqual(answered.result, { answer: "tmp/ only", answeredBy: "coordinator" });
+  assert.deepEqual(answered.result, { answer: "tmp/ only", answeredBy: "coordinator", answeredAs: "coordinator" });
   const held = await tester.claim();
   assert.equal(held?.id, "TEST-002");
   assert.deepEqual(held?.gates?.map((g) => [g.kind, g.decision, g.answer]), [["question", null, "tmp/ only"]]);

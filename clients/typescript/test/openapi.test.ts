@@ -45,7 +45,7 @@ const SCHEMAS: Record<string, string> = {
 
 // Fields the client sends that the daemon is adding in the same release (a gate only a person may
 // decide): allowed to be missing from an older daemon's schema; delete once the schema has them.
-const ADDING: Record<string, string[]> = { GateRequest: ["personOnly"] };
+const ADDING: Record<string, string[]> = {};
 
 /** Each interface of models.ts and its property names (read with the TypeScript compiler). */
 function interfaces(): Map<string, { props: string[]; optional: string[] }> {

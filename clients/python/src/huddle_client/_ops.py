@@ -164,9 +164,18 @@ class Ops:
         return Call("POST", self._t(f"/tasks/{seg(id)}/release"), task, json=body)
 
     # Human gates ------------------------------------------------------------------------------
-    def gate_task(self, id: str, question: str, kind: Optional[str], person_only: bool) -> Call[m.Gated]:
+    def gate_task(
+        self,
+        id: str,
+        question: str,
+        kind: Optional[str],
+        person_only: bool,
+        deadline: Optional[str] = None,
+        on_deadline: Optional[str] = None,
+    ) -> Call[m.Gated]:
         # `personOnly` is sent only when true, like `final`: absent, any coordinator may decide.
-        body = m.to_json(m.GateRequest(question, kind, True if person_only else None))
+        gate = m.GateRequest(question, kind, True if person_only else None, deadline, on_deadline)
+        body = m.to_json(gate)
         return Call("POST", self._t(f"/tasks/{seg(id)}/gate"), lambda d: m.from_json(m.Gated, d), json=body)
 
     def answer(self, id: str, answer: Optional[str], decision: Optional[str]) -> Call[m.Task]:

@@ -173,15 +173,23 @@ class Client:
 
     # Human gates (a coordinator asks; a person answers) -------------------------------------
     def gate_task(
-        self, id: str, question: str, *, kind: Optional[str] = None, person_only: bool = False
+        self,
+        id: str,
+        question: str,
+        *,
+        kind: Optional[str] = None,
+        person_only: bool = False,
+        deadline: Optional[str] = None,
+        on_deadline: Optional[str] = None,
     ) -> m.Gated:
         """Holds pending task ``id`` until a person answers ``question``: ``kind="question"``
         (the default; any answer releases the task) or ``"approval"`` (:meth:`approve` releases
         it, :meth:`reject` cancels it). The question is a task of its own, ``HUMAN-NNN`` owned by
         ``human``, now among the task's ``blocked_by``; open ones:
         ``list_tasks(owner="human", status="pending")``. ``person_only``: only a person's token
-        (role ``lead``) may decide it."""
-        return self._run(self._ops.gate_task(id, question, kind, person_only))
+        (role ``lead``) may decide it. ``deadline`` (RFC 3339): then ``on_deadline``
+        (``"reject"``, the default, or ``"approve"``) is taken for the person."""
+        return self._run(self._ops.gate_task(id, question, kind, person_only, deadline, on_deadline))
 
     def answer(self, id: str, answer: Optional[str] = None, *, decision: Optional[str] = None) -> m.Task:
         """Answers question ``id`` (``HUMAN-NNN``) with words, a ``decision`` (``"approve"`` or

@@ -86,11 +86,14 @@ class GateRequest:
     """A person's question before a task (``gate_task``, and ``gate`` of a :class:`NewTask`):
     ``kind`` ``question`` (the default: any answer releases the task) or ``approval`` (approve
     releases it, reject cancels it); ``person_only``: only a person's token (role ``lead``) may
-    decide it. Unset fields are not sent."""
+    decide it; ``deadline`` (RFC 3339): when ``on_deadline`` (``reject``, the default, or
+    ``approve``) is taken if no one decided. Unset fields are not sent."""
 
     question: str
     kind: Optional[str] = None
     person_only: Optional[bool] = None
+    deadline: Optional[str] = None
+    on_deadline: Optional[str] = None
 
 
 @dataclass
@@ -103,6 +106,9 @@ class GateRecord:
     question: str
     kind: str
     status: str
+    person_only: bool = False
+    deadline: Optional[str] = None
+    on_deadline: Optional[str] = None
     decision: Optional[str] = None
     answer: Optional[str] = None
     answered_by: Optional[str] = None
