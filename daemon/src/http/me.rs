@@ -4,6 +4,7 @@
 use super::authz::{act, Can};
 use super::error::ApiResult;
 use super::openapi_types::*;
+use crate::store::Caller;
 use axum::Json;
 use huddle_wire::Me;
 
@@ -20,8 +21,13 @@ use huddle_wire::Me;
     )
 )]
 pub async fn me(Can(caller, _): Can<act::ListAgents>) -> ApiResult<Json<Me>> {
-    Ok(Json(Me {
-        name: caller.agent,
+    Ok(Json(who_am_i(&caller)))
+}
+
+/// The caller's name and role (HTTP, and the core of MCP's `whoami`).
+pub fn who_am_i(caller: &Caller) -> Me {
+    Me {
+        name: caller.agent.clone(),
         role: caller.role,
-    }))
+    }
 }

@@ -41,9 +41,12 @@ pub async fn get(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReadMemory>,
 ) -> ApiResult<Response> {
-    Ok(memory_response(
-        state.store.get_memory(caller.team_id).await?,
-    ))
+    Ok(memory_response(read_memory(&state, &caller).await?))
+}
+
+/// The caller's team's shared document (HTTP and MCP).
+pub async fn read_memory(state: &AppState, caller: &Caller) -> ApiResult<Memory> {
+    Ok(state.store.get_memory(caller.team_id).await?)
 }
 
 /// `GET /memory/test_strategy/test_framework` reads the value at that JSON Pointer.
@@ -64,12 +67,20 @@ pub async fn get_pointer(
     Can(caller, _): Can<act::ReadMemory>,
     Path((_, pointer)): Path<(String, String)>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let memory = state.store.get_memory(caller.team_id).await?;
-    memory_value(&memory, &pointer).map(Json)
+    read_memory_value(&state, &caller, &pointer).await.map(Json)
 }
 
-/// The value at a JSON Pointer (with or without its leading `/`) in the shared memory.
-pub fn memory_value(memory: &Memory, pointer: &str) -> ApiResult<serde_json::Value> {
+/// The value at a JSON Pointer (with or without its leading `/`) in the caller's team's shared
+/// memory (HTTP and MCP).
+pub async fn read_memory_value(
+    state: &AppState,
+    caller: &Caller,
+    pointer: &str,
+) -> ApiResult<serde_json::Value> {
+    memory_value(&read_memory(state, caller).await?, pointer)
+}
+
+fn memory_value(memory: &Memory, pointer: &str) -> ApiResult<serde_json::Value> {
     let pointer = format!("/{}", pointer.trim_start_matches('/'));
     memory
         .doc

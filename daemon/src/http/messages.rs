@@ -5,7 +5,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_batch, ApiJson, ApiQuery, Body};
 use super::openapi_types::*;
 use super::{AppState, AuthEpoch, Revocation};
-use crate::store::{Caller, MessageFilter};
+use crate::store::{Caller, MessageFilter, Posted};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -52,9 +52,7 @@ pub async fn post(
     let key = headers
         .get(IDEMPOTENCY_KEY)
         .map(|v| v.to_str().unwrap_or_default());
-    let key = idempotency_key("Idempotency-Key", key)?;
-    let posted = state.store.post_message(&caller, body, key).await?;
-    crate::metrics::messages_posted(usize::from(!posted.replayed));
+    let posted = post_message(&state, &caller, body, "Idempotency-Key", key).await?;
     let mut response = (StatusCode::CREATED, Json(posted.message)).into_response();
     if posted.replayed {
         response
@@ -64,9 +62,23 @@ pub async fn post(
     Ok(response)
 }
 
-/// An optional idempotency key, checked (HTTP header and MCP `msg_post`); `field` names it in
-/// the error.
-pub fn idempotency_key(field: &str, key: Option<&str>) -> ApiResult<Option<String>> {
+/// Posts one message with an optional idempotency key; `key_field` names where the key came
+/// from (the HTTP header, the MCP argument) in errors (HTTP and MCP).
+pub async fn post_message(
+    state: &AppState,
+    caller: &Caller,
+    message: PostMessage,
+    key_field: &str,
+    key: Option<&str>,
+) -> ApiResult<Posted> {
+    let key = idempotency_key(key_field, key)?;
+    let posted = state.store.post_message(caller, message, key).await?;
+    crate::metrics::messages_posted(usize::from(!posted.replayed));
+    Ok(posted)
+}
+
+/// An optional idempotency key, checked; `field` names it in the error.
+fn idempotency_key(field: &str, key: Option<&str>) -> ApiResult<Option<String>> {
     match key.map(str::trim) {
         None => Ok(None),
         Some(k) if valid_key(k) => Ok(Some(k.to_string())),
@@ -312,7 +324,11 @@ pub async fn ack(
     Can(caller, _): Can<act::AckInbox>,
     ApiJson(body): ApiJson<InboxAck>,
 ) -> ApiResult<Json<InboxCursor>> {
-    Ok(Json(InboxCursor {
-        cursor: state.store.ack_inbox(&caller, body.seq).await?,
-    }))
+    ack_inbox(&state, &caller, body).await.map(Json)
+}
+
+/// Moves the caller's inbox cursor to `seq`, never back (HTTP and MCP).
+pub async fn ack_inbox(state: &AppState, caller: &Caller, ack: InboxAck) -> ApiResult<InboxCursor> {
+    let cursor = state.store.ack_inbox(caller, ack.seq).await?;
+    Ok(InboxCursor { cursor })
 }

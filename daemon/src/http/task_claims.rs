@@ -194,11 +194,22 @@ pub async fn heartbeat(
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<Heartbeat>,
 ) -> ApiResult<Response> {
-    let lease_ms = lease(&state, req.lease_ms)?;
     Ok(task_response(
         StatusCode::OK,
-        state.store.heartbeat(&caller, &id, lease_ms).await?,
+        heartbeat_task(&state, &caller, &id, req).await?,
     ))
+}
+
+/// Renews the caller's lease on task `id` for `leaseMs`, within the lease bounds (HTTP and
+/// MCP).
+pub async fn heartbeat_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: Heartbeat,
+) -> ApiResult<Task> {
+    let lease_ms = lease(state, req.lease_ms)?;
+    Ok(state.store.heartbeat(caller, id, lease_ms).await?)
 }
 
 /// Completes a task the caller holds, with an optional result.
@@ -222,13 +233,23 @@ pub async fn complete(
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<CompleteTask>,
 ) -> ApiResult<Response> {
+    Ok(task_response(
+        StatusCode::OK,
+        complete_task(&state, &caller, &id, req).await?,
+    ))
+}
+
+/// Completes a held task; its `result` is held to the JSON depth limit (HTTP and MCP).
+pub async fn complete_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    req: CompleteTask,
+) -> ApiResult<Task> {
     if let Some(result) = &req.result {
         validate::depth("result", result, state.settings.limits.max_json_depth)?;
     }
-    Ok(task_response(
-        StatusCode::OK,
-        state.store.complete_task(&caller, &id, req.result).await?,
-    ))
+    Ok(state.store.complete_task(caller, id, req.result).await?)
 }
 
 /// Completes several held tasks in one request, all or none; answers `{"tasks": [...]}`.

@@ -5,12 +5,13 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{parse_json, ApiJson, ApiQuery, Body, IfMatch};
 use super::openapi_types::*;
 use super::AppState;
+use crate::store::rules::validate;
 use crate::store::{Caller, TaskFilter};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use huddle_wire::{NewTasks, Task, TaskList, TaskPatch, TaskStatus};
+use huddle_wire::{NewTask, NewTasks, Task, TaskList, TaskPatch, TaskStatus};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -65,8 +66,8 @@ pub async fn create(
         Ok(NewTasks::Many(tasks)) => tasks,
         Ok(NewTasks::One(task)) => vec![*task],
         // The untagged enum hides the real problem; parse again as the intended shape to name it.
-        Err(_) if batch => parse_json::<Vec<huddle_wire::NewTask>>(body)?,
-        Err(_) if input.is_object() => vec![parse_json::<huddle_wire::NewTask>(body)?],
+        Err(_) if batch => parse_json::<Vec<NewTask>>(body)?,
+        Err(_) if input.is_object() => vec![parse_json::<NewTask>(body)?],
         Err(_) => {
             return Err(ApiError::bad_request(
                 "",
@@ -74,9 +75,7 @@ pub async fn create(
             ))
         }
     };
-    let edges = tasks.iter().map(|t| t.blocked_by.len()).sum();
-    crate::store::rules::validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
-    let created = state.store.create_tasks(&caller, tasks).await?;
+    let created = create_tasks(&state, &caller, tasks).await?;
     if batch {
         Ok((StatusCode::CREATED, Json(created)).into_response())
     } else {
@@ -86,6 +85,17 @@ pub async fn create(
             .ok_or_else(|| ApiError::bad_request("", "no task created"))?;
         Ok(task_response(StatusCode::CREATED, task))
     }
+}
+
+/// Creates tasks, all or none, within the request's `blockedBy` edge cap (HTTP and MCP).
+pub async fn create_tasks(
+    state: &AppState,
+    caller: &Caller,
+    tasks: Vec<NewTask>,
+) -> ApiResult<Vec<Task>> {
+    let edges = tasks.iter().map(|t| t.blocked_by.len()).sum();
+    validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
+    Ok(state.store.create_tasks(caller, tasks).await?)
 }
 
 /// The filters of a task list: the query string of `GET /tasks` and the MCP `task_list` input.
@@ -215,17 +225,21 @@ pub async fn update(
     IfMatch(if_match): IfMatch,
     ApiJson(patch): ApiJson<TaskPatch>,
 ) -> ApiResult<Response> {
-    let limits = &state.settings.limits;
-    crate::store::rules::validate::blocked_by_edges(
-        "addBlockedBy",
-        patch.add_blocked_by.len(),
-        limits,
-    )?;
     Ok(task_response(
         StatusCode::OK,
-        state
-            .store
-            .update_task(&caller, &id, patch, if_match)
-            .await?,
+        update_task(&state, &caller, &id, patch, if_match).await?,
     ))
+}
+
+/// Edits task `id`, within the request's `blockedBy` edge cap (HTTP and MCP).
+pub async fn update_task(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    patch: TaskPatch,
+    if_match: Option<i64>,
+) -> ApiResult<Task> {
+    let edges = patch.add_blocked_by.len();
+    validate::blocked_by_edges("addBlockedBy", edges, &state.settings.limits)?;
+    Ok(state.store.update_task(caller, id, patch, if_match).await?)
 }

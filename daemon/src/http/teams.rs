@@ -211,9 +211,14 @@ pub async fn list_agents(
     principal: Principal,
 ) -> ApiResult<Json<AgentList>> {
     let team_id = team_for(&state, &principal, &params, Action::ListAgents).await?;
-    Ok(Json(AgentList {
+    agents_of(&state, team_id).await.map(Json)
+}
+
+/// A team's agents, never their tokens (HTTP and MCP).
+pub async fn agents_of(state: &AppState, team_id: i64) -> ApiResult<AgentList> {
+    Ok(AgentList {
         agents: state.store.list_agents(team_id).await?,
-    }))
+    })
 }
 
 /// Revokes the agent's token at once: later requests get 401 and its open streams end.

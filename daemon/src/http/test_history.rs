@@ -37,8 +37,17 @@ pub async fn post_run(
     Can(caller, _): Can<act::PostTestRuns>,
     ApiJson(run): ApiJson<NewTestRun>,
 ) -> ApiResult<Response> {
-    let stored = state.store.record_test_run(&caller, run).await?;
+    let stored = record_run(&state, &caller, run).await?;
     Ok((StatusCode::CREATED, Json(stored)).into_response())
+}
+
+/// Stores one run; the store holds it to the outcome and node id limits (HTTP and MCP).
+pub async fn record_run(
+    state: &AppState,
+    caller: &Caller,
+    run: NewTestRun,
+) -> ApiResult<TestRunSummary> {
+    Ok(state.store.record_test_run(caller, run).await?)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

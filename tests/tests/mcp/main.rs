@@ -6,6 +6,7 @@ mod auth;
 mod gates;
 mod history;
 mod leases;
+mod limits;
 mod project_claims;
 mod search;
 mod tools;

@@ -132,6 +132,7 @@ pub struct FailArgs {
 }
 
 /// `task_claim`: which tasks, how long to wait for one, and how long to hold it.
+// Integers are read as the HTTP body's (`ClaimRequest`, `Heartbeat`) are: `30000.0` too.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClaimArgs {
@@ -141,14 +142,14 @@ pub struct ClaimArgs {
     pub prefixes: Option<Vec<String>>,
     /// How long to wait for a task to become ready, in milliseconds, when none is ready now.
     /// 0 (the default) answers at once. The wait ends early if you cancel the call.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub wait_ms: Option<u64>,
     /// How long the claim holds before it lapses, in milliseconds (30000 by default). Keep it
     /// with task_heartbeat before it runs out.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub lease_ms: Option<u64>,
     /// Take up to this many tasks at once (1 by default).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub max: Option<u32>,
     /// Take only tasks of this project (their metadata `project`, 1–200 characters) and tasks
     /// that name no project; leave it out to take tasks of any project.
@@ -180,7 +181,7 @@ pub struct HeartbeatArgs {
     /// The id of a task you hold, e.g. `TEST-007`.
     pub id: String,
     /// The new lease, counted from now, in milliseconds (30000 by default).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub lease_ms: Option<u64>,
 }
 

@@ -35,7 +35,7 @@ impl Huddle {
             &parts,
             Action::PostTestRuns,
             args,
-            |caller, run| async move { Ok(self.state.store.record_test_run(&caller, run).await?) },
+            |caller, run| async move { test_history::record_run(&self.state, &caller, run).await },
         )
         .await
     }
@@ -101,12 +101,16 @@ impl Huddle {
             Action::ReadMemory,
             args,
             |caller, args| async move {
-                let memory = self.state.store.get_memory(caller.team_id).await?;
+                let state = &self.state;
                 match args.pointer.as_deref() {
                     None | Some("") | Some("/") => {
+                        let memory = memory::read_memory(state, &caller).await?;
                         Ok(serde_json::to_value(memory).unwrap_or_default())
                     }
-                    Some(p) => Ok(json!({ "value": memory::memory_value(&memory, p)? })),
+                    Some(p) => {
+                        let value = memory::read_memory_value(state, &caller, p).await?;
+                        Ok(json!({ "value": value }))
+                    }
                 }
             },
         )

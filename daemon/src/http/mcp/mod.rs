@@ -5,14 +5,17 @@
 //! JSON, so each request goes through [`authenticate`] exactly as an API request does: the bearer
 //! token resolved by [`Principal`] (with the per-token rate), a missing or unknown token refused
 //! with 401 before any MCP is spoken, the admin token with 403. The resolved [`Caller`] rides in
-//! the request's extensions, which rmcp hands to the tool (`tools.rs`). Tools call the same
-//! functions as the HTTP handlers; an [`ApiError`] comes back as a tool error (`isError`) whose
-//! structured content is the API's error body.
+//! the request's extensions, which rmcp hands to the tool (`tools.rs`). Each tool calls the
+//! function its HTTP handler calls, where that operation's input rules and limits live
+//! (`operations.rs` lists them, and its tests keep the list whole); an [`ApiError`] comes back
+//! as a tool error (`isError`) whose structured content is the API's error body.
 
 mod args;
 mod gate_tools;
 mod in_flight;
 mod memory_tools;
+#[cfg(test)]
+mod operations;
 mod outputs;
 mod schemas;
 mod search_tools;

@@ -5,9 +5,9 @@ use super::args::*;
 use super::departed;
 use super::tools::{auth_epoch, run, Huddle, ToolResult};
 use crate::http::authz::Action;
-use crate::http::messages;
+use crate::http::{me, messages, teams};
 use axum::http::request::Parts;
-use huddle_wire::{AgentList, BatchMessage, InboxAck, InboxCursor};
+use huddle_wire::{BatchMessage, InboxAck};
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -33,10 +33,7 @@ impl Huddle {
             &parts,
             Action::ListAgents,
             args,
-            |caller, _: NoArgs| async move {
-                let agents = self.state.store.list_agents(caller.team_id).await?;
-                Ok(AgentList { agents })
-            },
+            |caller, _: NoArgs| async move { teams::agents_of(&self.state, caller.team_id).await },
         )
         .await
     }
@@ -53,14 +50,15 @@ impl Huddle {
     ) -> ToolResult {
         run(
             &parts,
-            Action::ReadTasks,
+            Action::ListAgents,
             args,
             |caller, _: NoArgs| async move {
                 let t = &self.state.settings.tasks;
+                let me = me::who_am_i(&caller);
                 Ok(json!({
                     "team": caller.team,
-                    "agent": caller.agent,
-                    "role": caller.role,
+                    "agent": me.name,
+                    "role": me.role,
                     "claimPrefixes": caller.role.default_prefixes(),
                     "maxWaitMs": t.mcp_max_wait_ms,
                     "defaultLeaseMs": t.default_lease_ms,
@@ -95,9 +93,14 @@ impl Huddle {
             args,
             |caller, args| async move {
                 let (message, key) = args.into_parts();
-                let key = messages::idempotency_key("idempotencyKey", key.as_deref())?;
-                let posted = self.state.store.post_message(&caller, message, key).await?;
-                crate::metrics::messages_posted(usize::from(!posted.replayed));
+                let posted = messages::post_message(
+                    &self.state,
+                    &caller,
+                    message,
+                    "idempotencyKey",
+                    key.as_deref(),
+                )
+                .await?;
                 Ok(json!({ "message": posted.message, "replayed": posted.replayed }))
             },
         )
@@ -167,8 +170,7 @@ impl Huddle {
         Parameters(args): Parameters<Args<InboxAck>>,
     ) -> ToolResult {
         run(&parts, Action::AckInbox, args, |caller, args| async move {
-            let cursor = self.state.store.ack_inbox(&caller, args.seq).await?;
-            Ok(InboxCursor { cursor })
+            messages::ack_inbox(&self.state, &caller, args).await
         })
         .await
     }

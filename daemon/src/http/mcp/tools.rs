@@ -1,6 +1,7 @@
 //! The MCP tools: the API under the caller's role. Each checks the role with
-//! [`authz::permit`] (the matrix the HTTP handlers use) and calls the handlers' own functions or
-//! the same store methods; input schemas come from the wire types through schemars.
+//! [`authz::permit`] (the matrix the HTTP handlers use) and calls the function its HTTP handler
+//! calls (`operations.rs` lists which), so every input rule holds on both surfaces; input
+//! schemas come from the wire types through schemars.
 
 use super::args::*;
 use super::{answer, caller, departed};
@@ -10,7 +11,7 @@ use crate::http::extract::parse_value;
 use crate::http::{task_claims, tasks, AppState};
 use crate::store::Caller;
 use axum::http::request::Parts;
-use huddle_wire::{ClaimedTasks, FailTask, ReleaseTask, Task};
+use huddle_wire::{ClaimedTasks, CompleteTask, FailTask, Heartbeat, ReleaseTask, Task};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
@@ -30,13 +31,18 @@ pub struct Huddle {
 
 impl Huddle {
     pub fn new(state: AppState) -> Self {
-        let mut tool_router = Self::tool_router()
+        let mut tool_router = Self::tools();
+        super::schemas::complete(&mut tool_router, &state.settings);
+        Huddle { state, tool_router }
+    }
+
+    /// Every tool, from each file's router.
+    pub(super) fn tools() -> ToolRouter<Self> {
+        Self::tool_router()
             + Self::team_router()
             + Self::memory_router()
             + Self::search_router()
-            + Self::gate_router();
-        super::schemas::complete(&mut tool_router, &state.settings);
-        Huddle { state, tool_router }
+            + Self::gate_router()
     }
 }
 
@@ -86,7 +92,7 @@ impl Huddle {
             args,
             |caller, args| async move {
                 let tasks = new_tasks(args.tasks)?;
-                let tasks = self.state.store.create_tasks(&caller, tasks).await?;
+                let tasks = tasks::create_tasks(&self.state, &caller, tasks).await?;
                 Ok(ClaimedTasks { tasks })
             },
         )
@@ -145,10 +151,7 @@ impl Huddle {
         Parameters(args): Parameters<Args<UpdateArgs>>,
     ) -> ToolResult {
         run(&parts, Action::EditTasks, args, |caller, args| async move {
-            let store = &self.state.store;
-            Ok(store
-                .update_task(&caller, &args.id, args.patch, args.if_match)
-                .await?)
+            tasks::update_task(&self.state, &caller, &args.id, args.patch, args.if_match).await
         })
         .await
     }
@@ -218,12 +221,10 @@ impl Huddle {
             Action::ActOnClaims,
             args,
             |caller, args: HeartbeatArgs| async move {
-                let lease_ms = task_claims::lease(&self.state, args.lease_ms)?;
-                Ok(self
-                    .state
-                    .store
-                    .heartbeat(&caller, &args.id, lease_ms)
-                    .await?)
+                let req = Heartbeat {
+                    lease_ms: args.lease_ms,
+                };
+                task_claims::heartbeat_task(&self.state, &caller, &args.id, req).await
             },
         )
         .await
@@ -278,12 +279,11 @@ impl Huddle {
             &parts,
             Action::ActOnClaims,
             args,
-            |caller, args| async move {
-                Ok(self
-                    .state
-                    .store
-                    .complete_task(&caller, &args.id, args.result)
-                    .await?)
+            |caller, args: CompleteArgs| async move {
+                let req = CompleteTask {
+                    result: args.result,
+                };
+                task_claims::complete_task(&self.state, &caller, &args.id, req).await
             },
         )
         .await
