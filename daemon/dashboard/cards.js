@@ -15,6 +15,18 @@ export function cardKey(task, i, tasks) {
   return [task.version, task.blockedBy.map(status).join(), i.blocks.map((id) => `${id}:${status(id)}`).join(), i.dead?.join() ?? '', i.unmet.length].join('|');
 }
 
+/** The question (`HUMAN-NNN`) whose rejection cancelled `task`, or null. */
+function rejectedBy(task, tasks) {
+  if (task.status !== 'cancelled') return null;
+  return task.blockedBy.map((id) => tasks.get(id))
+    .find((q) => q && q.owner === 'human' && q.result?.decision === 'reject') ?? null;
+}
+
+/** Whether one of `task`'s blockers is an open question for a person. */
+function waitsOnPerson(task, tasks) {
+  return task.blockedBy.some((id) => isOpenQuestion(tasks.get(id)));
+}
+
 /** A task's card on the board. */
 export function card(task, info, tasks) {
   const i = info.get(task.id);
@@ -23,12 +35,17 @@ export function card(task, info, tasks) {
     return h('span', { class: `chip dep dep-${status}`, title: `${id}: ${status.replace('_', ' ')}` }, id);
   };
   let badge = null;
-  if (i.dead) {
+  const rejected = rejectedBy(task, tasks);
+  if (i.dead && !rejected) {
     const root = i.dead.at(-1);
     badge = h('span', {
       class: 'badge badge-dead',
       title: `Can never become ready: ${i.dead.join(' ← ')} (${root} ${tasks.get(root).status})`,
     }, 'never ready');
+  } else if (rejected) {
+    badge = h('span', { class: 'badge badge-rejected', title: `A person rejected it at ${rejected.id}` }, 'rejected');
+  } else if (task.status === 'pending' && waitsOnPerson(task, tasks)) {
+    badge = h('span', { class: 'badge badge-person', title: 'Held until a person decides' }, 'waiting on a person');
   } else if (isOpenQuestion(task)) {
     // No worker claims a question: it waits on a person's answer, not on dependencies.
     badge = h('span', { class: 'badge badge-question', title: 'Waits for a person to answer' }, 'awaiting answer');

@@ -1,4 +1,5 @@
-// One task at its own address (`#/tasks/TEST-001`): its fields, lease and attempts, blockers and
+// One task at its own address (`#/tasks/TEST-001`): its verdict first (verdict.js), its fields
+// (the raw result collapsed), lease and attempts, blockers and
 // dependents, its change timeline (`GET …/tasks/{id}/events`), its messages (the search API's
 // `task=` filter), its pass-rate points and the testers' runs of the time, the last fix's changed
 // files and diff, and — for a token whose role may — the actions a person takes on it.
@@ -11,6 +12,7 @@ import { taskHash } from './route.js';
 import { mountGateActions } from './gates.js';
 import { mountTaskActions } from './task-actions.js';
 import { setTitle } from './title.js';
+import { lastReport, verdictBlock } from './verdict.js';
 
 const MESSAGES_SHOWN = 100;
 const RELOAD_DELAY_MS = 150;
@@ -22,10 +24,12 @@ export function mountTaskDetail(root, state, api, me) {
   let shownVersion = null;
   let events = null; // the task's events, newest first, or {error}
   let messages = null; // {messages, total} newest first, or {error}
+  let gates = null; // the gates that held the task (`GET …/tasks/{id}`), or null
   let reloadTimer = null;
   let messagesSeen = state.messages.at(-1)?.seq ?? 0;
 
   const head = h('div', { class: 'detail-head' });
+  const verdict = h('div', { class: 'detail-verdict' });
   const facts = h('dl', { class: 'detail-facts' });
   const deps = h('div', { class: 'detail-deps' });
   const actions = mountTaskActions(state, api, me, () => id);
@@ -37,7 +41,7 @@ export function mountTaskDetail(root, state, api, me) {
   const section = (title, ...body) => h('section', { class: 'panel detail-section' }, h('h3', {}, title), body);
   replace(root,
     h('p', { class: 'back' }, h('a', { href: '#tasks' }, '← all tasks')),
-    head, facts, deps, gateActions.root, actions.root,
+    head, verdict, facts, deps, gateActions.root, actions.root,
     h('div', { class: 'detail-grid' },
       section('Timeline', timeline),
       section('Last fix', fixBox),
@@ -59,6 +63,7 @@ export function mountTaskDetail(root, state, api, me) {
       shownVersion = null;
       events = null;
       messages = null;
+      gates = null;
       actions.reset();
       gateActions.reset();
     }
@@ -74,9 +79,13 @@ export function mountTaskDetail(root, state, api, me) {
     api.searchMessages({ task: taskId, limit: MESSAGES_SHOWN })
       .then((page) => { messages = page; }, (err) => { messages = { error: err.message }; })
       .then(() => taskId === id && draw());
-    if (!state.tasks.has(taskId)) {
-      api.task(taskId).then((task) => state.putTask(task)).catch(() => draw());
-    }
+    // The full task: it carries the gates that held it, which the board's list does not.
+    api.task(taskId).then((task) => {
+      if (taskId !== id) return;
+      gates = task.gates ?? [];
+      if (!state.tasks.has(taskId) || state.tasks.get(taskId).version < task.version) state.putTask(task);
+      else draw();
+    }).catch(() => draw());
   }
 
   function reloadSoon() {
@@ -89,7 +98,7 @@ export function mountTaskDetail(root, state, api, me) {
     const task = state.tasks.get(id);
     if (!task) {
       replace(head, h('h2', {}, id), h('p', { class: 'empty' }, 'No such task in this team (or not loaded yet).'));
-      for (const el of [facts, deps, timeline, log, runsBox, fixBox]) replace(el);
+      for (const el of [verdict, facts, deps, timeline, log, runsBox, fixBox]) replace(el);
       actions.draw(null);
       gateActions.draw(null);
       return;
@@ -97,6 +106,7 @@ export function mountTaskDetail(root, state, api, me) {
     shownVersion = task.version;
     setTitle(`${task.id} · huddle`);
     drawHead(task);
+    replace(verdict, verdictBlock(task, lastReport(messages?.messages), gates));
     drawDeps(task);
     gateActions.draw(task);
     actions.draw(task, messages?.messages ?? []);
@@ -123,7 +133,9 @@ export function mountTaskDetail(root, state, api, me) {
       row('attempts', `${task.attempts} of ${task.maxAttempts}`),
       task.activeForm ? row('active form', task.activeForm) : null,
       task.failureReason ? row('failure', h('span', { class: 'failure' }, task.failureReason)) : null,
-      task.result != null ? row('result', h('pre', { class: 'capped' }, JSON.stringify(task.result, null, 2))) : null,
+      task.result != null
+        ? row('result', h('details', { class: 'raw-result' }, h('summary', {}, 'raw JSON'), h('pre', { class: 'capped' }, JSON.stringify(task.result, null, 2))))
+        : null,
       row('version', String(task.version)),
       row('created', h('span', { title: task.createdAt }, clock(task.createdAt))),
       row('updated', h('span', { title: task.updatedAt }, clock(task.updatedAt))));

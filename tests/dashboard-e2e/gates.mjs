@@ -1,6 +1,7 @@
 // People in the loop (tests/tests/dashboard/gates.rs drives it): a coordinator's page shows a
 // question the API asked in the attention panel and the tab title's count; it is answered from
-// the keyboard in the panel; "Ask a person" from a task's detail, answered in the question's
+// the keyboard in the panel; the task's page opens with its verdict (report, failures, diff,
+// gate); "Ask a person" from a task's detail, answered in the question's
 // own detail; the Webhooks view lists the deliveries made to a real receiver; an approval gate
 // is rejected with a reason from the panel; a person-only gate shows the coordinator a note,
 // not the buttons; an observer sees the panel without answer controls; a lead approves the
@@ -58,6 +59,34 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await rust(`answered ${qid}`);
   note('answered in the panel; the API shows the question completed and TEST-001 claimable');
 
+  // The task's page opens with its verdict: the last report against the gate, what fails and
+  // why, the diff, and the gate with who answered what.
+  await rust('report');
+  await page.evaluate(() => { location.hash = '#/tasks/TEST-001'; });
+  const verdict = page.locator('#task-verdict');
+  await verdict.locator('.verdict-line').waitFor({ timeout: PATIENCE });
+  const line = await verdict.locator('.verdict-line').textContent();
+  check(line.includes('80.0 %') && line.includes('below the gate (95 %)') && line.includes('4 passed, 1 failed'), `the verdict line: ${line}`);
+  check((await verdict.locator('.verdict-failures li').textContent()).includes('tests/test_calc.py::test_average: assert 2.5 == 3'), 'the failing test and why');
+  const diff = await verdict.locator('pre.diff').textContent();
+  check(diff.includes('+    return total_sum / count_of_items'), `the diff keeps every character: ${diff}`);
+  // And shows it: a line's background leaves room below the line above, where an underscore
+  // (drawn past the font's descent in some monospace fonts) would otherwise be painted over.
+  const tight = await verdict.locator('pre.diff span').evaluateAll((spans) => spans.slice(1)
+    .map((s, i) => [spans[i].getBoundingClientRect().bottom, s.getBoundingClientRect().top])
+    .filter(([bottom, top]) => top - bottom < 2));
+  check(tight.length === 0, `diff lines touch, hiding underscores: ${JSON.stringify(tight)}`);
+  const gateRow = verdict.locator(`li[data-gate="${qid}"]`);
+  const gateText = await gateRow.textContent();
+  check(gateText.includes('answered by coordinator') && gateText.includes('Yes, after the backup.'), `the gate says who answered what: ${gateText}`);
+  const order = await page.evaluate(() => {
+    const at = (sel) => document.querySelector(sel)?.getBoundingClientRect().top ?? -1;
+    return { verdict: at('#task-verdict'), facts: at('.detail-facts') };
+  });
+  check(order.verdict >= 0 && order.verdict < order.facts, `the verdict comes before the fields: ${JSON.stringify(order)}`);
+  await shot('gates-verdict');
+  note('TEST-001 opens with its verdict and the gate that held it');
+
   // Ask a person from a pending task's detail; answer in the question's own detail.
   await page.evaluate(() => { location.hash = '#/tasks/TEST-002'; });
   await page.locator('#gate-ask').waitFor({ timeout: PATIENCE });
@@ -106,7 +135,9 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await decide.locator('button.reject').click();
   await decide.waitFor({ state: 'detached', timeout: PATIENCE });
   await rust(`rejected ${approval}`);
-  note('rejected in the panel; the API shows the task cancelled with the reason');
+  await page.click('.tabs a[data-view="tasks"]');
+  await page.locator('#board .card[data-task="TEST-004"] .badge-rejected').waitFor({ timeout: PATIENCE });
+  note('rejected in the panel; the API shows the task cancelled with the reason, the board marks it');
 
   // A person-only gate: the coordinator sees who decides it, and no buttons.
   const personal = await rust('gate-person-only');
@@ -115,6 +146,7 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await held.locator('.person-only').waitFor({ timeout: PATIENCE });
   check((await held.locator('textarea, button').count()) === 0, 'no decision controls for a coordinator on a person-only gate');
   check((await held.locator('.person-only').textContent()).includes("a lead's token"), 'the row says who decides');
+  await page.locator('#board .card[data-task="TEST-005"] .badge-person').waitFor({ timeout: PATIENCE });
   note('a person-only gate shows the coordinator a note, not the buttons');
 
   // An observer: sees what waits, may not answer, gets no Webhooks tab and no gate forms.

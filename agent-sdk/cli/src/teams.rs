@@ -33,7 +33,7 @@ pub enum AgentCmd {
     Add {
         /// `[a-z0-9][a-z0-9_-]{0,62}`, e.g. `tester-1`.
         name: String,
-        /// coordinator, tester, executor or observer.
+        /// coordinator, tester, executor, observer or lead (a person; admin or lead token only).
         #[arg(long)]
         role: Role,
     },

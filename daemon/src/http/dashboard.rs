@@ -53,6 +53,7 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
     js("route.js", include_bytes!("../../dashboard/route.js")),
     js("markdown.js", include_bytes!("../../dashboard/markdown.js")),
     js("fix.js", include_bytes!("../../dashboard/fix.js")),
+    js("verdict.js", include_bytes!("../../dashboard/verdict.js")),
     js(
         "task-detail.js",
         include_bytes!("../../dashboard/task-detail.js"),
@@ -110,4 +111,24 @@ fn serve(name: &str) -> Response {
     // The files change with the binary: revalidate rather than keep an old page after an upgrade.
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ASSETS;
+
+    /// A file added to `dashboard/` but not to `ASSETS` is a 404 and, for a module, a blank page.
+    #[test]
+    fn every_file_of_the_dashboard_is_served() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dashboard");
+        let mut missing = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("the dashboard directory") {
+            let name = entry.expect("an entry").file_name();
+            let name = name.to_string_lossy();
+            if !ASSETS.iter().any(|(served, _, _)| *served == name) {
+                missing.push(name.into_owned());
+            }
+        }
+        assert!(missing.is_empty(), "not in ASSETS: {missing:?}");
+    }
 }

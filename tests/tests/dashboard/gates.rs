@@ -1,7 +1,8 @@
 //! People in the loop, in the page (`tests/dashboard-e2e/gates.mjs`): a coordinator gates a
 //! task through the API, the attention panel and the tab title's count appear, the answer is
 //! given in the page, and this side checks through the API that the question is completed and
-//! the gated task claimable; "Ask a person" from a task's detail; the Webhooks view shows a
+//! the gated task claimable; the task's page opens with its verdict (a tester's report, what
+//! fails, the diff, the gate and its answer); "Ask a person" from a task's detail; the Webhooks view shows a
 //! delivery made to a real receiver; an approval gate rejected with a reason in the panel
 //! cancels its task; a person-only gate offers a coordinator no buttons and a lead Approve and
 //! Reject; an observer sees the panel without answer controls.
@@ -132,6 +133,22 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
                         .expect("TEST-001 is claimable");
                     assert_eq!(claimed["id"], "TEST-001", "{claimed}");
                 }
+                "report" => {
+                    tester
+                        .post(
+                            &tester.t("/messages"),
+                            json!({"to": "coordinator", "type": "test_result",
+                                   "summary": "TEST-001: 80 % (4 of 5), below the gate",
+                                   "data": {"taskId": "TEST-001", "passRate": 80.0, "qualityGate": 95.0,
+                                            "qualityGatePassed": false, "counts": "4 passed, 1 failed",
+                                            "failures": [{"nodeid": "tests/test_calc.py::test_average",
+                                                          "message": "assert 2.5 == 3"}],
+                                            "changedFiles": ["calc.py"],
+                                            "diff": "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-    return total_sum / len(items)\n+    return total_sum / count_of_items"}}),
+                        )
+                        .await
+                        .expect_status(201);
+                }
                 "asked" => {
                     let gated = task(&coord, "TEST-002").await;
                     let blockers = gated["blockedBy"].as_array().unwrap();
@@ -234,6 +251,7 @@ async fn a_person_answers_a_gate_in_the_page_and_the_task_is_released() {
         [
             "gate",
             "answered",
+            "report",
             "asked",
             "released",
             "delivered",
