@@ -1,8 +1,10 @@
 //! Where a webhook may send: `http`/`https` URLs whose host resolves only to public addresses
-//! (unless `[webhooks] allow_private`). The addresses checked are the ones connected to, so a
-//! name that resolves differently the second time (DNS rebinding) cannot slip through.
+//! (`public_ip.rs`; unless `[webhooks] allow_private`). The addresses checked are the ones
+//! connected to, so a name that resolves differently the second time (DNS rebinding) cannot
+//! slip through.
 
-use std::net::{IpAddr, SocketAddr};
+use super::public_ip::is_public;
+use std::net::SocketAddr;
 
 /// Checks a URL's form: scheme, host, no credentials. The error says what is wrong.
 pub fn check_form(raw: &str) -> Result<reqwest::Url, String> {
@@ -49,63 +51,9 @@ pub async fn resolve(url: &reqwest::Url, allow_private: bool) -> Result<Vec<Sock
     Ok(addrs)
 }
 
-/// Whether an address is on the public internet.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 198 && (b == 18 || b == 19))
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn private_and_special_addresses_are_not_public() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "255.255.255.255",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
-        }
-    }
 
     #[test]
     fn only_http_urls_with_a_host_and_no_credentials() {
