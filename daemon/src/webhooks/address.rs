@@ -1,10 +1,11 @@
 //! Where a webhook may send: `http`/`https` URLs whose host resolves only to public addresses
 //! (`public_ip.rs`; unless `[webhooks] allow_private`). The addresses checked are the ones
 //! connected to, so a name that resolves differently the second time (DNS rebinding) cannot
-//! slip through.
+//! slip through. A refusal does not say which address a name resolved to: only the daemon's log
+//! does, so registering webhooks is no way to map the network the daemon sits in.
 
 use super::public_ip::is_public;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// Checks a URL's form: scheme, host, no credentials. The error says what is wrong.
 pub fn check_form(raw: &str) -> Result<reqwest::Url, String> {
@@ -41,11 +42,15 @@ pub async fn resolve(url: &reqwest::Url, allow_private: bool) -> Result<Vec<Sock
     }
     if !allow_private {
         if let Some(a) = addrs.iter().find(|a| !is_public(a.ip())) {
-            return Err(format!(
-                "{host} resolves to {}, which is not a public address ([webhooks] allow_private \
-                 is off)",
-                a.ip()
-            ));
+            // The address goes to the daemon's log only: a caller who may register webhooks
+            // must not learn what names resolve to inside the network.
+            tracing::warn!(host, address = %a.ip(), "webhook host refused: not a public address");
+            let what = if host.parse::<IpAddr>().is_ok() {
+                "is not a public address"
+            } else {
+                "resolves to a non-public address"
+            };
+            return Err(format!("{host} {what} ([webhooks] allow_private is off)"));
         }
     }
     Ok(addrs)
@@ -76,5 +81,20 @@ mod tests {
             .unwrap_err()
             .contains("not a public address"));
         assert_eq!(resolve(&url, true).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_inside_is_refused_without_saying_to_what() {
+        for raw in ["http://localhost:9/hook", "http://[64:ff9b::7f00:1]/hook"] {
+            let url = check_form(raw).unwrap();
+            let e = resolve(&url, false).await.unwrap_err();
+            assert!(
+                e.contains("non-public") || e.contains("not a public"),
+                "{e}"
+            );
+            if raw.contains("localhost") {
+                assert!(!e.contains("127.0.0.1") && !e.contains("::1"), "{e}");
+            }
+        }
     }
 }
