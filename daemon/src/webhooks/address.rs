@@ -1,7 +1,10 @@
 //! Where a webhook may send: `http`/`https` URLs whose host resolves only to public addresses
-//! (unless `[webhooks] allow_private`). The addresses checked are the ones connected to, so a
-//! name that resolves differently the second time (DNS rebinding) cannot slip through.
+//! (`public_ip.rs`; unless `[webhooks] allow_private`). The addresses checked are the ones
+//! connected to, so a name that resolves differently the second time (DNS rebinding) cannot
+//! slip through. A refusal does not say which address a name resolved to: only the daemon's log
+//! does, so registering webhooks is no way to map the network the daemon sits in.
 
+use super::public_ip::is_public;
 use std::net::{IpAddr, SocketAddr};
 
 /// Checks a URL's form: scheme, host, no credentials. The error says what is wrong.
@@ -39,73 +42,23 @@ pub async fn resolve(url: &reqwest::Url, allow_private: bool) -> Result<Vec<Sock
     }
     if !allow_private {
         if let Some(a) = addrs.iter().find(|a| !is_public(a.ip())) {
-            return Err(format!(
-                "{host} resolves to {}, which is not a public address ([webhooks] allow_private \
-                 is off)",
-                a.ip()
-            ));
+            // The address goes to the daemon's log only: a caller who may register webhooks
+            // must not learn what names resolve to inside the network.
+            tracing::warn!(host, address = %a.ip(), "webhook host refused: not a public address");
+            let what = if host.parse::<IpAddr>().is_ok() {
+                "is not a public address"
+            } else {
+                "resolves to a non-public address"
+            };
+            return Err(format!("{host} {what} ([webhooks] allow_private is off)"));
         }
     }
     Ok(addrs)
 }
 
-/// Whether an address is on the public internet.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 198 && (b == 18 || b == 19))
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn private_and_special_addresses_are_not_public() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "255.255.255.255",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
-        }
-    }
 
     #[test]
     fn only_http_urls_with_a_host_and_no_credentials() {
@@ -128,5 +81,20 @@ mod tests {
             .unwrap_err()
             .contains("not a public address"));
         assert_eq!(resolve(&url, true).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_inside_is_refused_without_saying_to_what() {
+        for raw in ["http://localhost:9/hook", "http://[64:ff9b::7f00:1]/hook"] {
+            let url = check_form(raw).unwrap();
+            let e = resolve(&url, false).await.unwrap_err();
+            assert!(
+                e.contains("non-public") || e.contains("not a public"),
+                "{e}"
+            );
+            if raw.contains("localhost") {
+                assert!(!e.contains("127.0.0.1") && !e.contains("::1"), "{e}");
+            }
+        }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod address;
 pub mod notice;
+pub mod public_ip;
 pub mod send;
 
 pub use crate::config::WebhookSettings;

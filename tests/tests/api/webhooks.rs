@@ -301,3 +301,39 @@ async fn only_a_coordinator_manages_webhooks_within_the_teams_cap() {
     let listed = c.get(&c.t("/webhooks")).await.expect_status(200).body;
     assert_eq!(listed["webhooks"], json!([]));
 }
+
+#[tokio::test]
+async fn a_name_that_resolves_to_a_private_address_is_refused_without_saying_which() {
+    let hook = json!({"url": "http://localhost:9/hook", "events": ["fix_required"]});
+    let hides_the_address = |text: &str| !text.contains("127.0.0.1") && !text.contains("::1");
+    // Registering: refused, and the answer does not say where `localhost` points.
+    let d = TestDaemon::start_with(|s| s.webhooks.attempts = 1).await;
+    let c = d.team("qa").await;
+    let refused = c.post(&c.t("/webhooks"), hook.clone()).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    let said = refused.body.to_string();
+    assert!(said.contains("non-public address"), "{said}");
+    assert!(hides_the_address(&said), "{said}");
+    // Sending: a webhook registered while private addresses were allowed, then sent to after
+    // they no longer are, is logged as failed without the address either.
+    let mut d = d;
+    d.settings.webhooks.allow_private = true;
+    let mut d = d.restart().await;
+    register(&c, hook["url"].as_str().unwrap(), hook["events"].clone()).await;
+    d.settings.webhooks.allow_private = false;
+    d.settings.webhooks.poll_ms = 20;
+    let d = d.restart().await;
+    c.post(
+        &c.t("/messages"),
+        json!({"to": "*", "type": "fix_required", "summary": "to localhost"}),
+    )
+    .await
+    .expect_status(201);
+    let log = deliveries(&c, 1).await;
+    assert_eq!(log[0]["status"], "failed", "{}", log[0]);
+    let error = log[0]["error"].as_str().unwrap();
+    assert!(error.contains("non-public address"), "{error}");
+    let listed = c.get(&c.t("/webhooks/deliveries")).await.body.to_string();
+    assert!(hides_the_address(&listed), "{listed}");
+    drop(d);
+}

@@ -1,6 +1,6 @@
 //! A PostgreSQL password never reaches the log, whichever form carries it: the URL's userinfo
-//! or its `?password=` query, on the start-up line of a daemon that connected and on the error
-//! of one that could not.
+//! or its `?password=` query, on the start-up line of a daemon that connected, on the error
+//! of one that could not, and on the error of one whose URL does not even parse.
 
 use huddle_tests::process::huddled_binary;
 use huddle_tests::ADMIN;
@@ -90,4 +90,34 @@ async fn a_daemon_that_cannot_connect_names_the_database_without_the_password() 
         "the connection error names the database; saw {seen:#?}"
     );
     assert_no_secret(&seen);
+}
+
+#[tokio::test]
+async fn a_database_url_that_does_not_parse_is_named_without_the_password() {
+    // A bad port, an unclosed `[`, and a password with an unescaped `/` (which ends the
+    // authority, so the URL parser sees a host `huddle` with the port `s3cret-…`).
+    for (url, named) in [
+        (
+            format!("postgres://huddle:{SECRET}@db.invalid:99999/huddle"),
+            "db.invalid:99999/huddle",
+        ),
+        (
+            format!("postgres://huddle:{SECRET}@[::1:5432/huddle?password={SECRET}"),
+            "[::1:5432/huddle",
+        ),
+        (
+            format!("postgres://huddle:{SECRET}/x@db.invalid:5432/huddle"),
+            "db.invalid:5432/huddle",
+        ),
+    ] {
+        let (mut child, lines, _dir) = start(&url);
+        let seen = lines_until(&lines, |l| l.contains(named));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            seen.iter().any(|l| l.contains(named)),
+            "the error names the database ({named}); saw {seen:#?}"
+        );
+        assert_no_secret(&seen);
+    }
 }
