@@ -1,8 +1,9 @@
 //! A whole team at once, for the admin: delete it with everything it owns, export it as JSON
 //! Lines ([`super::transfer`]), import such a file as a new team.
 
+use super::error::{StoreError, StoreResult};
+use super::rules::validate;
 use super::transfer::{Record, TeamRecord};
-use super::{rules::validate, StoreError, StoreResult};
 use async_trait::async_trait;
 use huddle_wire::{codes, Team};
 use tokio::sync::mpsc;

@@ -2,8 +2,8 @@
 //! computed from a project's kept runs (trend, flaky tests, regressions). Backends only store
 //! and load runs; the analysis runs here over at most `[history] runs_per_project` runs.
 
+use super::error::{StoreError, StoreResult};
 use super::rules::fmt_time;
-use super::{StoreError, StoreResult};
 use crate::config::{HistorySettings, LimitSettings};
 use huddle_wire::{
     flaky_score, pass_rate, FlakyTest, FlakyTests, NewTestRun, Regression, Regressions,

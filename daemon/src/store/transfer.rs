@@ -11,7 +11,7 @@
 //! not move with it); webhooks without their lease. The delivery log of webhooks is not exported
 //! (it records what was sent from this daemon, not state the team needs).
 
-use super::{StoreError, StoreResult};
+use super::error::{StoreError, StoreResult};
 use huddle_wire::{Role, TaskStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

@@ -3,8 +3,8 @@
 //! over as the receiver takes them. Text is ordered byte-wise (`collate "C"`), as SQLite
 //! orders it, so both backends write the same file for the same team.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::transfer::*;
-use super::super::{StoreError, StoreResult};
 use super::db::Pool;
 use futures::TryStreamExt;
 use sqlx::postgres::PgRow;

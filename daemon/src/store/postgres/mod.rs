@@ -38,8 +38,8 @@ mod tx;
 mod usage;
 mod webhooks;
 
+use super::error::{StoreError, StoreResult};
 use super::read_shares::ReadShares;
-use super::{StoreError, StoreResult};
 use crate::config::LimitSettings;
 use crate::hub::Hub;
 use analyzer::Analyzer;

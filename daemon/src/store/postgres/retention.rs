@@ -4,8 +4,8 @@
 //! messages (with their idempotency keys), oldest events and test runs of that team — never
 //! past what the team's webhooks have handled.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
-use super::super::{StoreError, StoreResult};
 use super::db::Pool;
 use super::tx::Tx;
 

@@ -3,13 +3,14 @@
 //! empties every table in one transaction and announces the deletion on [`TEAM_DELETED`], so
 //! every replica drops the team's tokens and ends its streams. An import is one transaction.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::quotas::check_settings_record;
+use super::super::rules::fmt_time;
 use super::super::team_admin::{
     check_import, duplicate_team, import_error, records_cut_short, ImportRecords, TeamAdminStore,
     AFTER_IMPORT_CHECKS, EXPORT_BUFFER, RECOUNT_BLOCKERS, TEAM_TABLES,
 };
 use super::super::transfer::{Record, TeamRecord};
-use super::super::{rules::fmt_time, StoreError, StoreResult};
 use super::db::PoolTx;
 use super::{export, PostgresStore};
 use async_trait::async_trait;

@@ -1,11 +1,12 @@
 //! Test history: runs of a project's suite with their per-test outcomes, the last
 //! `[history] runs_per_project` kept per project and tier.
 
+use super::super::error::StoreResult;
 use super::super::test_history::{
     check_run, outcome_code, outcome_from_code, summary, too_many_projects, Counts, HistoryLimits,
     StoredRun,
 };
-use super::super::{Caller, StoreResult};
+use super::super::types::Caller;
 use super::rows::append_event;
 use super::tx::Tx;
 use huddle_wire::{NewTestRun, TestRunSummary};

@@ -2,8 +2,8 @@
 //! on), handed over one at a time as the receiver takes them: memory stays bounded whatever
 //! the team's size. Rows come in the order `store::transfer` fixes, text by its bytes.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::transfer::*;
-use super::super::{StoreError, StoreResult};
 use rusqlite::{Connection, Row};
 use tokio::sync::mpsc;
 

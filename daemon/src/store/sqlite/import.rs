@@ -2,6 +2,7 @@
 //! the records as the spooled file is read, then the checks that bind them together.
 //! The writer takes no other job meanwhile: a large import is best run in a quiet moment.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::quotas::check_settings_record;
 use super::super::rules::fmt_time;
 use super::super::team_admin::{
@@ -9,7 +10,6 @@ use super::super::team_admin::{
     AFTER_IMPORT_CHECKS, RECOUNT_BLOCKERS,
 };
 use super::super::transfer::{Record, TeamRecord};
-use super::super::{StoreError, StoreResult};
 use super::writer::WriteCtx;
 use huddle_wire::Team;
 use rusqlite::{params, Connection, OptionalExtension};

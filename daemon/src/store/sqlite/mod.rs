@@ -31,7 +31,7 @@ mod usage;
 mod webhooks;
 mod writer;
 
-use super::{StoreError, StoreResult};
+use super::error::{StoreError, StoreResult};
 use crate::hub::Hub;
 use readers::Readers;
 use rusqlite::{Connection, OpenFlags};

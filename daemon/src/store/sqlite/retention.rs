@@ -4,8 +4,8 @@
 //! (one writer, one clock), so "older than" and "past the newest N" both delete a prefix of
 //! the team's sequence — capped at what the team's webhooks have handled.
 
+use super::super::error::StoreResult;
 use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
-use super::super::StoreResult;
 use super::writer::WriteCtx;
 use rusqlite::{params, OptionalExtension};
 
