@@ -2,6 +2,7 @@
 //! Lines ([`super::transfer`]), import such a file as a new team.
 
 use super::error::{StoreError, StoreResult};
+use super::quotas::check_settings_record;
 use super::rules::validate;
 use super::transfer::{Record, TeamRecord};
 use async_trait::async_trait;
@@ -69,6 +70,16 @@ pub fn duplicate_team(name: &str) -> StoreError {
 /// nothing is kept.
 pub fn records_cut_short() -> StoreError {
     StoreError::Unavailable("the import's records ended before its end record".into())
+}
+
+/// Refuses a record no database constraint would: settings out of range.
+pub fn check_record(line: usize, record: &Record) -> StoreResult<()> {
+    match record {
+        Record::Settings(settings) => {
+            check_settings_record(settings).map_err(|why| import_error(line, record.kind(), &why))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What a refused insert of line `line` means: another team's token (409), or a row that

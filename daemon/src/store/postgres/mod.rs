@@ -19,6 +19,7 @@ mod deps;
 mod export;
 mod gates;
 mod health;
+mod import;
 mod listener;
 mod memory;
 mod messages;
