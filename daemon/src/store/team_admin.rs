@@ -3,7 +3,7 @@
 
 use super::error::{StoreError, StoreResult};
 use super::quotas::check_settings_record;
-use super::rules::validate;
+use super::rules::{fmt_time, validate};
 use super::transfer::{Record, TeamRecord};
 use async_trait::async_trait;
 use huddle_wire::{codes, Team};
@@ -53,9 +53,13 @@ pub trait TeamAdminStore {
     async fn import_team(&self, team: TeamRecord, records: ImportRecords) -> StoreResult<Team>;
 }
 
-/// The team's name, refused before anything is written.
-pub fn check_import(team: &TeamRecord) -> StoreResult<()> {
-    validate::name("name", &team.name)
+/// The team an import answers with, once its name is checked (before anything is written).
+pub fn check_import(team: &TeamRecord) -> StoreResult<Team> {
+    validate::name("name", &team.name)?;
+    Ok(Team {
+        name: team.name.clone(),
+        created_at: fmt_time(team.created_at),
+    })
 }
 
 /// The import's name is taken: 409, as for a new team.

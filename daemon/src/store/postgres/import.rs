@@ -4,7 +4,6 @@
 //! `store::transfer::rows`.
 
 use super::super::error::{StoreError, StoreResult};
-use super::super::rules::fmt_time;
 use super::super::team_admin::{
     check_import, check_record, duplicate_team, import_error, records_cut_short, ImportRecords,
     AFTER_IMPORT_CHECKS, RECOUNT_BLOCKERS,
@@ -24,11 +23,7 @@ pub async fn import(
     team: TeamRecord,
     mut records: ImportRecords,
 ) -> StoreResult<Team> {
-    check_import(&team)?;
-    let imported = Team {
-        name: team.name.clone(),
-        created_at: fmt_time(team.created_at),
-    };
+    let imported = check_import(&team)?;
     let mut tx = pool.begin().await?;
     let head = Record::Team(team);
     let sql = insert(&TEAMS, Dialect::Postgres);

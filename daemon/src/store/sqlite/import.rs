@@ -4,7 +4,6 @@
 //! The statements come from `store::transfer::sql`, the values from `store::transfer::rows`.
 
 use super::super::error::{StoreError, StoreResult};
-use super::super::rules::fmt_time;
 use super::super::team_admin::{
     check_import, check_record, duplicate_team, import_error, records_cut_short, ImportRecords,
     AFTER_IMPORT_CHECKS, RECOUNT_BLOCKERS,
@@ -32,11 +31,7 @@ pub fn import(
     team: TeamRecord,
     mut records: ImportRecords,
 ) -> StoreResult<Team> {
-    check_import(&team)?;
-    let imported = Team {
-        name: team.name.clone(),
-        created_at: fmt_time(team.created_at),
-    };
+    let imported = check_import(&team)?;
     let head = Record::Team(team);
     let values = head.cells().into_iter().map(|(_, cell)| cell);
     let id: Option<i64> = ctx
