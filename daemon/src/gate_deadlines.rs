@@ -2,8 +2,9 @@
 //! question's `onDeadline` decision is taken for the person (`answeredBy: deadline`), so no gated
 //! task waits forever unnoticed. Every replica sweeps; the store takes each decision once.
 
-use crate::store::gate_decisions::{rejection_message, Expiry, DEADLINE};
+use crate::store::gate_decisions::{rejection_message, DEADLINE};
 use crate::store::gates::due;
+use crate::store::gates::Expiry;
 use crate::store::{Caller, Store};
 use huddle_wire::{Decision, Role};
 use std::sync::Arc;

@@ -84,7 +84,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
     files::private_dir(&dir).map_err(data_dir_error(&dir))?;
     // The SQLite files, when the store is SQLite (PostgreSQL keeps nothing here).
     let database =
-        (settings.storage.backend == store::Backend::Sqlite).then(|| settings.database_path());
+        (settings.storage.backend == config::Backend::Sqlite).then(|| settings.database_path());
     if let Some(database) = &database {
         files::private_database(database).map_err(data_dir_error(database))?;
     }
@@ -92,7 +92,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
         identity::admin_token(&settings.server.admin_token, &dir)
             .map_err(DaemonError::AdminToken)?;
     let hub = Arc::new(Hub::new(settings.streams.buffer));
-    let store = store::open(&settings, hub.clone()).await?;
+    let store = store::open::open(&settings, hub.clone()).await?;
     if let Some(database) = &database {
         files::private_side_files(database).map_err(data_dir_error(database))?;
     }

@@ -97,7 +97,7 @@ async fn main() -> ExitCode {
 }
 
 async fn migrate(settings: &Settings) -> ExitCode {
-    match huddle_daemon::store::migrate(settings).await {
+    match huddle_daemon::store::open::migrate(settings).await {
         Ok(state) => {
             huddle_daemon::store::schema::log(&state);
             ExitCode::SUCCESS
@@ -110,7 +110,7 @@ async fn migrate(settings: &Settings) -> ExitCode {
 }
 
 async fn backup(settings: &Settings, to: &std::path::Path) -> ExitCode {
-    match huddle_daemon::store::backup(settings, to).await {
+    match huddle_daemon::store::open::backup(settings, to).await {
         Ok(()) => {
             tracing::info!(
                 "backed up {} to {}",

@@ -68,7 +68,7 @@ impl TestDaemon {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut settings = test_settings(dir.path());
         if std::env::var("HUDDLE_TEST_BACKEND").as_deref() == Ok("postgres") {
-            settings.storage.backend = huddle_daemon::store::Backend::Postgres;
+            settings.storage.backend = huddle_daemon::config::Backend::Postgres;
             settings.storage.database_url = pg::fresh_database().await;
             settings.storage.pool_size = 4;
         }

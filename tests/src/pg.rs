@@ -157,9 +157,9 @@ async fn template_state(conn: &mut sqlx::PgConnection, name: &str) -> Option<boo
 async fn migrate(url: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut settings = crate::test_settings(dir.path());
-    settings.storage.backend = huddle_daemon::store::Backend::Postgres;
+    settings.storage.backend = huddle_daemon::config::Backend::Postgres;
     settings.storage.database_url = url.to_string();
-    huddle_daemon::store::migrate(&settings)
+    huddle_daemon::store::open::migrate(&settings)
         .await
         .unwrap_or_else(|e| panic!("migrating the template database {url}: {e}"));
 }

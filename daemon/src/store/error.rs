@@ -1,4 +1,8 @@
+//! The store's one error type, and the result every store operation returns.
+
 use serde_json::Value;
+
+pub type StoreResult<T> = Result<T, StoreError>;
 
 /// Everything a store operation can refuse or fail with. The HTTP layer maps each variant to a
 /// status in one place (`http::error`); nothing here knows about HTTP.

@@ -3,9 +3,10 @@
 //! asked), approve/reject, and withdrawing the questions of a cancelled task. Backends load
 //! the two [`TaskState`]s, call [`decide`], and save what it changed in one transaction.
 
-use super::gates::{self, check_text, content_hash, kind_of, person_only};
+use super::error::{StoreError, StoreResult};
+use super::gates::{self, check_text, content_hash, kind_of, person_only, Expiry};
 use super::rules::{parse_json, TaskState};
-use super::{Caller, StoreError, StoreResult};
+use super::types::Caller;
 use huddle_wire::{
     codes, AnswerRequest, Decision, GateKind, GateRecord, GateStatus, PostMessage, Role, Task,
     TaskPatch, TaskStatus,
@@ -50,18 +51,6 @@ pub fn decide(
 
 /// Who took a decision the deadline took: in the result as `answeredBy` and `answeredAs`.
 pub const DEADLINE: &str = "deadline";
-
-/// What a question's deadline did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expiry {
-    /// Not open, no deadline, or not yet.
-    NotDue,
-    /// The deadline's decision was taken.
-    Decided(Decision),
-    /// The task changed since asking, so approving it unseen is not done: the question is
-    /// withdrawn and the task stays held until asked again.
-    Withdrawn,
-}
 
 /// Takes question `q`'s deadline decision when its deadline is at or before `now_ms`. A
 /// rejection holds whatever changed since asking (nothing goes ahead); an approval needs the

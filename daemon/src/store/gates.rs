@@ -6,9 +6,9 @@
 //! completes it with `{answer, answeredBy}` as its result, which makes the gated task ready the
 //! way any completed blocker does; the question and its answer stay in the task list.
 
-use super::gate_decisions::Expiry;
+use super::error::{StoreError, StoreResult};
 use super::rules::TaskState;
-use super::{Caller, StoreError, StoreResult};
+use super::types::Caller;
 use async_trait::async_trait;
 use huddle_wire::{
     codes, AnswerRequest, Decision, GateKind, GateRequest, NewTask, Task, TaskStatus,
@@ -24,6 +24,18 @@ pub const PREFIX: &str = "HUMAN";
 pub const MAX_TEXT_CHARS: usize = 4_000;
 /// The longest subject taken from a question's first line.
 const SUBJECT_CHARS: usize = 200;
+
+/// What a question's deadline did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// Not open, no deadline, or not yet.
+    NotDue,
+    /// The deadline's decision was taken.
+    Decided(Decision),
+    /// The task changed since asking, so approving it unseen is not done: the question is
+    /// withdrawn and the task stays held until asked again.
+    Withdrawn,
+}
 
 #[async_trait]
 pub trait GateStore {

@@ -11,7 +11,7 @@
 mod error;
 pub mod gate_decisions;
 pub mod gates;
-mod open;
+pub mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod quotas;
@@ -27,8 +27,8 @@ pub mod transfer;
 mod types;
 pub mod webhooks;
 
-pub use error::StoreError;
-pub use open::{backup, migrate, open, Backend};
+// What callers outside the store name most, from the files that define them.
+pub use error::{StoreError, StoreResult};
 pub use types::*;
 
 use async_trait::async_trait;
@@ -37,8 +37,6 @@ use huddle_wire::{
     TestRunSummary,
 };
 use test_history::StoredRun;
-
-pub type StoreResult<T> = Result<T, StoreError>;
 
 #[async_trait]
 pub trait Store:

@@ -1,12 +1,13 @@
 //! Opens the configured backend behind the one `Store` trait, and the one-shot operator
 //! commands on it (`huddled migrate`, `huddled backup`).
 
+use super::error::{StoreError, StoreResult};
 #[cfg(feature = "postgres")]
 use super::postgres::{PostgresOptions, PostgresStore};
 use super::schema::SchemaState;
 #[cfg(feature = "sqlite")]
 use super::sqlite::{SqliteOptions, SqliteStore};
-use super::{Store, StoreError, StoreResult};
+use super::Store;
 use crate::config::Settings;
 use crate::hub::Hub;
 use std::path::Path;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 #[cfg(feature = "postgres")]
 use std::time::Duration;
 
-pub use crate::config::Backend;
+use crate::config::Backend;
 
 /// Opens (creating or migrating) the store `settings` name. Committed changes reach `hub`:
 /// straight from the SQLite writer, or through LISTEN/NOTIFY from every PostgreSQL replica.

@@ -4,8 +4,8 @@
 //! stay right across restarts, replicas, retention and team deletion). Both tables are keyed
 //! by `team_id`: deleting a team deletes its rows.
 
+use super::error::{StoreError, StoreResult};
 use super::rules::quota::Quotas;
-use super::{StoreError, StoreResult};
 use async_trait::async_trait;
 use huddle_wire::{TaskStatus, TeamRetention, TeamSettings, TeamUsage};
 

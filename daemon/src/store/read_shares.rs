@@ -5,7 +5,7 @@
 //! A team's entry lives only while one of its reads holds or waits for a share: the map holds
 //! as many entries as teams reading right now, whoever creates and deletes teams.
 
-use super::{StoreError, StoreResult};
+use super::error::{StoreError, StoreResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -202,7 +202,10 @@ mod tests {
         let held = shares.enter(4).await.unwrap();
         let refused = shares.enter(4).await;
         assert!(
-            matches!(refused, Err(crate::store::StoreError::TeamReadsBusy(_))),
+            matches!(
+                refused,
+                Err(crate::store::error::StoreError::TeamReadsBusy(_))
+            ),
             "past its wait a read is answered busy"
         );
         drop(held);

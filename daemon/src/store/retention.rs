@@ -102,6 +102,91 @@ impl RetentionPolicy {
     }
 }
 
+/// One kind's limits as the backends' deletes take them: rows from at or before `before_ms`
+/// (`i64::MIN`: none is old enough) or past the newest `keep` (`i64::MAX`: no cap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgeOrCount {
+    pub before_ms: i64,
+    pub keep: i64,
+}
+
+/// A sequenced kind's limits (messages, events): created at or before `before_ms`, and at or
+/// below the sequence `past_count` (the newest beyond the count kept); `None`: no such limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeqLimits {
+    pub before_ms: Option<i64>,
+    pub past_count: Option<i64>,
+}
+
+impl RetentionPolicy {
+    /// Finished tasks' limits at `now`; `None` when every one is kept.
+    pub fn finished_tasks_at(&self, now: i64) -> Option<AgeOrCount> {
+        age_or_count(
+            self.finished_tasks_max_age_ms,
+            self.finished_tasks_per_team,
+            now,
+        )
+    }
+
+    /// Test runs' limits at `now`; `None` when every one is kept.
+    pub fn test_runs_at(&self, now: i64) -> Option<AgeOrCount> {
+        age_or_count(self.test_runs_max_age_ms, self.test_runs_per_team, now)
+    }
+
+    /// Messages' limits at `now` for a team whose last message is `msg_seq`.
+    pub fn messages_at(&self, now: i64, msg_seq: i64) -> SeqLimits {
+        seq_limits(
+            self.messages_max_age_ms,
+            self.messages_per_team,
+            now,
+            msg_seq,
+        )
+    }
+
+    /// Events' limits at `now` for a team whose last event is `event_seq`.
+    pub fn events_at(&self, now: i64, event_seq: i64) -> SeqLimits {
+        seq_limits(self.events_max_age_ms, self.events_per_team, now, event_seq)
+    }
+}
+
+fn age_or_count(max_age_ms: Option<i64>, keep: Option<u64>, now: i64) -> Option<AgeOrCount> {
+    (max_age_ms.is_some() || keep.is_some()).then(|| AgeOrCount {
+        before_ms: max_age_ms.map_or(i64::MIN, |a| now - a),
+        keep: keep.map_or(i64::MAX, |k| k as i64),
+    })
+}
+
+fn seq_limits(max_age_ms: Option<i64>, keep: Option<u64>, now: i64, last: i64) -> SeqLimits {
+    SeqLimits {
+        before_ms: max_age_ms.map(|a| now - a),
+        past_count: keep.map(|k| last - k as i64),
+    }
+}
+
+/// The team's newest `seq` of `table` created at or before `$2` (null: no age limit) and its
+/// oldest `seq`, for [`cutoff`]; both backends run it (`$1` is the team).
+pub fn bounds_sql(table: &str) -> String {
+    format!(
+        "select (select max(seq) from {table} where team_id = $1 and created_at <= $2),
+                (select min(seq) from {table} where team_id = $1)"
+    )
+}
+
+/// The last sequence to delete: everything up to `by_age` (the newest old enough, from
+/// [`bounds_sql`]) and up to the count limit, at most `batch` rows from `oldest`.
+pub fn cutoff(
+    by_age: Option<i64>,
+    oldest: Option<i64>,
+    limits: SeqLimits,
+    batch: i64,
+) -> Option<i64> {
+    let upto = by_age.into_iter().chain(limits.past_count).max()?;
+    match oldest {
+        Some(oldest) if oldest <= upto => Some(upto.min(oldest + batch - 1)),
+        _ => None,
+    }
+}
+
 /// The highest sequence retention may delete given the team's webhooks' cursors (what each
 /// has handled; `None`: no webhook): `upto` capped so a lagging webhook loses nothing.
 pub fn cap_for_webhooks(upto: Option<i64>, slowest_cursor: Option<i64>) -> Option<i64> {

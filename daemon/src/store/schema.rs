@@ -8,7 +8,7 @@
 //! migration a binary must know (`compatible_from`); older binaries then refuse to start.
 //! A replica started without migrating (`--no-migrate`) refuses a database older than itself.
 
-use super::{StoreError, StoreResult};
+use super::error::{StoreError, StoreResult};
 
 /// The table a contracting release creates (`compatible_from bigint not null`, one row).
 pub const COMPAT_TABLE: &str = "huddle_schema_compat";

@@ -1,8 +1,10 @@
 //! A whole team at once, for the admin: delete it with everything it owns, export it as JSON
 //! Lines ([`super::transfer`]), import such a file as a new team.
 
+use super::error::{StoreError, StoreResult};
+use super::quotas::check_settings_record;
+use super::rules::{fmt_time, validate};
 use super::transfer::{Record, TeamRecord};
-use super::{rules::validate, StoreError, StoreResult};
 use async_trait::async_trait;
 use huddle_wire::{codes, Team};
 use tokio::sync::mpsc;
@@ -51,9 +53,13 @@ pub trait TeamAdminStore {
     async fn import_team(&self, team: TeamRecord, records: ImportRecords) -> StoreResult<Team>;
 }
 
-/// The team's name, refused before anything is written.
-pub fn check_import(team: &TeamRecord) -> StoreResult<()> {
-    validate::name("name", &team.name)
+/// The team an import answers with, once its name is checked (before anything is written).
+pub fn check_import(team: &TeamRecord) -> StoreResult<Team> {
+    validate::name("name", &team.name)?;
+    Ok(Team {
+        name: team.name.clone(),
+        created_at: fmt_time(team.created_at),
+    })
 }
 
 /// The import's name is taken: 409, as for a new team.
@@ -68,6 +74,16 @@ pub fn duplicate_team(name: &str) -> StoreError {
 /// nothing is kept.
 pub fn records_cut_short() -> StoreError {
     StoreError::Unavailable("the import's records ended before its end record".into())
+}
+
+/// Refuses a record no database constraint would: settings out of range.
+pub fn check_record(line: usize, record: &Record) -> StoreResult<()> {
+    match record {
+        Record::Settings(settings) => {
+            check_settings_record(settings).map_err(|why| import_error(line, record.kind(), &why))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What a refused insert of line `line` means: another team's token (409), or a row that

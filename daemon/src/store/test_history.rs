@@ -2,8 +2,8 @@
 //! computed from a project's kept runs (trend, flaky tests, regressions). Backends only store
 //! and load runs; the analysis runs here over at most `[history] runs_per_project` runs.
 
+use super::error::{StoreError, StoreResult};
 use super::rules::fmt_time;
-use super::{StoreError, StoreResult};
 use crate::config::{HistorySettings, LimitSettings};
 use huddle_wire::{
     flaky_score, pass_rate, FlakyTest, FlakyTests, NewTestRun, Regression, Regressions,
@@ -159,14 +159,24 @@ pub fn check_run(run: &NewTestRun, limits: &HistoryLimits) -> StoreResult<Checke
     Ok(CheckedRun { started_ms, counts })
 }
 
-/// The refusal of a run for one project more than `[history] max_projects`.
-pub fn too_many_projects(max: usize) -> StoreError {
-    StoreError::invalid(
-        "project",
-        format!(
-            "the team already has a test history for {max} projects (the [history] max_projects setting); post to one of them"
-        ),
-    )
+/// How many projects team `$1` has when project `$2` would be a new one, else 0: the count
+/// [`check_project_count`] needs, one query on both backends.
+pub const PROJECTS_IF_NEW: &str = "select case
+         when exists (select 1 from test_runs where team_id = $1 and project = $2) then 0
+         else (select count(distinct project) from test_runs where team_id = $1) end";
+
+/// Refuses a run for one project more than `[history] max_projects`.
+pub fn check_project_count(projects_if_new: i64, limits: &HistoryLimits) -> StoreResult<()> {
+    let max = limits.max_projects;
+    if projects_if_new as usize >= max {
+        return Err(StoreError::invalid(
+            "project",
+            format!(
+                "the team already has a test history for {max} projects (the [history] max_projects setting); post to one of them"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A summary from stored columns.

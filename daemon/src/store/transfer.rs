@@ -10,15 +10,22 @@
 //! A task in progress is written as `pending` without its holder and lease (its worker does
 //! not move with it); webhooks without their lease. The delivery log of webhooks is not exported
 //! (it records what was sent from this daemon, not state the team needs).
+//!
+//! Which table and columns each kind is read from and written to is listed once, in
+//! `tables.rs`; both backends build their statements from those lists (`sql.rs`) and convert
+//! rows and records the same way (`rows.rs`).
 
-use super::{StoreError, StoreResult};
+use super::error::{StoreError, StoreResult};
 use huddle_wire::{Role, TaskStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+pub mod rows;
 mod shape;
+pub mod sql;
+pub mod tables;
 pub use shape::Shape;
 
 /// The format's version; a file of another version is refused.

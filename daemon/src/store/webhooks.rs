@@ -1,8 +1,9 @@
 //! Outbound webhooks in the store: their definitions, the cursors each one has handled up to,
 //! the lease that says which replica sends for it, and the log of deliveries.
 
+use super::error::{StoreError, StoreResult};
 use super::rules::fmt_time;
-use super::{Caller, StoreError, StoreResult};
+use super::types::Caller;
 use async_trait::async_trait;
 use huddle_wire::{codes, Webhook, WebhookDelivery, WebhookTrigger};
 

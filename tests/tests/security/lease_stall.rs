@@ -13,7 +13,7 @@ use std::time::Duration;
 #[tokio::test]
 async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
     let d = TestDaemon::start_with(|s| {
-        s.storage.backend = huddle_daemon::store::Backend::Sqlite;
+        s.storage.backend = huddle_daemon::config::Backend::Sqlite;
         s.tasks.lease_sweep_ms = 20;
     })
     .await;
@@ -105,7 +105,7 @@ async fn a_lease_heartbeated_on_time_survives_a_writer_stall() {
 #[tokio::test]
 async fn a_heartbeat_waiting_behind_its_own_teams_writes_still_counts() {
     let d = TestDaemon::start_with(|s| {
-        s.storage.backend = huddle_daemon::store::Backend::Sqlite;
+        s.storage.backend = huddle_daemon::config::Backend::Sqlite;
         s.storage.max_batch = 1;
         s.tasks.lease_sweep_ms = 20;
     })
@@ -199,7 +199,7 @@ async fn unsent(d: &TestDaemon) -> f64 {
 #[tokio::test]
 async fn a_lease_survives_a_stall_that_refused_its_heartbeats() {
     let d = TestDaemon::start_with(|s| {
-        s.storage.backend = huddle_daemon::store::Backend::Sqlite;
+        s.storage.backend = huddle_daemon::config::Backend::Sqlite;
         s.tasks.lease_sweep_ms = 20;
         s.tasks.default_lease_ms = 30_000;
     })

@@ -19,4 +19,5 @@ mod retention;
 mod search;
 mod statistics;
 mod team_admin;
+mod transfer_columns;
 mod wide_graphs;

@@ -1,8 +1,9 @@
 //! Teams, agents and token lookup.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::fmt_time;
 use super::super::rules::{self, validate};
-use super::super::{Caller, StoreError, StoreResult};
+use super::super::types::Caller;
 use super::db::Db;
 use super::rows::append_event;
 use super::tx::Tx;

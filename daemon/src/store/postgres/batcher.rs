@@ -22,7 +22,7 @@
 //! empty; runners per team are capped by `batches_per_team` (and connections by the pool). A write
 //! whose requester has gone is dropped before it runs.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 use super::db::Pool;
 use super::tx::Tx;
 use super::DEADLOCK_TEXT;

@@ -1,7 +1,8 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
+use super::super::error::StoreResult;
 use super::super::rules::STATE_COLUMNS;
-use super::super::{Caller, StoreResult};
+use super::super::types::Caller;
 use super::db::Db;
 use super::rows::load_task;
 use super::rows::{append_event, TASK_PROJECT};

@@ -4,8 +4,9 @@
 //! anything else reads and locks the rows, completes each by the shared rule
 //! (`TaskState::complete`) and saves them together.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{self, TaskEdges, TaskState, STATE_COLUMNS};
-use super::super::{Caller, StoreError, StoreResult};
+use super::super::types::Caller;
 use super::deps;
 use super::rows::append_event;
 use super::task_state::{

@@ -1,8 +1,8 @@
 //! Dependency edges: blockers, cycle detection, and the unmet-blocker counter that keeps the
 //! claim one indexed query.
 
+use super::super::error::StoreResult;
 use super::super::rules;
-use super::super::StoreResult;
 use super::rows::TASK_PROJECT;
 use super::tx::Tx;
 use crate::hub::ReadyTask;

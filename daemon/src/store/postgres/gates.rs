@@ -2,11 +2,12 @@
 //! question and, on reject, the cancelled task) and withdrawing, each in one transaction of
 //! the team's writes.
 
-use super::super::gate_decisions::Expiry;
+use super::super::error::{StoreError, StoreResult};
 use super::super::gate_decisions::{self, question_ids};
+use super::super::gates::Expiry;
 use super::super::gates::{self, content_hash, GateStore, OpenQuestion};
 use super::super::rules::{parse_json, TaskState};
-use super::super::{Caller, StoreError, StoreResult};
+use super::super::types::Caller;
 use super::rows::load_task;
 use super::task_state::{self, save};
 use super::tx::Tx;

@@ -6,7 +6,7 @@
 //! that were live when it became unreachable are first renewed — their holders could not
 //! heartbeat through the outage — and only then does the replica serve and sweep again.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 use super::DB_NOW_MS;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};

@@ -10,8 +10,8 @@
 //! are lost: it reconnects at once (retrying until the database answers), and after every
 //! reconnect every known team is read again from where it was and every claimer is woken.
 
+use super::super::error::StoreResult;
 use super::super::rules::event_json;
-use super::super::StoreResult;
 use super::team_admin::TEAM_DELETED;
 use super::tx::{Announcement, TOKEN_EVENTS};
 use super::{messages, CHANNEL};
@@ -183,7 +183,7 @@ where
     if a.msgs.1 > msg_after {
         for m in messages::range(&mut *db, team, msg_after, a.msgs.1).await? {
             let json = serde_json::to_string(&m)
-                .map_err(|e| super::super::StoreError::Internal(e.to_string()))?;
+                .map_err(|e| super::super::error::StoreError::Internal(e.to_string()))?;
             now.msg = m.seq;
             publish.push(Publish::Message(Arc::new(StreamItem {
                 seq: m.seq,

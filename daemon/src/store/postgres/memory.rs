@@ -1,7 +1,8 @@
 //! Shared memory: one JSON document per team with a bounded history of changes.
 
+use super::super::error::StoreResult;
 use super::super::rules::{self, fmt_time, parse_json, quota, MemoryChangeKind, MemoryLimits};
-use super::super::{Caller, MemoryChange, StoreResult};
+use super::super::types::{Caller, MemoryChange};
 use super::rows::append_event;
 use super::tx::Tx;
 use crate::config::LimitSettings;

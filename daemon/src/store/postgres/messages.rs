@@ -1,8 +1,9 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules;
 use super::super::rules::quota::RequestQuota;
-use super::super::{Caller, MessageFilter, Posted, StoreError, StoreResult};
+use super::super::types::{Caller, MessageFilter, Posted};
 use super::agents::list_agents;
 use super::db::Db;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};

@@ -8,6 +8,11 @@
 //! `pg_notify` (team, message and event ranges, "tasks changed"); every replica's
 //! `listener` reads those rows after the commit and feeds its in-process hub, so streams,
 //! long-polling claims and inboxes on any replica see every replica's writes, in order.
+//!
+//! Each area's functions take the same parameters as their SQLite counterparts
+//! (`store/sqlite/`), and `store_impl.rs` repeats the trait's signatures: a repetition on
+//! purpose (async sqlx calls in a team's transaction here, blocking rusqlite calls in a writer
+//! job there). What they decide is written once, in `store/rules/`.
 
 mod agents;
 mod analyzer;
@@ -19,6 +24,7 @@ mod deps;
 mod export;
 mod gates;
 mod health;
+mod import;
 mod listener;
 mod memory;
 mod messages;
@@ -38,8 +44,8 @@ mod tx;
 mod usage;
 mod webhooks;
 
+use super::error::{StoreError, StoreResult};
 use super::read_shares::ReadShares;
-use super::{StoreError, StoreResult};
 use crate::config::LimitSettings;
 use crate::hub::Hub;
 use analyzer::Analyzer;

@@ -1,7 +1,7 @@
 //! The replicas' heartbeats (`crate::replicas`): one row per live replica, on the database's
 //! clock, so replicas whose clocks disagree still agree on who is alive.
 
-use super::super::StoreResult;
+use super::super::error::StoreResult;
 use super::db::Pool;
 use super::DB_NOW_MS;
 use std::time::Duration;

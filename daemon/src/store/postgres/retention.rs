@@ -4,8 +4,8 @@
 //! messages (with their idempotency keys), oldest events and test runs of that team — never
 //! past what the team's webhooks have handled.
 
-use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
+use super::super::retention::{self, cap_for_webhooks, Pruned, RetentionPolicy, SeqLimits};
 use super::db::Pool;
 use super::tx::Tx;
 
@@ -41,13 +41,7 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
     let batch = policy.batch.max(1) as i64;
     let now = tx.now_ms();
     let mut pruned = Pruned::default();
-    if policy.finished_tasks_max_age_ms.is_some() || policy.finished_tasks_per_team.is_some() {
-        let before = policy
-            .finished_tasks_max_age_ms
-            .map_or(i64::MIN, |a| now - a);
-        let keep = policy
-            .finished_tasks_per_team
-            .map_or(i64::MAX, |k| k as i64);
+    if let Some(limits) = policy.finished_tasks_at(now) {
         pruned.tasks = sqlx::query(&format!(
             "with victims as (
                  select t.id from tasks t
@@ -69,9 +63,9 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
              delete from tasks t using victims v where t.team_id = $1 and t.id = v.id"
         ))
         .bind(team)
-        .bind(before)
+        .bind(limits.before_ms)
         .bind(batch)
-        .bind(keep)
+        .bind(limits.keep)
         .execute(tx.conn())
         .await?
         .rows_affected();
@@ -90,8 +84,7 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
         tx,
         "messages",
         team,
-        policy.messages_max_age_ms.map(|a| now - a),
-        policy.messages_per_team.map(|keep| msg_seq - keep as i64),
+        policy.messages_at(now, msg_seq),
         batch,
     )
     .await?;
@@ -108,15 +101,7 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
             .await?
             .rows_affected();
     }
-    let upto = cutoff(
-        tx,
-        "events",
-        team,
-        policy.events_max_age_ms.map(|a| now - a),
-        policy.events_per_team.map(|keep| event_seq - keep as i64),
-        batch,
-    )
-    .await?;
+    let upto = cutoff(tx, "events", team, policy.events_at(now, event_seq), batch).await?;
     if let Some(upto) = cap_for_webhooks(upto, event_cursor) {
         pruned.events = sqlx::query("delete from events where team_id = $1 and seq <= $2")
             .bind(team)
@@ -125,9 +110,7 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
             .await?
             .rows_affected();
     }
-    if policy.test_runs_max_age_ms.is_some() || policy.test_runs_per_team.is_some() {
-        let before = policy.test_runs_max_age_ms.map_or(i64::MIN, |a| now - a);
-        let keep = policy.test_runs_per_team.map_or(i64::MAX, |k| k as i64);
+    if let Some(limits) = policy.test_runs_at(now) {
         // Outcomes go with their run (`on delete cascade`).
         pruned.test_runs = sqlx::query(
             "delete from test_runs where id in (
@@ -137,9 +120,9 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
                  order by id limit $3)",
         )
         .bind(team)
-        .bind(before)
+        .bind(limits.before_ms)
         .bind(batch)
-        .bind(keep)
+        .bind(limits.keep)
         .execute(tx.conn())
         .await?
         .rows_affected();
@@ -147,37 +130,19 @@ async fn prune_team(tx: &mut Tx, team: i64, policy: &RetentionPolicy) -> StoreRe
     Ok(pruned)
 }
 
-/// The last sequence of `table` to delete in `team` (see the SQLite backend's `cutoff`).
+/// The last sequence of `table` to delete in `team` ([`retention::cutoff`]).
 async fn cutoff(
     tx: &mut Tx,
     table: &str,
     team: i64,
-    before_ms: Option<i64>,
-    past_count: Option<i64>,
+    limits: SeqLimits,
     batch: i64,
 ) -> StoreResult<Option<i64>> {
-    let by_age: Option<i64> = match before_ms {
-        None => None,
-        Some(before) => {
-            sqlx::query_scalar(&format!(
-                "select max(seq) from {table} where team_id = $1 and created_at <= $2"
-            ))
+    let (by_age, oldest): (Option<i64>, Option<i64>) =
+        sqlx::query_as(&retention::bounds_sql(table))
             .bind(team)
-            .bind(before)
-            .fetch_one(tx.conn())
-            .await?
-        }
-    };
-    let Some(upto) = by_age.into_iter().chain(past_count).max() else {
-        return Ok(None);
-    };
-    let oldest: Option<i64> =
-        sqlx::query_scalar(&format!("select min(seq) from {table} where team_id = $1"))
-            .bind(team)
+            .bind(limits.before_ms)
             .fetch_one(tx.conn())
             .await?;
-    Ok(match oldest {
-        Some(oldest) if oldest <= upto => Some(upto.min(oldest + batch - 1)),
-        _ => None,
-    })
+    Ok(retention::cutoff(by_age, oldest, limits, batch))
 }

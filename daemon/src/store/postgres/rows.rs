@@ -1,7 +1,7 @@
 //! Row ↔ wire mapping and the helpers every area shares (event append).
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{fmt_time, parse_json, STATE_COLUMNS};
-use super::super::{StoreError, StoreResult};
 use super::db::Db;
 use super::task_state::{edges_from_row, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;

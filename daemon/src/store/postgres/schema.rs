@@ -2,8 +2,8 @@
 //! `_sqlx_migrations`, under an advisory lock so concurrent replicas apply each once), told to
 //! ignore the rows of migrations a newer release applied, which it would otherwise refuse.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::schema::{self, SchemaState, COMPAT_TABLE};
-use super::super::{StoreError, StoreResult};
 use sqlx::migrate::Migrator;
 use sqlx::PgPool;
 

@@ -1,8 +1,9 @@
 //! Message search on PostgreSQL: the `search` tsvector column and its GIN index (migration
 //! 0003) when there are words; the other filters in SQL; newest first.
 
+use super::super::error::StoreResult;
 use super::super::rules::tsquery;
-use super::super::{MessageSearch, StoreResult};
+use super::super::types::MessageSearch;
 use super::db::Db;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use huddle_wire::Message;

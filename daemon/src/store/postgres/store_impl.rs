@@ -1,12 +1,13 @@
 //! `Store` for PostgreSQL: each write is one transaction ([`Tx`]), reads go to the pool.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::read_shares::ReadShare;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
-use super::super::{
-    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreError,
-    StoreResult, StreamCursors, TaskFilter,
+use super::super::types::{
+    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors, TaskFilter,
 };
+use super::super::Store;
 use super::db::{Db, Reader};
 use super::rows::{event_from_row, load_task};
 use super::tx::Tx;

@@ -1,8 +1,9 @@
 //! Creating a batch of tasks in a fixed number of statements whatever its size: the team's lock
 //! is held for every one of them, so a batch of 1,000 must not cost 1,000 round trips.
 
+use super::super::error::StoreResult;
 use super::super::rules::{self, quota, IdRequest, TaskState};
-use super::super::{Caller, StoreResult};
+use super::super::types::Caller;
 use super::deps;
 use super::rows::append_event;
 use super::task_state::load_edges_of;
@@ -143,7 +144,7 @@ async fn first_taken(
     tx: &mut Tx,
     team_id: i64,
     planned: &[Planned],
-) -> StoreResult<Option<super::super::StoreError>> {
+) -> StoreResult<Option<super::super::error::StoreError>> {
     if planned.is_empty() {
         return Ok(None);
     }

@@ -1,8 +1,8 @@
 //! Loading tasks' states and saving them back in a handful of statements; the transitions are
 //! `rules::TaskState`'s.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{self, TaskEdges, TaskState, STATE_COLUMNS};
-use super::super::{StoreError, StoreResult};
 use super::deps;
 use super::rows::status_of;
 use super::tx::Tx;

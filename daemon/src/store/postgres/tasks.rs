@@ -1,7 +1,8 @@
 //! Editing and listing tasks (creating them is `task_create.rs`).
 
+use super::super::error::StoreResult;
 use super::super::rules::{self, quota, STATE_COLUMNS};
-use super::super::{Caller, Page, StoreResult, TaskFilter};
+use super::super::types::{Caller, Page, TaskFilter};
 use super::db::Db;
 use super::deps;
 use super::task_state::{load, load_edges_of, save, state_from_row};

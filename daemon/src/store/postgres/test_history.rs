@@ -1,11 +1,12 @@
 //! Test history: runs of a project's suite with their per-test outcomes, the last
 //! `[history] runs_per_project` kept per project and tier.
 
+use super::super::error::StoreResult;
 use super::super::test_history::{
-    check_run, outcome_code, outcome_from_code, summary, too_many_projects, Counts, HistoryLimits,
-    StoredRun,
+    check_project_count, check_run, outcome_code, outcome_from_code, summary, Counts,
+    HistoryLimits, StoredRun, PROJECTS_IF_NEW,
 };
-use super::super::{Caller, StoreResult};
+use super::super::types::Caller;
 use super::rows::append_event;
 use super::tx::Tx;
 use huddle_wire::{NewTestRun, TestRunSummary};
@@ -22,22 +23,12 @@ pub async fn record(
     let checked = check_run(&run, limits)?;
     let team_id = caller.team_id;
     tx.lock_team(team_id).await?;
-    let known: Option<i32> =
-        sqlx::query_scalar("select 1 from test_runs where team_id = $1 and project = $2 limit 1")
-            .bind(team_id)
-            .bind(&run.project)
-            .fetch_optional(tx.conn())
-            .await?;
-    if known.is_none() {
-        let projects: i64 =
-            sqlx::query_scalar("select count(distinct project) from test_runs where team_id = $1")
-                .bind(team_id)
-                .fetch_one(tx.conn())
-                .await?;
-        if projects as usize >= limits.max_projects {
-            return Err(too_many_projects(limits.max_projects));
-        }
-    }
+    let projects: i64 = sqlx::query_scalar(PROJECTS_IF_NEW)
+        .bind(team_id)
+        .bind(&run.project)
+        .fetch_one(tx.conn())
+        .await?;
+    check_project_count(projects, limits)?;
     let now = tx.now_ms();
     let started = checked.started_ms.unwrap_or(now);
     let c = checked.counts;

@@ -11,8 +11,8 @@
 //! the commit: events are numbered in commit order, gapless, and announced in that order.
 //! The team's row is always the last lock a write takes, so it never closes a deadlock cycle.
 
+use super::super::error::StoreResult;
 use super::super::rules::quota::TeamBudget;
-use super::super::StoreResult;
 use super::db::{Db, Pool, PoolTx};
 use super::{CHANNEL, DB_NOW_MS};
 use crate::config::LimitSettings;
@@ -136,7 +136,7 @@ impl Tx {
             .bind(team_id)
             .fetch_optional(self.conn())
             .await?
-            .ok_or_else(|| super::super::StoreError::not_found("team"))?;
+            .ok_or_else(|| super::super::error::StoreError::not_found("team"))?;
         self.now_ms.get_or_insert(now);
         let s = self.teams.entry(team_id).or_insert_with(TeamSeqs::new);
         s.locked = true;

@@ -3,11 +3,11 @@
 //! transaction, in one of a team's slots (migration 0008); this file only reads them (summed)
 //! and stores the admin's overrides.
 
+use super::super::error::StoreResult;
 use super::super::quotas::{
     self, quota_from_column, retention_from_text, retention_to_text, QuotaStore, TeamCounters,
 };
 use super::super::rules::quota::{Quotas, TeamBudget};
-use super::super::StoreResult;
 use super::PostgresStore;
 use crate::config::LimitSettings;
 use async_trait::async_trait;

@@ -1,8 +1,9 @@
 //! Outbound webhooks on PostgreSQL: plain transactions on the pool (they take no team lock:
 //! a webhook's row is its own), with the database's clock for leases and times.
 
+use super::super::error::{StoreError, StoreResult};
+use super::super::types::Caller;
 use super::super::webhooks::{self as rules, Progress, WebhookJob, WebhookStore};
-use super::super::{Caller, StoreError, StoreResult};
 use super::{PostgresStore, DB_NOW_MS};
 use async_trait::async_trait;
 use huddle_wire::{Webhook, WebhookDelivery, WebhookTrigger};

@@ -7,7 +7,7 @@
 //! id order, so both backends name the same, shortest cycle.
 
 use super::sort_ids;
-use crate::store::{StoreError, StoreResult};
+use crate::store::error::{StoreError, StoreResult};
 use huddle_wire::codes;
 use std::collections::{HashMap, HashSet};
 

@@ -1,7 +1,8 @@
 //! What a task list asks for, checked once for both backends, and how a page is cut.
 
 use super::validate;
-use crate::store::{StoreResult, TaskFilter};
+use crate::store::error::StoreResult;
+use crate::store::types::TaskFilter;
 
 /// A task filter with its cursor and prefix checked: the values a backend binds.
 pub struct TaskQuery {

@@ -1,7 +1,7 @@
 //! Shared memory's rules: how a merge patch, JSON Patch or replacement changes the document,
 //! and the limits the result must keep.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 use super::{memory_patch, validate};
 use serde_json::Value;
 

@@ -12,7 +12,7 @@
 //! array moves the whole array per operation), so no patch allowed by the body limit can keep
 //! the writer busy for long either.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 use super::memory::MemoryLimits;
 use json_patch::PatchOperation;
 use serde_json::Value;
@@ -284,8 +284,8 @@ fn explain(doc: &Value, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{apply_bounded, serialized_len};
+    use crate::store::error::StoreError;
     use crate::store::rules::MemoryLimits;
-    use crate::store::StoreError;
     use serde_json::json;
 
     const LIMITS: MemoryLimits = MemoryLimits {

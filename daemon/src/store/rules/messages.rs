@@ -1,6 +1,7 @@
 //! The message bus's rules: a valid post, who can be reached, batch item errors, acks.
 
-use super::super::{Caller, StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
+use super::super::types::Caller;
 use super::validate;
 use crate::config::LimitSettings as Limits;
 use huddle_wire::{Message, PostMessage, Role, BROADCAST};

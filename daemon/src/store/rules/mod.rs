@@ -32,7 +32,7 @@ pub use task_state::{
     status_clears_claim, TaskEdges, TaskState, STATE_COLUMNS,
 };
 
-use super::{StoreError, StoreResult};
+use super::error::{StoreError, StoreResult};
 use crate::config::LimitSettings as Limits;
 use huddle_wire::codes;
 use huddle_wire::limits::MAX_ATTEMPTS_CEILING;

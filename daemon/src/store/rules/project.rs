@@ -5,7 +5,7 @@
 
 use super::validate;
 pub use crate::hub::ProjectFilter;
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use huddle_wire::limits::MAX_PROJECT_CHARS;
 
 /// Whether a claim with `filter` may take a task of `project`.

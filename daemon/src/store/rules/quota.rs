@@ -3,7 +3,7 @@
 //! transaction), so a check is one row read, never a count; the refusal names the quota, its
 //! limit and the use, and the request stores nothing.
 
-use super::super::StoreError;
+use super::super::error::StoreError;
 use crate::config::LimitSettings;
 use huddle_wire::{codes, NewTask, TeamQuotas, TeamUsage};
 use serde_json::json;

@@ -4,7 +4,7 @@
 //! turns the words into its own query (SQLite FTS5, PostgreSQL `tsquery`); the words hold only
 //! letters and digits, so no query syntax can come from the user.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 
 /// Words in one search at most.
 pub const MAX_WORDS: usize = 16;

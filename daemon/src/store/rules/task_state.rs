@@ -4,7 +4,8 @@
 //! with their own SQL; the rules themselves are written here once.
 
 use super::{fmt_time, parse_json};
-use crate::store::{Caller, StoreError, StoreResult};
+use crate::store::error::{StoreError, StoreResult};
+use crate::store::types::Caller;
 use huddle_wire::codes;
 use huddle_wire::{NewTask, Role, Task, TaskStatus};
 

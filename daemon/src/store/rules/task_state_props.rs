@@ -3,7 +3,7 @@
 //! an open blocker never claimed, and a version that rises with every change and only then.
 
 use super::{is_ready, TaskState};
-use crate::store::Caller;
+use crate::store::types::Caller;
 use huddle_wire::{NewTask, Role, TaskStatus};
 use proptest::prelude::*;
 
@@ -166,7 +166,7 @@ impl Board {
     fn change(
         &mut self,
         i: usize,
-        f: impl FnOnce(&mut TaskState) -> crate::store::StoreResult<bool>,
+        f: impl FnOnce(&mut TaskState) -> crate::store::error::StoreResult<bool>,
     ) -> Result<(), String> {
         let before = self.tasks[i].clone();
         let mut after = before.clone();

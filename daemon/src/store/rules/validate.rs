@@ -2,7 +2,7 @@
 //! bounds come from `huddle_wire::limits`; the configurable ones from `[limits]`
 //! (`crate::config::LimitSettings`), passed in by the caller.
 
-use crate::store::StoreError;
+use crate::store::error::StoreError;
 use huddle_wire::limits::{
     MESSAGE_TYPE_MAX_LEN, NAME_MAX_LEN, PREFIX_MAX_LEN, TASK_NUMBER_MAX_DIGITS,
 };

@@ -1,7 +1,8 @@
 //! Teams, agents and token lookup.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{self, validate};
-use super::super::{Caller, StoreError, StoreResult};
+use super::super::types::Caller;
 use super::rows::{append_event, fmt_time};
 use super::writer::WriteCtx;
 use huddle_wire::{Agent, Role, Team};

@@ -4,7 +4,7 @@
 //! it neither blocks the running daemon's writer nor sees half of a commit, and it writes a
 //! compact, self-contained file (no `-wal`) that a daemon can open as its `huddle.db`.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 use super::map_sqlite_error;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;

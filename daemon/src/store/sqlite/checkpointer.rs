@@ -15,7 +15,7 @@
 //! without bound because a background connection cannot open), at most once per
 //! `WRITER_PACE` either way.
 
-use super::super::StoreResult;
+use super::super::error::StoreResult;
 use rusqlite::{Connection, OpenFlags};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -1,7 +1,8 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{TaskState, STATE_COLUMNS};
-use super::super::{Caller, StoreError, StoreResult};
+use super::super::types::Caller;
 use super::empty_claims::Exhausted;
 use super::rows::{load_state, load_task, state_from_row, touch_agent, TASK_PROJECT};
 use super::task_state::save;

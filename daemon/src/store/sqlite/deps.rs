@@ -1,7 +1,8 @@
 //! Dependency edges: adding and removing blockers, cycle detection, and the unmet-blocker
 //! counter that keeps the claim a single indexed query.
 
-use super::super::{rules, StoreResult};
+use super::super::error::StoreResult;
+use super::super::rules;
 use super::rows::TASK_PROJECT;
 use crate::hub::ReadyTask;
 use huddle_wire::TaskStatus;

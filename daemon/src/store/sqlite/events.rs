@@ -1,6 +1,7 @@
 //! Reading the team's event log (appending is `rows::append_event`, inside each change).
 
-use super::super::{StoreError, StoreResult, StreamCursors};
+use super::super::error::{StoreError, StoreResult};
+use super::super::types::StreamCursors;
 use super::rows::event_from_row;
 use huddle_wire::Event;
 use rusqlite::{params, Connection, OptionalExtension};

@@ -12,7 +12,7 @@
 //! writer alternates (a heavy job's batch after each batch of light ones), so heavy teams are
 //! served too.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,11 +1,12 @@
 //! Human gates on SQLite: asking (the question and the new blocker), answering (the question
 //! and, on reject, the cancelled task) and withdrawing, each inside one writer job.
 
-use super::super::gate_decisions::Expiry;
+use super::super::error::StoreResult;
 use super::super::gate_decisions::{self, question_ids};
+use super::super::gates::Expiry;
 use super::super::gates::{self, content_hash, GateStore, OpenQuestion};
 use super::super::rules::{parse_json, TaskState};
-use super::super::{Caller, StoreResult};
+use super::super::types::Caller;
 use super::rows::{edges_of, find_state, load_state, load_task, touch_agent};
 use super::task_state::save;
 use super::writer::WriteCtx;

@@ -1,8 +1,9 @@
 //! Shared memory: one JSON document per team, changed by merge patch or replacement, with a
 //! bounded history of who changed what.
 
+use super::super::error::StoreResult;
 use super::super::rules::{self, quota, MemoryChangeKind};
-use super::super::{Caller, MemoryChange, StoreResult};
+use super::super::types::{Caller, MemoryChange};
 use super::rows::{append_event, fmt_time, parse_json};
 use super::usage;
 use super::writer::WriteCtx;

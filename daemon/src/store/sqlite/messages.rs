@@ -1,7 +1,9 @@
 //! The team message bus: posting (idempotent), listing, inbox and acknowledgement.
 
+use super::super::error::{StoreError, StoreResult};
+use super::super::rules;
 use super::super::rules::quota::RequestQuota;
-use super::super::{rules, Caller, MessageFilter, Posted, StoreError, StoreResult};
+use super::super::types::{Caller, MessageFilter, Posted};
 use super::rows::{append_event_json, message_from_row, touch_agent, MESSAGE_COLUMNS};
 use super::usage;
 use super::writer::WriteCtx;

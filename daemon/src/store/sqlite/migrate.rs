@@ -1,8 +1,8 @@
 //! Numbered migrations from `migrations/sqlite/`, applied once each at start-up (or only
 //! checked, with `--no-migrate`), under the policy in `store::schema`.
 
+use super::super::error::StoreResult;
 use super::super::schema::{self, SchemaState, COMPAT_TABLE};
-use super::super::StoreResult;
 use rusqlite::{Connection, OptionalExtension};
 
 const MIGRATIONS: &[(i64, &str)] = &[

@@ -1,5 +1,10 @@
 //! SQLite backend: WAL mode, one writer thread with group commit (`writer`), a pool of
 //! read-only connections beside it (`readers`). Each area's SQL sits in its own file.
+//!
+//! Each area's functions take the same parameters as their PostgreSQL counterparts
+//! (`store/postgres/`), and `store_impl.rs` repeats the trait's signatures: a repetition on
+//! purpose, since here they are blocking rusqlite calls inside a writer job and there async sqlx
+//! calls inside a team's transaction. What they decide is written once, in `store/rules/`.
 
 mod agents;
 mod backup;
@@ -31,7 +36,7 @@ mod usage;
 mod webhooks;
 mod writer;
 
-use super::{StoreError, StoreResult};
+use super::error::{StoreError, StoreResult};
 use crate::hub::Hub;
 use readers::Readers;
 use rusqlite::{Connection, OpenFlags};

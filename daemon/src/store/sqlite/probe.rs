@@ -2,7 +2,7 @@
 //! or a read-only mount, so `/readyz` would say ready while every write fails; a small file
 //! written and synced beside the database finds out as the next commit would.
 
-use crate::store::{StoreError, StoreResult};
+use crate::store::error::{StoreError, StoreResult};
 use std::io::Write;
 use std::path::Path;
 

@@ -10,8 +10,8 @@
 //! A team's reads hold at most `[limits] max_reads_per_team` connections at once
 //! (`store/read_shares.rs`).
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::read_shares::ReadShares;
-use super::super::{StoreError, StoreResult};
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,10 +4,12 @@
 //! (one writer, one clock), so "older than" and "past the newest N" both delete a prefix of
 //! the team's sequence — capped at what the team's webhooks have handled.
 
-use super::super::retention::{cap_for_webhooks, Pruned, RetentionPolicy};
-use super::super::StoreResult;
+use super::super::error::StoreResult;
+use super::super::retention::{
+    self, cap_for_webhooks, AgeOrCount, Pruned, RetentionPolicy, SeqLimits,
+};
 use super::writer::WriteCtx;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 
 const FINISHED: &str = "('completed', 'failed', 'cancelled')";
 
@@ -22,18 +24,11 @@ pub fn prune(ctx: &mut WriteCtx<'_>, policy: &RetentionPolicy) -> StoreResult<Pr
         .collect::<Result<_, _>>()?;
     for (team, msg_seq, event_seq) in teams {
         let p = policy.for_team(team);
-        if p.finished_tasks_max_age_ms.is_some() || p.finished_tasks_per_team.is_some() {
-            pruned.tasks += finished_tasks(ctx, team, &p, now, batch)?;
+        if let Some(limits) = p.finished_tasks_at(now) {
+            pruned.tasks += finished_tasks(ctx, team, limits, batch)?;
         }
         let (msg_cursor, event_cursor) = webhook_cursors(ctx, team)?;
-        let upto = cutoff(
-            ctx,
-            "messages",
-            team,
-            p.messages_max_age_ms.map(|a| now - a),
-            p.messages_per_team.map(|keep| msg_seq - keep as i64),
-            batch,
-        )?;
+        let upto = cutoff(ctx, "messages", team, p.messages_at(now, msg_seq), batch)?;
         if let Some(upto) = cap_for_webhooks(upto, msg_cursor) {
             ctx.conn
                 .prepare_cached("delete from idempotency_keys where team_id = ?1 and seq <= ?2")?
@@ -43,22 +38,15 @@ pub fn prune(ctx: &mut WriteCtx<'_>, policy: &RetentionPolicy) -> StoreResult<Pr
                 .prepare_cached("delete from messages where team_id = ?1 and seq <= ?2")?
                 .execute(params![team, upto])? as u64;
         }
-        let upto = cutoff(
-            ctx,
-            "events",
-            team,
-            p.events_max_age_ms.map(|a| now - a),
-            p.events_per_team.map(|keep| event_seq - keep as i64),
-            batch,
-        )?;
+        let upto = cutoff(ctx, "events", team, p.events_at(now, event_seq), batch)?;
         if let Some(upto) = cap_for_webhooks(upto, event_cursor) {
             pruned.events += ctx
                 .conn
                 .prepare_cached("delete from events where team_id = ?1 and seq <= ?2")?
                 .execute(params![team, upto])? as u64;
         }
-        if p.test_runs_max_age_ms.is_some() || p.test_runs_per_team.is_some() {
-            pruned.test_runs += test_runs(ctx, team, &p, now, batch)?;
+        if let Some(limits) = p.test_runs_at(now) {
+            pruned.test_runs += test_runs(ctx, team, limits, batch)?;
         }
     }
     Ok(pruned)
@@ -74,38 +62,21 @@ fn webhook_cursors(ctx: &WriteCtx<'_>, team: i64) -> StoreResult<(Option<i64>, O
         .query_row([team], |r| Ok((r.get(0)?, r.get(1)?)))?)
 }
 
-/// The last sequence of `table` to delete in `team`: everything created at or before
-/// `before_ms` and everything at or below `past_count`, at most `batch` rows from the oldest.
+/// The last sequence of `table` to delete in `team` ([`retention::cutoff`]).
 fn cutoff(
     ctx: &WriteCtx<'_>,
     table: &str,
     team: i64,
-    before_ms: Option<i64>,
-    past_count: Option<i64>,
+    limits: SeqLimits,
     batch: i64,
 ) -> StoreResult<Option<i64>> {
-    let by_age: Option<i64> = match before_ms {
-        None => None,
-        Some(before) => ctx
-            .conn
-            .prepare_cached(&format!(
-                "select max(seq) from {table} where team_id = ?1 and created_at <= ?2"
-            ))?
-            .query_row(params![team, before], |r| r.get(0))
-            .optional()?
-            .flatten(),
-    };
-    let Some(upto) = by_age.into_iter().chain(past_count).max() else {
-        return Ok(None);
-    };
-    let oldest: Option<i64> = ctx
+    let (by_age, oldest) = ctx
         .conn
-        .prepare_cached(&format!("select min(seq) from {table} where team_id = ?1"))?
-        .query_row([team], |r| r.get(0))?;
-    Ok(match oldest {
-        Some(oldest) if oldest <= upto => Some(upto.min(oldest + batch - 1)),
-        _ => None,
-    })
+        .prepare_cached(&retention::bounds_sql(table))?
+        .query_row(params![team, limits.before_ms], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    Ok(retention::cutoff(by_age, oldest, limits, batch))
 }
 
 /// The team's finished tasks last updated at or before the age limit, or past the newest
@@ -113,12 +84,9 @@ fn cutoff(
 fn finished_tasks(
     ctx: &WriteCtx<'_>,
     team: i64,
-    p: &RetentionPolicy,
-    now: i64,
+    limits: AgeOrCount,
     batch: i64,
 ) -> StoreResult<u64> {
-    let before = p.finished_tasks_max_age_ms.map_or(i64::MIN, |a| now - a);
-    let keep = p.finished_tasks_per_team.map_or(i64::MAX, |k| k as i64);
     let victims: Vec<String> = ctx
         .conn
         .prepare_cached(&format!(
@@ -134,7 +102,9 @@ fn finished_tasks(
                    and o.status not in {FINISHED})
              limit ?4"
         ))?
-        .query_map(params![team, before, keep, batch], |r| r.get(0))?
+        .query_map(params![team, limits.before_ms, limits.keep, batch], |r| {
+            r.get(0)
+        })?
         .collect::<Result<_, _>>()?;
     for id in &victims {
         ctx.conn
@@ -151,15 +121,7 @@ fn finished_tasks(
 
 /// The team's test runs posted at or before the age limit or past the newest
 /// `test_runs_per_team`, oldest first, with their outcomes.
-fn test_runs(
-    ctx: &WriteCtx<'_>,
-    team: i64,
-    p: &RetentionPolicy,
-    now: i64,
-    batch: i64,
-) -> StoreResult<u64> {
-    let before = p.test_runs_max_age_ms.map_or(i64::MIN, |a| now - a);
-    let keep = p.test_runs_per_team.map_or(i64::MAX, |k| k as i64);
+fn test_runs(ctx: &WriteCtx<'_>, team: i64, limits: AgeOrCount, batch: i64) -> StoreResult<u64> {
     let runs: Vec<i64> = ctx
         .conn
         .prepare_cached(
@@ -168,7 +130,9 @@ fn test_runs(
                  select id from test_runs where team_id = ?1 order by id desc limit -1 offset ?3))
              order by id limit ?4",
         )?
-        .query_map(params![team, before, keep, batch], |r| r.get(0))?
+        .query_map(params![team, limits.before_ms, limits.keep, batch], |r| {
+            r.get(0)
+        })?
         .collect::<Result<_, _>>()?;
     for run in &runs {
         ctx.conn

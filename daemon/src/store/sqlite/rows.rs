@@ -1,6 +1,7 @@
 //! Row ↔ wire mapping and the small helpers every area shares (time format, event append).
 
-use super::super::{rules, StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
+use super::super::rules;
 use super::writer::WriteCtx;
 use crate::hub::{Publish, StreamItem};
 use huddle_wire::{Event, Message, Task, TaskStatus};

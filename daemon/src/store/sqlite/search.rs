@@ -6,8 +6,9 @@
 //! job of the team's, a chunk at a time), not as they are posted: an FTS5 row costs about 10 µs
 //! of the single writer, which every post would otherwise pay.
 
+use super::super::error::StoreResult;
 use super::super::rules::fts5_query;
-use super::super::{MessageSearch, StoreResult};
+use super::super::types::MessageSearch;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use huddle_wire::Message;
 use rusqlite::types::Value as Sql;

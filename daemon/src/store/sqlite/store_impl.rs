@@ -1,11 +1,12 @@
 //! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
 
+use super::super::error::StoreResult;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
-use super::super::{
-    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, Store, StoreResult,
-    StreamCursors, TaskFilter,
+use super::super::types::{
+    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors, TaskFilter,
 };
+use super::super::Store;
 use super::{agents, claims, events, gates, memory, messages, tasks, test_history, SqliteStore};
 use async_trait::async_trait;
 use huddle_wire::{
@@ -526,7 +527,7 @@ impl Store for SqliteStore {
         let dir = dir.unwrap_or_else(|| ".".into());
         tokio::task::spawn_blocking(move || super::probe::probe_writes(&dir))
             .await
-            .map_err(|e| crate::store::StoreError::Internal(e.to_string()))?
+            .map_err(|e| crate::store::error::StoreError::Internal(e.to_string()))?
     }
 
     async fn close(&self) {

@@ -1,7 +1,7 @@
 //! Saving a task's state back in one statement; the transitions are `rules::TaskState`'s.
 
+use super::super::error::StoreResult;
 use super::super::rules::TaskState;
-use super::super::StoreResult;
 use super::deps;
 use super::rows::{append_event, edges_of};
 use super::writer::WriteCtx;

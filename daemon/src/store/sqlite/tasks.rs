@@ -1,7 +1,8 @@
 //! Creating, editing and listing tasks.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{self, project, quota, TaskState, STATE_COLUMNS};
-use super::super::{Caller, Page, StoreError, StoreResult, TaskFilter};
+use super::super::types::{Caller, Page, TaskFilter};
 use super::deps;
 use super::rows::{append_event, edges_of, load_state, load_task, state_from_row};
 use super::task_state::save;
@@ -300,7 +301,7 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
 #[cfg(test)]
 mod tests {
     use super::taken_or;
-    use crate::store::StoreError;
+    use crate::store::error::StoreError;
     use rusqlite::Connection;
 
     /// A violated key or unique index reads as the 409 duplicate; a violated foreign key does not.

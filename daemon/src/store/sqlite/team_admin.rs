@@ -2,9 +2,9 @@
 //! one transaction), an export one read transaction on a pooled connection streaming its rows,
 //! an import one writer job fed the records as they are read from the spooled file.
 
+use super::super::error::{StoreError, StoreResult};
 use super::super::team_admin::{ImportRecords, TeamAdminStore, EXPORT_BUFFER, TEAM_TABLES};
 use super::super::transfer::{Record, TeamRecord};
-use super::super::{StoreError, StoreResult};
 use super::writer::WriteCtx;
 use super::{export, import, SqliteStore};
 use crate::hub::Publish;

@@ -1,15 +1,16 @@
 //! Test history: runs of a project's suite with their per-test outcomes, the last
 //! `[history] runs_per_project` kept per project and tier.
 
+use super::super::error::StoreResult;
 use super::super::test_history::{
-    check_run, outcome_code, outcome_from_code, summary, too_many_projects, Counts, HistoryLimits,
-    StoredRun,
+    check_project_count, check_run, outcome_code, outcome_from_code, summary, Counts,
+    HistoryLimits, StoredRun, PROJECTS_IF_NEW,
 };
-use super::super::{Caller, StoreResult};
+use super::super::types::Caller;
 use super::rows::append_event;
 use super::writer::WriteCtx;
 use huddle_wire::{NewTestRun, TestRunSummary};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 use std::collections::HashMap;
 
 /// Stores the run and deletes the project's runs past the limit, in the caller's transaction.
@@ -21,21 +22,11 @@ pub fn record(
 ) -> StoreResult<TestRunSummary> {
     let checked = check_run(&run, limits)?;
     let team_id = caller.team_id;
-    let known = ctx
+    let projects = ctx
         .conn
-        .prepare_cached("select 1 from test_runs where team_id = ?1 and project = ?2 limit 1")?
-        .query_row(params![team_id, run.project], |_| Ok(()))
-        .optional()?
-        .is_some();
-    if !known {
-        let projects: i64 = ctx
-            .conn
-            .prepare_cached("select count(distinct project) from test_runs where team_id = ?1")?
-            .query_row([team_id], |r| r.get(0))?;
-        if projects as usize >= limits.max_projects {
-            return Err(too_many_projects(limits.max_projects));
-        }
-    }
+        .prepare_cached(PROJECTS_IF_NEW)?
+        .query_row(params![team_id, run.project], |r| r.get(0))?;
+    check_project_count(projects, limits)?;
     let started = checked.started_ms.unwrap_or(ctx.now_ms);
     let c = checked.counts;
     ctx.conn

@@ -1,8 +1,9 @@
 //! Outbound webhooks on SQLite: definitions, leases and the delivery log go through the
 //! writer like every write; listings through the read pool.
 
+use super::super::error::{StoreError, StoreResult};
+use super::super::types::Caller;
 use super::super::webhooks::{self as rules, Progress, WebhookJob, WebhookStore};
-use super::super::{Caller, StoreError, StoreResult};
 use super::SqliteStore;
 use async_trait::async_trait;
 use huddle_wire::{Webhook, WebhookDelivery, WebhookTrigger};

@@ -10,7 +10,7 @@
 //! the batch's effects to the hub and answers every job. With `synchronous=FULL` one fsync covers the
 //! whole batch, which is what lets durable throughput scale with load.
 
-use super::super::{StoreError, StoreResult};
+use super::super::error::{StoreError, StoreResult};
 use super::checkpointer::Checkpointer;
 use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};

@@ -1,7 +1,7 @@
 //! One batch of the writer: the jobs it takes (`BatchFill`), each in its savepoint, one commit,
 //! then the effects published and every job answered.
 
-use super::super::super::{StoreError, StoreResult};
+use super::super::super::error::{StoreError, StoreResult};
 use super::super::fair_queue::{BatchFill, FairQueue, QueueKey};
 use super::{Finisher, Published, Queued, WriteCtx};
 use rusqlite::Connection;
