@@ -8,8 +8,8 @@ use super::gates::{self, check_text, content_hash, kind_of, person_only, Expiry}
 use super::rules::{parse_json, TaskState};
 use super::types::Caller;
 use huddle_wire::{
-    codes, AnswerRequest, Decision, GateKind, GateRecord, GateStatus, PostMessage, Role, Task,
-    TaskPatch, TaskStatus,
+    codes, AnswerRequest, Decision, GateKind, GateRecord, GateRequest, GateStatus, PostMessage,
+    Role, Task, TaskPatch, TaskStatus,
 };
 use serde_json::json;
 
@@ -281,11 +281,53 @@ fn holds_for_person(q: &TaskState, id: &str) -> bool {
         && person_only(&metadata)
 }
 
-/// A task with an open person-only question stays person-only when asked again: otherwise an
-/// agent could edit the task (withdrawing the stale question) and ask a question it may decide.
-/// `questions` are the loaded `HUMAN-NNN` blockers of task `id`.
-pub fn keeps_person_only(id: &str, questions: &[TaskState]) -> bool {
-    questions.iter().any(|q| holds_for_person(q, id))
+/// The gate as task `id` is asked it again. A task with an open person-only question stays
+/// person-only: otherwise an agent could edit the task (withdrawing the stale question) and ask
+/// a question it may decide; and so its new question may not be approved by a deadline (409:
+/// the refusal comes from the task's state, not the request). `questions` are the loaded
+/// `HUMAN-NNN` blockers of task `id`.
+pub fn prepare_ask(
+    id: &str,
+    gate: &GateRequest,
+    questions: &[TaskState],
+) -> StoreResult<GateRequest> {
+    let mut gate = gate.clone();
+    if !gate.person_only && questions.iter().any(|q| holds_for_person(q, id)) {
+        if gate.deadline.is_some() && gate.on_deadline == Some(Decision::Approve) {
+            return Err(StoreError::conflict(
+                codes::INVALID_TRANSITION,
+                format!(
+                    "{id} waits for a person's decision, so a question asked about it is \
+                     person-only too, and a person-only gate is never approved by its deadline"
+                ),
+            ));
+        }
+        gate.person_only = true;
+    }
+    Ok(gate)
+}
+
+/// The open questions of task `id` asked about an older version of it (its content hash is now
+/// `now`), withdrawn because `asked` asks again: their decisions would be refused. Returns
+/// them, to be saved and dropped from the task's blockers.
+pub fn withdraw_stale(
+    id: &str,
+    now: &str,
+    asked: &str,
+    questions: Vec<TaskState>,
+) -> StoreResult<Vec<TaskState>> {
+    let mut stale = Vec::new();
+    for mut q in questions {
+        let gate = parse_json(&q.metadata)["gate"].clone();
+        let asked_about = gate["taskHash"].as_str();
+        if gate["for"] != id || asked_about.is_none_or(|h| h == now) {
+            continue;
+        }
+        if withdraw(&mut q, &format!("{id} changed, and {asked} asks again"))? {
+            stale.push(q);
+        }
+    }
+    Ok(stale)
 }
 
 /// The ids a patch names as questions to look at: the patched task itself when it is a

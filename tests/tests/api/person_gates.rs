@@ -168,6 +168,16 @@ async fn a_coordinator_finds_no_way_around_a_person_only_gate() {
     .await
     .expect_error(403, "person_required");
 
+    // Nor asked again with a deadline that approves: the task's state refuses it (409).
+    let approve_later = (chrono::Utc::now() + chrono::Duration::hours(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    c.post(
+        &c.t("/tasks/TEST-001/gate"),
+        json!({"question": "ok by noon?", "deadline": approve_later, "onDeadline": "approve"}),
+    )
+    .await
+    .expect_error(409, "invalid_transition");
+
     // Editing the task and asking again without the flag keeps the gate a person's.
     c.patch(
         &c.t("/tasks/TEST-001"),

@@ -138,30 +138,19 @@ pub async fn ask(
     let gated = task_state::load(tx, caller.team_id, id).await?;
     gates::check_gateable(id, gated.status)?;
     let questions = questions_of(tx, caller, id).await?;
-    let mut gate = gate.clone();
-    gate.person_only |= gate_decisions::keeps_person_only(id, &questions);
+    let gate = gate_decisions::prepare_ask(id, gate, &questions)?;
     let new = gates::question_task(&gated, &gate, &caller.agent)?;
     let asked = task_create::create(tx, caller, vec![new], default_max, limits)
         .await?
         .remove(0);
-    let now = content_hash(&gated);
-    let mut stale = Vec::new();
-    for mut q in questions {
-        let gate = parse_json(&q.metadata)["gate"].clone();
-        let asked_about = gate["taskHash"].as_str();
-        if gate["for"] != id || asked_about.is_none_or(|h| h == now) {
-            continue;
-        }
-        let why = format!("{id} changed, and {} asks again", asked.id);
-        let qid = q.id.clone();
-        if gate_decisions::withdraw(&mut q, &why)? {
-            save(tx, q, "task.updated").await?;
-            stale.push(qid);
-        }
+    let stale = gate_decisions::withdraw_stale(id, &content_hash(&gated), &asked.id, questions)?;
+    let stale_ids = stale.iter().map(|q| q.id.clone()).collect();
+    for q in stale {
+        save(tx, q, "task.updated").await?;
     }
     let patch = TaskPatch {
         add_blocked_by: vec![asked.id.clone()],
-        remove_blocked_by: stale,
+        remove_blocked_by: stale_ids,
         ..TaskPatch::default()
     };
     let held = tasks::update(tx, caller, id, patch, None, limits).await?;

@@ -126,28 +126,17 @@ pub fn ask(
     let gated = load_state(ctx.conn, caller.team_id, id)?;
     gates::check_gateable(id, gated.status)?;
     let questions = questions_of(ctx, caller, id)?;
-    let mut gate = gate.clone();
-    gate.person_only |= gate_decisions::keeps_person_only(id, &questions);
+    let gate = gate_decisions::prepare_ask(id, gate, &questions)?;
     let new = gates::question_task(&gated, &gate, &caller.agent)?;
     let asked = tasks::create(ctx, caller, vec![new], default_max, limits)?.remove(0);
-    let now = content_hash(&gated);
-    let mut stale = Vec::new();
-    for mut q in questions {
-        let gate = parse_json(&q.metadata)["gate"].clone();
-        let asked_about = gate["taskHash"].as_str();
-        if gate["for"] != id || asked_about.is_none_or(|h| h == now) {
-            continue;
-        }
-        let why = format!("{id} changed, and {} asks again", asked.id);
-        let qid = q.id.clone();
-        if gate_decisions::withdraw(&mut q, &why)? {
-            save(ctx, q, "task.updated")?;
-            stale.push(qid);
-        }
+    let stale = gate_decisions::withdraw_stale(id, &content_hash(&gated), &asked.id, questions)?;
+    let stale_ids = stale.iter().map(|q| q.id.clone()).collect();
+    for q in stale {
+        save(ctx, q, "task.updated")?;
     }
     let patch = TaskPatch {
         add_blocked_by: vec![asked.id.clone()],
-        remove_blocked_by: stale,
+        remove_blocked_by: stale_ids,
         ..TaskPatch::default()
     };
     let held = tasks::update(ctx, caller, id, patch, None, limits)?;
