@@ -1,21 +1,51 @@
 //! Questions for a person that carry a deadline: once it passes with no decision, the
 //! question's `onDeadline` decision is taken for the person (`answeredBy: deadline`), so no gated
-//! task waits forever unnoticed. Every replica sweeps; the store takes each decision once.
+//! task waits forever unnoticed. Every replica sweeps; the store takes each decision once. Each
+//! look also counts the open questions per team for `/metrics` ([`QuestionGauges`]), so a
+//! scrape never waits on the tasks table itself.
 
 use crate::store::gate_decisions::{rejection_message, DEADLINE};
 use crate::store::gates::due;
 use crate::store::gates::Expiry;
+use crate::store::gates::OpenQuestion;
 use crate::store::{Caller, Store};
 use huddle_wire::{Decision, Role};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How often open questions are looked at: a deadline is kept to about this.
 const EVERY: Duration = Duration::from_secs(1);
 
-/// Takes due deadlines' decisions until `stop`.
-pub async fn run(store: Arc<dyn Store>, stop: CancellationToken) {
+/// The open questions per team as the last look saw them: how many, and when the oldest was
+/// asked (ms). One entry per team with open questions, so it grows with teams, not questions.
+#[derive(Debug, Default)]
+pub struct QuestionGauges(Mutex<HashMap<String, (u64, i64)>>);
+
+impl QuestionGauges {
+    fn set(&self, open: &[OpenQuestion]) {
+        let mut per_team: HashMap<String, (u64, i64)> = HashMap::new();
+        for q in open {
+            let entry = per_team.entry(q.team.clone()).or_insert((0, q.created_at));
+            entry.0 += 1;
+            entry.1 = entry.1.min(q.created_at);
+        }
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = per_team;
+    }
+
+    /// `team`'s open questions and when the oldest was asked (ms), if it has any.
+    pub fn of(&self, team: &str) -> Option<(u64, i64)> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(team)
+            .copied()
+    }
+}
+
+/// Takes due deadlines' decisions until `stop`, keeping `gauges` current.
+pub async fn run(store: Arc<dyn Store>, gauges: Arc<QuestionGauges>, stop: CancellationToken) {
     let mut every = tokio::time::interval(EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -23,16 +53,18 @@ pub async fn run(store: Arc<dyn Store>, stop: CancellationToken) {
             _ = every.tick() => {}
             _ = stop.cancelled() => return,
         }
-        if let Err(e) = sweep(&*store).await {
+        if let Err(e) = sweep(&*store, &gauges).await {
             tracing::warn!(error = %e, "gate deadlines: cannot look at the open questions");
         }
     }
 }
 
 /// One look: the decision of every question whose deadline has passed.
-pub async fn sweep(store: &dyn Store) -> crate::store::StoreResult<()> {
+pub async fn sweep(store: &dyn Store, gauges: &QuestionGauges) -> crate::store::StoreResult<()> {
     let now_ms = chrono::Utc::now().timestamp_millis();
-    for q in store.open_questions().await? {
+    let open = store.open_questions().await?;
+    gauges.set(&open);
+    for q in open {
         if due(&q.metadata).is_none_or(|(at, _)| at > now_ms) {
             continue;
         }

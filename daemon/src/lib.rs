@@ -117,6 +117,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
         streams,
         replicas,
         presence: Arc::default(),
+        question_gauges: Arc::default(),
         shutdown: CancellationToken::new(),
     });
     Ok(Built {
@@ -210,6 +211,7 @@ pub async fn serve(
     ));
     let deadlines = tokio::spawn(gate_deadlines::run(
         state.store.clone(),
+        state.question_gauges.clone(),
         state.shutdown.clone(),
     ));
     let shrinker = tokio::spawn(forget_idle_rates(state.clone()));

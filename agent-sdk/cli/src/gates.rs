@@ -84,8 +84,17 @@ pub async fn gate(ctx: &Ctx, args: GateArgs) -> CliResult {
         GateKind::Approval => "--approve or --reject \"why\"",
         GateKind::Question => "\"…\"",
     };
+    let gate = &gated.question.metadata["gate"];
+    let mut who = String::new();
+    if request.person_only || gate["personOnly"] == true {
+        who.push_str(" (a lead decides)");
+    }
+    if let Some(deadline) = gate["deadline"].as_str() {
+        let default = gate["onDeadline"].as_str().unwrap_or("reject");
+        who.push_str(&format!(" (at {deadline}: {default} by default)"));
+    }
     output::line(&format!(
-        "{} waits for {}: answer with `huddle answer {} {how}`",
+        "{} waits for {}{who}: answer with `huddle answer {} {how}`",
         gated.task.id, gated.question.id, gated.question.id
     ))
 }

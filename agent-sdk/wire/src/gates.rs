@@ -79,7 +79,7 @@ pub struct GateRequest {
     pub person_only: bool,
     /// When the decision is taken for the person if no one has decided (RFC 3339, in the
     /// future, at most a year ahead): `onDeadline` applies, as if answered.
-    #[cfg_attr(feature = "openapi", schema(example = "2026-12-01T17:00:00Z"))]
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-12-01T17:00:00Z"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<String>,
     /// The decision the deadline takes (with `deadline` only; default `reject`: nothing goes

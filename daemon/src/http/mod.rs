@@ -86,6 +86,8 @@ pub struct AppParts {
     pub replicas: Arc<crate::replicas::Replicas>,
     /// When each agent was last seen, written to the store once a second.
     pub presence: Arc<crate::presence::Presence>,
+    /// Open questions per team, as the deadline sweep last counted them (for `/metrics`).
+    pub question_gauges: Arc<crate::gate_deadlines::QuestionGauges>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.
     pub shutdown: CancellationToken,
 }

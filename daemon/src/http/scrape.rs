@@ -4,7 +4,7 @@
 use super::error::{ApiError, ApiResult};
 use super::identity::Principal;
 use super::AppState;
-use crate::store::gates::OpenQuestion;
+use crate::gate_deadlines::QuestionGauges;
 use crate::store::quotas::TeamCounters;
 use axum::extract::State;
 use axum::http::header;
@@ -38,10 +38,7 @@ async fn render(state: &AppState) -> String {
     match state.store.team_counters().await {
         Ok(teams) => {
             team_gauges(&mut text, &teams);
-            match state.store.open_questions().await {
-                Ok(open) => question_gauges(&mut text, &teams, &open),
-                Err(e) => tracing::warn!(error = %e, "open questions for /metrics"),
-            }
+            question_gauges(&mut text, &teams, &state.question_gauges);
         }
         Err(e) => tracing::warn!(error = %e, "team counters for /metrics"),
     }
@@ -49,27 +46,18 @@ async fn render(state: &AppState) -> String {
 }
 
 /// Questions waiting for a person, per team: how many, and how long the oldest has waited
-/// (0 with none), so an alert can fire on a decision nobody takes.
-fn question_gauges(out: &mut String, teams: &[TeamCounters], open: &[OpenQuestion]) {
-    use std::collections::HashMap;
+/// (0 with none), so an alert can fire on a decision nobody takes. From the deadline sweep's
+/// last look (at most a second old), so a scrape reads no task.
+fn question_gauges(out: &mut String, teams: &[TeamCounters], open: &QuestionGauges) {
     use std::fmt::Write;
     let now_ms = chrono::Utc::now().timestamp_millis();
-    let mut per_team: HashMap<&str, (u64, i64)> = HashMap::new();
-    for q in open {
-        let entry = per_team.entry(q.team.as_str()).or_insert((0, now_ms));
-        entry.0 += 1;
-        entry.1 = entry.1.min(q.created_at);
-    }
     let _ = writeln!(
         out,
         "# HELP huddle_open_questions questions waiting for a person, per team"
     );
     let _ = writeln!(out, "# TYPE huddle_open_questions gauge");
     for team in teams {
-        let (n, _) = per_team
-            .get(team.team.as_str())
-            .copied()
-            .unwrap_or((0, now_ms));
+        let (n, _) = open.of(&team.team).unwrap_or((0, now_ms));
         let _ = writeln!(
             out,
             "huddle_open_questions{{team=\"{}\"}} {n}",
@@ -82,10 +70,7 @@ fn question_gauges(out: &mut String, teams: &[TeamCounters], open: &[OpenQuestio
     );
     let _ = writeln!(out, "# TYPE huddle_oldest_open_question_seconds gauge");
     for team in teams {
-        let (_, oldest) = per_team
-            .get(team.team.as_str())
-            .copied()
-            .unwrap_or((0, now_ms));
+        let (_, oldest) = open.of(&team.team).unwrap_or((0, now_ms));
         let age = (now_ms - oldest).max(0) as f64 / 1000.0;
         let _ = writeln!(
             out,

@@ -159,3 +159,67 @@ async fn a_coordinator_rejects_or_approves_from_the_command_line() {
     let q = coord.json(&["task", "show", "HUMAN-002"]).await;
     assert_eq!(q["task"]["result"]["decision"], "approve", "{q}");
 }
+
+#[tokio::test]
+async fn a_person_only_gate_with_a_deadline_is_decided_by_a_lead() {
+    let d = TestDaemon::start().await;
+    let coord_api = d.team("qa").await;
+    let coord = Huddle::new(&d.url, &coord_api.token, "qa");
+    let admin = Huddle::new(&d.url, huddle_tests::ADMIN, "qa");
+    let lead_token = admin.ok(&["agent", "add", "dana", "--role", "lead"]).await;
+    let lead = Huddle::new(&d.url, lead_token.trim(), "qa");
+    // A coordinator may not mint a lead.
+    let (code, err) = coord
+        .fails(&["agent", "add", "me-too", "--role", "lead"])
+        .await;
+    assert_ne!(code, 0);
+    assert!(err.contains("only the admin token or a lead"), "{err}");
+
+    coord
+        .ok(&["task", "add", "TEST-001", "drop the index"])
+        .await;
+    let said = coord
+        .ok(&[
+            "gate",
+            "TEST-001",
+            "May the index go?",
+            "--approval",
+            "--person-only",
+            "--deadline",
+            "2h",
+        ])
+        .await;
+    assert!(
+        said.contains("(a lead decides)") && said.contains("reject by default"),
+        "{said}"
+    );
+    let q = coord.json(&["task", "show", "HUMAN-001"]).await;
+    let gate = &q["task"]["metadata"]["gate"];
+    assert_eq!(gate["personOnly"], true, "{q}");
+    assert_eq!(gate["onDeadline"], "reject", "{q}");
+    let deadline = chrono::DateTime::parse_from_rfc3339(gate["deadline"].as_str().unwrap())
+        .expect("an RFC 3339 deadline");
+    let ahead = deadline.signed_duration_since(chrono::Utc::now());
+    assert!(
+        ahead > chrono::Duration::minutes(110) && ahead <= chrono::Duration::minutes(120),
+        "two hours ahead: {ahead}"
+    );
+
+    let (code, err) = coord.fails(&["answer", "HUMAN-001", "--approve"]).await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("person_required") || err.contains("for a person to decide"),
+        "{err}"
+    );
+    let said = lead
+        .ok(&["answer", "HUMAN-001", "--approve", "after the freeze"])
+        .await;
+    assert!(said.contains("approved HUMAN-001"), "{said}");
+
+    // A bad --deadline is named before anything is sent.
+    let (code, err) = coord
+        .fails(&["gate", "TEST-001", "again?", "--deadline", "soonish"])
+        .await;
+    assert_ne!(code, 0);
+    assert!(err.contains("--deadline"), "{err}");
+}
