@@ -54,8 +54,9 @@ impl std::str::FromStr for WebhookTrigger {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewWebhook {
-    /// Where to `POST`: an `http` or `https` URL. Addresses on loopback, private and
-    /// link-local networks are refused unless the daemon's `[webhooks] allow_private` is on.
+    /// Where to `POST`: an `http` or `https` URL. Any address that is not public (loopback,
+    /// private, link-local, and the other special-purpose ranges, also inside IPv6) is refused
+    /// unless the daemon's `[webhooks] allow_private` is on.
     pub url: String,
     /// What it is sent for (at least one).
     #[cfg_attr(feature = "openapi", schema(min_items = 1))]
