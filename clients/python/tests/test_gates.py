@@ -5,10 +5,11 @@ answered without a decision is refused."""
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from huddle_client import AsyncClient, BadRequest, Conflict, GateRecord, GateRequest, NewTask
+from huddle_client import AsyncClient, BadRequest, Conflict, Forbidden, GateRecord, GateRequest, NewTask
 from huddle_client._ops import Ops
 
 
@@ -131,3 +132,22 @@ def test_the_async_client_gates_and_approves(team):
             assert [(g.decision, g.answer) for g in held.gates] == [("approve", None)]
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_a_person_only_gate_with_a_deadline_is_decided_by_a_lead_only(team):
+    lead = team.agent("dana", "lead")
+    team.coordinator.create_task({"id": "TEST-001", "subject": "drop the index"})
+    tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    gated = team.coordinator.gate_task(
+        "TEST-001", "May the index go?", kind="approval", person_only=True, deadline=tomorrow
+    )
+    gate = gated.question.metadata["gate"]
+    assert (gate["personOnly"], gate["onDeadline"]) == (True, "reject")
+    record = team.coordinator.get_task("TEST-001").gates[0]
+    assert (record.person_only, record.deadline, record.on_deadline) == (True, tomorrow[:-1] + ".000Z", "reject")
+
+    with pytest.raises(Forbidden) as refused:
+        team.coordinator.approve("HUMAN-001")
+    assert refused.value.status == 403 and refused.value.code == "person_required"
+    answered = lead.approve("HUMAN-001", "after the freeze")
+    assert (answered.result["answeredBy"], answered.result["answeredAs"]) == ("dana", "lead")
