@@ -133,6 +133,9 @@ pub struct TaskSettings {
     pub mcp_max_wait_ms: u64,
     pub default_max_attempts: i64,
     pub lease_sweep_ms: u64,
+    /// How long a holder's question (`POST …/tasks/{id}/ask`) keeps its task, for a team that
+    /// sets no `questions.maxWaitMinutes`: past it the question's default decision applies.
+    pub max_question_wait_minutes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -316,6 +319,7 @@ impl Default for TaskSettings {
             mcp_max_wait_ms: 25_000,
             default_max_attempts: 3,
             lease_sweep_ms: 500,
+            max_question_wait_minutes: 24 * 60,
         }
     }
 }

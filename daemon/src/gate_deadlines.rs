@@ -1,13 +1,15 @@
 //! Questions for a person that carry a deadline: once it passes with no decision, the
 //! question's `onDeadline` decision is taken for the person (`answeredBy: deadline`), so no gated
-//! task waits forever unnoticed. Every replica sweeps; the store takes each decision once. Each
+//! task waits forever unnoticed. A holder's question whose holder no longer holds the task is
+//! withdrawn here too (within a second), so completing, failing or releasing a task costs no
+//! extra read. Every replica sweeps; the store takes each decision once. Each
 //! look also counts the open questions per team for `/metrics` ([`QuestionGauges`]), so a
 //! scrape never waits on the tasks table itself.
 
-use crate::store::gate_decisions::{rejection_message, DEADLINE};
-use crate::store::gates::due;
+use crate::store::gate_decisions::{answered_message, rejection_message, DEADLINE};
 use crate::store::gates::Expiry;
 use crate::store::gates::OpenQuestion;
+use crate::store::gates::{asker, due};
 use crate::store::{Caller, Store};
 use huddle_wire::{Decision, Role};
 use std::collections::HashMap;
@@ -65,25 +67,34 @@ pub async fn sweep(store: &dyn Store, gauges: &QuestionGauges) -> crate::store::
     let open = store.open_questions().await?;
     gauges.set(&open);
     for q in open {
-        if due(&q.metadata).is_none_or(|(at, _)| at > now_ms) {
+        if !q.holder_left && due(&q.metadata).is_none_or(|(at, _)| at > now_ms) {
             continue;
         }
         let taken = store.expire_gate(q.team_id, &q.id, now_ms).await;
         match taken {
             Ok((Expiry::Decided(decision), Some((question, task)))) => {
                 tracing::info!(team = %q.team, question = %q.id, task = %task.id, "deadline passed: {} by default", decision.as_str());
-                if decision == Decision::Reject {
-                    let by = Caller {
-                        team_id: q.team_id,
-                        team: q.team.clone(),
-                        agent: DEADLINE.to_string(),
-                        role: Role::Coordinator,
-                    };
-                    let answer = question.result.as_ref().and_then(|r| r["answer"].as_str());
-                    let message = rejection_message(&question, &task, DEADLINE, answer);
+                let by = Caller {
+                    team_id: q.team_id,
+                    team: q.team.clone(),
+                    agent: DEADLINE.to_string(),
+                    role: Role::Coordinator,
+                };
+                let message = match asker(&question.metadata) {
+                    Some(holder) => Some(answered_message(&question, &task.id, holder)),
+                    None if decision == Decision::Reject => {
+                        let answer = question.result.as_ref().and_then(|r| r["answer"].as_str());
+                        Some(rejection_message(&question, &task, DEADLINE, answer))
+                    }
+                    None => None,
+                };
+                if let Some(message) = message {
                     store.post_message(&by, message, None).await?;
                     crate::metrics::messages_posted(1);
                 }
+            }
+            Ok((Expiry::Withdrawn, _)) if q.holder_left => {
+                tracing::info!(team = %q.team, question = %q.id, "its holder no longer holds the task: withdrawn");
             }
             Ok((Expiry::Withdrawn, _)) => {
                 tracing::info!(team = %q.team, question = %q.id, "deadline passed on a task changed since asking: withdrawn");

@@ -138,6 +138,10 @@ pub struct Agent {
 pub struct Me {
     pub name: String,
     pub role: Role,
+    /// How the team's workers ask a person mid-task: the wait in force (the team's or the
+    /// daemon's default) and whether the built-in tester asks before giving up under the gate.
+    #[serde(default)]
+    pub questions: crate::TeamQuestions,
 }
 
 /// `GET /v1/teams/{team}/agents`

@@ -88,6 +88,54 @@ pub struct GateRequest {
     pub on_deadline: Option<Decision>,
 }
 
+/// `POST /v1/teams/{team}/tasks/{id}/ask`: the holder of task `id` asks a person and waits. The
+/// same fields as a gate; the deadline is at most the team's `questions.maxWaitMinutes` ahead,
+/// and without one the question gets that wait as its deadline (default decision `reject`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AskRequest {
+    /// What the person must answer before the holder goes on (1–4,000 characters).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 4000, pattern = "\\S")
+    )]
+    pub question: String,
+    /// `question` (default: any answer) or `approval` (the answer must carry a decision).
+    /// Neither releases nor cancels the task: the holder reads the decision and goes on.
+    #[serde(default)]
+    pub kind: GateKind,
+    /// Only a person (a `lead`) may decide.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub person_only: bool,
+    /// When `onDeadline` is taken if no one decided (RFC 3339, at most the team's wait ahead;
+    /// default: that wait from now).
+    #[cfg_attr(feature = "openapi", schema(format = DateTime, example = "2026-12-01T17:00:00Z"))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<String>,
+    /// The decision the deadline takes (default `reject`; only `reject` when person-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_deadline: Option<Decision>,
+    /// The lease the task gets back once the question is decided (ms; default: the daemon's
+    /// default lease), so the holder has that long to heartbeat after waking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<u64>,
+}
+
+impl AskRequest {
+    /// The question as a gate asks it.
+    pub fn gate(&self) -> GateRequest {
+        GateRequest {
+            question: self.question.clone(),
+            kind: self.kind,
+            person_only: self.person_only,
+            deadline: self.deadline.clone(),
+            on_deadline: self.on_deadline,
+        }
+    }
+}
+
 /// The answer to a gate: the question (`HUMAN-NNN`, owned by `human`) and the gated task, now
 /// blocked by it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -136,6 +184,10 @@ pub struct GateRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_deadline: Option<Decision>,
     pub status: GateStatus,
+    /// The holder that asked it mid-task (`POST …/tasks/{id}/ask`); absent for a gate asked
+    /// before the task was claimed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by_holder: Option<String>,
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub decision: Option<Decision>,
     #[cfg_attr(feature = "openapi", schema(required = true))]

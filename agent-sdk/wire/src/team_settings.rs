@@ -120,7 +120,34 @@ pub struct TeamSettings {
     pub quotas: TeamQuotas,
     #[serde(default)]
     pub retention: TeamRetention,
+    #[serde(default)]
+    pub questions: TeamQuestions,
 }
+
+/// How a team's workers ask a person mid-task (`POST …/tasks/{id}/ask`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TeamQuestions {
+    /// The longest a holder waits on its question, its task kept (minutes, 1–10,080; absent or
+    /// `null`: the daemon's `[tasks] max_question_wait_minutes`). A question without a
+    /// deadline gets this one; past it, the question's default decision applies.
+    #[serde(
+        default,
+        deserialize_with = "crate::whole::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10080))]
+    pub max_wait_minutes: Option<u64>,
+    /// The built-in tester asks a person before it gives up under the gate (approve: it
+    /// completes the task below the gate, with the decision in its report; reject or no
+    /// decision in time: it fails the task as it would have).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ask_below_gate: bool,
+}
+
+/// The longest wait a team may set on its questions: a week.
+pub const MAX_QUESTION_WAIT_MINUTES: u64 = 7 * 24 * 60;
 
 /// What a team stores now (maintained counters, not counted per request).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +168,7 @@ pub struct TeamUsage {
 pub struct TeamSettingsView {
     pub quotas: TeamQuotas,
     pub retention: TeamRetention,
+    pub questions: TeamQuestions,
     pub effective_quotas: TeamQuotas,
     pub usage: TeamUsage,
 }

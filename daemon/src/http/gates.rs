@@ -7,6 +7,7 @@ use super::error::ApiResult;
 use super::extract::ApiJson;
 use super::openapi_types::*;
 use super::AppState;
+use crate::store::gates::asker;
 use crate::store::{gate_decisions, Caller};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -94,7 +95,9 @@ pub async fn answer_question(
     answer: &AnswerRequest,
 ) -> ApiResult<Task> {
     let (question, task) = state.store.answer_gate(caller, id, answer).await?;
-    if answer.decision == Some(Decision::Reject) {
+    if asker(&question.metadata).is_some() {
+        super::holder_questions::tell_asker(state, caller, &question, &task.id).await?;
+    } else if answer.decision == Some(Decision::Reject) {
         let message = gate_decisions::rejection_message(
             &question,
             &task,

@@ -11,6 +11,7 @@ pub mod extract;
 mod gate_records;
 mod gates;
 mod health;
+mod holder_questions;
 pub mod identity;
 pub mod limits;
 mod mcp;

@@ -4,8 +4,9 @@
 //! [`api`]).
 
 use super::{
-    cursors, gates, health, me, memory, message_search, messages, openapi, streams, task_claims,
-    task_events, tasks, team_admin, team_settings, teams, test_history, webhooks, AppState,
+    cursors, gates, health, holder_questions, me, memory, message_search, messages, openapi,
+    streams, task_claims, task_events, tasks, team_admin, team_settings, teams, test_history,
+    webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -35,6 +36,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(task_claims::release))
         .routes(routes!(gates::gate))
         .routes(routes!(gates::answer))
+        .routes(routes!(holder_questions::ask))
+        .routes(routes!(holder_questions::decision))
         .routes(routes!(task_events::task_events))
         .routes(routes!(messages::post, messages::list))
         .routes(routes!(messages::post_many))

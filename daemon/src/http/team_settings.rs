@@ -67,6 +67,7 @@ async fn view(state: &AppState, team_id: i64) -> ApiResult<TeamSettingsView> {
     Ok(TeamSettingsView {
         quotas: settings.quotas,
         retention: settings.retention,
+        questions: settings.questions,
         effective_quotas: quotas,
         usage,
     })

@@ -4,8 +4,8 @@
 //! the two [`TaskState`]s, call [`decide`], and save what it changed in one transaction.
 
 use super::error::{StoreError, StoreResult};
-use super::gates::{self, check_text, content_hash, kind_of, person_only, Expiry};
-use super::rules::{parse_json, TaskState};
+use super::gates::{self, asker, check_text, content_hash, kind_of, person_only, Expiry};
+use super::rules::{lease_until, parse_json, TaskState};
 use super::types::Caller;
 use huddle_wire::{
     codes, AnswerRequest, Decision, GateKind, GateRecord, GateRequest, GateStatus, PostMessage,
@@ -30,13 +30,15 @@ pub fn gated_id(q: &TaskState) -> StoreResult<String> {
 }
 
 /// Checks `req` against question `q` and the task it holds, then applies it: the question
-/// completed with `{answer, answeredBy, decision}`, and on `reject` the task cancelled with the
-/// person's reason. Returns the decision taken (`None`: a plain answer to a question gate).
+/// completed with `{answer, answeredBy, decision}`, and on `reject` of a gate the task
+/// cancelled with the person's reason; a holder's question gives its task back the lease it
+/// resumes with instead. Returns the decision taken (`None`: a plain answer to a question).
 pub fn decide(
     q: &mut TaskState,
     task: &mut TaskState,
     req: &AnswerRequest,
     by: &Caller,
+    now_ms: i64,
 ) -> StoreResult<Option<Decision>> {
     let metadata = parse_json(&q.metadata);
     check_person(q, &metadata, by)?;
@@ -46,7 +48,21 @@ pub fn decide(
         task,
         req,
         json!({ "answeredBy": by.agent, "answeredAs": by.role }),
+        now_ms,
     )
+}
+
+/// Whether deciding `q` changed `task` so a backend saves it: a gate's rejection cancelled it,
+/// or a holder's question gave it its lease back.
+pub fn task_changed(q: &TaskState, task: &TaskState) -> bool {
+    task.status == TaskStatus::Cancelled || asker(&parse_json(&q.metadata)).is_some()
+}
+
+/// Whether a withdrawn `q` is dropped from its task's blockers: a holder's question is, so the
+/// task (released, or done) is never left waiting on it; a gate stays, holding the task until
+/// it is asked again.
+pub fn drops_when_withdrawn(q: &TaskState) -> bool {
+    asker(&parse_json(&q.metadata)).is_some()
 }
 
 /// Who took a decision the deadline took: in the result as `answeredBy` and `answeredAs`.
@@ -57,6 +73,13 @@ pub const DEADLINE: &str = "deadline";
 /// task as asked, else the question is withdrawn.
 pub fn expire(q: &mut TaskState, task: &mut TaskState, now_ms: i64) -> StoreResult<Expiry> {
     let metadata = parse_json(&q.metadata);
+    if let Some(asker) = asker(&metadata).filter(|a| !holds(task, a)) {
+        let why = format!("{asker} no longer holds {}", task.id);
+        return Ok(match withdraw(q, &why)? {
+            true => Expiry::Withdrawn,
+            false => Expiry::NotDue,
+        });
+    }
     let Some((at_ms, decision)) = gates::due(&metadata) else {
         return Ok(Expiry::NotDue);
     };
@@ -90,7 +113,7 @@ pub fn expire(q: &mut TaskState, task: &mut TaskState, now_ms: i64) -> StoreResu
         Err(e) => return Err(e),
     }
     let by = json!({ "answeredBy": DEADLINE, "answeredAs": DEADLINE });
-    apply(q, task, &req, by)?;
+    apply(q, task, &req, by, now_ms)?;
     Ok(Expiry::Decided(decision))
 }
 
@@ -101,8 +124,10 @@ fn apply(
     task: &mut TaskState,
     req: &AnswerRequest,
     mut result: serde_json::Value,
+    now_ms: i64,
 ) -> StoreResult<Option<Decision>> {
     let metadata = parse_json(&q.metadata);
+    let asked_by_holder = asker(&metadata).is_some();
     if let Some(answer) = &req.answer {
         check_text("answer", answer)?;
     }
@@ -131,7 +156,12 @@ fn apply(
     if let Some(decision) = req.decision {
         result["decision"] = json!(decision);
     }
-    if req.decision == Some(Decision::Reject) {
+    if asked_by_holder {
+        // The holder wakes to the decision and has this long to heartbeat again; a holder
+        // that died meanwhile loses the task as any lapsed lease does.
+        let lease = gates::resume_lease_ms(&metadata).unwrap_or(30_000);
+        task.lease_expires_at = Some(lease_until(now_ms, lease));
+    } else if req.decision == Some(Decision::Reject) {
         let reason = req
             .answer
             .clone()
@@ -191,6 +221,15 @@ fn check_open(q: &TaskState, task: &TaskState, metadata: &serde_json::Value) -> 
             "withdrawn",
         ));
     }
+    if let Some(asker) = asker(metadata).filter(|a| !holds(task, a)) {
+        return Err(refuse(
+            format!(
+                "{asker} no longer holds {}, so its question {} is withdrawn",
+                task.id, q.id
+            ),
+            "left",
+        ));
+    }
     // Questions asked before decisions were bound carry no hash, and are answered as before.
     let asked = metadata["gate"]["taskHash"].as_str();
     if asked.is_some_and(|h| h != content_hash(task)) {
@@ -204,6 +243,32 @@ fn check_open(q: &TaskState, task: &TaskState, metadata: &serde_json::Value) -> 
         ));
     }
     Ok(())
+}
+
+/// Whether `agent` still holds `task` (in progress, claimed by it).
+fn holds(task: &TaskState, agent: &str) -> bool {
+    task.status == TaskStatus::InProgress && task.claimed_by.as_deref() == Some(agent)
+}
+
+/// The open question a holder asked about task `id`, if any: a holder waits on one at a time.
+pub fn check_no_open_ask(id: &str, questions: &[TaskState]) -> StoreResult<()> {
+    let open = questions.iter().find(|q| {
+        let metadata = parse_json(&q.metadata);
+        q.status == TaskStatus::Pending
+            && metadata["gate"]["for"] == json!(id)
+            && asker(&metadata).is_some()
+    });
+    match open {
+        Some(q) => Err(StoreError::Conflict {
+            code: codes::INVALID_TRANSITION,
+            message: format!(
+                "{id} already waits on {}: wait for its decision (GET …/tasks/{}/decision)",
+                q.id, q.id
+            ),
+            details: json!({ "question": q.id, "task": id }),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Withdraws open question `q` because of `why` (its task was cancelled, or it was asked
@@ -247,6 +312,7 @@ pub fn record(q: &Task, task_id: &str) -> Option<GateRecord> {
         deadline: gate["deadline"].as_str().map(str::to_string),
         on_deadline: serde_json::from_value(gate["onDeadline"].clone()).ok(),
         status,
+        asked_by_holder: asker(&q.metadata).map(str::to_string),
         decision: serde_json::from_value(result["decision"].clone()).ok(),
         answer: text("answer"),
         answered_by: text("answeredBy"),
@@ -409,6 +475,30 @@ pub fn rejection_message(
         ),
         data: serde_json::json!({
             "task": task.id, "question": question.id, "decision": "reject",
+            "answer": answer, "answeredBy": by,
+        }),
+    }
+}
+
+/// The message that wakes the holder that asked `question` about `task` through its inbox:
+/// what was decided, by whom, and the answer.
+pub fn answered_message(question: &Task, task_id: &str, asker: &str) -> PostMessage {
+    let result = question.result.clone().unwrap_or_default();
+    let by = result["answeredBy"].as_str().unwrap_or_default();
+    let decision = result["decision"].as_str();
+    let answer = result["answer"].as_str();
+    let said = match (decision, answer) {
+        (Some(d), Some(a)) => format!("{d}: {a}"),
+        (Some(d), None) => d.to_string(),
+        (None, Some(a)) => a.to_string(),
+        (None, None) => String::new(),
+    };
+    PostMessage {
+        to: asker.to_string(),
+        kind: "question_answered".to_string(),
+        summary: format!("{} on {task_id} answered by {by} — {said}", question.id),
+        data: serde_json::json!({
+            "task": task_id, "question": question.id, "decision": decision,
             "answer": answer, "answeredBy": by,
         }),
     }

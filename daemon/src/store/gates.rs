@@ -61,6 +61,18 @@ pub trait GateStore {
     /// are few, and found by the `HUMAN` id prefix's index.
     async fn open_questions(&self) -> StoreResult<Vec<OpenQuestion>>;
 
+    /// The holder of in-progress task `id` asks a person and waits ([`holder_question`]): the
+    /// question is created as a blocker of the task and the task's lease is kept until the
+    /// question's deadline (plus the lease it resumes with), all or nothing. Returns (question,
+    /// task).
+    async fn ask_holder(
+        &self,
+        caller: &Caller,
+        id: &str,
+        ask: &GateRequest,
+        terms: AskTerms,
+    ) -> StoreResult<(Task, Task)>;
+
     /// Takes open question `id`'s deadline decision if its deadline is at or before `now_ms`
     /// ([`super::gate_decisions::expire`]), all or nothing. Returns what happened, and the
     /// question and the gated task when a decision was taken.
@@ -81,11 +93,44 @@ pub struct OpenQuestion {
     /// When it was asked, ms since the epoch.
     pub created_at: i64,
     pub metadata: serde_json::Value,
+    /// Asked by a holder ([`asker`]) that no longer holds the task: the sweep withdraws it.
+    pub holder_left: bool,
+}
+
+/// The rows [`OPEN_QUESTIONS_SQL`] reads, folded into one [`OpenQuestion`] per question: the
+/// question's columns, then the status and holder of one task it blocks (the one it asks
+/// about is picked by id; a question someone also added as another task's blocker is one
+/// row per such task).
+pub fn fold_open_questions(
+    rows: Vec<(OpenQuestion, Option<(String, String, Option<String>)>)>,
+) -> Vec<OpenQuestion> {
+    let mut out: Vec<OpenQuestion> = Vec::new();
+    for (mut q, blocked) in rows {
+        let asked_about = q.metadata["gate"]["for"].as_str().map(str::to_string);
+        let about = blocked.filter(|(id, _, _)| Some(id) == asked_about.as_ref());
+        if let Some(asker) = asker(&q.metadata) {
+            // A task it no longer blocks (deleted) counts as left too.
+            q.holder_left = about.is_none_or(|(_, status, holder)| {
+                status != TaskStatus::InProgress.as_str() || holder.as_deref() != Some(asker)
+            });
+        }
+        match out
+            .iter_mut()
+            .find(|o| o.team_id == q.team_id && o.id == q.id)
+        {
+            Some(seen) => seen.holder_left &= q.holder_left,
+            None => out.push(q),
+        }
+    }
+    out
 }
 
 /// The query for [`GateStore::open_questions`] (the same text on both backends).
-pub const OPEN_QUESTIONS_SQL: &str = "select t.id, t.name, k.id, k.created_at, k.metadata
+pub const OPEN_QUESTIONS_SQL: &str = "select t.id, t.name, k.id, k.created_at, k.metadata,
+            g.id, g.status, g.claimed_by
      from teams t join tasks k on k.team_id = t.id and k.prefix = 'HUMAN'
+     left join task_deps d on d.team_id = k.team_id and d.blocker_id = k.id
+     left join tasks g on g.team_id = d.team_id and g.id = d.task_id
      where k.status = 'pending' and k.owner = 'human'";
 
 /// What a decision is bound to: the gated task's subject, description and metadata as they
@@ -226,6 +271,94 @@ pub fn due(metadata: &serde_json::Value) -> Option<(i64, Decision)> {
     let at = chrono::DateTime::parse_from_rfc3339(gate["deadline"].as_str()?).ok()?;
     let decision = serde_json::from_value(gate["onDeadline"].clone()).unwrap_or(Decision::Reject);
     Some((at.timestamp_millis(), decision))
+}
+
+/// The holder that asked a question mid-task (`POST …/tasks/{id}/ask`); `None` for a gate.
+pub fn asker(metadata: &serde_json::Value) -> Option<&str> {
+    metadata["gate"]["asker"].as_str()
+}
+
+/// The lease a holder's task gets back once its question is decided (ms).
+pub fn resume_lease_ms(metadata: &serde_json::Value) -> Option<u64> {
+    metadata["gate"]["resumeLeaseMs"].as_u64()
+}
+
+/// What a holder's question may ask for: the longest wait (the team's setting, or the
+/// daemon's) and the lease its task gets back once decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AskTerms {
+    pub max_wait_ms: i64,
+    pub resume_lease_ms: u64,
+}
+
+/// Only the holder of a task in progress asks mid-task: a coordinator gates a pending task
+/// instead, and no one asks on another's behalf.
+pub fn check_askable(task: &TaskState, caller: &Caller) -> StoreResult<()> {
+    if task.status == TaskStatus::InProgress && task.claimed_by.as_deref() == Some(&caller.agent) {
+        return Ok(());
+    }
+    let message = match (task.status, task.claimed_by.as_deref()) {
+        (TaskStatus::InProgress, Some(holder)) => format!(
+            "{} is held by {holder}: only its holder asks about it mid-task",
+            task.id
+        ),
+        (TaskStatus::Pending, _) => format!(
+            "{} is not claimed: a coordinator holds a pending task for a person with POST \
+             …/tasks/{}/gate; a worker asks about a task it holds",
+            task.id, task.id
+        ),
+        (status, _) => format!(
+            "{} is {status}: only the holder of a task in progress asks",
+            task.id
+        ),
+    };
+    Err(StoreError::Conflict {
+        code: codes::NOT_HOLDER,
+        message,
+        details: json!({ "claimedBy": task.claimed_by, "status": task.status }),
+    })
+}
+
+/// The question the holder of `task` asks mid-task, and how long the task's lease is kept: to
+/// the question's deadline (at most `terms.max_wait_ms` ahead; that far when none is given)
+/// plus the lease it resumes with, so the holder wakes to the default decision in time.
+pub fn holder_question(
+    task: &TaskState,
+    gate: &GateRequest,
+    asker: &str,
+    terms: AskTerms,
+    now: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<(NewTask, i64)> {
+    let mut gate = gate.clone();
+    let latest = now + chrono::Duration::milliseconds(terms.max_wait_ms);
+    let minutes = terms.max_wait_ms / 60_000;
+    match deadline_of(&gate, now)? {
+        Some((at, _)) => {
+            let at = chrono::DateTime::parse_from_rfc3339(&at).map_err(|e| {
+                StoreError::invalid("deadline", format!("deadline does not parse: {e}"))
+            })?;
+            if at > latest {
+                return Err(StoreError::invalid(
+                    "deadline",
+                    format!(
+                        "a holder waits at most {minutes} minutes on a question (the team's \
+                         questions.maxWaitMinutes): set a deadline before {}",
+                        latest.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    ),
+                ));
+            }
+        }
+        None => {
+            gate.deadline = Some(latest.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+        }
+    }
+    let mut new = question_task(task, &gate, asker)?;
+    let metadata = new.metadata.get_or_insert_with(|| json!({}));
+    metadata["gate"]["asker"] = json!(asker);
+    metadata["gate"]["resumeLeaseMs"] = json!(terms.resume_lease_ms);
+    let (deadline_ms, _) = due(metadata).expect("a holder's question always has a deadline");
+    let lease = super::rules::lease_until(deadline_ms, terms.resume_lease_ms);
+    Ok((new, lease))
 }
 
 /// Whether only a person (`lead`) may decide the question.

@@ -7,7 +7,7 @@
 use super::error::{StoreError, StoreResult};
 use super::rules::quota::Quotas;
 use async_trait::async_trait;
-use huddle_wire::{TaskStatus, TeamRetention, TeamSettings, TeamUsage};
+use huddle_wire::{TaskStatus, TeamQuestions, TeamRetention, TeamSettings, TeamUsage};
 
 /// One team's counters: its tasks per status (in `TaskStatus::ALL` order) and its use.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,17 @@ pub fn check_settings(settings: &TeamSettings) -> StoreResult<()> {
             ));
         }
     }
+    let most = huddle_wire::MAX_QUESTION_WAIT_MINUTES;
+    if let Some(wait) = settings.questions.max_wait_minutes {
+        if !(1..=most).contains(&wait) {
+            return Err(StoreError::invalid(
+                "questions.maxWaitMinutes",
+                format!(
+                    "questions.maxWaitMinutes must be between 1 and {most} (a week), got {wait}"
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -85,6 +96,14 @@ pub fn retention_from_text(text: &str) -> StoreResult<TeamRetention> {
 
 pub fn retention_to_text(r: &TeamRetention) -> String {
     serde_json::to_string(r).expect("retention serialises")
+}
+
+pub fn questions_from_text(text: &str) -> StoreResult<TeamQuestions> {
+    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("team questions: {e}")))
+}
+
+pub fn questions_to_text(q: &TeamQuestions) -> String {
+    serde_json::to_string(q).expect("question settings serialise")
 }
 
 /// Checks an import's `settings` record as the settings API checks the overrides; the error
@@ -103,6 +122,8 @@ pub fn check_settings_record(r: &super::transfer::SettingsRecord) -> Result<(), 
         },
         retention: serde_json::from_str(r.retention.get())
             .map_err(|e| format!("retention: {e}"))?,
+        questions: serde_json::from_str(r.questions.get())
+            .map_err(|e| format!("questions: {e}"))?,
     };
     check_settings(&settings).map_err(|e| e.to_string())
 }

@@ -195,6 +195,13 @@ pub struct SettingsRecord {
     pub max_messages: Option<i64>,
     pub max_storage_bytes: Option<i64>,
     pub retention: Json,
+    /// The question settings (stored JSON, as is); absent from exports made before them.
+    #[serde(default = "no_questions")]
+    pub questions: Json,
+}
+
+fn no_questions() -> Json {
+    RawValue::from_string("{}".into()).expect("{} is JSON")
 }
 
 /// The last line: how many records precede it.

@@ -1,8 +1,10 @@
-//! Human gates (coordinator): hold a pending task until a person answers, and answer.
+//! Human gates (coordinator): hold a pending task until a person answers, and answer; and a
+//! holder's question mid-task (worker): ask, and wait for the decision.
 
 use super::transport::Call;
 use super::{Client, Error};
-use crate::wire::{AnswerRequest, GateKind, GateRequest, Gated, Task};
+use crate::wire::{AnswerRequest, AskRequest, GateKind, GateRecord, GateRequest, Gated, Me, Task};
+use std::time::Duration;
 
 impl Client {
     /// `POST …/tasks/{id}/gate`: holds pending task `id` until a person answers `question`
@@ -38,5 +40,27 @@ impl Client {
     pub async fn decide(&self, id: &str, answer: &AnswerRequest) -> Result<Task, Error> {
         self.json(Call::post(self.team_url(&["tasks", id, "answer"])?).json(answer)?)
             .await
+    }
+
+    /// `POST …/tasks/{id}/ask`: the holder of task `id` asks a person and keeps the task while
+    /// it waits (its lease lasts until the question's deadline).
+    pub async fn ask(&self, id: &str, ask: &AskRequest) -> Result<Gated, Error> {
+        self.json(Call::post(self.team_url(&["tasks", id, "ask"])?).json(ask)?)
+            .await
+    }
+
+    /// `GET …/tasks/{question}/decision?waitMs=`: where the question stands, waiting up to
+    /// `wait` (at most the daemon's long-poll bound) while it is open.
+    pub async fn decision(&self, question: &str, wait: Duration) -> Result<GateRecord, Error> {
+        let wait_ms = Some(wait.as_millis() as u64).filter(|ms| *ms > 0);
+        let call = Call::get(self.team_url(&["tasks", question, "decision"])?)
+            .query("waitMs", wait_ms)
+            .retry();
+        self.json(call).await
+    }
+
+    /// `GET …/me`: who the token is, and the team's question settings in force.
+    pub async fn me(&self) -> Result<Me, Error> {
+        self.json(Call::get(self.team_url(&["me"])?).retry()).await
     }
 }

@@ -66,6 +66,7 @@ mod tests {
             deadline: None,
             on_deadline: None,
             status,
+            asked_by_holder: None,
             decision,
             answer: answer.map(str::to_string),
             answered_by: Some("dana".into()),

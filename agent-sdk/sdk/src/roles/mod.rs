@@ -17,6 +17,7 @@
 //! [`report`]: crate::roles::report
 //! [`summary`]: crate::roles::summary
 
+mod ask_person;
 mod changes;
 mod checkout;
 mod decisions;

@@ -39,6 +39,13 @@ pub struct CycleSummary {
 }
 
 impl CycleSummary {
+    /// The person's approval of ending below the gate, asked by this worker mid-task.
+    pub fn accepted_below_gate(&self) -> Option<&crate::wire::GateRecord> {
+        self.gates
+            .iter()
+            .find(|g| g.asked_by_holder.is_some() && super::ask_person::approves(g))
+    }
+
     /// Remaining failures (flaky ones excluded) grouped by severity, most severe first.
     pub fn by_severity(&self) -> Vec<(Severity, Vec<String>)> {
         let failing: Vec<String> = self

@@ -95,6 +95,9 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Ok(f) => f,
         Err(i) => return Err(interrupted(&p.reporter, i).await),
     };
+    // Before giving up under the gate, a person may accept the run as it is (team setting).
+    let mut gates = task.gates.clone();
+    gates.extend(super::ask_person::below_gate(ctx, &task.id, &finish, limits.quality_gate).await);
     let summary = CycleSummary {
         task_id: task.id.clone(),
         title: "Test cycle".into(),
@@ -110,7 +113,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
             .tiered
             .as_ref()
             .and_then(super::tiered::Tiered::summary),
-        gates: task.gates.clone(),
+        gates,
     };
     let evidence = evidence(
         &settings.project,
@@ -209,17 +212,29 @@ pub(crate) async fn conclude(
     }
     // The task's result is stored too: no secret in it, as in the message.
     crate::runners::scrub::scrub_json_value(&mut data);
+    let accepted = summary.accepted_below_gate();
+    if let Some(by) = &accepted {
+        data["acceptedBelowGate"] = serde_json::json!(by);
+    }
     let text = format!(
         "{}: {} ({}%) after {} iteration(s), gate {}{}",
         summary.task_id,
         data["counts"].as_str().unwrap_or(""),
         round(f.pass_rate),
         f.iterations,
-        if f.passed { "met" } else { "not met" },
+        match (&accepted, f.passed) {
+            (_, true) => "met".to_string(),
+            (Some(q), false) => format!(
+                "not met, accepted by {} ({})",
+                q.answered_by.as_deref().unwrap_or("a person"),
+                q.id
+            ),
+            (None, false) => "not met".to_string(),
+        },
         flags(summary, &changes.files),
     );
     reporter.post("test_result", text, data.clone()).await;
-    if f.passed {
+    if f.passed || accepted.is_some() {
         data.as_object_mut().map(|o| o.remove("summary"));
         Ok(data)
     } else {

@@ -1,13 +1,18 @@
 //! `task_gate` and `task_answer`: human gates as tools, so a coordinating agent can hold a task
 //! for a person's answer or decision and relay one, exactly as `POST …/tasks/{id}/gate` and
-//! `…/answer` do (the same functions, so the same checks).
+//! `…/answer` do (the same functions, so the same checks); `task_ask` and `task_decision`: a
+//! holder asks a person mid-task and waits, as `POST …/tasks/{id}/ask` and `GET
+//! …/tasks/{question}/decision` do.
 
 use super::args::Args;
 use super::tools::{run, Huddle};
 use crate::http::authz::Action;
+use crate::http::error::ApiResult;
 use crate::http::gates::{answer_question, gate_task};
+use crate::http::holder_questions::{ask_question, wait_decision};
+use crate::store::StoreError;
 use axum::http::request::Parts;
-use huddle_wire::{AnswerRequest, Decision, GateKind, GateRequest};
+use huddle_wire::{AnswerRequest, AskRequest, Decision, GateKind, GateRequest};
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -58,6 +63,57 @@ pub struct AnswerArgs {
     /// gate.
     #[serde(default)]
     pub decision: Option<Decision>,
+}
+
+/// `task_ask`: a task the caller holds and what a person must answer before it goes on.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskArgs {
+    /// The id of a task this agent holds (in progress), e.g. `TEST-007`.
+    pub id: String,
+    /// What the person must answer (1–4,000 characters; its first line becomes the subject).
+    #[schemars(length(min = 1, max = 4000))]
+    pub question: String,
+    /// `question` (default: any answer) or `approval` (approve or reject).
+    #[serde(default)]
+    pub kind: GateKind,
+    /// Only a person (a `lead` token) may decide it.
+    #[serde(default, rename = "personOnly")]
+    pub person_only: bool,
+    /// When `onDeadline` is taken if no one decided (RFC 3339; at most the team's wait ahead,
+    /// which is also the default: see whoami's `questions.maxWaitMinutes`).
+    #[serde(default)]
+    pub deadline: Option<String>,
+    /// The decision the deadline takes: `reject` (default) or `approve` (not person-only).
+    #[serde(default, rename = "onDeadline")]
+    pub on_deadline: Option<Decision>,
+    /// The lease (ms) the task gets back once decided; default: the daemon's default lease.
+    #[serde(default, rename = "leaseMs")]
+    pub lease_ms: Option<u64>,
+}
+
+/// `task_decision`: a question and how long to wait for its decision.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionArgs {
+    /// The question's id, `HUMAN-NNN` (from task_ask).
+    pub id: String,
+    /// How long to wait while it is open (ms; at most whoami's `maxWaitMs`; default 0).
+    #[serde(default, rename = "waitMs")]
+    pub wait_ms: Option<u64>,
+}
+
+/// `waitMs` within the MCP long-poll bound, as `task_claim` checks it.
+fn mcp_wait(wait_ms: Option<u64>, max: u64) -> ApiResult<u64> {
+    let wait = wait_ms.unwrap_or(0);
+    if wait > max {
+        return Err(StoreError::invalid(
+            "waitMs",
+            format!("`waitMs` must be at most {max}, got {wait}"),
+        )
+        .into());
+    }
+    Ok(wait)
 }
 
 #[tool_router(router = gate_router, vis = "pub(super)")]
@@ -129,6 +185,75 @@ impl Huddle {
                     decision: args.decision,
                 };
                 answer_question(&self.state, &caller, &args.id, &answer).await
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Ask a person about a task you hold (in progress) and keep it while you \
+        wait: creates the question as task HUMAN-NNN, blocking the task, and keeps your lease \
+        until the question's deadline (default: the team's wait, then `onDeadline`, `reject` by \
+        default). Heartbeats meanwhile never shorten it and no one else can claim the task. The \
+        decision neither releases nor cancels the task: read it with task_decision (or the \
+        `question_answered` message in your inbox) and go on. One open question per task. \
+        Answers {\"question\": …, \"task\": …}.",
+        annotations(
+            title = "Ask a person and wait",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn task_ask(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<AskArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        run(
+            &parts,
+            Action::ActOnClaims,
+            args,
+            |caller, args: AskArgs| async move {
+                let ask = AskRequest {
+                    question: args.question,
+                    kind: args.kind,
+                    person_only: args.person_only,
+                    deadline: args.deadline,
+                    on_deadline: args.on_deadline,
+                    lease_ms: args.lease_ms,
+                };
+                ask_question(&self.state, &caller, &args.id, &ask).await
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Where a question for a person (HUMAN-NNN) stands: `status` open, \
+        answered (with `decision`, `answer`, `answeredBy`, `answeredAt`) or withdrawn. With \
+        `waitMs`, waits while it is open (call again until it is not).",
+        annotations(
+            title = "Wait for a person's decision",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn task_decision(
+        &self,
+        Extension(parts): Extension<Parts>,
+        Parameters(args): Parameters<Args<DecisionArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        run(
+            &parts,
+            Action::ReadTasks,
+            args,
+            |caller, args: DecisionArgs| async move {
+                let wait = mcp_wait(args.wait_ms, self.state.settings.tasks.mcp_max_wait_ms)?;
+                wait_decision(&self.state, &caller, &args.id, wait).await
             },
         )
         .await

@@ -90,6 +90,16 @@ pub const OPERATIONS: &[Operation] = &[
         through: through!(teams::agents_of),
     },
     Operation {
+        tool: "task_ask",
+        operation_ids: &["askQuestion"],
+        through: through!(holder_questions::ask_question),
+    },
+    Operation {
+        tool: "task_decision",
+        operation_ids: &["questionDecision"],
+        through: through!(holder_questions::wait_decision),
+    },
+    Operation {
         tool: "whoami",
         operation_ids: &["whoAmI"],
         through: through!(me::who_am_i),

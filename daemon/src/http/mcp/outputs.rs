@@ -113,7 +113,8 @@ pub fn output_of(tool: &str) -> Output {
         "task_list" => Output::Component("TaskList"),
         "task_get" | "task_update" | "task_heartbeat" | "task_release" | "task_complete"
         | "task_fail" | "task_answer" => Output::Component("Task"),
-        "task_gate" => Output::Component("Gated"),
+        "task_gate" | "task_ask" => Output::Component("Gated"),
+        "task_decision" => Output::Component("GateRecord"),
         "agent_list" => Output::Component("AgentList"),
         "whoami" => Output::Inline(json!({
             "type": "object",

@@ -54,11 +54,12 @@ impl Huddle {
             args,
             |caller, _: NoArgs| async move {
                 let t = &self.state.settings.tasks;
-                let me = me::who_am_i(&caller);
+                let me = me::who_am_i(&self.state, &caller).await?;
                 Ok(json!({
                     "team": caller.team,
                     "agent": me.name,
                     "role": me.role,
+                    "questions": me.questions,
                     "claimPrefixes": caller.role.default_prefixes(),
                     "maxWaitMs": t.mcp_max_wait_ms,
                     "defaultLeaseMs": t.default_lease_ms,

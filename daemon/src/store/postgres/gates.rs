@@ -5,16 +5,18 @@
 use super::super::error::{StoreError, StoreResult};
 use super::super::gate_decisions::{self, question_ids};
 use super::super::gates::Expiry;
-use super::super::gates::{self, content_hash, GateStore, OpenQuestion};
+use super::super::gates::{self, content_hash, AskTerms, GateStore, OpenQuestion};
+use super::super::rules::{self, quota};
 use super::super::rules::{parse_json, TaskState};
 use super::super::types::Caller;
+use super::deps;
 use super::rows::load_task;
 use super::task_state::{self, save};
 use super::tx::Tx;
 use super::{task_create, tasks, PostgresStore};
 use crate::config::LimitSettings as Limits;
 use async_trait::async_trait;
-use huddle_wire::{AnswerRequest, GateRequest, Task, TaskPatch, TaskStatus};
+use huddle_wire::{AnswerRequest, GateRequest, Task, TaskPatch};
 
 #[async_trait]
 impl GateStore for PostgresStore {
@@ -52,10 +54,10 @@ impl GateStore for PostgresStore {
                     let mut q = task_state::load(tx, caller.team_id, &id).await?;
                     let gated_id = gate_decisions::gated_id(&q)?;
                     let mut task = task_state::load(tx, caller.team_id, &gated_id).await?;
-                    gate_decisions::decide(&mut q, &mut task, &answer, &caller)?;
+                    gate_decisions::decide(&mut q, &mut task, &answer, &caller, tx.now_ms())?;
                     // The task first, so completing the question never leaves a rejected task
                     // ready.
-                    if task.status == TaskStatus::Cancelled {
+                    if gate_decisions::task_changed(&q, &task) {
                         save(tx, task, "task.updated").await?;
                     }
                     let q = save(tx, q, "task.completed").await?;
@@ -67,21 +69,60 @@ impl GateStore for PostgresStore {
             .await
     }
 
-    async fn open_questions(&self) -> StoreResult<Vec<OpenQuestion>> {
-        let rows: Vec<(i64, String, String, i64, String)> =
-            sqlx::query_as(gates::OPEN_QUESTIONS_SQL)
-                .fetch_all(self.pool.read().await?.db())
-                .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(team_id, team, id, created_at, metadata)| OpenQuestion {
-                team_id,
-                team,
-                id,
-                created_at,
-                metadata: parse_json(&metadata),
+    async fn ask_holder(
+        &self,
+        caller: &Caller,
+        id: &str,
+        gate: &GateRequest,
+        terms: AskTerms,
+    ) -> StoreResult<(Task, Task)> {
+        gates::check_text("question", &gate.question)?;
+        let (caller, id, gate) = (caller.clone(), id.to_string(), gate.clone());
+        let limits = self.options.limits.clone();
+        let default_max = self.options.default_max_attempts;
+        self.batcher
+            .write(caller.team_id, move |tx: &mut Tx| {
+                let (caller, id, gate, limits) =
+                    (caller.clone(), id.clone(), gate.clone(), limits.clone());
+                Box::pin(async move {
+                    holder_asks(tx, &caller, &id, &gate, terms, default_max, &limits).await
+                })
             })
-            .collect())
+            .await
+    }
+
+    async fn open_questions(&self) -> StoreResult<Vec<OpenQuestion>> {
+        type Row = (
+            i64,
+            String,
+            String,
+            i64,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = sqlx::query_as(gates::OPEN_QUESTIONS_SQL)
+            .fetch_all(self.pool.read().await?.db())
+            .await?;
+        let rows = rows
+            .into_iter()
+            .map(
+                |(team_id, team, id, created_at, metadata, g, status, holder)| {
+                    let question = OpenQuestion {
+                        team_id,
+                        team,
+                        id,
+                        created_at,
+                        metadata: parse_json(&metadata),
+                        holder_left: false,
+                    };
+                    let blocked = g.map(|g| (g, status.unwrap_or_default(), holder));
+                    (question, blocked)
+                },
+            )
+            .collect();
+        Ok(gates::fold_open_questions(rows))
     }
 
     async fn expire_gate(
@@ -106,11 +147,16 @@ impl GateStore for PostgresStore {
                     match gate_decisions::expire(&mut q, &mut task, now_ms)? {
                         Expiry::NotDue => Ok((Expiry::NotDue, None)),
                         Expiry::Withdrawn => {
+                            let drops = gate_decisions::drops_when_withdrawn(&q);
+                            let qid = q.id.clone();
                             save(tx, q, "task.updated").await?;
+                            if drops {
+                                drop_question(tx, team_id, &gated_id, &qid).await?;
+                            }
                             Ok((Expiry::Withdrawn, None))
                         }
                         Expiry::Decided(decision) => {
-                            if task.status == TaskStatus::Cancelled {
+                            if gate_decisions::task_changed(&q, &task) {
                                 save(tx, task, "task.updated").await?;
                             }
                             let q = save(tx, q, "task.completed").await?;
@@ -122,6 +168,63 @@ impl GateStore for PostgresStore {
             })
             .await
     }
+}
+
+/// Drops withdrawn question `qid` from task `id`'s blockers, and wakes a claimer if that left
+/// the task ready (a holder's question whose holder released it).
+async fn drop_question(tx: &mut Tx, team_id: i64, id: &str, qid: &str) -> StoreResult<()> {
+    deps::remove_blocker(tx, team_id, id, qid).await?;
+    for ready in deps::ready_among(tx, team_id, &[id.to_string()]).await? {
+        tx.task_ready(team_id, ready);
+    }
+    Ok(())
+}
+
+/// The holder of task `id` asks `gate` mid-task ([`gates::holder_question`]): the question
+/// becomes a blocker of the task (one open at a time), and the task's lease is kept until the
+/// question's deadline plus the lease it resumes with.
+async fn holder_asks(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: &str,
+    gate: &GateRequest,
+    terms: AskTerms,
+    default_max: i64,
+    limits: &Limits,
+) -> StoreResult<(Task, Task)> {
+    tx.lock_team(caller.team_id).await?;
+    let mut task = task_state::load(tx, caller.team_id, id).await?;
+    gates::check_askable(&task, caller)?;
+    let questions = questions_of(tx, caller, id).await?;
+    gate_decisions::check_no_open_ask(id, &questions)?;
+    let gate = gate_decisions::prepare_ask(id, gate, &questions)?;
+    let now = chrono::DateTime::from_timestamp_millis(tx.now_ms()).unwrap_or_else(chrono::Utc::now);
+    let (new, lease) = gates::holder_question(&task, &gate, &caller.agent, terms, now)?;
+    let add = quota::edges_usage(1);
+    tx.budget(caller.team_id, limits).await?.check(&add)?;
+    let blockers = load_task(tx.conn(), caller.team_id, id)
+        .await?
+        .blocked_by
+        .len();
+    rules::check_blocker_count(blockers + 1, limits)?;
+    let asked = task_create::create(tx, caller, vec![new], default_max, limits)
+        .await?
+        .remove(0);
+    let blocker = [asked.id.clone()];
+    deps::add_blockers(
+        tx,
+        caller.team_id,
+        id,
+        &blocker,
+        "id",
+        limits.max_dependency_walk,
+    )
+    .await?;
+    tx.charge(caller.team_id, &add);
+    task.lease_expires_at = Some(task.lease_expires_at.map_or(lease, |at| at.max(lease)));
+    tx.touch_agent(caller.team_id, &caller.agent);
+    let task = save(tx, task, "task.updated").await?;
+    Ok((asked, task))
 }
 
 /// Gates pending task `id` with `gate`: withdraws its open questions asked about an older

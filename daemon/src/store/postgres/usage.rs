@@ -5,7 +5,8 @@
 
 use super::super::error::StoreResult;
 use super::super::quotas::{
-    self, quota_from_column, retention_from_text, retention_to_text, QuotaStore, TeamCounters,
+    self, questions_from_text, questions_to_text, quota_from_column, retention_from_text,
+    retention_to_text, QuotaStore, TeamCounters,
 };
 use super::super::rules::quota::{Quotas, TeamBudget};
 use super::PostgresStore;
@@ -71,7 +72,7 @@ pub async fn budget(
 impl QuotaStore for PostgresStore {
     async fn team_settings(&self, team_id: i64) -> StoreResult<(TeamSettings, TeamUsage)> {
         let stored = sqlx::query(
-            "select max_tasks, max_edges, max_messages, max_storage_bytes, retention
+            "select max_tasks, max_edges, max_messages, max_storage_bytes, retention, questions
              from team_settings where team_id = $1",
         )
         .bind(team_id)
@@ -81,6 +82,7 @@ impl QuotaStore for PostgresStore {
             Some(r) => TeamSettings {
                 quotas: quotas_at(&r, 0)?,
                 retention: retention_from_text(&r.try_get::<String, _>(4)?)?,
+                questions: questions_from_text(&r.try_get::<String, _>(5)?)?,
             },
             None => TeamSettings::default(),
         };
@@ -104,13 +106,13 @@ impl QuotaStore for PostgresStore {
         let mut tx = self.pool.begin().await?;
         sqlx::query(
             "insert into team_settings (team_id, max_tasks, max_edges, max_messages,
-                                        max_storage_bytes, retention)
-             values ($1, $2, $3, $4, $5, $6)
+                                        max_storage_bytes, retention, questions)
+             values ($1, $2, $3, $4, $5, $6, $7)
              on conflict (team_id) do update set
                  max_tasks = excluded.max_tasks, max_edges = excluded.max_edges,
                  max_messages = excluded.max_messages,
                  max_storage_bytes = excluded.max_storage_bytes,
-                 retention = excluded.retention",
+                 retention = excluded.retention, questions = excluded.questions",
         )
         .bind(team_id)
         .bind(col(q.max_tasks))
@@ -118,6 +120,7 @@ impl QuotaStore for PostgresStore {
         .bind(col(q.max_messages))
         .bind(col(q.max_storage_bytes))
         .bind(retention_to_text(&new.retention))
+        .bind(questions_to_text(&new.questions))
         .execute(tx.db())
         .await?;
         tx.commit().await?;

@@ -88,7 +88,10 @@ impl TaskState {
     /// version change, and no event is recorded.
     pub fn heartbeat(&mut self, caller: &Caller, now: i64, lease_ms: u64) -> StoreResult<()> {
         self.ensure_holder(caller, false)?;
-        self.lease_expires_at = Some(lease_until(now, lease_ms));
+        // Never shortened: a holder waiting on a person's answer keeps the lease its question
+        // gave it however often it heartbeats meanwhile.
+        let until = lease_until(now, lease_ms);
+        self.lease_expires_at = Some(self.lease_expires_at.map_or(until, |at| at.max(until)));
         self.version += 1;
         self.updated_at = now;
         Ok(())
@@ -249,7 +252,7 @@ impl TaskState {
     }
 }
 
-fn lease_until(now: i64, lease_ms: u64) -> i64 {
+pub fn lease_until(now: i64, lease_ms: u64) -> i64 {
     now.saturating_add(i64::try_from(lease_ms).unwrap_or(i64::MAX))
 }
 

@@ -4,16 +4,21 @@
 use super::super::error::StoreResult;
 use super::super::gate_decisions::{self, question_ids};
 use super::super::gates::Expiry;
-use super::super::gates::{self, content_hash, GateStore, OpenQuestion};
-use super::super::rules::{parse_json, TaskState};
+use super::super::gates::{self, content_hash, AskTerms, GateStore, OpenQuestion};
+use super::super::rules::quota;
+
+use super::super::rules::{self, parse_json, TaskState};
 use super::super::types::Caller;
+use super::deps;
 use super::rows::{edges_of, find_state, load_state, load_task, touch_agent};
 use super::task_state::save;
+use super::usage;
 use super::writer::WriteCtx;
 use super::{tasks, SqliteStore};
 use crate::config::LimitSettings as Limits;
+use crate::hub::Publish;
 use async_trait::async_trait;
-use huddle_wire::{AnswerRequest, GateRequest, Task, TaskPatch, TaskStatus};
+use huddle_wire::{AnswerRequest, GateRequest, Task, TaskPatch};
 
 #[async_trait]
 impl GateStore for SqliteStore {
@@ -46,9 +51,9 @@ impl GateStore for SqliteStore {
                 let mut q = load_state(ctx.conn, caller.team_id, &id)?;
                 let gated_id = gate_decisions::gated_id(&q)?;
                 let mut task = load_state(ctx.conn, caller.team_id, &gated_id)?;
-                gate_decisions::decide(&mut q, &mut task, &answer, &caller)?;
+                gate_decisions::decide(&mut q, &mut task, &answer, &caller, ctx.now_ms)?;
                 // The task first, so completing the question never leaves a rejected task ready.
-                if task.status == TaskStatus::Cancelled {
+                if gate_decisions::task_changed(&q, &task) {
                     save(ctx, task, "task.updated")?;
                 }
                 let q = save(ctx, q, "task.completed")?;
@@ -59,20 +64,45 @@ impl GateStore for SqliteStore {
             .await
     }
 
+    async fn ask_holder(
+        &self,
+        caller: &Caller,
+        id: &str,
+        gate: &GateRequest,
+        terms: AskTerms,
+    ) -> StoreResult<(Task, Task)> {
+        gates::check_text("question", &gate.question)?;
+        let (caller, id, gate) = (caller.clone(), id.to_string(), gate.clone());
+        let limits = self.options.limits.clone();
+        let default_max = self.options.default_max_attempts;
+        self.writer()?
+            .write_team(caller.team_id, move |ctx| {
+                holder_asks(ctx, &caller, &id, &gate, terms, default_max, &limits)
+            })
+            .await
+    }
+
     async fn open_questions(&self) -> StoreResult<Vec<OpenQuestion>> {
         self.readers
             .read(|conn| {
                 let mut stmt = conn.prepare_cached(gates::OPEN_QUESTIONS_SQL)?;
                 let rows = stmt.query_map([], |r| {
-                    Ok(OpenQuestion {
+                    let question = OpenQuestion {
                         team_id: r.get(0)?,
                         team: r.get(1)?,
                         id: r.get(2)?,
                         created_at: r.get(3)?,
                         metadata: parse_json(&r.get::<_, String>(4)?),
-                    })
+                        holder_left: false,
+                    };
+                    let blocked = match r.get::<_, Option<String>>(5)? {
+                        Some(id) => Some((id, r.get(6)?, r.get(7)?)),
+                        None => None,
+                    };
+                    Ok((question, blocked))
                 })?;
-                Ok(rows.collect::<Result<_, _>>()?)
+                let rows = rows.collect::<Result<_, _>>()?;
+                Ok(gates::fold_open_questions(rows))
             })
             .await
     }
@@ -96,11 +126,16 @@ impl GateStore for SqliteStore {
                 match gate_decisions::expire(&mut q, &mut task, now_ms)? {
                     Expiry::NotDue => Ok((Expiry::NotDue, None)),
                     Expiry::Withdrawn => {
+                        let drops = gate_decisions::drops_when_withdrawn(&q);
+                        let qid = q.id.clone();
                         save(ctx, q, "task.updated")?;
+                        if drops {
+                            drop_question(ctx, team_id, &gated_id, &qid)?;
+                        }
                         Ok((Expiry::Withdrawn, None))
                     }
                     Expiry::Decided(decision) => {
-                        if task.status == TaskStatus::Cancelled {
+                        if gate_decisions::task_changed(&q, &task) {
                             save(ctx, task, "task.updated")?;
                         }
                         let q = save(ctx, q, "task.completed")?;
@@ -111,6 +146,55 @@ impl GateStore for SqliteStore {
             })
             .await
     }
+}
+
+/// Drops withdrawn question `qid` from task `id`'s blockers, and wakes a claimer if that left
+/// the task ready (a holder's question whose holder released it).
+fn drop_question(ctx: &mut WriteCtx<'_>, team_id: i64, id: &str, qid: &str) -> StoreResult<()> {
+    deps::remove_blocker(ctx.conn, team_id, id, qid)?;
+    if let Some(ready) = deps::ready_task(ctx.conn, team_id, id)? {
+        ctx.publish(team_id, Publish::TaskReady(ready));
+    }
+    Ok(())
+}
+
+/// The holder of task `id` asks `gate` mid-task ([`gates::holder_question`]): the question
+/// becomes a blocker of the task (one open at a time), and the task's lease is kept until the
+/// question's deadline plus the lease it resumes with.
+#[allow(clippy::too_many_arguments)]
+pub fn holder_asks(
+    ctx: &mut WriteCtx<'_>,
+    caller: &Caller,
+    id: &str,
+    gate: &GateRequest,
+    terms: AskTerms,
+    default_max: i64,
+    limits: &Limits,
+) -> StoreResult<(Task, Task)> {
+    let mut task = load_state(ctx.conn, caller.team_id, id)?;
+    gates::check_askable(&task, caller)?;
+    let questions = questions_of(ctx, caller, id)?;
+    gate_decisions::check_no_open_ask(id, &questions)?;
+    let gate = gate_decisions::prepare_ask(id, gate, &questions)?;
+    let now = chrono::DateTime::from_timestamp_millis(ctx.now_ms).unwrap_or_else(chrono::Utc::now);
+    let (new, lease) = gates::holder_question(&task, &gate, &caller.agent, terms, now)?;
+    usage::budget(ctx.conn, caller.team_id, limits)?.check(&quota::edges_usage(1))?;
+    let (blocked_by, _) = edges_of(ctx.conn, caller.team_id, id)?;
+    rules::check_blocker_count(blocked_by.len() + 1, limits)?;
+    let asked = tasks::create(ctx, caller, vec![new], default_max, limits)?.remove(0);
+    let blocker = [asked.id.clone()];
+    deps::add_blockers(
+        ctx.conn,
+        caller.team_id,
+        id,
+        &blocker,
+        "id",
+        limits.max_dependency_walk,
+    )?;
+    task.lease_expires_at = Some(task.lease_expires_at.map_or(lease, |at| at.max(lease)));
+    touch_agent(ctx, caller.team_id, &caller.agent)?;
+    let task = save(ctx, task, "task.updated")?;
+    Ok((asked, task))
 }
 
 /// Gates pending task `id` with `gate`: withdraws its open questions asked about an older

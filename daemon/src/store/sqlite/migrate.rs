@@ -38,6 +38,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         8,
         include_str!("../../../../migrations/sqlite/0008_task_usage_per_write.sql"),
     ),
+    (
+        9,
+        include_str!("../../../../migrations/sqlite/0009_team_questions.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

@@ -5,7 +5,8 @@
 
 use super::super::error::StoreResult;
 use super::super::quotas::{
-    self, quota_from_column, retention_from_text, retention_to_text, QuotaStore, TeamCounters,
+    self, questions_from_text, questions_to_text, quota_from_column, retention_from_text,
+    retention_to_text, QuotaStore, TeamCounters,
 };
 use super::super::rules::quota::{Quotas, TeamBudget};
 use super::SqliteStore;
@@ -96,17 +97,22 @@ pub fn budget(conn: &Connection, team_id: i64, limits: &LimitSettings) -> StoreR
 fn settings(conn: &Connection, team_id: i64) -> StoreResult<(TeamSettings, TeamUsage)> {
     let stored = conn
         .prepare_cached(
-            "select max_tasks, max_edges, max_messages, max_storage_bytes, retention
+            "select max_tasks, max_edges, max_messages, max_storage_bytes, retention, questions
              from team_settings where team_id = ?1",
         )?
         .query_row([team_id], |r| {
-            Ok((quotas_at(r, 0)?, r.get::<_, String>(4)?))
+            Ok((
+                quotas_at(r, 0)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+            ))
         })
         .optional()?;
     let settings = match stored {
-        Some((quotas, retention)) => TeamSettings {
+        Some((quotas, retention, questions)) => TeamSettings {
             quotas,
             retention: retention_from_text(&retention)?,
+            questions: questions_from_text(&questions)?,
         },
         None => TeamSettings::default(),
     };
@@ -165,13 +171,14 @@ impl QuotaStore for SqliteStore {
                 ctx.conn
                     .prepare_cached(
                         "insert into team_settings (team_id, max_tasks, max_edges, max_messages,
-                                                    max_storage_bytes, retention)
-                         values (?1, ?2, ?3, ?4, ?5, ?6)
+                                                    max_storage_bytes, retention, questions)
+                         values (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                          on conflict (team_id) do update set
                              max_tasks = excluded.max_tasks, max_edges = excluded.max_edges,
                              max_messages = excluded.max_messages,
                              max_storage_bytes = excluded.max_storage_bytes,
-                             retention = excluded.retention",
+                             retention = excluded.retention,
+                             questions = excluded.questions",
                     )?
                     .execute(params![
                         team_id,
@@ -179,7 +186,8 @@ impl QuotaStore for SqliteStore {
                         col(q.max_edges),
                         col(q.max_messages),
                         col(q.max_storage_bytes),
-                        retention_to_text(&new.retention)
+                        retention_to_text(&new.retention),
+                        questions_to_text(&new.questions)
                     ])?;
                 Ok(())
             })

@@ -178,6 +178,7 @@ pub fn read(table: &Table, r: &dyn StoredRow) -> StoreResult<Record> {
             max_messages: r.opt_int("max_messages")?,
             max_storage_bytes: r.opt_int("max_storage_bytes")?,
             retention: r.json("retention")?,
+            questions: r.json("questions")?,
         }),
         other => return Err(StoreError::Internal(format!("no table of kind {other}"))),
     })
@@ -300,6 +301,7 @@ impl Record {
                 ("max_messages", s.max_messages.into()),
                 ("max_storage_bytes", s.max_storage_bytes.into()),
                 ("retention", s.retention.get().into()),
+                ("questions", s.questions.get().into()),
             ],
             Record::End(_) => Vec::new(),
         }
@@ -334,7 +336,7 @@ mod tests {
         r#"{"kind":"memory_change","version":1,"memoryVersion":1,"agent":"a","type":"patch","patch":{},"createdAt":1}"#,
         r#"{"kind":"test_run","version":1,"project":"p","tree":"t","agent":"a","startedAt":1,"createdAt":1,"passed":1,"failed":0,"skipped":0,"errors":0,"outcomes":[["a",0]]}"#,
         r#"{"kind":"webhook","version":1,"url":"u","secret":"s","events":[],"createdBy":"a","createdAt":1,"messageCursor":0,"eventCursor":0}"#,
-        r#"{"kind":"settings","version":1,"maxTasks":null,"maxEdges":null,"maxMessages":null,"maxStorageBytes":null,"retention":{}}"#,
+        r#"{"kind":"settings","version":1,"maxTasks":null,"maxEdges":null,"maxMessages":null,"maxStorageBytes":null,"retention":{},"questions":{}}"#,
     ];
 
     #[test]

@@ -245,6 +245,7 @@ pub const TEAM_SETTINGS: Table = Table {
         "max_messages",
         "max_storage_bytes",
         "retention",
+        "questions",
     ],
     left_out: &[],
     order: &[],
