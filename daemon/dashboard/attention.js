@@ -94,7 +94,8 @@ export function mountAttention(root, state, api, me) {
       h('p', { class: 'attention-head' },
         h('a', { href: taskHash(q.id), class: 'task-id' }, q.id), ' ',
         held
-          ? ['holds ', h('a', { href: taskHash(held), class: 'task-id held' }, held),
+          // A holder's question (`gate.asker`) keeps its task in progress rather than holding it back.
+          ? [q.metadata?.gate?.asker ? 'about ' : 'holds ', h('a', { href: taskHash(held), class: 'task-id held' }, held),
             heldTask ? h('span', { class: 'held-subject' }, ` ${heldTask.subject}`) : null]
           : null,
         q.metadata?.gate?.askedBy ? h('span', { class: 'asked-by' }, ` · asked by ${q.metadata.gate.askedBy}`) : null),

@@ -151,3 +151,31 @@ def test_a_person_only_gate_with_a_deadline_is_decided_by_a_lead_only(team):
     assert refused.value.status == 403 and refused.value.code == "person_required"
     answered = lead.approve("HUMAN-001", "after the freeze")
     assert (answered.result["answeredBy"], answered.result["answeredAs"]) == ("dana", "lead")
+
+
+def test_a_holder_asks_a_person_and_waits_for_the_decision(team):
+    tester = team.agent("tester", "tester")
+    team.coordinator.create_task({"id": "TEST-001", "subject": "migrate the schema"})
+    held = tester.claim()
+    assert held is not None and held.id == "TEST-001"
+    asked = tester.ask("TEST-001", "Drop the legacy table?", kind="approval", lease_ms=5000)
+    qid = asked.question.id
+    assert asked.question.owner == "human" and asked.task.status == "in_progress"
+    assert qid in asked.task.blocked_by
+    opened = tester.decision(qid)
+    assert isinstance(opened, GateRecord)
+    assert (opened.status, opened.asked_by_holder, opened.decision) == ("open", "tester", None)
+    with pytest.raises(Conflict):
+        tester.ask("TEST-001", "And another?")
+
+    async def scenario() -> GateRecord:
+        async with AsyncClient(team.url, tester.token, team.name) as holder:
+            waiting = asyncio.ensure_future(holder.decision(qid, wait_ms=30000))
+            await asyncio.sleep(0)  # the poll is under way before the answer goes out
+            team.coordinator.reject(qid, "No: archive it.")
+            return await waiting
+
+    decided = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert (decided.status, decided.decision, decided.answer) == ("answered", "reject", "No: archive it.")
+    task = team.coordinator.get_task("TEST-001")
+    assert task.status == "in_progress" and task.claimed_by == "tester", "a decision does not release the task"

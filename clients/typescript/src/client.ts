@@ -255,6 +255,43 @@ export class HuddleClient {
     return this.answer(id, reason === undefined ? { decision: "reject" } : { decision: "reject", answer: reason });
   }
 
+  /**
+   * Asks a person about task `id`, which this agent holds, and keeps it while waiting: the
+   * question (`HUMAN-NNN`) blocks the task and the lease lasts until its deadline (at most the
+   * team's `questions.maxWaitMinutes` ahead, which is the default; then `onDeadline`, `reject`
+   * by default, is taken). The decision neither releases nor cancels the task: read it with
+   * `decision`. One open question per task.
+   */
+  ask(
+    id: string,
+    question: string,
+    options: {
+      kind?: m.GateKind;
+      personOnly?: boolean;
+      deadline?: string;
+      onDeadline?: m.Decision;
+      leaseMs?: number;
+    } = {},
+  ): Promise<m.Gated> {
+    const body: m.AskRequest = { question };
+    if (options.kind !== undefined) body.kind = options.kind;
+    if (options.personOnly) body.personOnly = true;
+    if (options.deadline !== undefined) body.deadline = options.deadline;
+    if (options.onDeadline !== undefined) body.onDeadline = options.onDeadline;
+    if (options.leaseMs !== undefined) body.leaseMs = options.leaseMs;
+    // Not retried: a second question while one is open is refused (409).
+    return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/ask`), body });
+  }
+
+  /**
+   * Where question `id` stands (`status` `open`, `answered` or `withdrawn`); with `waitMs`,
+   * waits while it is open (at most the daemon's long-poll bound). Loop until not `open`.
+   */
+  decision(id: string, options: { waitMs?: number } = {}): Promise<m.GateRecord> {
+    const query = options.waitMs ? { waitMs: options.waitMs } : {};
+    return this.send({ method: "GET", path: this.t(`/tasks/${seg(id)}/decision`), query, retry: true });
+  }
+
   // Messages ---------------------------------------------------------------------------------
   /** A post repeated with the same `idempotencyKey` is stored once (one is made per call, so retries never duplicate). */
   postMessage(message: m.NewMessage, options: { idempotencyKey?: string } = {}): Promise<m.Message> {

@@ -46,6 +46,11 @@ export interface GateRequest {
   onDeadline?: Decision;
 }
 
+/** A holder's question mid-task (`ask`): a gate's fields and the lease to resume with (ms). */
+export interface AskRequest extends GateRequest {
+  leaseMs?: number;
+}
+
 /** A gate asked: the question (`HUMAN-NNN`, owned by `human`) and the task it now blocks. */
 export interface Gated {
   question: Task;
@@ -69,6 +74,8 @@ export interface GateRecord {
   deadline?: string;
   onDeadline?: Decision;
   status: "open" | "answered" | "withdrawn";
+  /** The holder that asked it mid-task (`ask`); absent for a gate asked before the claim. */
+  askedByHolder?: string;
   decision: Decision | null;
   answer: string | null;
   answeredBy: string | null;

@@ -110,3 +110,26 @@ test("gateTask sends kind and personOnly only when given", async () => {
   await client.gateTask("TEST-001", "May it?", { personOnly: true });
   assert.deepEqual(bodies, [{ question: "May it?" }, { question: "May it?", kind: "approval" }, { question: "May it?", personOnly: true }]);
 });
+
+test("a holder asks a person and its long poll wakes to the decision", async () => {
+  const t = await team(daemon);
+  const tester = await t.agent("tester", "tester");
+  await t.coordinator.createTask({ id: "TEST-001", subject: "migrate the schema" });
+  const held = await tester.claim();
+  assert.equal(held?.id, "TEST-001");
+  const asked = await tester.ask("TEST-001", "Drop the legacy table?", { kind: "approval", leaseMs: 5000 });
+  const qid = asked.question.id;
+  assert.equal(asked.task.status, "in_progress");
+  assert.ok(asked.task.blockedBy.includes(qid));
+  const open = await tester.decision(qid);
+  assert.deepEqual([open.status, open.askedByHolder, open.decision], ["open", "tester", null]);
+  await assert.rejects(tester.ask("TEST-001", "And another?"), (e: unknown) => e instanceof HuddleError && e.status === 409);
+
+  const waiting = tester.decision(qid, { waitMs: 30000 });
+  await t.coordinator.approve(qid, "Yes, after the backup.");
+  const decided = await waiting;
+  assert.deepEqual([decided.status, decided.decision, decided.answer], ["answered", "approve", "Yes, after the backup."]);
+  const task = await t.coordinator.getTask("TEST-001");
+  assert.equal(task.status, "in_progress", "a decision does not release the task");
+  assert.equal(task.claimedBy, "tester");
+});

@@ -58,14 +58,15 @@ pub fn from_event(e: &Event) -> Option<Notice> {
             .unwrap_or_default();
         let gate = &e.data["metadata"]["gate"];
         let approval = gate["kind"].as_str() == Some("approval");
-        let mut headline = format!(
-            "{id} holds {gated} until {}",
-            if approval {
-                "approved or rejected"
-            } else {
-                "answered"
-            },
-        );
+        let until = if approval {
+            "approved or rejected"
+        } else {
+            "answered"
+        };
+        let mut headline = match gate["asker"].as_str() {
+            Some(holder) => format!("{holder} waits on {id} about {gated} until {until}"),
+            None => format!("{id} holds {gated} until {until}"),
+        };
         if gate["personOnly"] == json!(true) {
             headline.push_str(" by a lead");
         }
@@ -246,5 +247,18 @@ mod tests {
         // Without a public address, or with one that is not http(s), no link.
         assert_eq!(payload("qa", &n, "")["huddle"]["link"], Value::Null);
         assert_eq!(payload("qa", &n, "ftp://x")["huddle"]["link"], Value::Null);
+
+        // A holder's question names the holder that waits on it.
+        let gate = json!({"for": "TEST-002", "askedBy": "tester-1", "asker": "tester-1",
+                          "kind": "question"});
+        let n = from_event(&asked(gate, "Drop the legacy table?")).unwrap();
+        let text = payload("qa", &n, "")["text"].as_str().unwrap().to_string();
+        assert!(
+            text.starts_with(
+                "[huddle · qa] needs_human: tester-1 waits on HUMAN-001 about TEST-002 until \
+                 answered"
+            ),
+            "{text}"
+        );
     }
 }

@@ -99,9 +99,16 @@ async fn me_names_the_tokens_agent_and_role() {
     let c = d.team("qa").await;
     let watcher = d.agent("qa", "watcher", "observer").await;
     let me = c.get(&c.t("/me")).await.expect_status(200).body;
-    assert_eq!(me, json!({"name": "coordinator", "role": "coordinator"}));
+    assert_eq!(
+        (&me["name"], &me["role"]),
+        (&json!("coordinator"), &json!("coordinator"))
+    );
+    assert_eq!(me["questions"], json!({"maxWaitMinutes": 1440}), "{me}");
     let me = watcher.get(&watcher.t("/me")).await.expect_status(200).body;
-    assert_eq!(me, json!({"name": "watcher", "role": "observer"}));
+    assert_eq!(
+        (&me["name"], &me["role"]),
+        (&json!("watcher"), &json!("observer"))
+    );
     d.admin()
         .get("/v1/teams/qa/me")
         .await

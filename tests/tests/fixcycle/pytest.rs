@@ -291,3 +291,97 @@ async fn a_failure_that_stays_the_same_across_two_fixes_stops_with_fix_required(
     assert_eq!(result.data["qualityGatePassed"], false);
     assert_eq!(result.data["stopReason"]["kind"], "stagnation");
 }
+
+/// A team that asks before giving up (`questions.askBelowGate`): the tester, stopped below the
+/// gate, asks a person and keeps its task while it waits; the person's approval completes the
+/// task below the gate, and the report says who accepted it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn below_the_gate_the_tester_asks_a_person_and_completes_on_approval() {
+    let project = pytest_project(true, false);
+    let stub = LlmStub::start(
+        "sk-stub",
+        vec![
+            fix(&[(
+                "pkg/strings.py",
+                "def shout(text):\n",
+                "# first attempt\ndef shout(text):\n",
+            )]),
+            fix(&[(
+                "pkg/strings.py",
+                "def whisper(text):\n",
+                "# second attempt\ndef whisper(text):\n",
+            )]),
+        ],
+    )
+    .await;
+    let t = team().await;
+    huddle_tests::http::Api::new(&t.daemon.url, huddle_tests::ADMIN)
+        .put(
+            "/v1/teams/qa/settings",
+            serde_json::json!({"questions": {"askBelowGate": true}}),
+        )
+        .await
+        .expect_status(200);
+    t.coord
+        .create_task(&task("TEST-001", &[], ""))
+        .await
+        .unwrap();
+    t.start_tester(settings(&project.root, Some(&stub)));
+
+    let query = huddle_sdk::client::TaskQuery {
+        owner: Some("human".into()),
+        status: Some(TaskStatus::Pending),
+        ..Default::default()
+    };
+    huddle_tests::eventually(180, "the tester asks a person", || async {
+        !t.coord.list_tasks(&query).await.unwrap().tasks.is_empty()
+    })
+    .await;
+    let question = t.coord.list_tasks(&query).await.unwrap().tasks.remove(0);
+    assert_eq!(question.metadata["gate"]["for"], "TEST-001");
+    assert_eq!(question.metadata["gate"]["asker"], "tester");
+    assert!(
+        question.description.contains("below its quality gate"),
+        "{}",
+        question.description
+    );
+    let waiting = t.coord.get_task("TEST-001").await.unwrap();
+    assert_eq!(
+        waiting.status,
+        TaskStatus::InProgress,
+        "kept while it waits"
+    );
+    t.coord
+        .decide(
+            &question.id,
+            &AnswerRequest {
+                answer: Some("Ship it; shout is tracked in BUG-12.".into()),
+                decision: Some(Decision::Approve),
+            },
+        )
+        .await
+        .unwrap();
+
+    let test = t.closed("TEST-001").await;
+    assert_eq!(
+        test.status,
+        TaskStatus::Completed,
+        "{:?}",
+        test.failure_reason
+    );
+    let result = test.result.expect("a result");
+    assert_eq!(result["qualityGatePassed"], false);
+    assert_eq!(result["acceptedBelowGate"]["id"], question.id.as_str());
+    assert_eq!(result["acceptedBelowGate"]["answeredBy"], "coordinator");
+    let verdict = t.one("test_result").await;
+    assert!(
+        verdict.summary.contains("not met, accepted by coordinator"),
+        "{}",
+        verdict.summary
+    );
+    assert_eq!(
+        stub.requests().len(),
+        2,
+        "no more model calls while waiting"
+    );
+}

@@ -307,3 +307,87 @@ async fn an_mcp_session_decides_a_person_only_gate_only_with_a_leads_token() {
         "TEST-001"
     );
 }
+
+/// `task_ask` and `task_decision`: a tester asks about the task it holds over MCP, a
+/// coordinator cannot decide its person-only question, a lead can, and the decision reads the
+/// same as over HTTP.
+#[tokio::test]
+async fn a_holder_asks_over_mcp_and_reads_the_decision() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    let lead = d.agent("qa", "dana", "lead").await;
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "migrate"}),
+    )
+    .await
+    .expect_status(201);
+    tester.claim(json!({})).await.expect("TEST-001");
+    let raw = call(
+        &d,
+        &tester.token,
+        "task_ask",
+        json!({"id": "TEST-001", "question": "Drop the legacy table?", "kind": "approval",
+               "personOnly": true}),
+    )
+    .await;
+    let (asked, error) = answer(&raw);
+    assert!(!error, "{raw}");
+    let qid = asked["question"]["id"].as_str().unwrap().to_string();
+    assert_eq!(asked["question"]["metadata"]["gate"]["asker"], "tester-1");
+    assert_eq!(asked["task"]["claimedBy"], "tester-1");
+
+    let raw = call(&d, &tester.token, "task_decision", json!({"id": qid})).await;
+    let (open, error) = answer(&raw);
+    assert!(!error, "{raw}");
+    assert_eq!(open["status"], "open");
+    assert_eq!(open["askedByHolder"], "tester-1");
+    let raw = call(
+        &d,
+        &tester.token,
+        "task_decision",
+        json!({"id": qid, "waitMs": 60000}),
+    )
+    .await;
+    assert_eq!(
+        raw["structuredContent"]["error"]["code"], "invalid_field",
+        "{raw}"
+    );
+    let raw = call(
+        &d,
+        &c.token,
+        "task_answer",
+        json!({"id": qid, "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(
+        raw["structuredContent"]["error"]["code"], "person_required",
+        "{raw}"
+    );
+    let raw = call(
+        &d,
+        &lead.token,
+        "task_answer",
+        json!({"id": qid, "decision": "approve", "answer": "Yes, after the backup."}),
+    )
+    .await;
+    assert!(!answer(&raw).1, "{raw}");
+    let raw = call(
+        &d,
+        &tester.token,
+        "task_decision",
+        json!({"id": qid, "waitMs": 1000}),
+    )
+    .await;
+    let (decided, _) = answer(&raw);
+    assert_eq!(decided["status"], "answered", "{raw}");
+    assert_eq!(decided["decision"], "approve");
+    assert_eq!(decided["answeredBy"], "dana");
+    let http = tester
+        .get(&tester.t(&format!("/tasks/{qid}/decision")))
+        .await
+        .expect_status(200)
+        .body;
+    assert_eq!(http, decided);
+}

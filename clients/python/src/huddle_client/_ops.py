@@ -183,6 +183,32 @@ class Ops:
         body = query(answer=answer, decision=decision)
         return Call("POST", self._t(f"/tasks/{seg(id)}/answer"), task, json=body)
 
+    def ask(
+        self,
+        id: str,
+        question: str,
+        kind: Optional[str],
+        person_only: bool,
+        deadline: Optional[str],
+        on_deadline: Optional[str],
+        lease_ms: Optional[int],
+    ) -> Call[m.Gated]:
+        # Not retried: a second question while one is open is refused (409).
+        body = m.to_json(m.GateRequest(question, kind, True if person_only else None, deadline, on_deadline))
+        if lease_ms is not None:
+            body["leaseMs"] = lease_ms
+        return Call("POST", self._t(f"/tasks/{seg(id)}/ask"), lambda d: m.from_json(m.Gated, d), json=body)
+
+    def decision(self, id: str, wait_ms: Optional[int]) -> Call[m.GateRecord]:
+        params = query(wait_ms=wait_ms or None)
+        return Call(
+            "GET",
+            self._t(f"/tasks/{seg(id)}/decision"),
+            lambda d: m.from_json(m.GateRecord, d),
+            params=params,
+            retry=True,
+        )
+
     # Messages ---------------------------------------------------------------------------------
     def post_message(
         self, to: str, type: str, summary: str, data: Optional[Mapping[str, Any]], key: Optional[str]

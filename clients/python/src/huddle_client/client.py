@@ -198,6 +198,31 @@ class Client:
         it was asked, is refused with :class:`Conflict`."""
         return self._run(self._ops.answer(id, answer, decision))
 
+    def ask(
+        self,
+        id: str,
+        question: str,
+        *,
+        kind: Optional[str] = None,
+        person_only: bool = False,
+        deadline: Optional[str] = None,
+        on_deadline: Optional[str] = None,
+        lease_ms: Optional[int] = None,
+    ) -> m.Gated:
+        """Asks a person about task ``id``, which this agent holds, and keeps it while waiting:
+        the question (``HUMAN-NNN``) blocks the task and the lease lasts until its deadline (at
+        most the team's ``questions.maxWaitMinutes`` ahead, which is the default; then
+        ``on_deadline``, ``"reject"`` by default, is taken). The decision neither releases nor
+        cancels the task: read it with :meth:`decision`; the task then has ``lease_ms`` (default:
+        the daemon's lease) before its next heartbeat is due. One open question per task."""
+        return self._run(self._ops.ask(id, question, kind, person_only, deadline, on_deadline, lease_ms))
+
+    def decision(self, id: str, *, wait_ms: int = 0) -> m.GateRecord:
+        """Where question ``id`` stands (``status`` ``open``, ``answered`` or ``withdrawn``, with
+        the ``decision`` and ``answer``); with ``wait_ms``, waits while it is open (at most the
+        daemon's long-poll bound, 60 s by default). Loop until ``status != "open"``."""
+        return self._run(self._ops.decision(id, wait_ms))
+
     def approve(self, id: str, answer: Optional[str] = None) -> m.Task:
         """Approves question ``id``: the task it held may be claimed now."""
         return self._run(self._ops.answer(id, answer, m.APPROVE))

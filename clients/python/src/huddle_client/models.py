@@ -109,6 +109,9 @@ class GateRecord:
     person_only: bool = False
     deadline: Optional[str] = None
     on_deadline: Optional[str] = None
+    #: The holder that asked it mid-task (:meth:`~huddle_client.Client.ask`); ``None`` for a
+    #: gate asked before the task was claimed.
+    asked_by_holder: Optional[str] = None
     decision: Optional[str] = None
     answer: Optional[str] = None
     answered_by: Optional[str] = None
