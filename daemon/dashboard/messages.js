@@ -157,9 +157,11 @@ export function mountMessages(root, state, api) {
     }
     drawnNewest = state.messages.at(-1)?.seq ?? drawnNewest;
     if (!fresh.length) return;
-    // Rows added above what the reader looks at push it down: scroll back by as much.
-    const reading = window.scrollY > 0 && body.getBoundingClientRect().top < 0;
-    const heightBefore = body.offsetHeight;
+    // Rows added above what the reader looks at push it down: the first row in view is put
+    // back where it was. Measured on that row, not on the table's height, because the browser
+    // may already have kept it in place (scroll anchoring) and must not be corrected twice.
+    const anchor = window.scrollY > 0 ? firstRowInView() : null;
+    const topBefore = anchor?.getBoundingClientRect().top;
     body.querySelector('tr.placeholder')?.remove();
     body.prepend(...fresh);
     const rows = body.querySelectorAll('tr.msg');
@@ -168,7 +170,19 @@ export function mountMessages(root, state, api) {
       if (next?.classList.contains('msg-details')) next.remove();
       rows[i].remove();
     }
-    if (reading) window.scrollBy(0, body.offsetHeight - heightBefore);
+    if (anchor?.isConnected) {
+      const moved = anchor.getBoundingClientRect().top - topBefore;
+      if (moved !== 0) window.scrollBy(0, moved);
+    }
+  }
+
+  /** The first log row whose top is at or below the top of the window (under the top bar). */
+  function firstRowInView() {
+    if (body.getBoundingClientRect().top >= 0) return null; // the top of the log is in view
+    for (const tr of body.rows) {
+      if (tr.getBoundingClientRect().bottom > 0) return tr;
+    }
+    return null;
   }
 
   function drawSearch() {
@@ -210,7 +224,7 @@ export function mountMessages(root, state, api) {
     h('td', { class: 'seq' }, String(m.seq)),
     h('td', { class: 'time', title: m.createdAt }, clock(m.createdAt)),
     h('td', { class: 'route' }, h('strong', {}, m.from), ' → ', m.to),
-    h('td', {}, h('span', { class: `type type-${kind}` }, m.type)),
+    h('td', { class: 'type-cell' }, h('span', { class: `type type-${kind}` }, m.type)),
     h('td', { class: 'summary' }, extra(m), h('span', { class: 'summary-text' }, m.summary)));
     if (!open.has(m.seq)) return [main];
     return [main, detailRow()];

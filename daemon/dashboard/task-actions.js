@@ -1,44 +1,51 @@
 // What a person does to a task from its detail, through the ordinary API and only what the
-// token's role may (SECURITY.md): a coordinator cancels, reopens (status `pending`), reassigns
-// (owner) and edits (subject, description) with `PATCH …/tasks/{id}` (with `If-Match`, so a
-// change made meanwhile is not overwritten); coordinators, testers and executors post a message
-// to an agent or the team and answer a `fix_required` (a reply to its sender naming the task).
-// Each edit is followed by a `task_action` message, so the log says who did what; the daemon
-// sets every message's sender from the token, never from the page.
+// token's role may (SECURITY.md): a coordinator or a lead cancels, reopens (status `pending`),
+// reassigns (owner) and edits (subject, description) with `PATCH …/tasks/{id}`. The reassign and
+// edit forms send only the fields the person changed, with `If-Match` of the version shown when
+// they began, so a change made meanwhile is never overwritten unseen: on 412 the page shows what
+// changed and the person chooses (task-conflict.js). Coordinators, testers and executors post a
+// message to an agent or the team and answer a `fix_required` (a reply to its sender naming the
+// task). Each edit is followed by a `task_action` message, so the log says who did what; the
+// daemon sets every message's sender from the token, never from the page.
 
 import { h, replace } from './dom.js';
 import { isOpenQuestion } from './gates.js';
+import { mountConflict, trackedForm } from './task-conflict.js';
 
 const EDITING_ROLES = new Set(['coordinator', 'lead']);
 const POSTING_ROLES = new Set(['coordinator', 'lead', 'tester', 'executor']);
 
 export function mountTaskActions(state, api, me, currentId) {
   let task = null;
-  let filled = null; // the task id the forms were last filled from
   let replyTo = null; // the fix_required message being answered: {seq, from}
   const status = h('p', { class: 'action-status', id: 'action-status', role: 'status' });
   const who = h('p', { class: 'action-who' });
 
   const button = (label, action, patch, verb) => h('button', {
     type: 'button', class: 'quiet', 'data-action': action,
-    onclick: () => edit(action, patch(), verb),
+    onclick: () => edit(action, patch(), verb, task?.version),
   }, label);
   const cancel = button('Cancel task', 'cancel', () => ({ status: 'cancelled' }), 'cancelled');
   const reopen = button('Retry / reopen', 'reopen', () => ({ status: 'pending' }), 'reopened');
 
   const owner = h('input', { id: 'action-owner', placeholder: 'agent or role; empty: anyone', 'aria-label': 'New owner', spellcheck: 'false', autocapitalize: 'off' });
+  const ownerForm = trackedForm(['owner'], () => ({ owner: owner.value.trim() || null }), (v) => { owner.value = v.owner ?? ''; });
   const reassign = h('form', { class: 'action-form', id: 'action-reassign', onsubmit: (e) => {
     e.preventDefault();
-    const value = owner.value.trim();
-    edit('reassign', { owner: value || null }, value ? `reassigned to ${value}` : 'left open to anyone');
+    save(ownerForm, 'reassign', (p) => (p.owner ? `reassigned to ${p.owner}` : 'left open to anyone'));
   } }, h('label', {}, 'Owner ', owner), h('button', { type: 'submit' }, 'Reassign'));
 
   const subject = h('input', { id: 'action-subject', 'aria-label': 'Subject', required: true });
   const description = h('textarea', { id: 'action-description', 'aria-label': 'Description', rows: 4 });
+  const textForm = trackedForm(['subject', 'description'],
+    () => ({ subject: subject.value.trim(), description: description.value }),
+    (v) => { subject.value = v.subject ?? ''; description.value = v.description ?? ''; });
   const editForm = h('form', { class: 'action-form action-edit', id: 'action-edit', onsubmit: (e) => {
     e.preventDefault();
-    edit('edit', { subject: subject.value.trim(), description: description.value }, 'edited');
+    save(textForm, 'edit', () => 'edited');
   } }, h('label', {}, 'Subject ', subject), h('label', {}, 'Description (markdown) ', description), h('button', { type: 'submit' }, 'Save'));
+  const forms = [ownerForm, textForm];
+  const conflict = mountConflict();
 
   const to = h('select', { id: 'action-to', 'aria-label': 'Send to' });
   const text = h('textarea', { id: 'action-message', 'aria-label': 'Message', rows: 2, required: true });
@@ -50,7 +57,7 @@ export function mountTaskActions(state, api, me, currentId) {
 
   const editing = h('div', { class: 'action-row' }, cancel, reopen);
   const root = h('section', { class: 'panel actions', id: 'task-actions', 'aria-label': 'Actions' },
-    h('h3', {}, 'Act on this task'), who, editing, reassign, editForm, messageForm, status);
+    h('h3', {}, 'Act on this task'), who, editing, reassign, editForm, conflict.root, messageForm, status);
 
   function role() {
     return me.role ?? null;
@@ -61,24 +68,78 @@ export function mountTaskActions(state, api, me, currentId) {
     status.classList.toggle('failure', failed);
   }
 
-  async function edit(action, patch, verb) {
-    if (!task) return;
+  /**
+   * PATCHes `patch` onto the task at `version` (the saving `form`, if any, starts again from the
+   * result) and logs it; the task as saved, or null. A 412 calls `onStale` when given.
+   */
+  async function edit(action, patch, verb, version, form = null, onStale = null) {
+    if (!task) return null;
     const id = task.id;
     say(`${verb}…`);
+    let updated;
     try {
-      const updated = await api.patchTask(id, patch, task.version);
-      state.putTask(updated);
+      updated = await api.patchTask(id, patch, version);
     } catch (err) {
+      if (err.status === 412 && onStale) {
+        await onStale();
+        return null;
+      }
       const why = err.status === 412 ? `${id} changed meanwhile; look at it again and retry` : `${err.message} (${err.code})`;
       say(`Not ${verb}: ${why}`, true);
-      return;
+      return null;
     }
+    conflict.hide();
+    for (const f of forms) {
+      if (f === form) f.start(updated);
+      else f.saved(updated, version);
+    }
+    state.putTask(updated);
     try {
       await api.postMessage({ to: '*', type: 'task_action', summary: `${me.name} ${verb} ${id}`, data: { taskId: id, action, changes: patch } });
       say(`${id} ${verb}.`);
     } catch (err) {
       say(`${id} ${verb}, but the log note failed: ${err.message}`, true);
     }
+    return updated;
+  }
+
+  /** Saves what the person changed in `form`, from the version they started at. */
+  async function save(form, action, verb) {
+    if (!task || !form.base) return;
+    const mine = form.changed();
+    if (Object.keys(mine).length === 0) {
+      say('Nothing changed: nothing to save.');
+      return;
+    }
+    await edit(action, mine, verb(mine), form.base.version, form, () => stale(form, action, verb, mine));
+  }
+
+  /** Someone changed the task after `form` started: show what changed, let the person choose. */
+  async function stale(form, action, verb, mine) {
+    const id = form.base.id;
+    let current;
+    try {
+      current = await api.task(id);
+    } catch (err) {
+      say(`Not saved: ${id} changed meanwhile, and reading it again failed: ${err.message}`, true);
+      return;
+    }
+    state.putTask(current);
+    say(`Not saved: ${id} changed meanwhile (now version ${current.version}). Choose below.`, true);
+    conflict.show({
+      form,
+      current,
+      mine,
+      onMine: () => {
+        form.rebaseKeeping(current, form.changed()); // what the person has now, over `current`
+        save(form, action, verb);
+      },
+      onTheirs: () => {
+        conflict.hide();
+        form.start(state.tasks.get(id) ?? current);
+        say(`Discarded your changes; showing version ${form.base.version}.`);
+      },
+    });
   }
 
   async function post() {
@@ -125,7 +186,8 @@ export function mountTaskActions(state, api, me, currentId) {
     /** A new task is shown: forms start from its values. */
     reset() {
       task = null;
-      filled = null;
+      for (const form of forms) form.start({ id: null, version: null });
+      conflict.hide();
       say('');
       answer(null);
       text.value = '';
@@ -146,12 +208,7 @@ export function mountTaskActions(state, api, me, currentId) {
       messageForm.hidden = !canPost;
       cancel.hidden = ['cancelled', 'completed'].includes(next.status);
       reopen.hidden = !['failed', 'cancelled', 'completed'].includes(next.status);
-      if (filled !== next.id) {
-        filled = next.id;
-        owner.value = next.owner ?? '';
-        subject.value = next.subject;
-        description.value = next.description;
-      }
+      for (const form of forms) form.follow(next);
       recipients();
     },
     /** An "answer" button for a `fix_required` row, for roles that may post. */

@@ -1,6 +1,6 @@
 // What the dashboard scripts share: the environment, the line protocol with the Rust side
 // (`STEP <name>` out, `DONE <name> [text]` in), checks, and Debian's Chromium through
-// playwright-core with a throwaway profile. Used by actions.mjs and large.mjs.
+// playwright-core with a throwaway profile. Used by every script but dashboard.mjs.
 
 import { chromium } from 'playwright-core';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -50,10 +50,13 @@ export async function withBrowser(run, { width = 1440, height = 900 } = {}) {
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors = [];
-  page.on('pageerror', (err) => pageErrors.push(`uncaught: ${err.message}`));
-  page.on('console', (msg) => {
-    if (/Content Security Policy|Refused to/i.test(msg.text())) pageErrors.push(`CSP: ${msg.text()}`);
-  });
+  const watch = (p) => {
+    p.on('pageerror', (err) => pageErrors.push(`uncaught: ${err.message}`));
+    p.on('console', (msg) => {
+      if (/Content Security Policy|Refused to/i.test(msg.text())) pageErrors.push(`CSP: ${msg.text()}`);
+    });
+  };
+  watch(page);
   const waitFor = (fn, arg, what, timeout = PATIENCE) => page.waitForFunction(fn, arg, { timeout }).catch((e) => {
     throw new Error(`timed out waiting for ${what}: ${e.message.split('\n')[0]}`);
   });
@@ -61,16 +64,23 @@ export async function withBrowser(run, { width = 1440, height = 900 } = {}) {
     await page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
     note(`screenshot ${name}.png`);
   };
-  const signIn = async (hash = '') => {
-    await page.goto(`${env('HUDDLE_URL')}/${hash}`);
-    await page.locator('#signin').waitFor({ state: 'visible', timeout: PATIENCE });
-    await page.fill('#signin-team', env('HUDDLE_TEAM'));
-    await page.fill('#signin-token', env('HUDDLE_TOKEN'));
-    await page.click('#signin-submit');
-    await page.locator('#app').waitFor({ state: 'visible', timeout: PATIENCE });
+  // Signs `tab` (the first page unless given) in with `token` (HUDDLE_TOKEN unless given).
+  const signIn = async (hash = '', { tab = page, token = env('HUDDLE_TOKEN') } = {}) => {
+    await tab.goto(`${env('HUDDLE_URL')}/${hash}`);
+    await tab.locator('#signin').waitFor({ state: 'visible', timeout: PATIENCE });
+    await tab.fill('#signin-team', env('HUDDLE_TEAM'));
+    await tab.fill('#signin-token', token);
+    await tab.click('#signin-submit');
+    await tab.locator('#app').waitFor({ state: 'visible', timeout: PATIENCE });
+  };
+  // Another tab: a second person (the session lives in each tab's sessionStorage).
+  const newTab = async () => {
+    const tab = await context.newPage();
+    watch(tab);
+    return tab;
   };
   try {
-    await run(page, { waitFor, shot, signIn, pageErrors });
+    await run(page, { waitFor, shot, signIn, newTab, pageErrors });
     check(pageErrors.length === 0, `no script error and no CSP refusal: ${pageErrors.join('; ')}`);
     console.log('PASS');
   } catch (err) {

@@ -62,6 +62,10 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         "task-actions.js",
         include_bytes!("../../dashboard/task-actions.js"),
     ),
+    js(
+        "task-conflict.js",
+        include_bytes!("../../dashboard/task-conflict.js"),
+    ),
     js("gates.js", include_bytes!("../../dashboard/gates.js")),
     js(
         "attention.js",
