@@ -185,6 +185,8 @@ export interface Cursors {
 export interface Me {
   name: string;
   role: string;
+  /** How the team's workers ask a person mid-task: the wait in force (minutes) and whether the built-in tester asks below the gate. */
+  questions: { maxWaitMinutes?: number; askBelowGate?: boolean };
 }
 
 /**

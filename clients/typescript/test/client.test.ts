@@ -203,5 +203,5 @@ test("search reaches every message, newest first, with exact totals; batched pos
   const events = await t.coordinator.taskEvents("TEST-001");
   assert.deepEqual(events.map((e) => e.type), ["task.updated", "task.created"]);
   assert.equal((await t.coordinator.taskEvents("TEST-001", { limit: 1 })).length, 1);
-  assert.deepEqual(await tester.me(), { name: "tester", role: "tester" });
+  assert.deepEqual(await tester.me(), { name: "tester", role: "tester", questions: { maxWaitMinutes: 1440 } });
 });

@@ -10,3 +10,4 @@ mod limits;
 mod project_claims;
 mod search;
 mod tools;
+mod ts_sdk;

@@ -227,10 +227,12 @@ class Cursors:
 
 @dataclass
 class Me:
-    """The token's own agent: its name and role."""
+    """The token's own agent: its name and role, and how the team's workers ask a person
+    mid-task (``questions``: ``maxWaitMinutes`` in force, ``askBelowGate`` when set)."""
 
     name: str
     role: str
+    questions: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -14,13 +14,19 @@ pub enum Output {
     Inline(Value),
 }
 
-/// The output schema: the answer's schema at the root (an object, as MCP asks) with every
-/// component it reaches under `$defs`.
+/// The output schema: an object that is the answer or the error shape (`anyOf`), with every
+/// component either reaches under `$defs`. A tool error carries `{"error": …}` as its structured
+/// content; the TypeScript SDK 1.x validates an error result against the output schema too, and
+/// would otherwise turn every refusal into `-32602 Structured content does not match`.
 pub fn schema(doc: &Value, output: Output) -> Arc<Map<String, Value>> {
-    let mut root = match output {
+    let answer = match output {
         Output::Component(name) => component(doc, name).clone(),
         Output::Inline(value) => value,
     };
+    let mut root = json!({
+        "type": "object",
+        "anyOf": [answer, { "$ref": format!("{PREFIX}ErrorBody") }],
+    });
     let mut wanted = BTreeSet::new();
     collect_refs(&root, &mut wanted);
     let mut defs = Map::new();
@@ -127,6 +133,7 @@ pub fn output_of(tool: &str) -> Output {
                 "defaultLeaseMs": { "type": "integer" },
                 "minLeaseMs": { "type": "integer" },
                 "maxLeaseMs": { "type": "integer" },
+                "questions": of("TeamQuestions"),
             },
             "required": ["team", "agent", "role", "claimPrefixes", "maxWaitMs",
                 "defaultLeaseMs", "minLeaseMs", "maxLeaseMs"],
@@ -167,11 +174,19 @@ mod tests {
             "B": {"type": "array", "items": {"$ref": "#/components/schemas/C"}},
             "C": {"type": "string"},
             "D": {"type": "integer"},
+            "ErrorBody": {"type": "object", "properties": {
+                "error": {"$ref": "#/components/schemas/ErrorInfo"}}},
+            "ErrorInfo": {"type": "object"},
         }}});
         let out = schema(&doc, Output::Component("A"));
-        assert_eq!(out["properties"]["b"]["$ref"], "#/$defs/B");
+        assert_eq!(out["type"], "object");
+        assert_eq!(out["anyOf"][0]["properties"]["b"]["$ref"], "#/$defs/B");
+        assert_eq!(out["anyOf"][1]["$ref"], "#/$defs/ErrorBody");
         let defs = out["$defs"].as_object().unwrap();
-        assert_eq!(defs.keys().collect::<Vec<_>>(), ["B", "C"]);
+        assert_eq!(
+            defs.keys().collect::<Vec<_>>(),
+            ["B", "C", "ErrorBody", "ErrorInfo"]
+        );
         assert_eq!(defs["B"]["items"]["$ref"], "#/$defs/C");
     }
 }
