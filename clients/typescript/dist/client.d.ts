@@ -131,6 +131,27 @@ export declare class HuddleClient {
     approve(id: string, answer?: string): Promise<m.Task>;
     /** Rejects question `id`: the task it held is cancelled for good, `reason` (or "rejected at HUMAN-NNN") its `failureReason`. */
     reject(id: string, reason?: string): Promise<m.Task>;
+    /**
+     * Asks a person about task `id`, which this agent holds, and keeps it while waiting: the
+     * question (`HUMAN-NNN`) blocks the task and the lease lasts until its deadline (at most the
+     * team's `questions.maxWaitMinutes` ahead, which is the default; then `onDeadline`, `reject`
+     * by default, is taken). The decision neither releases nor cancels the task: read it with
+     * `decision`. One open question per task.
+     */
+    ask(id: string, question: string, options?: {
+        kind?: m.GateKind;
+        personOnly?: boolean;
+        deadline?: string;
+        onDeadline?: m.Decision;
+        leaseMs?: number;
+    }): Promise<m.Gated>;
+    /**
+     * Where question `id` stands (`status` `open`, `answered` or `withdrawn`); with `waitMs`,
+     * waits while it is open (at most the daemon's long-poll bound). Loop until not `open`.
+     */
+    decision(id: string, options?: {
+        waitMs?: number;
+    }): Promise<m.GateRecord>;
     /** A post repeated with the same `idempotencyKey` is stored once (one is made per call, so retries never duplicate). */
     postMessage(message: m.NewMessage, options?: {
         idempotencyKey?: string;

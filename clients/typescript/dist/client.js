@@ -158,6 +158,36 @@ export class HuddleClient {
     reject(id, reason) {
         return this.answer(id, reason === undefined ? { decision: "reject" } : { decision: "reject", answer: reason });
     }
+    /**
+     * Asks a person about task `id`, which this agent holds, and keeps it while waiting: the
+     * question (`HUMAN-NNN`) blocks the task and the lease lasts until its deadline (at most the
+     * team's `questions.maxWaitMinutes` ahead, which is the default; then `onDeadline`, `reject`
+     * by default, is taken). The decision neither releases nor cancels the task: read it with
+     * `decision`. One open question per task.
+     */
+    ask(id, question, options = {}) {
+        const body = { question };
+        if (options.kind !== undefined)
+            body.kind = options.kind;
+        if (options.personOnly)
+            body.personOnly = true;
+        if (options.deadline !== undefined)
+            body.deadline = options.deadline;
+        if (options.onDeadline !== undefined)
+            body.onDeadline = options.onDeadline;
+        if (options.leaseMs !== undefined)
+            body.leaseMs = options.leaseMs;
+        // Not retried: a second question while one is open is refused (409).
+        return this.send({ method: "POST", path: this.t(`/tasks/${seg(id)}/ask`), body });
+    }
+    /**
+     * Where question `id` stands (`status` `open`, `answered` or `withdrawn`); with `waitMs`,
+     * waits while it is open (at most the daemon's long-poll bound). Loop until not `open`.
+     */
+    decision(id, options = {}) {
+        const query = options.waitMs ? { waitMs: options.waitMs } : {};
+        return this.send({ method: "GET", path: this.t(`/tasks/${seg(id)}/decision`), query, retry: true });
+    }
     // Messages ---------------------------------------------------------------------------------
     /** A post repeated with the same `idempotencyKey` is stored once (one is made per call, so retries never duplicate). */
     postMessage(message, options = {}) {

@@ -38,6 +38,10 @@ export interface GateRequest {
     /** The deadline's decision: `reject` (the default) or `approve` (not on a person-only gate). */
     onDeadline?: Decision;
 }
+/** A holder's question mid-task (`ask`): a gate's fields and the lease to resume with (ms). */
+export interface AskRequest extends GateRequest {
+    leaseMs?: number;
+}
 /** A gate asked: the question (`HUMAN-NNN`, owned by `human`) and the task it now blocks. */
 export interface Gated {
     question: Task;
@@ -59,6 +63,8 @@ export interface GateRecord {
     deadline?: string;
     onDeadline?: Decision;
     status: "open" | "answered" | "withdrawn";
+    /** The holder that asked it mid-task (`ask`); absent for a gate asked before the claim. */
+    askedByHolder?: string;
     decision: Decision | null;
     answer: string | null;
     answeredBy: string | null;
@@ -158,6 +164,11 @@ export interface Cursors {
 export interface Me {
     name: string;
     role: string;
+    /** How the team's workers ask a person mid-task: the wait in force (minutes) and whether the built-in tester asks below the gate. */
+    questions: {
+        maxWaitMinutes?: number;
+        askBelowGate?: boolean;
+    };
 }
 /**
  * One change in the team: `task.created`, `task.claimed`, `task.updated`, `task.completed`,
