@@ -131,6 +131,9 @@ pub struct TaskSettings {
     /// The longest wait over MCP, kept below the 60 s after which MCP clients (the TypeScript
     /// SDK, Claude Code) give up on a request.
     pub mcp_max_wait_ms: u64,
+    /// The lease of a claim made over MCP without `leaseMs`: an LLM's step, minutes long
+    /// (within `min_lease_ms`..`max_lease_ms`). Any tool call of the holder renews it.
+    pub mcp_default_lease_ms: u64,
     pub default_max_attempts: i64,
     pub lease_sweep_ms: u64,
     /// How long a holder's question (`POST …/tasks/{id}/ask`) keeps its task, for a team that
@@ -317,6 +320,7 @@ impl Default for TaskSettings {
             min_lease_ms: 100,
             max_wait_ms: 60_000,
             mcp_max_wait_ms: 25_000,
+            mcp_default_lease_ms: 600_000,
             default_max_attempts: 3,
             lease_sweep_ms: 500,
             max_question_wait_minutes: 24 * 60,

@@ -156,6 +156,9 @@ pub struct ListQuery {
     pub kind: Option<String>,
     /// Page size (100 by default).
     pub limit: Option<usize>,
+    /// The newest `limit` messages that match instead of the oldest past `after` (not with
+    /// `after`): "the last N", in `seq` order; `next` is then the cursor for what comes later.
+    pub newest: Option<bool>,
 }
 
 /// A page size: 100 by default, at most `limits.max_page_size`.
@@ -198,6 +201,9 @@ pub async fn list_messages(
     q: ListQuery,
 ) -> ApiResult<MessageList> {
     let limit = page_size(state, q.limit)?;
+    if q.newest == Some(true) {
+        return newest_messages(state, caller, q, limit).await;
+    }
     let filter = MessageFilter {
         after: q.after.unwrap_or(0).max(0),
         from: q.from.filter(|s| !s.is_empty()),
@@ -209,6 +215,33 @@ pub async fn list_messages(
     let next = (messages.len() == limit)
         .then(|| messages.last().map(|m| m.seq))
         .flatten();
+    Ok(MessageList { messages, next })
+}
+
+/// The newest `limit` messages matching `q`'s filters, oldest first (the search's newest-first
+/// page, turned round), with `next` the last one's `seq` so a reader can go on from there.
+async fn newest_messages(
+    state: &AppState,
+    caller: &Caller,
+    q: ListQuery,
+    limit: usize,
+) -> ApiResult<MessageList> {
+    if q.after.is_some() {
+        return Err(ApiError::bad_request(
+            "after",
+            "`newest` reads the last messages; it takes no `after` (page on with `next`)",
+        ));
+    }
+    let search = crate::store::MessageSearch {
+        from: q.from.filter(|s| !s.is_empty()),
+        to: q.to.filter(|s| !s.is_empty()),
+        kind: q.kind.filter(|s| !s.is_empty()),
+        limit,
+        ..Default::default()
+    };
+    let (mut messages, _) = state.store.search_messages(caller.team_id, search).await?;
+    messages.reverse();
+    let next = messages.last().map(|m| m.seq);
     Ok(MessageList { messages, next })
 }
 

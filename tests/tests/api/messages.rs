@@ -315,3 +315,49 @@ async fn a_batched_post_stores_every_message_in_order_or_none() {
         "an observer may not post messages"
     );
 }
+
+/// `newest=true` answers "the last N" that match, oldest first, with a cursor for what follows;
+/// it takes no `after`. The same over MCP's `msg_list`.
+#[tokio::test]
+async fn newest_lists_the_last_messages_that_match() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    for i in 1..=30 {
+        let kind = if i % 3 == 0 { "fix_required" } else { "note" };
+        c.post(
+            &c.t("/messages"),
+            json!({"to": "*", "type": kind, "summary": format!("m{i}")}),
+        )
+        .await
+        .expect_status(201);
+    }
+    let page = c
+        .get(&c.t("/messages?type=fix_required&limit=3&newest=true"))
+        .await
+        .expect_status(200)
+        .body;
+    let summaries: Vec<&str> = page["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries, ["m24", "m27", "m30"], "{page}");
+    let last = page["messages"][2]["seq"].clone();
+    assert_eq!(page["next"], last);
+    let later = c
+        .get(&c.t(&format!("/messages?after={last}")))
+        .await
+        .expect_status(200)
+        .body;
+    assert!(later["messages"].as_array().unwrap().is_empty(), "{later}");
+    c.get(&c.t("/messages?newest=true&after=3"))
+        .await
+        .expect_error(400, "invalid_field");
+    let oldest = c
+        .get(&c.t("/messages?type=fix_required&limit=1"))
+        .await
+        .expect_status(200)
+        .body;
+    assert_eq!(oldest["messages"][0]["summary"], "m3");
+}

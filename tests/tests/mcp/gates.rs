@@ -391,3 +391,44 @@ async fn a_holder_asks_over_mcp_and_reads_the_decision() {
         .body;
     assert_eq!(http, decided);
 }
+
+/// Leases for LLM turns: a claim over MCP without `leaseMs` gets the MCP lease, and any tool
+/// call of the holder renews it, so an agent that keeps working (here: reading messages) keeps
+/// its task past several lease lengths without a heartbeat; once it stops, the lease lapses.
+#[tokio::test]
+async fn any_call_of_the_holder_renews_its_mcp_lease() {
+    let d = TestDaemon::start_with(|s| s.tasks.mcp_default_lease_ms = 1_500).await;
+    let c = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "long step"}),
+    )
+    .await
+    .expect_status(201);
+    let raw = call(&d, &tester.token, "task_claim", json!({})).await;
+    let (claimed, error) = answer(&raw);
+    assert!(!error, "{raw}");
+    assert_eq!(claimed["lease"]["leaseMs"], 1500, "{claimed}");
+    let first_expiry = claimed["tasks"][0]["leaseExpiresAt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let first_expiry = chrono::DateTime::parse_from_rfc3339(&first_expiry).unwrap();
+    // Keep calling an unrelated tool until three lease lengths past the first expiry.
+    let until = first_expiry + chrono::Duration::milliseconds(4_500);
+    while chrono::Utc::now() < until {
+        let raw = call(&d, &tester.token, "msg_list", json!({"limit": 1})).await;
+        assert!(!answer(&raw).1, "{raw}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let held = c.get(&c.t("/tasks/TEST-001")).await.expect_status(200).body;
+    assert_eq!(held["status"], "in_progress", "{held}");
+    assert_eq!(held["claimedBy"], "tester-1");
+    assert_eq!(held["attempts"], 0);
+    // Silent now: the lease lapses and the task goes back to the queue.
+    huddle_tests::eventually(30, "the silent holder's lease lapses", || async {
+        c.get(&c.t("/tasks/TEST-001")).await.body["status"] == "pending"
+    })
+    .await;
+}

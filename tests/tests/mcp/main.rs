@@ -9,5 +9,6 @@ mod leases;
 mod limits;
 mod project_claims;
 mod search;
+mod tool_access;
 mod tools;
 mod ts_sdk;

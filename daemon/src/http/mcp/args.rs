@@ -144,8 +144,8 @@ pub struct ClaimArgs {
     /// 0 (the default) answers at once. The wait ends early if you cancel the call.
     #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub wait_ms: Option<u64>,
-    /// How long the claim holds before it lapses, in milliseconds (30000 by default). Keep it
-    /// with task_heartbeat before it runs out.
+    /// How long the claim holds before it lapses, in milliseconds (the daemon's MCP lease,
+    /// 600000 by default: an LLM step). Any tool call of yours renews it.
     #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub lease_ms: Option<u64>,
     /// Take up to this many tasks at once (1 by default).
@@ -180,7 +180,8 @@ impl From<ClaimArgs> for huddle_wire::ClaimRequest {
 pub struct HeartbeatArgs {
     /// The id of a task you hold, e.g. `TEST-007`.
     pub id: String,
-    /// The new lease, counted from now, in milliseconds (30000 by default).
+    /// The new lease, counted from now, in milliseconds (the daemon's MCP lease, 600000 by
+    /// default); a lease is never shortened.
     #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub lease_ms: Option<u64>,
 }

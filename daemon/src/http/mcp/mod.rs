@@ -13,6 +13,7 @@
 mod args;
 mod gate_tools;
 mod in_flight;
+mod lease_renewal;
 mod memory_tools;
 #[cfg(test)]
 mod operations;
@@ -20,6 +21,7 @@ mod outputs;
 mod schemas;
 mod search_tools;
 mod team_tools;
+mod tool_access;
 mod tools;
 
 use super::error::ApiError;

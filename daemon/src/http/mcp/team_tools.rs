@@ -62,7 +62,7 @@ impl Huddle {
                     "questions": me.questions,
                     "claimPrefixes": caller.role.default_prefixes(),
                     "maxWaitMs": t.mcp_max_wait_ms,
-                    "defaultLeaseMs": t.default_lease_ms,
+                    "defaultLeaseMs": super::lease_renewal::mcp_lease_ms(&self.state),
                     "minLeaseMs": t.min_lease_ms,
                     "maxLeaseMs": t.max_lease_ms,
                 }))
@@ -110,7 +110,8 @@ impl Huddle {
 
     #[tool(
         description = "List the team's messages in `seq` order, filtered by sender, \
-        recipient or type; `next` is the `after` of the following page.",
+        recipient or type; `next` is the `after` of the following page. `newest: true` gives \
+        the last `limit` messages instead (still oldest first).",
         annotations(
             title = "List messages",
             read_only_hint = true,

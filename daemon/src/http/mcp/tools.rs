@@ -27,13 +27,18 @@ pub(super) type ToolResult = Result<CallToolResult, ErrorData>;
 pub struct Huddle {
     pub(super) state: AppState,
     tool_router: ToolRouter<Self>,
+    renewals: std::sync::Arc<super::lease_renewal::Renewals>,
 }
 
 impl Huddle {
     pub fn new(state: AppState) -> Self {
         let mut tool_router = Self::tools();
         super::schemas::complete(&mut tool_router, &state.settings);
-        Huddle { state, tool_router }
+        Huddle {
+            state,
+            tool_router,
+            renewals: Default::default(),
+        }
     }
 
     /// Every tool, from each file's router.
@@ -159,8 +164,9 @@ impl Huddle {
     #[tool(
         description = "Claim the next ready task you may do (your role's prefixes unless \
         `prefixes` is given), waiting up to `waitMs` for one. A claim is a lease: you hold the \
-        task for `leaseMs` (30 s by default) and must renew it with task_heartbeat before \
-        `leaseExpiresAt`, for as long as you work on it (every third of the lease is safe). If \
+        task for `leaseMs` (10 minutes by default: an LLM step) and must renew it before \
+        `leaseExpiresAt`, for as long as you work on it: any tool call you make renews it, and \
+        task_heartbeat does explicitly (every third of the lease is safe). If \
         the lease lapses one of the task's attempts is used up, the task goes back to the queue \
         for another agent (or fails, on its last attempt), and your task_complete is refused. Finish with task_complete, task_fail or \
         task_release. With `project`, you take only tasks whose metadata `project` is that \
@@ -188,6 +194,10 @@ impl Huddle {
             args,
             |caller, args: ClaimArgs| async move {
                 let state = &self.state;
+                let mut args = args;
+                args.lease_ms = args
+                    .lease_ms
+                    .or(Some(super::lease_renewal::mcp_lease_ms(state)));
                 let lease_ms = task_claims::lease(state, args.lease_ms)?;
                 let max_wait = state.settings.tasks.mcp_max_wait_ms;
                 let tasks =
@@ -201,8 +211,9 @@ impl Huddle {
 
     #[tool(
         description = "Renew the lease on a task you hold: it now expires `leaseMs` from now \
-        (30 s by default). Call it regularly while you work on a task (every third of the \
-        lease is safe). Answers the task with its new `leaseExpiresAt`.",
+        (10 minutes by default; a lease is never shortened). Any tool call you make renews \
+        your leases too; call this when you go long without one. Answers the task with its new \
+        `leaseExpiresAt`.",
         annotations(
             title = "Keep a task",
             read_only_hint = false,
@@ -221,8 +232,9 @@ impl Huddle {
             Action::ActOnClaims,
             args,
             |caller, args: HeartbeatArgs| async move {
+                let mcp_lease = super::lease_renewal::mcp_lease_ms(&self.state);
                 let req = Heartbeat {
-                    lease_ms: args.lease_ms,
+                    lease_ms: args.lease_ms.or(Some(mcp_lease)),
                 };
                 task_claims::heartbeat_task(&self.state, &caller, &args.id, req).await
             },
@@ -327,6 +339,48 @@ impl Huddle {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Huddle {
+    /// Every call first renews the caller's leases when due ([`super::lease_renewal`]), then
+    /// runs the tool.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        if let Some(caller) = context
+            .extensions
+            .get::<Parts>()
+            .and_then(|p| caller(p).ok())
+        {
+            self.renewals.touch(&self.state, &caller).await;
+        }
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
+    /// The tools this token's role may call ([`super::tool_access`]); the list differs per
+    /// caller, so it is never marked cacheable across callers.
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let caller = context
+            .extensions
+            .get::<Parts>()
+            .ok_or_else(|| ErrorData::internal_error("request without its HTTP parts", None))
+            .and_then(caller)?;
+        let mut tools = self.tool_router.list_all();
+        tools.retain(|t| super::tool_access::may_call(&caller, &t.name));
+        Ok(rmcp::model::ListToolsResult {
+            result_type: Some(rmcp::model::ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: None,
+            cache_scope: None,
+        })
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("huddled", env!("CARGO_PKG_VERSION")))
