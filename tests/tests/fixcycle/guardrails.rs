@@ -11,11 +11,11 @@ use huddle_tests::llm::team::{llm, team};
 use huddle_tests::llm::LlmStub;
 use std::time::Duration;
 
-const GOOD: (&str, &str, &str) = ("pkg/strings.py", SHOUT_BUG, SHOUT_OK);
+pub(crate) const GOOD: (&str, &str, &str) = ("pkg/strings.py", SHOUT_BUG, SHOUT_OK);
 
 /// Runs a tester (or executor) whose model first answers `bad`, then `good`; checks the
 /// refusal reached the model and that only `good`'s file changed. Returns the project.
-async fn refused_then_fixed(
+pub(crate) async fn refused_then_fixed(
     bad: Vec<Scripted>,
     expected: &str,
     executor: bool,

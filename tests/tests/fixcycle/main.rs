@@ -14,5 +14,6 @@ mod pytest;
 mod tiers;
 mod tiers_go;
 mod useless_replies;
+mod verdict_rules;
 mod verdicts;
 mod visibility;

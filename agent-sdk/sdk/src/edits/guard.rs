@@ -152,6 +152,7 @@ pub fn check_path(rel: &str, policy: &Policy) -> Result<(), Refusal> {
             role: "an executor".into(),
         });
     }
+    super::verdict_rules::check_path(rel, policy)?;
     if let Some(scope) = &policy.scope {
         if !scope
             .iter()
@@ -252,6 +253,7 @@ pub fn check_content(rel: &str, before: &str, after: &str, policy: &Policy) -> R
             });
         }
     }
+    super::verdict_rules::check_content(rel, before, after, policy)?;
     let (b, a) = (count_assertions(before), count_assertions(after));
     if a < b {
         return Err(Refusal::AssertionsDeleted {

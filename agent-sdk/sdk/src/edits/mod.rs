@@ -24,6 +24,7 @@ pub mod diff;
 pub mod guard;
 pub mod snapshot;
 pub mod test_config;
+pub mod verdict_rules;
 
 pub use apply::{apply, Applied};
 pub use guard::{is_test_file, Policy};
@@ -142,6 +143,17 @@ pub enum Refusal {
         before: usize,
         /// Assertions after.
         after: usize,
+    },
+    /// The edit adds what changes a verdict without fixing the code (a runner hook, a
+    /// shadowing module, code that knows it is tested, an object equal to anything…).
+    #[error("the edit to `{path}` {why} ({rule}); a fix changes the code under test, never how its tests run or are judged")]
+    VerdictRule {
+        /// The file.
+        path: String,
+        /// The rule's name.
+        rule: String,
+        /// What it would do.
+        why: String,
     },
     /// Reading or writing a file failed.
     #[error("`{path}`: {message}")]

@@ -9,6 +9,10 @@ use serde_json::Value as Json;
 /// Files that are test configuration as a whole, by name.
 const WHOLE_FILES: &[&str] = &[
     "pytest.ini",
+    // pytest 9 reads these first.
+    "pytest.toml",
+    ".pytest.toml",
+    ".pytest.ini",
     "conftest.py",
     "tox.ini",
     ".mocharc",
@@ -22,6 +26,14 @@ const WHOLE_PREFIXES: &[&str] = &[
     "jest.config.",
     "vitest.config.",
     "vitest.workspace.",
+    "vitest.projects.",
+    // vitest reads vite's configuration when it has none of its own; babel transforms tests.
+    "vite.config.",
+    "babel.config.",
+    ".babelrc",
+    "karma.conf.",
+    ".c8rc",
+    ".nycrc",
     ".mocharc.",
     "jest.setup.",
     "vitest.setup.",

@@ -35,6 +35,7 @@ mod setup;
 pub mod summary;
 pub mod tester;
 mod tiered;
+mod tree_watch;
 
 pub use executor::ExecutorRole;
 pub use history::checkout_project;
@@ -74,6 +75,14 @@ pub enum RoleError {
     /// Settings that cannot work (a config file, `cycle_config`, task metadata).
     #[error("{0}")]
     Config(String),
+    /// A full run changed project files: its verdict would rest on a tree no one reviewed.
+    #[error("the {tool} run wrote project files, so its verdict does not stand: {}", files.join(", "))]
+    TreeWritten {
+        /// The framework.
+        tool: String,
+        /// The files added, removed or changed (outside caches), at most 20.
+        files: Vec<String>,
+    },
 }
 
 impl RoleError {
@@ -92,6 +101,7 @@ impl RoleError {
             RoleError::Timeout { tool, .. } => ("runner_timeout", tool),
             RoleError::Crashed { tool, .. } => ("runner_crashed", tool),
             RoleError::Config(_) => ("bad_config", ""),
+            RoleError::TreeWritten { tool, .. } => ("tree_written", tool),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! Every full run is checked against the first one ([`Baseline`]): a test that failed and is no
 //! longer reported enters the report as failed, so no verdict comes from a shrunken suite.
 
+use super::tree_watch::TreeState;
 use super::RoleError;
 use crate::cycles::baseline::{Baseline, Gone};
 use crate::cycles::{Observed, Scope, Verdict};
@@ -70,7 +71,18 @@ impl Runs {
             Scope::Full => (Scope::Full, self.full.clone()),
             Scope::Affected => self.affected_selection(),
         };
+        let tree = (scope == Scope::Full).then(|| TreeState::capture(&self.project));
         let mut report = self.execute(selection, scope == Scope::Full).await?;
+        if let Some(before) = tree {
+            let mut written = before.written_since(&TreeState::capture(&self.project));
+            if !written.is_empty() {
+                written.truncate(20);
+                return Err(RoleError::TreeWritten {
+                    tool: self.framework.name().to_string(),
+                    files: written,
+                });
+            }
+        }
         if scope == Scope::Full {
             let gone = self.baseline.check_full(&observed(&report));
             for (id, why) in &gone {

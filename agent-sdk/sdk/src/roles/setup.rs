@@ -99,7 +99,10 @@ pub(crate) async fn report_failure(reporter: &Reporter, e: RoleError) -> Handler
     let message = e.to_string();
     reporter.error(code, &message, tool).await;
     match e {
-        RoleError::Config(_) => crate::worker::FinalFailure::new(message).into(),
+        // Another try would run the same suite on the same tree.
+        RoleError::Config(_) | RoleError::TreeWritten { .. } => {
+            crate::worker::FinalFailure::new(message).into()
+        }
         _ => message.into(),
     }
 }
