@@ -12,6 +12,7 @@ mod gate_records;
 mod gates;
 mod health;
 pub mod identity;
+mod import_checks;
 pub mod limits;
 mod mcp;
 mod me;

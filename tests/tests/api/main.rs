@@ -7,6 +7,7 @@ mod gate_deadlines;
 mod gate_decisions;
 mod gates;
 mod history;
+mod import_checks;
 mod memory;
 mod messages;
 mod person_gates;
