@@ -154,7 +154,8 @@ pub struct ListQuery {
     /// Only messages of this type.
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    /// Page size (100 by default).
+    /// Page size (100 by default). A page also stops before `[limits] max_page_bytes` of
+    /// messages (a single larger message comes alone): `next` then continues it.
     pub limit: Option<usize>,
 }
 
@@ -172,6 +173,8 @@ pub fn page_size(state: &AppState, requested: Option<usize>) -> ApiResult<usize>
 }
 
 /// A page of the team's messages in `seq` order; `next` is the `after` of the following page.
+/// A page holds at most `limit` messages and at most `[limits] max_page_bytes` of them (a
+/// single larger message comes alone), so a page of large `data` is shorter, with `next`.
 #[utoipa::path(
     get,
     path = "/v1/teams/{team}/messages",
@@ -204,12 +207,16 @@ pub async fn list_messages(
         to: q.to.filter(|s| !s.is_empty()),
         kind: q.kind.filter(|s| !s.is_empty()),
         limit,
+        max_bytes: Some(state.settings.limits.max_page_bytes),
     };
-    let messages = state.store.list_messages(caller.team_id, filter).await?;
-    let next = (messages.len() == limit)
-        .then(|| messages.last().map(|m| m.seq))
+    let page = state.store.list_messages(caller.team_id, filter).await?;
+    let next = (page.cut || page.items.len() == limit)
+        .then(|| page.items.last().map(|m| m.seq))
         .flatten();
-    Ok(MessageList { messages, next })
+    Ok(MessageList {
+        messages: page.items,
+        next,
+    })
 }
 
 /// How to read the inbox: the query string of `GET /inbox` and the MCP `inbox_read` input.
@@ -219,7 +226,7 @@ pub async fn list_messages(
 pub struct InboxQuery {
     /// Wait up to this long for a first message (long poll); 0 by default.
     pub wait_ms: Option<u64>,
-    /// Page size (100 by default).
+    /// Page size (100 by default); a page also stops before `[limits] max_page_bytes`.
     pub limit: Option<usize>,
 }
 
@@ -280,7 +287,8 @@ pub async fn read_inbox(
             return Err(ApiError::revoked_while_waiting());
         }
         posted.borrow_and_update();
-        let messages = state.store.inbox(caller, limit).await?;
+        let max_bytes = state.settings.limits.max_page_bytes;
+        let messages = state.store.inbox(caller, limit, max_bytes).await?.items;
         if !messages.is_empty() {
             let next = messages.last().map(|m| m.seq);
             return Ok(MessageList { messages, next });

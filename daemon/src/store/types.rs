@@ -35,6 +35,17 @@ pub struct MessageFilter {
     pub to: Option<String>,
     pub kind: Option<String>,
     pub limit: usize,
+    /// The page's byte budget (`[limits] max_page_bytes`); `None` for the daemon's own
+    /// readers, which page by count alone.
+    pub max_bytes: Option<usize>,
+}
+
+/// A page read under a byte budget: its rows, and whether the budget ended it before the
+/// limit or the last row (then another page follows, from the last row here).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BytePage<T> {
+    pub items: Vec<T>,
+    pub cut: bool,
 }
 
 /// A message search: every filter given must match; newest first, before `before`.

@@ -10,6 +10,7 @@ mod history;
 mod import_checks;
 mod memory;
 mod messages;
+mod page_bytes;
 mod person_gates;
 mod presence;
 mod project_claims;

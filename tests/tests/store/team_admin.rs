@@ -302,7 +302,8 @@ async fn deleting_a_team_leaves_no_row_of_it_in_any_table_and_spares_the_others(
                 },
             )
             .await
-            .unwrap();
+            .unwrap()
+            .items;
         assert!(messages.is_empty());
     }
 }
