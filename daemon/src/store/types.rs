@@ -25,6 +25,9 @@ pub struct TaskFilter {
     pub after: Option<String>,
     /// Only tasks whose current or last holder is this agent.
     pub claimed_by: Option<String>,
+    /// The page's byte budget (`[limits] max_page_bytes`; a task's `result` may hold a diff);
+    /// `None` for the daemon's own readers.
+    pub max_bytes: Option<usize>,
 }
 
 /// Filters for listing messages; `after` is a message `seq`.

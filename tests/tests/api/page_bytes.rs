@@ -150,3 +150,54 @@ async fn a_single_item_larger_than_the_budget_still_comes_alone() {
         .expect_status(200);
     assert_eq!(summaries(&reply), ["m1"]);
 }
+
+#[tokio::test]
+async fn tasks_with_large_results_page_by_size() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let t = d.agent("qa", "tester", "tester").await;
+    let tasks: Vec<_> = (1..=30)
+        .map(|n| json!({"id": format!("TEST-{n:03}"), "subject": "s"}))
+        .collect();
+    c.post(&c.t("/tasks"), json!(tasks))
+        .await
+        .expect_status(201);
+    let diff = "+".repeat(200_000);
+    for _ in 0..30 {
+        let task = t
+            .post(&t.t("/tasks/claim"), json!({"prefixes": ["TEST"]}))
+            .await
+            .expect_status(200)
+            .body;
+        let id = task["id"].as_str().unwrap().to_string();
+        t.post(
+            &t.t(&format!("/tasks/{id}/complete")),
+            json!({"result": {"diff": diff}}),
+        )
+        .await
+        .expect_status(200);
+    }
+    let mut seen = Vec::new();
+    let mut after = String::new();
+    loop {
+        let reply = c
+            .get(&c.t(&format!("/tasks?limit=100&after={after}")))
+            .await
+            .expect_status(200);
+        assert!(sent_bytes(&reply) <= BUDGET, "{}", sent_bytes(&reply));
+        let page = reply.body["tasks"].as_array().unwrap();
+        if seen.is_empty() {
+            assert!(page.len() < 30, "a shorter first page: {}", page.len());
+        }
+        for task in page {
+            assert_eq!(task["result"]["diff"].as_str().map(str::len), Some(200_000));
+            seen.push(task["id"].as_str().unwrap().to_string());
+        }
+        match reply.body["next"].as_str() {
+            Some(next) => after = next.to_string(),
+            None => break,
+        }
+    }
+    let all: Vec<String> = (1..=30).map(|n| format!("TEST-{n:03}")).collect();
+    assert_eq!(seen, all, "every task once, in id order");
+}

@@ -3,6 +3,7 @@
 
 use super::validate;
 use crate::store::error::StoreResult;
+use crate::store::rules::TaskState;
 use crate::store::types::{BytePage, TaskFilter};
 use serde::Serialize;
 
@@ -12,7 +13,7 @@ pub struct TaskQuery {
     /// The cursor's prefix and number: tasks after it in id order.
     pub after_prefix: Option<String>,
     pub after_number: Option<i64>,
-    /// One row past the page, which tells whether another page follows ([`cut_page`]).
+    /// One row past the page, which tells whether another page follows ([`take_task_page`]).
     pub fetch: i64,
 }
 
@@ -34,16 +35,6 @@ pub fn task_query(filter: &TaskFilter) -> StoreResult<TaskQuery> {
         after_number,
         fetch: filter.limit as i64 + 1,
     })
-}
-
-/// Keeps the first `limit` rows and returns the cursor of the next page: the last kept row's
-/// id when a row was read past the page, `None` at the end.
-pub fn cut_page<T>(rows: &mut Vec<T>, limit: usize, id: impl Fn(&T) -> String) -> Option<String> {
-    if rows.len() <= limit {
-        return None;
-    }
-    rows.truncate(limit);
-    rows.last().map(id)
 }
 
 /// What a page's envelope (`{"messages":[…],"next":…}`) may take besides its rows.
@@ -70,11 +61,19 @@ impl PageBudget {
 
     /// Whether `row` fits (it is then counted): the first row always does.
     pub fn fits<T: Serialize>(&mut self, row: &T) -> bool {
+        if self.left.is_none() {
+            return true;
+        }
+        self.fits_bytes(json_len(row))
+    }
+
+    /// Whether a row of `bytes` as JSON fits (it is then counted): the first always does.
+    pub fn fits_bytes(&mut self, bytes: usize) -> bool {
         let Some(left) = self.left else {
             return true;
         };
         // The row and the comma before it.
-        let bytes = json_len(row) + 1;
+        let bytes = bytes + 1;
         if self.taken > 0 && bytes > left {
             return false;
         }
@@ -99,6 +98,44 @@ pub fn take_page<T: Serialize, E>(
         items.push(row);
     }
     Ok(BytePage { items, cut: false })
+}
+
+/// What a task takes in a page, from its stored row: its texts as JSON, its stored JSON
+/// (`metadata`, `result`: compact text, sent as is), and a bound for the fixed fields and a
+/// few edges (a task's `blockedBy` are at most `[limits] max_blocked_by` ids).
+pub fn task_bytes(t: &TaskState) -> usize {
+    const FIXED: usize = 512;
+    let text = |s: &Option<String>| s.as_ref().map_or(0, json_len);
+    FIXED
+        + json_len(&t.id)
+        + json_len(&t.subject)
+        + json_len(&t.description)
+        + text(&t.active_form)
+        + text(&t.owner)
+        + text(&t.claimed_by)
+        + text(&t.failure_reason)
+        + t.metadata.len()
+        + t.result.as_ref().map_or(0, String::len)
+}
+
+/// A task page from rows read one at a time (the query asks for one past the page): taken
+/// while they fit `limit` and `max_bytes`; the next page's cursor when a row was left.
+pub fn take_task_page<E>(
+    rows: impl IntoIterator<Item = Result<TaskState, E>>,
+    limit: usize,
+    max_bytes: Option<usize>,
+) -> Result<(Vec<TaskState>, Option<String>), E> {
+    let mut budget = PageBudget::new(max_bytes);
+    let mut items: Vec<TaskState> = Vec::new();
+    for row in rows {
+        let row = row?;
+        if items.len() >= limit || !budget.fits_bytes(task_bytes(&row)) {
+            let next = items.last().map(|t| t.id.clone());
+            return Ok((items, next));
+        }
+        items.push(row);
+    }
+    Ok((items, None))
 }
 
 /// The length of `value` as compact JSON, counted without building the text.
