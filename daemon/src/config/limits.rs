@@ -37,7 +37,8 @@ pub struct LimitSettings {
     pub max_reads_per_team: usize,
     /// Items per page of a list.
     pub max_page_size: usize,
-    /// Bytes per page of a list of large items (tasks, memory history, messages, inbox): a page
+    /// Bytes per page of a list of large items (tasks, memory history, messages and their
+    /// search, inbox): a page
     /// stops before this much JSON (a single larger item comes alone) and its `next` goes on
     /// from there, so one answer, and what a slow reader holds, stays this size.
     pub max_page_bytes: usize,

@@ -178,7 +178,7 @@ pub trait Store:
         &self,
         team_id: i64,
         search: MessageSearch,
-    ) -> StoreResult<(Vec<Message>, i64)>;
+    ) -> StoreResult<(BytePage<Message>, i64)>;
     /// Messages to the caller, its role or `*`, past its inbox cursor: a page under
     /// `max_bytes`.
     async fn inbox(

@@ -68,6 +68,8 @@ pub struct MessageSearch {
     /// Only messages with a smaller `seq` (the `next` of the previous page).
     pub before: Option<i64>,
     pub limit: usize,
+    /// The page's byte budget (`[limits] max_page_bytes`).
+    pub max_bytes: Option<usize>,
 }
 
 /// The newest `seq` of a team's event log and of its message bus.

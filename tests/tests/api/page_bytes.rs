@@ -1,6 +1,7 @@
 //! Lists of large items page by size as well as by count: a memory history of ~0.9 MB
-//! documents and a bus of ~60 KB messages answer `limit=100` with fewer items, each answer
-//! under `[limits] max_page_bytes`, and following `next` reaches every item once.
+//! documents, a bus of ~60 KB messages (listed, searched, in an inbox) and tasks with 200 KB
+//! results answer `limit=100` with fewer items, each answer under `[limits] max_page_bytes`,
+//! and following `next` reaches every item once.
 
 use huddle_tests::http::Reply;
 use huddle_tests::{Api, TestDaemon};
@@ -114,6 +115,29 @@ async fn messages_and_the_inbox_with_large_data_page_by_size() {
     }
     let all: Vec<String> = (0..100).map(|n| format!("m{n}")).collect();
     assert_eq!(seen, all, "every message once, in order");
+
+    // A search, newest first: the same pages by size, `total` counting every match.
+    let mut found = Vec::new();
+    let mut before = String::new();
+    loop {
+        let reply = c
+            .get(&c.t(&format!(
+                "/messages/search?type=impl_progress&limit=100{before}"
+            )))
+            .await
+            .expect_status(200);
+        assert!(sent_bytes(&reply) <= BUDGET, "{}", sent_bytes(&reply));
+        assert_eq!(reply.body["total"], 100);
+        let page = summaries(&reply);
+        assert!(page.len() < 100, "a shorter page: {}", page.len());
+        found.extend(page);
+        match reply.body["next"].as_i64() {
+            Some(next) => before = format!("&before={next}"),
+            None => break,
+        }
+    }
+    found.reverse();
+    assert_eq!(found, all, "the search reaches every match once");
 
     // The inbox: a page under the budget; acknowledging it brings the next.
     let mut read = Vec::new();

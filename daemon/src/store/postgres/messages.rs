@@ -160,7 +160,7 @@ pub async fn list(db: Db<'_>, team_id: i64, f: &MessageFilter) -> StoreResult<By
 
 /// Rows read one at a time into a page until one does not fit the budget; the rest are
 /// drained unread by the driver, never held.
-async fn take_page(
+pub(super) async fn take_page(
     mut rows: impl futures::Stream<Item = Result<sqlx::postgres::PgRow, sqlx::Error>> + Unpin,
     max_bytes: Option<usize>,
 ) -> StoreResult<BytePage<Message>> {

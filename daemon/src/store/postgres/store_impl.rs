@@ -367,7 +367,7 @@ impl Store for PostgresStore {
         &self,
         team_id: i64,
         mut search: MessageSearch,
-    ) -> StoreResult<(Vec<Message>, i64)> {
+    ) -> StoreResult<(BytePage<Message>, i64)> {
         search.limit = self.page(search.limit);
         super::search::search(self.read_team(team_id).await?.db(), team_id, &search).await
     }

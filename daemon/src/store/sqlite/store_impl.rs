@@ -332,7 +332,7 @@ impl Store for SqliteStore {
         &self,
         team_id: i64,
         mut search: MessageSearch,
-    ) -> StoreResult<(Vec<Message>, i64)> {
+    ) -> StoreResult<(BytePage<Message>, i64)> {
         search.limit = self.page(search.limit);
         if !search.words.is_empty() {
             // Words need the index: the team's messages posted until now go in first.
