@@ -178,6 +178,20 @@ async fn agents_come_in_only_under_names_the_api_would_give() {
         .unwrap()
         .contains("max_agents_per_team"));
     assert!(team_names(&d).await.is_empty());
+
+    // No file holds an admin: the admin token is the daemon's, not an agent's role.
+    lines[tester - 1]["name"] = json!("tester");
+    lines[tester - 1]["role"] = json!("admin");
+    let reply = import(&d, "qa", &lines)
+        .await
+        .expect_error(400, "invalid_body");
+    let message = reply.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("line {tester}: ")),
+        "{message}"
+    );
+    assert!(message.contains("admin"), "{message}");
+    assert!(team_names(&d).await.is_empty());
 }
 
 #[tokio::test]
