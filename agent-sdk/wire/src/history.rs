@@ -30,4 +30,8 @@ pub struct MemoryChange {
 pub struct MemoryHistory {
     /// Newest first, bounded by the daemon's history limit.
     pub changes: Vec<MemoryChange>,
+    /// The `before` of the next page (older changes), absent at the end. A page stops at its
+    /// `limit` or at the daemon's `[limits] max_page_bytes`, whichever comes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<i64>,
 }

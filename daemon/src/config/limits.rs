@@ -37,6 +37,11 @@ pub struct LimitSettings {
     pub max_reads_per_team: usize,
     /// Items per page of a list.
     pub max_page_size: usize,
+    /// Bytes per page of a list of large items (tasks, memory history, messages and their
+    /// search, inbox): a page
+    /// stops before this much JSON (a single larger item comes alone) and its `next` goes on
+    /// from there, so one answer, and what a slow reader holds, stays this size.
+    pub max_page_bytes: usize,
     /// Items per batch create, batch completion or batch post.
     pub max_batch: usize,
     /// Task `subject` and `activeForm`, in characters.
@@ -89,6 +94,7 @@ impl Default for LimitSettings {
             max_agents_per_team: 1000,
             max_reads_per_team: 2,
             max_page_size: 1_000,
+            max_page_bytes: 2 * 1024 * 1024,
             max_batch: 1_000,
             max_subject_chars: 500,
             max_text_chars: 20_000,

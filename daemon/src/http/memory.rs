@@ -201,9 +201,14 @@ pub async fn replace(
 pub struct HistoryQuery {
     /// How many changes (100 by default).
     limit: Option<usize>,
+    /// Only changes before this version (the `next` of the previous page).
+    before: Option<i64>,
 }
 
-/// The most recent changes first: who, when, and the patch or document they sent.
+/// The most recent changes first: who, when, and the patch or document they sent. A page
+/// holds at most `limit` changes and at most `[limits] max_page_bytes` of them (a single
+/// larger change comes alone), so a history of large documents comes in shorter pages;
+/// `next`, when present, is the `before` of the following page.
 #[utoipa::path(
     get,
     path = "/v1/teams/{team}/memory-history",
@@ -221,6 +226,16 @@ pub async fn history(
     ApiQuery(q): ApiQuery<HistoryQuery>,
 ) -> ApiResult<Json<MemoryHistory>> {
     let limit = super::messages::page_size(&state, q.limit)?;
-    let changes = state.store.memory_history(caller.team_id, limit).await?;
-    Ok(Json(MemoryHistory { changes }))
+    let max_bytes = state.settings.limits.max_page_bytes;
+    let page = state
+        .store
+        .memory_history(caller.team_id, q.before, limit, max_bytes)
+        .await?;
+    let next = (page.cut || page.items.len() == limit)
+        .then(|| page.items.last().map(|c| c.version))
+        .flatten();
+    Ok(Json(MemoryHistory {
+        changes: page.items,
+        next,
+    }))
 }

@@ -48,7 +48,7 @@ pub struct SearchQuery {
 }
 
 /// Messages matching every filter given, newest first; `total` counts all matches, `next` is
-/// the `before` of the following page.
+/// the `before` of the following page. A page also stops before `[limits] max_page_bytes`.
 #[utoipa::path(
     get,
     path = "/v1/teams/{team}/messages/search",
@@ -93,13 +93,14 @@ pub async fn search_messages(
         until_ms: time("until", q.until)?,
         before: q.before,
         limit,
+        max_bytes: Some(state.settings.limits.max_page_bytes),
     };
-    let (messages, total) = state.store.search_messages(caller.team_id, search).await?;
-    let next = (messages.len() == limit)
-        .then(|| messages.last().map(|m| m.seq))
+    let (page, total) = state.store.search_messages(caller.team_id, search).await?;
+    let next = (page.cut || page.items.len() == limit)
+        .then(|| page.items.last().map(|m| m.seq))
         .flatten();
     Ok(MessageSearchPage {
-        messages,
+        messages: page.items,
         total,
         next,
     })

@@ -154,7 +154,8 @@ pub struct ListQuery {
     /// Only messages of this type.
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    /// Page size (100 by default).
+    /// Page size (100 by default). A page also stops before `[limits] max_page_bytes` of
+    /// messages (a single larger message comes alone): `next` then continues it.
     pub limit: Option<usize>,
     /// The newest `limit` messages that match instead of the oldest past `after` (not with
     /// `after`): "the last N", in `seq` order; `next` is then the cursor for what comes later.
@@ -175,6 +176,8 @@ pub fn page_size(state: &AppState, requested: Option<usize>) -> ApiResult<usize>
 }
 
 /// A page of the team's messages in `seq` order; `next` is the `after` of the following page.
+/// A page holds at most `limit` messages and at most `[limits] max_page_bytes` of them (a
+/// single larger message comes alone), so a page of large `data` is shorter, with `next`.
 #[utoipa::path(
     get,
     path = "/v1/teams/{team}/messages",
@@ -210,12 +213,16 @@ pub async fn list_messages(
         to: q.to.filter(|s| !s.is_empty()),
         kind: q.kind.filter(|s| !s.is_empty()),
         limit,
+        max_bytes: Some(state.settings.limits.max_page_bytes),
     };
-    let messages = state.store.list_messages(caller.team_id, filter).await?;
-    let next = (messages.len() == limit)
-        .then(|| messages.last().map(|m| m.seq))
+    let page = state.store.list_messages(caller.team_id, filter).await?;
+    let next = (page.cut || page.items.len() == limit)
+        .then(|| page.items.last().map(|m| m.seq))
         .flatten();
-    Ok(MessageList { messages, next })
+    Ok(MessageList {
+        messages: page.items,
+        next,
+    })
 }
 
 /// The newest `limit` messages matching `q`'s filters, oldest first (the search's newest-first
@@ -237,9 +244,11 @@ async fn newest_messages(
         to: q.to.filter(|s| !s.is_empty()),
         kind: q.kind.filter(|s| !s.is_empty()),
         limit,
+        max_bytes: Some(state.settings.limits.max_page_bytes),
         ..Default::default()
     };
-    let (mut messages, _) = state.store.search_messages(caller.team_id, search).await?;
+    let (page, _) = state.store.search_messages(caller.team_id, search).await?;
+    let mut messages = page.items;
     messages.reverse();
     let next = messages.last().map(|m| m.seq);
     Ok(MessageList { messages, next })
@@ -252,7 +261,7 @@ async fn newest_messages(
 pub struct InboxQuery {
     /// Wait up to this long for a first message (long poll); 0 by default.
     pub wait_ms: Option<u64>,
-    /// Page size (100 by default).
+    /// Page size (100 by default); a page also stops before `[limits] max_page_bytes`.
     pub limit: Option<usize>,
 }
 
@@ -313,7 +322,8 @@ pub async fn read_inbox(
             return Err(ApiError::revoked_while_waiting());
         }
         posted.borrow_and_update();
-        let messages = state.store.inbox(caller, limit).await?;
+        let max_bytes = state.settings.limits.max_page_bytes;
+        let messages = state.store.inbox(caller, limit, max_bytes).await?.items;
         if !messages.is_empty() {
             let next = messages.last().map(|m| m.seq);
             return Ok(MessageList { messages, next });

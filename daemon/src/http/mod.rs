@@ -13,6 +13,7 @@ mod gates;
 mod health;
 mod holder_questions;
 pub mod identity;
+mod import_checks;
 pub mod limits;
 mod mcp;
 mod me;

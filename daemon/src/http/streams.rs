@@ -278,6 +278,7 @@ async fn fetch(
                 },
             )
             .await?
+            .items
             .into_iter()
             .map(|m| StreamItem {
                 seq: m.seq,

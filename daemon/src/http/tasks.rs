@@ -119,14 +119,16 @@ pub struct ListQuery {
     #[serde(rename = "claimedBy")]
     #[param(rename = "claimedBy")]
     pub claimed_by: Option<String>,
-    /// Page size (100 by default).
+    /// Page size (100 by default); a page also stops before `[limits] max_page_bytes`.
     pub limit: Option<usize>,
     /// The `next` of the previous page (a task id; empty for the first page).
     #[param(pattern = "^([A-Z][A-Z0-9_]{0,31}-[0-9]{1,9})?$")]
     pub after: Option<String>,
 }
 
-/// A page of tasks in id order; `next` is the `after` of the following page.
+/// A page of tasks in id order; `next` is the `after` of the following page. A page holds at
+/// most `limit` tasks and at most `[limits] max_page_bytes` of them (a `result` may hold a
+/// diff; a single larger task comes alone), so it may be shorter, with `next`.
 #[utoipa::path(
     get,
     path = "/v1/teams/{team}/tasks",
@@ -163,6 +165,7 @@ pub async fn list_tasks(state: &AppState, caller: &Caller, q: ListQuery) -> ApiR
         limit,
         after: q.after.filter(|a| !a.is_empty()),
         claimed_by: q.claimed_by.filter(|a| !a.is_empty()),
+        max_bytes: Some(state.settings.limits.max_page_bytes),
     };
     let page = state.store.list_tasks(caller.team_id, filter).await?;
     Ok(TaskList {

@@ -104,8 +104,13 @@ pub async fn export_team(
 /// Creates team `{team}` from an export (JSON Lines, as `exportTeam` writes it; the file's
 /// team name is replaced by the path's), all or nothing. Agents keep their tokens. Every line
 /// is checked before anything is written: a bad line (not JSON, an unknown kind, another
-/// format version, fields out of order, a missing `end`) is a 400 naming it. A team of that
-/// name: 409 `duplicate_team`; an agent token already used by another team: 409.
+/// format version, fields out of order, a missing `end`) is a 400 naming it. Then every
+/// record is checked as the API checks the same write (names, task fields, `blockedBy`
+/// without unknown blockers or cycles, message, run, webhook and memory limits): any problem
+/// is one 400 `invalid_body` whose `details.problems` lists them (at most 50; `details.total`
+/// counts all), with nothing written. A lead comes in revoked (its token is not restored:
+/// rotate it). A team of that name: 409 `duplicate_team`; an agent token already used by
+/// another team: 409.
 #[utoipa::path(
     post,
     path = "/v1/teams/{team}/import",
@@ -137,7 +142,9 @@ pub async fn import_team(
     let settings = &state.settings;
     // A record is never longer than the body that stored it, or the memory document.
     let max_line = 2 * settings.server.max_body_bytes + settings.memory.max_bytes;
-    let mut spooled = team_import::spool(body, &settings.server.data_dir, max_line).await?;
+    let mut spooled =
+        team_import::spool(body, &settings.server.data_dir, max_line, settings).await?;
+    let revoked_leads = std::mem::take(&mut spooled.revoked_leads);
     spooled.team.name = team;
     let record = spooled.team.clone();
     let (to, from) = mpsc::channel(EXPORT_BUFFER);
@@ -145,6 +152,6 @@ pub async fn import_team(
     let imported = state.store.import_team(record, from).await;
     let _ = feeder.await;
     let imported = imported.map_err(ApiError::from)?;
-    tracing::info!(team = %imported.name, "team imported");
+    tracing::info!(team = %imported.name, ?revoked_leads, "team imported (leads revoked: rotate them to hand out tokens)");
     Ok((StatusCode::CREATED, Json(imported)))
 }

@@ -1,9 +1,12 @@
 //! An import's body, checked line by line as it arrives and spooled to an unnamed temporary
 //! file in the data directory (memory stays bounded whatever the team's size), then read
-//! back for the store. Nothing reaches the store until the whole file has been read and every
-//! line found well formed, so a bad line is a 400 with nothing written.
+//! back for the store. Nothing reaches the store until the whole file has been read, every
+//! line found well formed and every record valid as the API would find the same write
+//! (`import_checks`), so a bad file is a 400 with nothing written.
 
 use super::error::{ApiError, ApiResult};
+use super::import_checks::{ImportChecks, Problem};
+use crate::config::Settings;
 use crate::store::transfer::{Record, Shape, TeamRecord};
 use axum::body::Body;
 use axum::http::StatusCode;
@@ -18,6 +21,31 @@ use tokio::sync::mpsc;
 pub struct Spooled {
     pub team: TeamRecord,
     file: std::fs::File,
+    /// Leads restored revoked (a person's token never comes from a file).
+    pub revoked_leads: Vec<String>,
+}
+
+/// Records the API would refuse: one 400 listing them (the first [`super::import_checks::MAX_PROBLEMS`]).
+fn invalid_records(problems: Vec<Problem>, total: usize) -> ApiError {
+    let first: Vec<String> = problems
+        .iter()
+        .take(3)
+        .map(|p| format!("line {}: {}", p.line, p.message))
+        .collect();
+    let more = if total > first.len() {
+        format!("; and {} more", total - first.len())
+    } else {
+        String::new()
+    };
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        codes::INVALID_BODY,
+        format!(
+            "the import holds {total} record(s) the API would refuse, so nothing was imported: {}{more}",
+            first.join("; ")
+        ),
+    )
+    .with_details(json!({ "problems": problems, "total": total }))
 }
 
 fn bad_line(line: usize, why: impl std::fmt::Display) -> ApiError {
@@ -46,8 +74,15 @@ fn too_long(max_line: usize) -> ApiError {
 }
 
 /// Reads `body` to its end, checking each line (kind, version, fields, order, the `end`
-/// count) and keeping it; a line longer than `max_line` bytes is refused (413).
-pub async fn spool(body: Body, dir: &Path, max_line: usize) -> ApiResult<Spooled> {
+/// count; then each record as the API would) and keeping it; a line longer than `max_line`
+/// bytes is refused (413).
+pub async fn spool(
+    body: Body,
+    dir: &Path,
+    max_line: usize,
+    settings: &Settings,
+) -> ApiResult<Spooled> {
+    let mut checks = ImportChecks::new(settings, chrono::Utc::now().timestamp_millis());
     let mut file = tempfile::tempfile_in(dir).map_err(spool_failed)?;
     let mut out = std::io::BufWriter::new(&mut file);
     let mut shape = Shape::default();
@@ -57,10 +92,15 @@ pub async fn spool(body: Body, dir: &Path, max_line: usize) -> ApiResult<Spooled
     let mut take = |bytes: &[u8], out: &mut std::io::BufWriter<&mut std::fs::File>| {
         line_no += 1;
         let text = std::str::from_utf8(bytes).map_err(|_| bad_line(line_no, "not UTF-8"))?;
-        let record = Record::parse(text).map_err(|why| bad_line(line_no, why))?;
+        let mut record = Record::parse(text).map_err(|why| bad_line(line_no, why))?;
         shape.check(&record).map_err(|why| bad_line(line_no, why))?;
+        let changed = checks.record(line_no, &mut record);
         match record {
             Record::Team(t) => team = Some(t),
+            changed_record if changed => {
+                let line = changed_record.to_line().map_err(ApiError::from)?;
+                out.write_all(line.as_bytes()).map_err(spool_failed)?;
+            }
             _ => {
                 out.write_all(bytes).map_err(spool_failed)?;
                 out.write_all(b"\n").map_err(spool_failed)?;
@@ -97,11 +137,18 @@ pub async fn spool(body: Body, dir: &Path, max_line: usize) -> ApiResult<Spooled
         take(&pending, &mut out)?;
     }
     shape.finish().map_err(|why| bad_line(line_no + 1, why))?;
+    let revoked_leads = checks
+        .finish()
+        .map_err(|(problems, total)| invalid_records(problems, total))?;
     out.flush().map_err(spool_failed)?;
     drop(out);
     file.rewind().map_err(spool_failed)?;
     let team = team.ok_or_else(|| bad_line(1, "no team record"))?;
-    Ok(Spooled { team, file })
+    Ok(Spooled {
+        team,
+        file,
+        revoked_leads,
+    })
 }
 
 impl Spooled {

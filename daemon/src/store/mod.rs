@@ -167,16 +167,26 @@ pub trait Store:
         caller: &Caller,
         items: Vec<(PostMessage, Option<String>)>,
     ) -> StoreResult<Vec<Posted>>;
-    async fn list_messages(&self, team_id: i64, filter: MessageFilter)
-        -> StoreResult<Vec<Message>>;
+    /// A page of messages in `seq` order, under `filter.max_bytes` when given.
+    async fn list_messages(
+        &self,
+        team_id: i64,
+        filter: MessageFilter,
+    ) -> StoreResult<BytePage<Message>>;
     /// A page of the messages `search` matches, newest first, and how many match in all.
     async fn search_messages(
         &self,
         team_id: i64,
         search: MessageSearch,
-    ) -> StoreResult<(Vec<Message>, i64)>;
-    /// Messages to the caller, its role or `*`, past its inbox cursor.
-    async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>>;
+    ) -> StoreResult<(BytePage<Message>, i64)>;
+    /// Messages to the caller, its role or `*`, past its inbox cursor: a page under
+    /// `max_bytes`.
+    async fn inbox(
+        &self,
+        caller: &Caller,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreResult<BytePage<Message>>;
     async fn ack_inbox(&self, caller: &Caller, seq: i64) -> StoreResult<i64>;
 
     // --- shared memory ---
@@ -200,7 +210,15 @@ pub trait Store:
         ops: serde_json::Value,
         if_match: Option<i64>,
     ) -> StoreResult<Memory>;
-    async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>>;
+    /// The changes before version `before` (all when `None`), newest first: a page under
+    /// `max_bytes`.
+    async fn memory_history(
+        &self,
+        team_id: i64,
+        before: Option<i64>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreResult<BytePage<MemoryChange>>;
 
     // --- test history ---
     /// Stores one run of a project's suite and deletes the project's runs past

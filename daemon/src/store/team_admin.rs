@@ -10,8 +10,10 @@ use huddle_wire::{codes, Team};
 use tokio::sync::mpsc;
 
 /// Records an export has read but the reader has not taken yet: bounds its memory whatever
-/// the team's size (the reader slows the database's reads, not the other way round).
-pub const EXPORT_BUFFER: usize = 256;
+/// the team's size (the reader slows the database's reads, not the other way round). Few, as
+/// a record may be as large as the memory document or a task's result (1 MiB by default): a
+/// client that reads an export slowly holds at most this many records in the daemon.
+pub const EXPORT_BUFFER: usize = 16;
 
 /// Every table holding a team's rows, in the order a deletion empties them (children before
 /// parents: `webhook_deliveries` has no foreign key, `test_outcomes` hangs on `test_runs`).

@@ -25,6 +25,9 @@ pub struct TaskFilter {
     pub after: Option<String>,
     /// Only tasks whose current or last holder is this agent.
     pub claimed_by: Option<String>,
+    /// The page's byte budget (`[limits] max_page_bytes`; a task's `result` may hold a diff);
+    /// `None` for the daemon's own readers.
+    pub max_bytes: Option<usize>,
 }
 
 /// Filters for listing messages; `after` is a message `seq`.
@@ -35,6 +38,17 @@ pub struct MessageFilter {
     pub to: Option<String>,
     pub kind: Option<String>,
     pub limit: usize,
+    /// The page's byte budget (`[limits] max_page_bytes`); `None` for the daemon's own
+    /// readers, which page by count alone.
+    pub max_bytes: Option<usize>,
+}
+
+/// A page read under a byte budget: its rows, and whether the budget ended it before the
+/// limit or the last row (then another page follows, from the last row here).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BytePage<T> {
+    pub items: Vec<T>,
+    pub cut: bool,
 }
 
 /// A message search: every filter given must match; newest first, before `before`.
@@ -54,6 +68,8 @@ pub struct MessageSearch {
     /// Only messages with a smaller `seq` (the `next` of the previous page).
     pub before: Option<i64>,
     pub limit: usize,
+    /// The page's byte budget (`[limits] max_page_bytes`).
+    pub max_bytes: Option<usize>,
 }
 
 /// The newest `seq` of a team's event log and of its message bus.

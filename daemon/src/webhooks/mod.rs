@@ -96,7 +96,8 @@ async fn follow(
                 ..MessageFilter::default()
             },
         )
-        .await?;
+        .await?
+        .items;
     let mut notices: Vec<(Notice, (i64, i64))> = Vec::new();
     for m in &messages {
         cursors.0 = cursors.0.max(m.seq);

@@ -44,22 +44,29 @@ async fn posts_are_idempotent_and_inboxes_keep_a_cursor() {
                 },
             )
             .await
-            .unwrap();
+            .unwrap()
+            .items;
         assert_eq!(all.iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2, 3]);
 
-        let inbox = store.inbox(&coord, 100).await.unwrap();
+        let inbox = store.inbox(&coord, 100, usize::MAX).await.unwrap().items;
         assert_eq!(inbox.iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(
-            store.inbox(&coord, 100).await.unwrap().len(),
+            store
+                .inbox(&coord, 100, usize::MAX)
+                .await
+                .unwrap()
+                .items
+                .len(),
             2,
             "reading does not acknowledge"
         );
         assert_eq!(store.ack_inbox(&coord, 1).await.unwrap(), 1);
         assert_eq!(
             store
-                .inbox(&coord, 100)
+                .inbox(&coord, 100, usize::MAX)
                 .await
                 .unwrap()
+                .items
                 .iter()
                 .map(|m| m.seq)
                 .collect::<Vec<_>>(),
@@ -72,16 +79,22 @@ async fn posts_are_idempotent_and_inboxes_keep_a_cursor() {
         );
         assert_eq!(
             store
-                .inbox(&executor, 100)
+                .inbox(&executor, 100, usize::MAX)
                 .await
                 .unwrap()
+                .items
                 .iter()
                 .map(|m| m.seq)
                 .collect::<Vec<_>>(),
             [2, 3]
         );
         assert!(
-            store.inbox(&tester, 100).await.unwrap().is_empty(),
+            store
+                .inbox(&tester, 100, usize::MAX)
+                .await
+                .unwrap()
+                .items
+                .is_empty(),
             "own posts are not in the inbox"
         );
     }
@@ -128,7 +141,11 @@ async fn memory_merges_replaces_checks_versions_caps_size_and_keeps_bounded_hist
             .patch_memory(&coord, json!({"a": 1}), None)
             .await
             .unwrap();
-        let history = store.memory_history(coord.team_id, 100).await.unwrap();
+        let history = store
+            .memory_history(coord.team_id, None, 100, usize::MAX)
+            .await
+            .unwrap()
+            .items;
         assert_eq!(
             history.iter().map(|h| h.version).collect::<Vec<_>>(),
             [4, 3, 2],

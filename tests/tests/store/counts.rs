@@ -47,7 +47,12 @@ async fn counted(store: &dyn Store, team_id: i64) -> ([u64; 5], u64, u64) {
         limit: 1000,
         ..Default::default()
     };
-    let messages = store.list_messages(team_id, filter).await.unwrap().len() as u64;
+    let messages = store
+        .list_messages(team_id, filter)
+        .await
+        .unwrap()
+        .items
+        .len() as u64;
     (by_status, edges, messages)
 }
 

@@ -165,7 +165,7 @@ async fn a_message_quota_refuses_a_batch_whole_and_still_answers_retries() {
             limit: 100,
             ..Default::default()
         };
-        let stored = store.list_messages(qa.team_id, filter).await.unwrap();
+        let stored = store.list_messages(qa.team_id, filter).await.unwrap().items;
         assert_eq!(stored.len(), 1, "nothing of the batch: {stored:?}");
         let batch: Vec<_> = ["a", "b"].iter().map(|s| (post(s), None)).collect();
         store.post_messages(&tester, batch).await.unwrap();

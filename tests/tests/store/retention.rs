@@ -147,7 +147,7 @@ async fn retention_deletes_what_the_policy_no_longer_keeps_in_batches_and_nothin
                     limit: 100,
                     ..Default::default()
                 };
-                let all = store.list_messages(team_id, filter).await.unwrap();
+                let all = store.list_messages(team_id, filter).await.unwrap().items;
                 all.into_iter().map(|m| m.summary).collect::<Vec<_>>()
             }
         };
@@ -192,7 +192,7 @@ async fn stored_summaries(store: &dyn huddle_daemon::store::Store, team_id: i64)
         limit: 100,
         ..Default::default()
     };
-    let all = store.list_messages(team_id, filter).await.unwrap();
+    let all = store.list_messages(team_id, filter).await.unwrap().items;
     all.into_iter().map(|m| m.summary).collect()
 }
 

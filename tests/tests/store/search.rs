@@ -29,7 +29,7 @@ async fn seqs(store: &dyn Store, team_id: i64, search: MessageSearch) -> (Vec<i6
         )
         .await
         .unwrap();
-    (messages.iter().map(|m| m.seq).collect(), total)
+    (messages.items.iter().map(|m| m.seq).collect(), total)
 }
 
 fn words(text: &str) -> Vec<String> {
@@ -299,7 +299,7 @@ async fn search_finds_by_words_and_filters_newest_first_on_every_backend() {
             .await
             .unwrap();
         assert_eq!(
-            (page.iter().map(|m| m.seq).collect::<Vec<_>>(), total),
+            (page.items.iter().map(|m| m.seq).collect::<Vec<_>>(), total),
             (vec![4, 3], 4)
         );
         let (page, total) = store
@@ -315,7 +315,7 @@ async fn search_finds_by_words_and_filters_newest_first_on_every_backend() {
             .await
             .unwrap();
         assert_eq!(
-            (page.iter().map(|m| m.seq).collect::<Vec<_>>(), total),
+            (page.items.iter().map(|m| m.seq).collect::<Vec<_>>(), total),
             (vec![2, 1], 4)
         );
 

@@ -183,7 +183,7 @@ async fn populate(store: &dyn Store, name: &str) -> i64 {
         ..Default::default()
     };
     let (found, _) = store.search_messages(coord.team_id, search).await.unwrap();
-    assert_eq!(found.len(), 1);
+    assert_eq!(found.items.len(), 1);
     store
         .patch_memory(&coord, json!({"plan": {"step": 1}}), None)
         .await
@@ -302,7 +302,8 @@ async fn deleting_a_team_leaves_no_row_of_it_in_any_table_and_spares_the_others(
                 },
             )
             .await
-            .unwrap();
+            .unwrap()
+            .items;
         assert!(messages.is_empty());
     }
 }

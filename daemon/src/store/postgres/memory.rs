@@ -2,10 +2,11 @@
 
 use super::super::error::StoreResult;
 use super::super::rules::{self, fmt_time, parse_json, quota, MemoryChangeKind, MemoryLimits};
-use super::super::types::{Caller, MemoryChange};
+use super::super::types::{BytePage, Caller, MemoryChange};
 use super::rows::append_event;
 use super::tx::Tx;
 use crate::config::LimitSettings;
+use futures::TryStreamExt;
 use huddle_wire::Memory;
 
 pub async fn get(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreResult<Memory> {
@@ -93,27 +94,37 @@ pub async fn change(
     Ok(Memory { version, doc })
 }
 
+/// Newest first, before `before`; each change is read (and its patch parsed) only when the
+/// page has room for the one before it.
 pub async fn history(
     conn: impl sqlx::PgExecutor<'_>,
     team_id: i64,
+    before: Option<i64>,
     limit: usize,
-) -> StoreResult<Vec<MemoryChange>> {
-    let rows: Vec<(i64, String, String, String, i64)> = sqlx::query_as(
+    max_bytes: usize,
+) -> StoreResult<BytePage<MemoryChange>> {
+    let mut rows = sqlx::query_as::<_, (i64, String, String, String, i64)>(
         "select version, agent, kind, patch, created_at from memory_history
-         where team_id = $1 order by version desc limit $2",
+         where team_id = $1 and version < $2 order by version desc limit $3",
     )
     .bind(team_id)
+    .bind(before.unwrap_or(i64::MAX))
     .bind(limit as i64)
-    .fetch_all(conn)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(version, agent, kind, patch, at)| MemoryChange {
+    .fetch(conn);
+    let mut budget = rules::PageBudget::new(Some(max_bytes));
+    let mut items = Vec::new();
+    while let Some((version, agent, kind, patch, at)) = rows.try_next().await? {
+        let change = MemoryChange {
             version,
             agent,
             kind,
             patch: parse_json(&patch),
             created_at: fmt_time(at),
-        })
-        .collect())
+        };
+        if !budget.fits(&change) {
+            return Ok(BytePage { items, cut: true });
+        }
+        items.push(change);
+    }
+    Ok(BytePage { items, cut: false })
 }

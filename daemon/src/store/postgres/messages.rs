@@ -3,12 +3,13 @@
 use super::super::error::{StoreError, StoreResult};
 use super::super::rules;
 use super::super::rules::quota::RequestQuota;
-use super::super::types::{Caller, MessageFilter, Posted};
+use super::super::types::{BytePage, Caller, MessageFilter, Posted};
 use super::agents::list_agents;
 use super::db::Db;
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
+use futures::TryStreamExt;
 use huddle_wire::{Message, PostMessage};
 
 /// Posts one message; `quota` is the request's (`None` until its first message is stored).
@@ -138,47 +139,64 @@ async fn get(conn: Db<'_>, team_id: i64, seq: i64) -> StoreResult<Message> {
     Ok(message_from_row(&row)?)
 }
 
-pub async fn list(db: Db<'_>, team_id: i64, f: &MessageFilter) -> StoreResult<Vec<Message>> {
-    let rows = sqlx::query(&format!(
+pub async fn list(db: Db<'_>, team_id: i64, f: &MessageFilter) -> StoreResult<BytePage<Message>> {
+    let query = format!(
         "select {MESSAGE_COLUMNS} from messages
          where team_id = $1 and seq > $2
            and ($3::text is null or sender = $3) and ($4::text is null or recipient = $4)
            and ($5::text is null or type = $5)
          order by seq limit $6"
-    ))
-    .bind(team_id)
-    .bind(f.after)
-    .bind(&f.from)
-    .bind(&f.to)
-    .bind(&f.kind)
-    .bind(f.limit as i64)
-    .fetch_all(db)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(message_from_row)
-        .collect::<Result<_, _>>()?)
+    );
+    let rows = sqlx::query(&query)
+        .bind(team_id)
+        .bind(f.after)
+        .bind(&f.from)
+        .bind(&f.to)
+        .bind(&f.kind)
+        .bind(f.limit as i64)
+        .fetch(db);
+    take_page(rows, f.max_bytes).await
+}
+
+/// Rows read one at a time into a page until one does not fit the budget; the rest are
+/// drained unread by the driver, never held.
+pub(super) async fn take_page(
+    mut rows: impl futures::Stream<Item = Result<sqlx::postgres::PgRow, sqlx::Error>> + Unpin,
+    max_bytes: Option<usize>,
+) -> StoreResult<BytePage<Message>> {
+    let mut budget = rules::PageBudget::new(max_bytes);
+    let mut items = Vec::new();
+    while let Some(row) = rows.try_next().await? {
+        let message = message_from_row(&row)?;
+        if !budget.fits(&message) {
+            return Ok(BytePage { items, cut: true });
+        }
+        items.push(message);
+    }
+    Ok(BytePage { items, cut: false })
 }
 
 /// Messages to the caller by name, by role or to `*`, past its cursor; its own posts excluded.
-pub async fn inbox(db: Db<'_>, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
-    let rows = sqlx::query(&format!(
+pub async fn inbox(
+    db: Db<'_>,
+    caller: &Caller,
+    limit: usize,
+    max_bytes: usize,
+) -> StoreResult<BytePage<Message>> {
+    let query = format!(
         "select {MESSAGE_COLUMNS} from messages
          where team_id = $1
            and seq > (select inbox_cursor from agents where team_id = $1 and name = $2)
            and recipient in ($2, $3, '*') and sender != $2
          order by seq limit $4"
-    ))
-    .bind(caller.team_id)
-    .bind(&caller.agent)
-    .bind(caller.role.as_str())
-    .bind(limit as i64)
-    .fetch_all(db)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(message_from_row)
-        .collect::<Result<_, _>>()?)
+    );
+    let rows = sqlx::query(&query)
+        .bind(caller.team_id)
+        .bind(&caller.agent)
+        .bind(caller.role.as_str())
+        .bind(limit as i64)
+        .fetch(db);
+    take_page(rows, Some(max_bytes)).await
 }
 
 /// Moves the cursor forward to `seq` (never back); returns the cursor.

@@ -3,9 +3,9 @@
 
 use super::super::error::StoreResult;
 use super::super::rules::tsquery;
-use super::super::types::MessageSearch;
+use super::super::types::{BytePage, MessageSearch};
 use super::db::Db;
-use super::rows::{message_from_row, MESSAGE_COLUMNS};
+use super::rows::MESSAGE_COLUMNS;
 use huddle_wire::Message;
 
 enum Arg {
@@ -18,7 +18,7 @@ pub async fn search(
     mut db: Db<'_>,
     team_id: i64,
     s: &MessageSearch,
-) -> StoreResult<(Vec<Message>, i64)> {
+) -> StoreResult<(BytePage<Message>, i64)> {
     let mut args = vec![Arg::Int(team_id)];
     let mut conditions = vec!["team_id = $1".to_string()];
     let mut push = |condition: &str, arg: Arg| {
@@ -71,11 +71,7 @@ pub async fn search(
             Arg::Text(t) => query.bind(t.as_str()),
         };
     }
-    let rows = query.fetch_all(db).await?;
-    let messages = rows
-        .iter()
-        .map(message_from_row)
-        .collect::<Result<_, _>>()?;
+    let messages = super::messages::take_page(query.fetch(db), s.max_bytes).await?;
     Ok((messages, total))
 }
 

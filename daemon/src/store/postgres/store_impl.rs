@@ -5,7 +5,8 @@ use super::super::read_shares::ReadShare;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
-    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors, TaskFilter,
+    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors,
+    TaskFilter,
 };
 use super::super::Store;
 use super::db::{Db, Reader};
@@ -357,7 +358,7 @@ impl Store for PostgresStore {
         &self,
         team_id: i64,
         mut filter: MessageFilter,
-    ) -> StoreResult<Vec<Message>> {
+    ) -> StoreResult<BytePage<Message>> {
         filter.limit = self.page(filter.limit);
         messages::list(self.read_team(team_id).await?.db(), team_id, &filter).await
     }
@@ -366,16 +367,22 @@ impl Store for PostgresStore {
         &self,
         team_id: i64,
         mut search: MessageSearch,
-    ) -> StoreResult<(Vec<Message>, i64)> {
+    ) -> StoreResult<(BytePage<Message>, i64)> {
         search.limit = self.page(search.limit);
         super::search::search(self.read_team(team_id).await?.db(), team_id, &search).await
     }
 
-    async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+    async fn inbox(
+        &self,
+        caller: &Caller,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreResult<BytePage<Message>> {
         messages::inbox(
             self.read_team(caller.team_id).await?.db(),
             caller,
             self.page(limit),
+            max_bytes,
         )
         .await
     }
@@ -420,11 +427,19 @@ impl Store for PostgresStore {
             .await
     }
 
-    async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
+    async fn memory_history(
+        &self,
+        team_id: i64,
+        before: Option<i64>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreResult<BytePage<MemoryChange>> {
         memory::history(
             self.read_team(team_id).await?.db(),
             team_id,
+            before,
             self.page(limit),
+            max_bytes,
         )
         .await
     }

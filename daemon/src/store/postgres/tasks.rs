@@ -1,6 +1,6 @@
 //! Editing and listing tasks (creating them is `task_create.rs`).
 
-use super::super::error::StoreResult;
+use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{self, quota, STATE_COLUMNS};
 use super::super::types::{Caller, Page, TaskFilter};
 use super::db::Db;
@@ -8,6 +8,7 @@ use super::deps;
 use super::task_state::{load, load_edges_of, save, state_from_row};
 use super::tx::Tx;
 use crate::config::LimitSettings as Limits;
+use futures::TryStreamExt;
 use huddle_wire::{Task, TaskPatch};
 
 /// Applies a patch; `if_match` must equal the current version when given.
@@ -75,7 +76,7 @@ pub async fn update(
 /// Lists tasks in id order (`TEST-2` before `TEST-10`), one page at a time.
 pub async fn list(mut db: Db<'_>, team_id: i64, filter: &TaskFilter) -> StoreResult<Page<Task>> {
     let query = rules::task_query(filter)?;
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "select {STATE_COLUMNS} from tasks
          where team_id = $1
            and ($2::text is null or status = $2)
@@ -86,23 +87,32 @@ pub async fn list(mut db: Db<'_>, team_id: i64, filter: &TaskFilter) -> StoreRes
            and ($9::text is null or claimed_by = $9)
          order by prefix, number
          limit $8"
-    ))
-    .bind(team_id)
-    .bind(filter.status.map(|s| s.as_str()))
-    .bind(&filter.owner)
-    .bind(query.prefix)
-    .bind(filter.ready)
-    .bind(query.after_prefix)
-    .bind(query.after_number)
-    .bind(query.fetch)
-    .bind(&filter.claimed_by)
-    .fetch_all(db.re())
-    .await?;
-    let mut items = rows
-        .iter()
-        .map(|r| state_from_row(team_id, r))
-        .collect::<Result<Vec<_>, _>>()?;
-    let next = rules::cut_page(&mut items, filter.limit, |t| t.id.clone());
+    );
+    let mut rows = sqlx::query(&sql)
+        .bind(team_id)
+        .bind(filter.status.map(|s| s.as_str()))
+        .bind(&filter.owner)
+        .bind(query.prefix)
+        .bind(filter.ready)
+        .bind(query.after_prefix)
+        .bind(query.after_number)
+        .bind(query.fetch)
+        .bind(&filter.claimed_by)
+        .fetch(db.re());
+    // Read one row at a time, up to the first that cannot be in the page (past the limit, or
+    // a second row past the bytes), so the rows after it are never held.
+    let (mut states, mut held) = (Vec::new(), 0);
+    while let Some(row) = rows.try_next().await? {
+        let state = state_from_row(team_id, &row)?;
+        held += rules::task_bytes(&state);
+        states.push(Ok::<_, StoreError>(state));
+        let over_bytes = filter.max_bytes.is_some_and(|max| held > max) && states.len() > 1;
+        if states.len() > filter.limit || over_bytes {
+            break;
+        }
+    }
+    drop(rows);
+    let (items, next) = rules::take_task_page(states, filter.limit, filter.max_bytes)?;
     // One query for the whole page's edges.
     let ids: Vec<String> = items.iter().map(|t| t.id.clone()).collect();
     let mut edges = load_edges_of(db, team_id, &ids).await?;

@@ -95,6 +95,58 @@ impl BlockerGraph {
         seen
     }
 
+    /// The cycles of a whole graph (an import's, where walking once per edge would cost edges
+    /// times the graph): at most `max` of them, each as the error adding its closing edge
+    /// gets, so a file is refused with the words an API call would get. One depth-first walk,
+    /// tasks and blockers in id order, so the same graph always names the same cycles.
+    pub fn cycles(&self, max: usize) -> Vec<StoreError> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Mark {
+            OnPath,
+            Done,
+        }
+        let mut marks: HashMap<&str, Mark> = HashMap::new();
+        let mut found = Vec::new();
+        let mut roots: Vec<String> = self.blockers.keys().cloned().collect();
+        sort_ids(&mut roots);
+        for root in &roots {
+            let Some((root, _)) = self.blockers.get_key_value(root) else {
+                continue;
+            };
+            if marks.contains_key(root.as_str()) {
+                continue;
+            }
+            // Each frame: a task and how many of its blockers were visited.
+            let mut stack: Vec<(&str, usize)> = vec![(root.as_str(), 0)];
+            marks.insert(root.as_str(), Mark::OnPath);
+            while let Some((task, next)) = stack.last_mut() {
+                let task: &str = task;
+                let blockers = self.blockers.get(task).map(Vec::as_slice).unwrap_or(&[]);
+                let Some(blocker) = blockers.get(*next) else {
+                    marks.insert(task, Mark::Done);
+                    stack.pop();
+                    continue;
+                };
+                *next += 1;
+                match marks.get(blocker.as_str()) {
+                    Some(Mark::Done) => {}
+                    Some(Mark::OnPath) => {
+                        let path = self.path(blocker, task).unwrap_or_default();
+                        found.push(dependency_cycle(task, blocker, path));
+                        if found.len() >= max {
+                            return found;
+                        }
+                    }
+                    None => {
+                        marks.insert(blocker.as_str(), Mark::OnPath);
+                        stack.push((blocker.as_str(), 0));
+                    }
+                }
+            }
+        }
+        found
+    }
+
     /// The error for adding `blocker` to `task` if that closes a cycle.
     pub fn check_acyclic(&self, task: &str, blocker: &str) -> StoreResult<()> {
         match self.path(blocker, task) {
@@ -203,6 +255,27 @@ mod tests {
         // D reaches A through B → C → A and straight through Z → A.
         let g = graph(&[("D", "B"), ("B", "C"), ("C", "A"), ("D", "Z"), ("Z", "A")]);
         assert_eq!(g.path("D", "A"), ids(&["D", "Z", "A"]));
+    }
+
+    #[test]
+    fn a_whole_graph_names_each_cycle_as_adding_its_last_edge_would() {
+        // A → B → C → A, and D blocked by itself through E; F hangs off the first cycle.
+        let g = graph(&[
+            ("A", "B"),
+            ("B", "C"),
+            ("C", "A"),
+            ("D", "E"),
+            ("E", "D"),
+            ("F", "A"),
+        ]);
+        let cycles: Vec<String> = g.cycles(10).iter().map(|e| e.to_string()).collect();
+        assert_eq!(cycles.len(), 2, "{cycles:?}");
+        assert!(cycles[0].contains("C → A → B → C"), "{cycles:?}");
+        assert!(cycles[1].contains("E → D → E"), "{cycles:?}");
+        assert_eq!(g.cycles(1).len(), 1, "the list is bounded");
+        assert!(graph(&[("A", "B"), ("B", "C"), ("A", "C")])
+            .cycles(10)
+            .is_empty());
     }
 
     #[test]

@@ -20,7 +20,9 @@ pub mod validate;
 pub use blockers::{
     check_blockers, dependency_cycle, self_blocking, unknown_blocker, walk_too_large, BlockerGraph,
 };
-pub use lists::{cut_page, task_query, TaskQuery};
+pub use lists::{
+    json_len, take_page, take_task_page, task_bytes, task_query, PageBudget, TaskQuery,
+};
 pub use memory::{changed_memory, MemoryChangeKind, MemoryLimits};
 pub use messages::{
     at_message, check_ack, is_group_recipient, new_message, unknown_recipient, validate_post,

@@ -2,8 +2,8 @@
 //! bounded history of who changed what.
 
 use super::super::error::StoreResult;
-use super::super::rules::{self, quota, MemoryChangeKind};
-use super::super::types::{Caller, MemoryChange};
+use super::super::rules::{self, quota, take_page, MemoryChangeKind};
+use super::super::types::{BytePage, Caller, MemoryChange};
 use super::rows::{append_event, fmt_time, parse_json};
 use super::usage;
 use super::writer::WriteCtx;
@@ -67,11 +67,20 @@ pub fn change(
     Ok(Memory { version, doc })
 }
 
-pub fn history(conn: &Connection, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
+/// Newest first, before `before`; each change is read (and its patch parsed) only when the
+/// page has room for the one before it.
+pub fn history(
+    conn: &Connection,
+    team_id: i64,
+    before: Option<i64>,
+    limit: usize,
+    max_bytes: usize,
+) -> StoreResult<BytePage<MemoryChange>> {
     let mut stmt = conn.prepare_cached(
-        "select version, agent, kind, patch, created_at from memory_history where team_id = ?1 order by version desc limit ?2",
+        "select version, agent, kind, patch, created_at from memory_history where team_id = ?1 and version < ?2 order by version desc limit ?3",
     )?;
-    let rows = stmt.query_map(params![team_id, limit as i64], |r| {
+    let before = before.unwrap_or(i64::MAX);
+    let rows = stmt.query_map(params![team_id, before, limit as i64], |r| {
         Ok(MemoryChange {
             version: r.get(0)?,
             agent: r.get(1)?,
@@ -80,5 +89,5 @@ pub fn history(conn: &Connection, team_id: i64, limit: usize) -> StoreResult<Vec
             created_at: fmt_time(r.get(4)?),
         })
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(take_page(rows, Some(max_bytes))?)
 }

@@ -3,7 +3,7 @@
 use super::super::error::{StoreError, StoreResult};
 use super::super::rules;
 use super::super::rules::quota::RequestQuota;
-use super::super::types::{Caller, MessageFilter, Posted};
+use super::super::types::{BytePage, Caller, MessageFilter, Posted};
 use super::rows::{append_event_json, message_from_row, touch_agent, MESSAGE_COLUMNS};
 use super::usage;
 use super::writer::WriteCtx;
@@ -143,7 +143,7 @@ fn get(conn: &Connection, team_id: i64, seq: i64) -> StoreResult<Message> {
     .ok_or_else(|| StoreError::not_found(format!("message {seq}")))
 }
 
-pub fn list(conn: &Connection, team_id: i64, f: &MessageFilter) -> StoreResult<Vec<Message>> {
+pub fn list(conn: &Connection, team_id: i64, f: &MessageFilter) -> StoreResult<BytePage<Message>> {
     let mut stmt = conn.prepare_cached(&format!(
         "select {MESSAGE_COLUMNS} from messages
          where team_id = ?1 and seq > ?2
@@ -154,11 +154,16 @@ pub fn list(conn: &Connection, team_id: i64, f: &MessageFilter) -> StoreResult<V
         params![team_id, f.after, f.from, f.to, f.kind, f.limit as i64],
         message_from_row,
     )?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(rules::take_page(rows, f.max_bytes)?)
 }
 
 /// Messages to the caller by name, by role or to `*`, past its cursor; its own posts excluded.
-pub fn inbox(conn: &Connection, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+pub fn inbox(
+    conn: &Connection,
+    caller: &Caller,
+    limit: usize,
+    max_bytes: usize,
+) -> StoreResult<BytePage<Message>> {
     let cursor: i64 = conn
         .prepare_cached("select inbox_cursor from agents where team_id = ?1 and name = ?2")?
         .query_row(params![caller.team_id, caller.agent], |r| r.get(0))?;
@@ -177,7 +182,7 @@ pub fn inbox(conn: &Connection, caller: &Caller, limit: usize) -> StoreResult<Ve
         ],
         message_from_row,
     )?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(rules::take_page(rows, Some(max_bytes))?)
 }
 
 /// Moves the cursor forward to `seq` (never back); returns the cursor.

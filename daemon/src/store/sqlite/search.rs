@@ -7,8 +7,8 @@
 //! of the single writer, which every post would otherwise pay.
 
 use super::super::error::StoreResult;
-use super::super::rules::fts5_query;
-use super::super::types::MessageSearch;
+use super::super::rules::{fts5_query, take_page};
+use super::super::types::{BytePage, MessageSearch};
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use huddle_wire::Message;
 use rusqlite::types::Value as Sql;
@@ -56,7 +56,7 @@ pub fn search(
     conn: &Connection,
     team_id: i64,
     s: &MessageSearch,
-) -> StoreResult<(Vec<Message>, i64)> {
+) -> StoreResult<(BytePage<Message>, i64)> {
     let (filters, filter_args) = filters(s);
     let lowest = team_id * TEAM_SHIFT;
     let highest = (team_id + 1) * TEAM_SHIFT - 1;
@@ -139,7 +139,7 @@ pub fn search(
         .query_row(params_from_iter(count_args.iter()), |r| r.get(0))?;
     let mut stmt = conn.prepare_cached(&page_sql)?;
     let rows = stmt.query_map(params_from_iter(page_args.iter()), message_from_row)?;
-    Ok((rows.collect::<Result<_, _>>()?, total))
+    Ok((take_page(rows, s.max_bytes)?, total))
 }
 
 /// ` and …` conditions on `m` for every filter but the words, with their arguments in order.

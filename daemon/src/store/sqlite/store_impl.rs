@@ -4,7 +4,8 @@ use super::super::error::StoreResult;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
-    Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors, TaskFilter,
+    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors,
+    TaskFilter,
 };
 use super::super::Store;
 use super::{agents, claims, events, gates, memory, messages, tasks, test_history, SqliteStore};
@@ -320,7 +321,7 @@ impl Store for SqliteStore {
         &self,
         team_id: i64,
         mut filter: MessageFilter,
-    ) -> StoreResult<Vec<Message>> {
+    ) -> StoreResult<BytePage<Message>> {
         filter.limit = self.page(filter.limit);
         self.readers
             .read_team(team_id, move |conn| messages::list(conn, team_id, &filter))
@@ -331,7 +332,7 @@ impl Store for SqliteStore {
         &self,
         team_id: i64,
         mut search: MessageSearch,
-    ) -> StoreResult<(Vec<Message>, i64)> {
+    ) -> StoreResult<(BytePage<Message>, i64)> {
         search.limit = self.page(search.limit);
         if !search.words.is_empty() {
             // Words need the index: the team's messages posted until now go in first.
@@ -351,11 +352,16 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn inbox(&self, caller: &Caller, limit: usize) -> StoreResult<Vec<Message>> {
+    async fn inbox(
+        &self,
+        caller: &Caller,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreResult<BytePage<Message>> {
         let (caller, limit) = (caller.clone(), self.page(limit));
         self.readers
             .read_team(caller.team_id, move |conn| {
-                messages::inbox(conn, &caller, limit)
+                messages::inbox(conn, &caller, limit, max_bytes)
             })
             .await
     }
@@ -445,10 +451,18 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn memory_history(&self, team_id: i64, limit: usize) -> StoreResult<Vec<MemoryChange>> {
+    async fn memory_history(
+        &self,
+        team_id: i64,
+        before: Option<i64>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> StoreResult<BytePage<MemoryChange>> {
         let limit = self.page(limit);
         self.readers
-            .read_team(team_id, move |conn| memory::history(conn, team_id, limit))
+            .read_team(team_id, move |conn| {
+                memory::history(conn, team_id, before, limit, max_bytes)
+            })
             .await
     }
 

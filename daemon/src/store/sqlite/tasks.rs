@@ -286,8 +286,7 @@ pub fn list(conn: &Connection, team_id: i64, filter: &TaskFilter) -> StoreResult
         ],
         |r| state_from_row(team_id, r),
     )?;
-    let mut items: Vec<TaskState> = rows.collect::<Result<_, _>>()?;
-    let next = rules::cut_page(&mut items, filter.limit, |t| t.id.clone());
+    let (items, next) = rules::take_task_page(rows, filter.limit, filter.max_bytes)?;
     let items = items
         .into_iter()
         .map(|state| {
