@@ -104,6 +104,15 @@ fn describe() {
         "tasks claimed for a client that left before the answer, released without an attempt"
     );
     describe_gauge!("huddle_open_streams", "SSE streams open now");
+    gauge!("huddle_exports_spooling").set(0.0);
+    describe_gauge!(
+        "huddle_exports_spooling",
+        "team exports being written to their spool file now (the database snapshot is open only meanwhile)"
+    );
+    describe_counter!(
+        "huddle_export_spooled_bytes_total",
+        "bytes of team exports spooled to the data directory before being sent"
+    );
     describe_gauge!(
         "huddle_writer_unsent",
         "team writes not yet in the SQLite writer's queue (most wait for a slot behind their own team's backlog)"
@@ -271,4 +280,25 @@ pub fn writer_unsent(delta: f64) {
 /// A stream opened (`1`) or closed (`-1`).
 pub fn stream_opened(delta: f64) {
     gauge!("huddle_open_streams").increment(delta);
+}
+
+/// A team export spooling now (`huddle_exports_spooling`), until dropped.
+pub struct ExportSpooling;
+
+impl ExportSpooling {
+    pub fn start() -> ExportSpooling {
+        gauge!("huddle_exports_spooling").increment(1.0);
+        ExportSpooling
+    }
+}
+
+impl Drop for ExportSpooling {
+    fn drop(&mut self) {
+        gauge!("huddle_exports_spooling").decrement(1.0);
+    }
+}
+
+/// An export of `bytes` was spooled.
+pub fn export_spooled(bytes: u64) {
+    counter!("huddle_export_spooled_bytes_total").increment(bytes);
 }

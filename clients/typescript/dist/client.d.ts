@@ -28,6 +28,8 @@ export interface MessageFilter {
     from?: string;
     type?: string;
     limit?: number;
+    /** The last `limit` messages that match (still oldest first), not the first past `after`. */
+    newest?: boolean;
 }
 /** Filters of `searchMessages`; every one given must match. */
 export interface MessageSearch {

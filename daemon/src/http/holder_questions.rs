@@ -14,7 +14,7 @@ use crate::store::{Caller, StoreError};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use huddle_wire::{codes, AskRequest, GateRecord, GateStatus, Gated, Task};
+use huddle_wire::{codes, AskRequest, ErrorBody, GateRecord, GateStatus, Gated, Task};
 use serde::Deserialize;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -103,6 +103,7 @@ pub struct DecisionQuery {
     params(TaskPath, DecisionQuery),
     responses(
         (status = 200, description = "The question and where it stands", body = GateRecord),
+        (status = 409, description = "The task is no question for a person", body = ErrorBody),
         QueryErrors,
     )
 )]

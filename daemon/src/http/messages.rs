@@ -157,8 +157,9 @@ pub struct ListQuery {
     /// Page size (100 by default). A page also stops before `[limits] max_page_bytes` of
     /// messages (a single larger message comes alone): `next` then continues it.
     pub limit: Option<usize>,
-    /// The newest `limit` messages that match instead of the oldest past `after` (not with
-    /// `after`): "the last N", in `seq` order; `next` is then the cursor for what comes later.
+    /// The newest `limit` messages that match instead of the oldest past `after` ("the last
+    /// N", in `seq` order; with `after`, only those past it); `next` is the cursor for what
+    /// comes later.
     pub newest: Option<bool>,
 }
 
@@ -233,12 +234,6 @@ async fn newest_messages(
     q: ListQuery,
     limit: usize,
 ) -> ApiResult<MessageList> {
-    if q.after.is_some() {
-        return Err(ApiError::bad_request(
-            "after",
-            "`newest` reads the last messages; it takes no `after` (page on with `next`)",
-        ));
-    }
     let search = crate::store::MessageSearch {
         from: q.from.filter(|s| !s.is_empty()),
         to: q.to.filter(|s| !s.is_empty()),
@@ -248,7 +243,9 @@ async fn newest_messages(
         ..Default::default()
     };
     let (page, _) = state.store.search_messages(caller.team_id, search).await?;
-    let mut messages = page.items;
+    // With `after`: the newest of those past it (the newest N overall, those before it dropped).
+    let after = q.after.unwrap_or(0);
+    let mut messages: Vec<_> = page.items.into_iter().filter(|m| m.seq > after).collect();
     messages.reverse();
     let next = messages.last().map(|m| m.seq);
     Ok(MessageList { messages, next })

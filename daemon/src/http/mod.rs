@@ -32,6 +32,7 @@ mod task_claims;
 mod task_events;
 mod tasks;
 mod team_admin;
+mod team_export;
 mod team_import;
 mod team_settings;
 mod teams;

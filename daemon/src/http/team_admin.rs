@@ -14,10 +14,8 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::Json;
-use futures::StreamExt;
 use huddle_wire::Team;
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 
 /// Deletes the team and everything of it — agents, tasks, messages, events, memory, test
 /// history, webhooks — in one transaction. Its tokens are refused at once (on every replica)
@@ -74,25 +72,16 @@ pub async fn export_team(
 ) -> ApiResult<Response> {
     permit_principal(&principal, Action::TransferTeams)?;
     let team_id = state.store.team_id(&team).await?;
-    let mut records = state.store.export_team(team_id).await?;
-    // The first record decides the status: a team deleted meanwhile is a 404, not a broken 200.
-    let first = match records.recv().await {
-        Some(first) => first?,
-        None => return Err(StoreError::Internal("the export ended at once".into()).into()),
-    };
-    let lines = futures::stream::once(async move { Ok(first) })
-        .chain(ReceiverStream::new(records))
-        .map(|record| {
-            record
-                .and_then(|r| r.to_line())
-                .map_err(|e| std::io::Error::other(e.to_string()))
-        });
+    // Spooled first: the snapshot ends before the client reads a byte (`team_export`).
+    let (file, bytes) = super::team_export::spool(&state, team_id).await?;
+    let lines = tokio_util::io::ReaderStream::new(file);
     let mut response = Response::new(Body::from_stream(lines));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/x-ndjson"),
     );
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes));
     if let Ok(disposition) =
         HeaderValue::from_str(&format!("attachment; filename=\"{team}.jsonl\""))
     {

@@ -351,9 +351,17 @@ async fn newest_lists_the_last_messages_that_match() {
         .expect_status(200)
         .body;
     assert!(later["messages"].as_array().unwrap().is_empty(), "{later}");
-    c.get(&c.t("/messages?newest=true&after=3"))
+    // With `after`, the newest of those past it: here the last 3 are all past seq 3.
+    let past = c
+        .get(&c.t(&format!(
+            "/messages?type=fix_required&newest=true&limit=5&after={}",
+            page["messages"][1]["seq"]
+        )))
         .await
-        .expect_error(400, "invalid_field");
+        .expect_status(200)
+        .body;
+    assert_eq!(past["messages"].as_array().unwrap().len(), 1, "{past}");
+    assert_eq!(past["messages"][0]["summary"], "m30");
     let oldest = c
         .get(&c.t("/messages?type=fix_required&limit=1"))
         .await

@@ -245,3 +245,74 @@ async fn a_bad_import_is_a_400_naming_the_line_and_writes_nothing() {
         .expect_error(403, "forbidden");
     import(&d, "qa", &text).await.expect_status(201);
 }
+
+/// An export read slowly holds no snapshot (issue: a slow export slowed every team): the file
+/// is spooled before the answer starts, so once the headers are in — the client reading
+/// nothing more — the export's read transaction has ended. SQLite: a truncating checkpoint
+/// after another team's write finds no reader in its way. PostgreSQL: no connection of the
+/// database holds a snapshot (`backend_xmin`).
+#[tokio::test]
+async fn a_slow_export_reader_holds_no_snapshot() {
+    let d = TestDaemon::start().await;
+    let c = d.team("big").await;
+    let other = d.team("other").await;
+    let text = "x".repeat(1_000);
+    for batch in 0..4 {
+        let messages: Vec<Value> = (0..1_000)
+            .map(|i| json!({"to": "*", "type": "note", "summary": format!("m{batch}-{i}"), "data": {"text": text}}))
+            .collect();
+        c.post(&c.t("/messages/batch"), json!({"messages": messages}))
+            .await
+            .expect_status(201);
+    }
+    let response = reqwest::Client::new()
+        .get(format!("{}/v1/teams/big/export", d.url))
+        .bearer_auth(huddle_tests::ADMIN)
+        .send()
+        .await
+        .expect("the export answers");
+    assert_eq!(response.status().as_u16(), 200);
+    let length: u64 = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        length > 4_000_000,
+        "the whole export is spooled: {length} bytes"
+    );
+    // The client reads nothing more; another team writes meanwhile.
+    other
+        .post(
+            &other.t("/messages"),
+            json!({"to": "*", "type": "note", "summary": "later"}),
+        )
+        .await
+        .expect_status(201);
+    if d.settings.storage.database_url.is_empty() {
+        let db = rusqlite::Connection::open(d.data_dir.join("huddle.db")).unwrap();
+        let (busy, _, _): (i64, i64, i64) = db
+            .query_row("pragma wal_checkpoint(truncate)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        assert_eq!(busy, 0, "a reader still holds the WAL");
+    } else {
+        let url = &d.settings.storage.database_url;
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        let holding: i64 = sqlx::query_scalar(
+            "select count(*) from pg_stat_activity
+             where datname = current_database() and pid <> pg_backend_pid()
+               and backend_xmin is not null",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(holding, 0, "a connection still holds a snapshot");
+    }
+    // And the export, read at last, is whole.
+    let body = response.text().await.unwrap();
+    assert_eq!(body.len() as u64, length);
+    let last = body.lines().last().unwrap();
+    assert!(last.contains(r#""kind":"end""#), "{last}");
+}

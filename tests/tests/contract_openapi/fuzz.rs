@@ -43,10 +43,11 @@ expected-statuses = [200, 201, 202, 204, 401, 403, 404, 409, 412, 429]
 # coordinator claims only the prefixes it names; an approval gate needs a `decision` (and an
 # answer needs words or a decision: the document's `anyOf` says so, yet schemathesis still
 # sends `{}` as valid); a gate's deadline must be ahead and within a year, `onDeadline` goes
-# with a deadline, and a person-only gate is never approved by its deadline.
+# with a deadline, and a person-only gate is never approved by its deadline; a holder's
+# question and its long poll take the daemon's lease and wait bounds and the team's wait.
 # Those operations may answer 400 to schema-valid data; every other one may not.
 [[operations]]
-include-operation-id = ["answerQuestion", "gateTask", "createTasks", "updateTask", "postMessage", "postMessages", "ackInbox", "claimTasks", "streamMessages", "patchMemory", "postTestRun", "searchMessages", "createWebhook", "createAgent"]
+include-operation-id = ["answerQuestion", "gateTask", "askQuestion", "questionDecision", "createTasks", "updateTask", "postMessage", "postMessages", "ackInbox", "claimTasks", "streamMessages", "patchMemory", "postTestRun", "searchMessages", "createWebhook", "createAgent"]
 checks.positive_data_acceptance.expected-statuses = [200, 201, 202, 204, 400, 401, 403, 404, 409, 412, 429]
 
 # schemathesis cannot generate an `application/x-ndjson` body (a team export's lines); the
