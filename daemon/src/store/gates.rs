@@ -97,13 +97,14 @@ pub struct OpenQuestion {
     pub holder_left: bool,
 }
 
+/// One task a question blocks: its id, status and holder.
+pub type BlockedTask = (String, String, Option<String>);
+
 /// The rows [`OPEN_QUESTIONS_SQL`] reads, folded into one [`OpenQuestion`] per question: the
 /// question's columns, then the status and holder of one task it blocks (the one it asks
 /// about is picked by id; a question someone also added as another task's blocker is one
 /// row per such task).
-pub fn fold_open_questions(
-    rows: Vec<(OpenQuestion, Option<(String, String, Option<String>)>)>,
-) -> Vec<OpenQuestion> {
+pub fn fold_open_questions(rows: Vec<(OpenQuestion, Option<BlockedTask>)>) -> Vec<OpenQuestion> {
     let mut out: Vec<OpenQuestion> = Vec::new();
     for (mut q, blocked) in rows {
         let asked_about = q.metadata["gate"]["for"].as_str().map(str::to_string);

@@ -12,6 +12,7 @@ mod memory;
 mod messages;
 mod person_gates;
 mod presence;
+mod progress;
 mod project_claims;
 mod quotas;
 mod retention;
