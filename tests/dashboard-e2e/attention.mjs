@@ -1,6 +1,6 @@
 // What needs a person, first (tests/tests/dashboard/attention.rs makes the API calls and checks
-// their effects). HUDDLE_TOKEN is a coordinator's. On load the panel already lists TEST-001's
-// error, which came from the server's history; then a question, a fix_required, a failed task
+// their effects). HUDDLE_TOKEN is a coordinator's. On load the panel already lists TEST-007's
+// regression and TEST-001's error, from the server's history; then a question, a fix_required, a failed task
 // and a test_result under the gate arrive, and after each the panel lists exactly what waits, in
 // order, each linked to its task. The fix_required is answered and the failed task retried in
 // the panel. The board is above the dependency graph (desktop and phone), an in-progress card
@@ -16,7 +16,9 @@ await withBrowser(async (page, { shot, signIn }) => {
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
   await need('error', 'TEST-001').waitFor({ timeout: PATIENCE });
-  check(same(await listed(), ['error:TEST-001']), `only the error on load: ${await listed()}`);
+  await need('regression', 'TEST-007').waitFor({ timeout: PATIENCE });
+  check(same(await listed(), ['regression:TEST-007', 'error:TEST-001']), `the regression and the error on load: ${await listed()}`);
+  check((await need('regression', 'TEST-007').textContent()).includes('99.0 % → 96.0 %'), 'the regression says from what to what');
   check(await page.locator('#attention-title').isHidden(), 'no question yet');
 
   // The board: TEST-001's fix cycle on its card; the ready task first in Pending.
@@ -52,8 +54,8 @@ await withBrowser(async (page, { shot, signIn }) => {
   await rust('gate-missed');
   await need('gate', 'TEST-005').waitFor({ timeout: PATIENCE });
   const all = await listed();
-  check(same(all, ['fix:TEST-001', 'failed:TEST-004', 'gate:TEST-005', 'error:TEST-001']), `what needs a look, in order: ${all}`);
-  check((await page.locator('#attention-needs-count').textContent()) === '4', 'four counted');
+  check(same(all, ['fix:TEST-001', 'failed:TEST-004', 'gate:TEST-005', 'regression:TEST-007', 'error:TEST-001']), `what needs a look, in order: ${all}`);
+  check((await page.locator('#attention-needs-count').textContent()) === '5', 'five counted');
   check((await page.locator('#attention-count').textContent()) === '1', 'one question');
   check((await need('gate', 'TEST-005').locator('a.task-id').getAttribute('href')) === '#/tasks/TEST-005', 'linked to its task');
   check((await need('gate', 'TEST-005').textContent()).includes('72.0 %'), 'the missed gate says the rate');
@@ -71,7 +73,7 @@ await withBrowser(async (page, { shot, signIn }) => {
   await need('failed', 'TEST-004').locator('[data-act="retry"]').click();
   await need('failed', 'TEST-004').waitFor({ state: 'detached', timeout: PATIENCE });
   await rust('retried');
-  check(same(await listed(), ['gate:TEST-005', 'error:TEST-001']), `answered and retried leave: ${await listed()}`);
+  check(same(await listed(), ['gate:TEST-005', 'regression:TEST-007', 'error:TEST-001']), `answered and retried leave: ${await listed()}`);
   note('the panel lists what needs a person and acts in place');
 
   // Cancel asks first; "Keep it" keeps it.

@@ -101,6 +101,10 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
     await waitFor(([n, s]) => document.querySelector(`#agent-list tr[data-agent="${n}"] td[data-sent]`)?.dataset.sent === String(s),
       [name, sent], `${name} sent ${sent}`);
   }
+  // A task's reports, however old: every one in its detail's runs table.
+  await page.evaluate(() => { location.hash = '#/tasks/TEST-0042'; });
+  await waitFor((n) => document.querySelectorAll('#task-runs table.runs tbody tr').length === n, expected.task42Reports,
+    `TEST-0042's ${expected.task42Reports} reports in its detail`);
   note(`the log's filters and counts and the agents' messages sent equal the API's: ${JSON.stringify(expected)}`);
   await page.click('.tabs a[data-view="progress"]');
 

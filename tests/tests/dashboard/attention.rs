@@ -1,4 +1,5 @@
-//! What needs a person, first (`tests/dashboard-e2e/attention.mjs`): a scripted sequence of API
+//! What needs a person, first (`tests/dashboard-e2e/attention.mjs`): a regression and an error
+//! posted before the page opens are listed from the history; then a scripted sequence of API
 //! calls — a question, a `fix_required`, a task that fails, a `test_result` under the gate — and
 //! after each the attention panel lists exactly what waits, linked to its task; an answer and a
 //! retry given in the panel reach the API. The board is above the dependency graph, an
@@ -49,13 +50,28 @@ async fn what_needs_a_person_comes_first() {
     let tester = d.agent(TEAM, "tester", "tester").await;
 
     // Before the page opens: TEST-001 in a fix cycle (iteration 3 at 72 %) that hit an error,
-    // TEST-002 and TEST-006 waiting on it, TEST-003 ready.
+    // TEST-007 done but regressed, TEST-002 and TEST-006 waiting on TEST-001, TEST-003 ready.
     create(
         &coord,
         json!([{"id": "TEST-001", "subject": "Checkout totals"}]),
     )
     .await;
     claim(&tester, "TEST-001").await;
+    // TEST-007 passed the gate, then a later run fell back: a regression.
+    create(&coord, json!([{"id": "TEST-007", "subject": "Search"}])).await;
+    claim(&tester, "TEST-007").await;
+    tester
+        .post(
+            &tester.t("/tasks/TEST-007/complete"),
+            json!({"result": {"passRate": 96.0}}),
+        )
+        .await
+        .expect_status(200);
+    for rate in [99.0, 96.0] {
+        post(&tester, json!({"to": "coordinator", "type": "test_result", "summary": format!("TEST-007: {rate} %"),
+            "data": {"taskId": "TEST-007", "passRate": rate, "iterations": 1, "qualityGatePassed": true}}))
+        .await;
+    }
     create(
         &coord,
         json!([

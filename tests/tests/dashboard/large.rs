@@ -144,7 +144,7 @@ async fn the_dashboard_at_a_large_history() {
 
 /// What the API answers over the whole history, for the page to match: every message, the
 /// `fix_required`s, tester2's `test_result`s, each agent's messages, the tasks that reported a
-/// pass rate and the worst latest one.
+/// pass rate, the worst latest one, and TEST-0042's reports.
 async fn api_counts(api: &Api) -> Value {
     let total = |query: String| async move {
         api.get(&api.t(&format!("/messages/search?limit=1{query}")))
@@ -164,7 +164,11 @@ async fn api_counts(api: &Api) -> Value {
         .await
         .expect_status(200)
         .body;
+    let reports = |kind: &str| total(format!("&task=TEST-0042&type={kind}"));
+    let task_reports = reports("test_result").await.as_u64().unwrap()
+        + reports("impl_progress").await.as_u64().unwrap();
     let counts = json!({
+        "task42Reports": task_reports,
         "progressTasks": worst["total"],
         "worstRate": worst["messages"][0]["data"]["passRate"],
         "all": total(String::new()).await,
