@@ -5,7 +5,7 @@
 // order, each linked to its task. The fix_required is answered and the failed task retried in
 // the panel. The board is above the dependency graph (desktop and phone), an in-progress card
 // shows its iteration and pass rate, ready tasks lead Pending, a completed card under the gate is
-// not green, and Cancel asks before it cancels.
+// not green, a log row links to its task, and Cancel asks before it cancels.
 
 import { check, note, PATIENCE, rust, withBrowser } from './harness.mjs';
 
@@ -75,6 +75,14 @@ await withBrowser(async (page, { shot, signIn }) => {
   await rust('retried');
   check(same(await listed(), ['gate:TEST-005', 'regression:TEST-007', 'error:TEST-001']), `answered and retried leave: ${await listed()}`);
   note('the panel lists what needs a person and acts in place');
+
+  // The log: a row about a task links to it, and says how long ago it came.
+  await page.click('.tabs a[data-view="messages"]');
+  const fixRow = page.locator('#message-log tr.msg[data-type="fix_required"]');
+  await fixRow.waitFor({ timeout: PATIENCE });
+  check((await fixRow.locator('a.task-link').getAttribute('href')) === '#/tasks/TEST-001', 'the log row links to its task');
+  const when = await fixRow.locator('.time').textContent();
+  check(/ago$|^just now$/.test(when), `the time is a duration: ${when}`);
 
   // Cancel asks first; "Keep it" keeps it.
   await page.evaluate(() => { location.hash = '#/tasks/TEST-006'; });
