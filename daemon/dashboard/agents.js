@@ -1,8 +1,13 @@
-// The team's agents: role, when each was last seen, what each holds, how much it said.
+// The team's agents: role, when each was last seen, what each holds, how much it said — in all
+// its history: the server counts each agent's messages (`…/messages/search?from=NAME&limit=1`
+// answers with `total`), asked again while the view is shown, and the stream adds what each
+// sends meanwhile.
 
 import { duration, h, replace } from './dom.js';
 
 const ROLE_ORDER = ['lead', 'coordinator', 'tester', 'executor', 'observer'];
+/** How often the server is asked again for the counts while the view is shown. */
+const COUNT_REFRESH_MS = 30_000;
 
 export function mountAgents(root, state, api) {
   let visible = false;
@@ -11,10 +16,28 @@ export function mountAgents(root, state, api) {
   replace(root,
     h('div', { class: 'toolbar' }, h('h2', {}, 'Agents'), count),
     h('table', { class: 'agents', id: 'agent-list' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'role'), h('th', {}, 'last seen'), h('th', {}, 'holding'), h('th', {}, 'messages sent'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'role'), h('th', {}, 'last seen'), h('th', {}, 'holding'), h('th', { title: 'Over the whole history, counted by the server' }, 'messages sent'))),
       body));
   // "12s ago" moves on its own.
   const ticker = setInterval(() => visible && draw(), 5000);
+  // name → {total, asOf}: the server's count of the agent's messages up to its newest, `asOf`.
+  const counted = new Map();
+  let counting = null;
+  let countedAt = 0;
+
+  /** Asks the server for every agent's count (one bounded request each, one round at a time). */
+  function countSent() {
+    if (counting || !visible) return;
+    countedAt = Date.now();
+    const names = [...state.agents.keys()];
+    counting = Promise.all(names.map((name) => api.searchMessages({ from: name, limit: 1 })
+      .then((page) => counted.set(name, { total: page.total, asOf: page.messages[0]?.seq ?? 0 }))))
+      .catch((err) => console.warn('huddle dashboard: counting messages failed:', err.message))
+      .finally(() => {
+        counting = null;
+        draw();
+      });
+  }
 
   function draw() {
     if (!visible) return;
@@ -26,8 +49,18 @@ export function mountAgents(root, state, api) {
         holding.get(t.claimedBy).push(t.id);
       }
     }
+    const since = Date.now() - countedAt;
+    if (since > COUNT_REFRESH_MS || (since > 2000 && [...state.agents.keys()].some((n) => !counted.has(n)))) countSent();
+    // The server's count, plus what the stream brought past the newest message it counted.
     const sent = new Map();
-    for (const m of state.messages) sent.set(m.from, (sent.get(m.from) || 0) + 1);
+    for (const [name, c] of counted) sent.set(name, c.total);
+    for (let i = state.messages.length - 1; i >= 0; i--) {
+      const m = state.messages[i];
+      const c = counted.get(m.from);
+      if (!c) continue;
+      if (m.seq <= c.asOf) continue;
+      sent.set(m.from, sent.get(m.from) + 1);
+    }
 
     const agents = [...state.agents.values()].sort((a, b) => ROLE_ORDER.indexOf(a.role) - ROLE_ORDER.indexOf(b.role) || (a.name < b.name ? -1 : 1));
     count.textContent = `${agents.length} agents`;
@@ -40,7 +73,7 @@ export function mountAgents(root, state, api) {
         h('td', {}, h('span', { class: `role role-${ROLE_ORDER.includes(a.role) ? a.role : 'other'}` }, a.role)),
         h('td', { title: a.lastSeenAt || 'never seen' }, ago),
         h('td', {}, (holding.get(a.name) || []).join(', ') || '—'),
-        h('td', { class: 'num' }, String(sent.get(a.name) || 0)));
+        h('td', { class: 'num', 'data-sent': sent.has(a.name) ? String(sent.get(a.name)) : '' }, sent.has(a.name) ? String(sent.get(a.name)) : '…'));
     }));
   }
 

@@ -2,6 +2,8 @@
 // the token as a bearer header. The token never goes into a URL, the DOM or a log.
 
 const KEY = 'huddle.session';
+/** Pages of `GET …/progress` the Pass-rate view loads: 10,000 tasks. */
+const MAX_PROGRESS_PAGES = 10;
 
 /** `{team, token}` of this tab, or null. */
 export function loadSession() {
@@ -127,6 +129,19 @@ export function createApi(session, onUnauthorized) {
     searchMessages: (params) => {
       const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== '' && v != null));
       return get(`/messages/search?${query}`);
+    },
+    /** Each task's newest pass-rate report over the whole history, worst first, page after page
+     * (at most `MAX_PROGRESS_PAGES` of 1,000 tasks). */
+    allProgress: async () => {
+      const messages = [];
+      let offset = 0;
+      for (let i = 0; i < MAX_PROGRESS_PAGES; i++) {
+        const page = await get(`/progress?sort=rate&dir=asc&limit=1000&offset=${offset}`);
+        messages.push(...page.messages);
+        if (page.next == null) break;
+        offset = page.next;
+      }
+      return messages;
     },
     /** The test history of the project posted to last: its runs, oldest first. */
     testHistory: () => get('/history'),

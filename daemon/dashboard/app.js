@@ -126,6 +126,7 @@ function start(session) {
       if (ended) return;
       for (const task of tasks) state.putTask(task);
       state.loadMessages(recent.messages.slice().reverse());
+      state.messageTotal = recent.total;
       followStreams(cursors);
       delete state.connection.snapshot;
       state.changed('connection');

@@ -87,3 +87,10 @@ export function capped(tag, props, text, limit) {
   });
   return h(tag, props, shown, ' ', toggle);
 }
+
+/** "3m 05s ago": how long ago `iso` was, by this computer's clock; the input when not a date. */
+export function ago(iso, now = Date.now()) {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return String(iso ?? '');
+  return now - t < 1000 ? 'just now' : `${duration(now - t)} ago`;
+}

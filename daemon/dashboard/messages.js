@@ -1,21 +1,27 @@
 // The message log: newest first, filtered by type, sender and recipient, rows coloured by
-// type; test results show their pass rate, fix-cycle progress its iteration. A row opens to
-// its full `data`. Words in the search box search every message of the team on the server
-// (not only the ones this page keeps), with the same filters, a page at a time.
+// type; test results show their pass rate, fix-cycle progress its iteration, and a row about a
+// task links to it. A row opens to its full `data`. A filter or words in the search box ask the
+// server, which answers over every message of the team (not only the ones this page keeps), a
+// page at a time, with the exact number of matches; a filter without words then follows the
+// stream. Without either, the log is the newest messages the page holds, out of how many there
+// are in all.
 
-import { clock, h, percent, replace } from './dom.js';
+import { ago, clock, h, percent, replace } from './dom.js';
 import { details } from './fix.js';
 import { GATE, grade } from './chart.js';
-import { saveViewState } from './route.js';
+import { saveViewState, taskHash } from './route.js';
 
 const ROWS_SHOWN = 500;
 const SEARCH_PAGE = 100;
 const SEARCH_DELAY_MS = 250;
 const KNOWN = new Set(['test_result', 'impl_progress', 'fix_required', 'error']);
+/** Offered in the type filter before any message of the type arrived. */
+const COMMON_TYPES = ['test_result', 'impl_progress', 'fix_required', 'fix_answer', 'error', 'note', 'task_action'];
+const ROLES = ['coordinator', 'tester', 'executor', 'observer', 'lead', '*'];
 
 export function mountMessages(root, state, api) {
   let visible = false;
-  // The server's answer while the search box has words: {query, messages, total, next}.
+  // The server's answer while a filter or words are set: {query, messages, total, next}.
   let search = null;
   let searchTimer = null;
   let searchText = '';
@@ -31,7 +37,8 @@ export function mountMessages(root, state, api) {
       onchange: (e) => {
         filters[key] = e.target.value;
         remember();
-        if (searchText) runSearch();
+        search = null;
+        if (serverAnswers()) runSearch();
         draw();
       },
     });
@@ -45,8 +52,8 @@ export function mountMessages(root, state, api) {
       searchText = e.target.value.trim();
       remember();
       clearTimeout(searchTimer);
-      if (!searchText) {
-        search = null;
+      search = null;
+      if (!serverAnswers()) {
         draw();
         return;
       }
@@ -82,26 +89,52 @@ export function mountMessages(root, state, api) {
     searchBox.value = wanted.q;
     searchText = wanted.q;
     search = null;
-    if (searchText) runSearch();
+    if (serverAnswers()) runSearch();
+  }
+
+  /** Words or a filter: the server answers, over the whole history. */
+  function serverAnswers() {
+    return Boolean(searchText || filters.type || filters.from || filters.to);
+  }
+
+  /** What the current question is, to drop an answer to an older one. */
+  function questionKey() {
+    return JSON.stringify([searchText, filters]);
   }
 
   /** Asks the server for the matches (the first page, or the page before `before`). */
   function runSearch(before) {
-    const query = searchText;
-    const params = { q: query, type: filters.type, from: filters.from, to: filters.to, limit: SEARCH_PAGE, before };
+    const query = questionKey();
+    const params = { q: searchText, type: filters.type, from: filters.from, to: filters.to, limit: SEARCH_PAGE, before };
+    // Messages that arrive meanwhile are the stream's to add (a filter without words follows it).
+    const asOf = state.messages.at(-1)?.seq ?? 0;
     api.searchMessages(params).then((page) => {
-      if (query !== searchText) return; // the words changed meanwhile
+      if (query !== questionKey()) return; // the words or filters changed meanwhile
       const earlier = before != null && search ? search.messages : [];
-      search = { query, messages: [...earlier, ...page.messages], total: page.total, next: page.next };
+      const newest = before != null && search ? search.newest : Math.max(asOf, page.messages[0]?.seq ?? 0);
+      search = { query, messages: [...earlier, ...page.messages], total: page.total, next: page.next, newest };
       draw();
     }).catch((err) => {
-      if (query !== searchText) return;
-      search = { query, messages: [], total: 0, next: null, error: err.message };
+      if (query !== questionKey()) return;
+      search = { query, messages: [], total: 0, next: null, error: err.message, newest: asOf };
       draw();
     });
   }
 
+  /** A filter without words follows the stream: new matches go on top and into the count. */
+  function followSearch(matches) {
+    if (!search || search.error || searchText) return;
+    const fresh = state.messages.filter((m) => m.seq > search.newest && matches(m));
+    search.newest = state.messages.at(-1)?.seq ?? search.newest;
+    if (!fresh.length) return;
+    search.messages.unshift(...fresh.reverse());
+    search.total += fresh.length;
+  }
+
   function options(key) {
+    if (key === 'type') for (const t of COMMON_TYPES) seen.type.add(t);
+    else for (const a of state.agents.keys()) seen[key].add(a);
+    if (key === 'to') for (const r of ROLES) seen.to.add(r);
     const values = [...seen[key]].sort();
     const select = selects[key];
     if (select.options.length === values.length + 1) return;
@@ -126,16 +159,17 @@ export function mountMessages(root, state, api) {
     seenUpTo = state.messages.at(-1)?.seq ?? seenUpTo;
     if (!visible) return;
     for (const key of ['type', 'from', 'to']) options(key);
-    if (searchText) {
+    const matches = (m) => !((filters.type && m.type !== filters.type) || (filters.from && m.from !== filters.from) || (filters.to && m.to !== filters.to));
+    if (serverAnswers()) {
       drawnKey = null;
+      followSearch(matches);
       drawSearch();
       return;
     }
     older.hidden = true;
-    const matches = (m) => !((filters.type && m.type !== filters.type) || (filters.from && m.from !== filters.from) || (filters.to && m.to !== filters.to));
-    let total = 0;
-    for (const m of state.messages) if (matches(m)) total += 1;
-    count.textContent = `${total} shown${total > ROWS_SHOWN ? ` (latest ${ROWS_SHOWN})` : ''} of ${state.messages.length}`;
+    const shown = Math.min(ROWS_SHOWN, state.messages.length);
+    const all = state.messageTotal ?? state.messages.length;
+    count.textContent = `newest ${shown} shown of ${all} ${all === 1 ? 'message' : 'messages'} in all`;
     const key = JSON.stringify(filters);
     if (key === drawnKey) {
       addNewRows(matches);
@@ -187,7 +221,7 @@ export function mountMessages(root, state, api) {
 
   function drawSearch() {
     if (!search) {
-      count.textContent = 'searching…';
+      count.textContent = 'asking the server…';
       return;
     }
     const n = search.total;
@@ -222,15 +256,16 @@ export function mountMessages(root, state, api) {
       onkeydown: (e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), toggle()),
     },
     h('td', { class: 'seq' }, String(m.seq)),
-    h('td', { class: 'time', title: m.createdAt }, clock(m.createdAt)),
+    h('td', { class: 'time', title: `${clock(m.createdAt)} · ${m.createdAt}` }, ago(m.createdAt)),
     h('td', { class: 'route' }, h('strong', {}, m.from), ' → ', m.to),
     h('td', { class: 'type-cell' }, h('span', { class: `type type-${kind}` }, m.type)),
-    h('td', { class: 'summary' }, extra(m), h('span', { class: 'summary-text' }, m.summary)));
+    h('td', { class: 'summary' }, extra(m), taskLink(m), h('span', { class: 'summary-text' }, m.summary)));
     if (!open.has(m.seq)) return [main];
     return [main, detailRow()];
   }
 
   state.on('messages', draw);
+  state.on('agents', () => visible && draw()); // their names in the filters
   return {
     visible(v, params) {
       visible = v;
@@ -246,6 +281,14 @@ export function mountMessages(root, state, api) {
   };
 }
 
+/** A link to the task a message is about (`data.taskId` or `data.task`), or null. */
+function taskLink(m) {
+  const id = typeof m.data?.taskId === 'string' ? m.data.taskId : typeof m.data?.task === 'string' ? m.data.task : null;
+  if (!id) return null;
+  // Following the link opens the task; it does not open the row.
+  return h('a', { class: 'task-link', href: taskHash(id), onclick: (e) => e.stopPropagation() }, id);
+}
+
 /** What a known type adds in front of the summary. */
 function extra(m) {
   const d = m.data && typeof m.data === 'object' ? m.data : {};
@@ -259,14 +302,10 @@ function extra(m) {
   }
   if (m.type === 'impl_progress' && (num(d.iteration) || num(d.passRate))) {
     const parts = [];
-    if (typeof d.taskId === 'string') parts.push(d.taskId);
     if (num(d.iteration)) parts.push(`iter ${d.iteration}${num(d.maxIterations) ? `/${d.maxIterations}` : ''}`);
     if (num(d.passRate)) parts.push(percent(d.passRate));
     if (typeof d.strategy === 'string') parts.push(d.strategy);
     return h('span', { class: 'progress-note' }, parts.join(' · '));
-  }
-  if ((m.type === 'fix_required' || m.type === 'error') && typeof d.taskId === 'string') {
-    return h('span', { class: 'progress-note' }, d.taskId);
   }
   return null;
 }

@@ -1,12 +1,13 @@
-// The Pass-rate view: the team's test history on top, then a paged, sortable table of the tasks
-// that reported progress in the messages loaded (the newest 1,000 at sign-in, the newest 1,000
-// `test_result`s when the view first opens, and every one since) — latest pass rate, reports,
-// iteration, gate — and charts only for the tasks ticked in it — or, with none ticked, for the few that reported last. Sort, page and
+// The Pass-rate view: the team's test history on top, then a paged, sortable table of every task
+// that ever reported a pass rate — each one's newest report over the whole history comes from
+// the server (`GET …/progress`, page after page) when the view first opens, the newest 1,000
+// `test_result`s and the messages loaded at sign-in add earlier points, the stream every new one
+// — latest pass rate, reports, iteration, gate — and charts only for the tasks ticked in it — or, with none ticked, for the few that reported last. Sort, page and
 // selection live in the address (`#progress?sort=rate&dir=asc&page=2&sel=TEST-001,TEST-004`).
 // A new report redraws one table row when it is on the page, and only the charts it touches.
 
 import { chartCard, grade, historyCard } from './chart.js';
-import { clock, h, percent, replace } from './dom.js';
+import { ago, clock, h, percent, replace } from './dom.js';
 import { saveViewState, taskHash } from './route.js';
 
 const PAGE = 50;
@@ -34,7 +35,7 @@ export function mountProgress(root, state, api) {
   const changedTasks = new Set(); // reports since the last draw
   let historyShown = null;
 
-  const count = h('span', { class: 'counts' });
+  const count = h('span', { class: 'counts', id: 'progress-count' });
   const trend = h('div', { class: 'charts', id: 'test-history' });
   const head = h('tr');
   const body = h('tbody');
@@ -82,7 +83,7 @@ export function mountProgress(root, state, api) {
     const rows = rowsSorted();
     const pages = Math.max(1, Math.ceil(rows.length / PAGE));
     page = Math.min(Math.max(1, page), pages);
-    count.textContent = rows.length ? `${rows.length} tasks reported progress in the messages this page loaded (the newest 1,000, the newest 1,000 test results, every one since); a task's detail searches all of its messages` : '';
+    count.textContent = rows.length ? `${rows.length} tasks reported a pass rate; each one's latest is its newest report over the whole history (from the server); "reports" counts those this page loaded, and a task's detail searches all of them` : '';
     replace(head, COLUMNS.map((c) => h('th', { 'aria-sort': c.key === sort ? (dir === 'asc' ? 'ascending' : 'descending') : null },
       h('button', { type: 'button', class: 'sort', 'data-sort': c.key, onclick: () => sortBy(c.key) },
         c.label, c.key === sort ? (dir === 'asc' ? ' ▲' : ' ▼') : ''))), h('th', {}, 'chart'));
@@ -125,7 +126,7 @@ export function mountProgress(root, state, api) {
       h('td', { class: 'num' }, String(r.reports)),
       h('td', { class: 'num' }, `${r.latest.iteration}${r.latest.maxIterations ? `/${r.latest.maxIterations}` : ''}`),
       h('td', {}, r.latest.gate === true ? 'passed' : r.latest.gate === false ? 'not passed' : '—'),
-      h('td', { class: 'time', title: r.latest.at }, clock(r.latest.at)),
+      h('td', { class: 'time', title: `${clock(r.latest.at)} · ${r.latest.at}` }, ago(r.latest.at)),
       h('td', {}, h('input', {
         type: 'checkbox', 'aria-label': `chart ${r.id}`, checked: on, 'data-select': r.id,
         onchange: (e) => toggle(r.id, e.target.checked),
@@ -198,6 +199,10 @@ export function mountProgress(root, state, api) {
         api.searchMessages({ type: 'test_result', limit: BACKFILL })
           .then((page) => state.backfillPoints(page.messages))
           .catch((err) => console.warn('huddle dashboard: loading test results failed:', err.message));
+        // Every task's newest report, so "worst first" covers the whole history.
+        api.allProgress()
+          .then((messages) => state.backfillPoints(messages))
+          .catch((err) => console.warn('huddle dashboard: loading each task\'s pass rate failed:', err.message));
       }
       if (v && params && Object.keys(params).length) {
         sort = COLUMNS.some((c) => c.key === params.sort) ? params.sort : sort;

@@ -17,6 +17,8 @@ export function createState() {
     tasks: new Map(),
     /** Oldest first. */
     messages: [],
+    /** How many messages the team has in all (the snapshot's count, then one per new message). */
+    messageTotal: null,
     /** name → {name, role, lastSeenAt, revoked} */
     agents: new Map(),
     memory: null,
@@ -70,6 +72,7 @@ export function createState() {
       const last = state.messages[state.messages.length - 1];
       if (last && last.seq >= message.seq) return; // a replay after a reconnect
       state.messages.push(message);
+      if (state.messageTotal != null) state.messageTotal += 1;
       if (state.messages.length > MESSAGES_KEPT) state.messages.splice(0, state.messages.length - MESSAGES_KEPT);
       state.changed('messages');
       const agent = state.agents.get(message.from);

@@ -25,7 +25,25 @@ export function mountTaskActions(state, api, me, currentId) {
     type: 'button', class: 'quiet', 'data-action': action,
     onclick: () => edit(action, patch(), verb, task?.version),
   }, label);
-  const cancel = button('Cancel task', 'cancel', () => ({ status: 'cancelled' }), 'cancelled');
+  // Cancelling cannot be taken back by its holder and fails every task that waits on it, so it
+  // asks first; the version is the one shown when the person confirmed.
+  const confirmCancel = h('div', { class: 'confirm', id: 'cancel-confirm', role: 'alertdialog', 'aria-label': 'Confirm cancel', hidden: true },
+    h('p', { class: 'confirm-text' }),
+    h('button', { type: 'button', class: 'reject', 'data-action': 'cancel-confirm', onclick: () => {
+      confirmCancel.hidden = true;
+      edit('cancel', { status: 'cancelled' }, 'cancelled', task?.version);
+    } }, 'Yes, cancel it'),
+    h('button', { type: 'button', class: 'quiet', 'data-action': 'cancel-keep', onclick: () => {
+      confirmCancel.hidden = true;
+      cancel.focus();
+    } }, 'Keep it'));
+  const cancel = h('button', { type: 'button', class: 'quiet', 'data-action': 'cancel', onclick: () => {
+    if (!task) return;
+    const waiting = [...state.tasks.values()].filter((t) => t.blockedBy.includes(task.id) && t.status === 'pending').length;
+    confirmCancel.querySelector('.confirm-text').textContent = `Cancel ${task.id}?${task.status === 'in_progress' ? ` ${task.claimedBy ?? 'Its holder'} loses it.` : ''}${waiting ? ` ${waiting} waiting task${waiting === 1 ? '' : 's'} can then never become ready.` : ''}`;
+    confirmCancel.hidden = false;
+    confirmCancel.querySelector('[data-action="cancel-confirm"]').focus();
+  } }, 'Cancel task');
   const reopen = button('Retry / reopen', 'reopen', () => ({ status: 'pending' }), 'reopened');
 
   const owner = h('input', { id: 'action-owner', placeholder: 'agent or role; empty: anyone', 'aria-label': 'New owner', spellcheck: 'false', autocapitalize: 'off' });
@@ -55,7 +73,7 @@ export function mountTaskActions(state, api, me, currentId) {
     post();
   } }, h('label', {}, 'To ', to), replyNote, h('label', {}, 'Message ', text), h('button', { type: 'submit' }, 'Send'));
 
-  const editing = h('div', { class: 'action-row' }, cancel, reopen);
+  const editing = h('div', { class: 'action-row' }, cancel, reopen, confirmCancel);
   const root = h('section', { class: 'panel actions', id: 'task-actions', 'aria-label': 'Actions' },
     h('h3', {}, 'Act on this task'), who, editing, reassign, editForm, conflict.root, messageForm, status);
 
@@ -191,6 +209,7 @@ export function mountTaskActions(state, api, me, currentId) {
       say('');
       answer(null);
       text.value = '';
+      confirmCancel.hidden = true;
     },
     draw(next) {
       task = next;
@@ -207,6 +226,7 @@ export function mountTaskActions(state, api, me, currentId) {
       editForm.hidden = !canEdit;
       messageForm.hidden = !canPost;
       cancel.hidden = ['cancelled', 'completed'].includes(next.status);
+      if (cancel.hidden) confirmCancel.hidden = true;
       reopen.hidden = !['failed', 'cancelled', 'completed'].includes(next.status);
       for (const form of forms) form.follow(next);
       recipients();

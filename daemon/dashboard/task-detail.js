@@ -5,7 +5,7 @@
 // files and diff, and — for a token whose role may — the actions a person takes on it.
 
 import { analyse } from './deps.js';
-import { clock, duration, h, percent, replace } from './dom.js';
+import { ago, clock, duration, h, percent, replace } from './dom.js';
 import { changedFiles, diffView, hasFix } from './fix.js';
 import { markdown } from './markdown.js';
 import { taskHash } from './route.js';
@@ -79,6 +79,12 @@ export function mountTaskDetail(root, state, api, me) {
     api.searchMessages({ task: taskId, limit: MESSAGES_SHOWN })
       .then((page) => { messages = page; }, (err) => { messages = { error: err.message }; })
       .then(() => taskId === id && draw());
+    // Its reports over the whole history, not only those the page holds: "Test runs" lists them.
+    for (const type of ['test_result', 'impl_progress']) {
+      api.searchMessages({ task: taskId, type, limit: 500 })
+        .then((page) => state.backfillPoints(page.messages))
+        .catch((err) => console.warn(`huddle dashboard: loading ${taskId}'s reports failed:`, err.message));
+    }
     // The full task: it carries the gates that held it, which the board's list does not.
     api.task(taskId).then((task) => {
       if (taskId !== id) return;
@@ -137,8 +143,10 @@ export function mountTaskDetail(root, state, api, me) {
         ? row('result', h('details', { class: 'raw-result' }, h('summary', {}, 'raw JSON'), h('pre', { class: 'capped' }, JSON.stringify(task.result, null, 2))))
         : null,
       row('version', String(task.version)),
-      row('created', h('span', { title: task.createdAt }, clock(task.createdAt))),
-      row('updated', h('span', { title: task.updatedAt }, clock(task.updatedAt))));
+      row('created', h('span', { title: task.createdAt }, ago(task.createdAt))),
+      row('updated', h('span', { title: task.updatedAt }, ago(task.updatedAt))),
+      ['completed', 'failed', 'cancelled'].includes(task.status)
+        ? row('took', duration(Date.parse(task.updatedAt) - Date.parse(task.createdAt))) : null);
   }
 
   function drawDeps(task) {
@@ -166,7 +174,7 @@ export function mountTaskDetail(root, state, api, me) {
       if (e.type === 'task.expired' || e.type === 'task.released') bits.push(`attempts ${t.attempts}/${t.maxAttempts}`);
       if (t.owner) bits.push(`owner ${t.owner}`);
       return h('li', { class: 'event', 'data-type': e.type },
-        h('time', { title: e.createdAt }, clock(e.createdAt)), ' ',
+        h('time', { title: e.createdAt }, ago(e.createdAt)), ' ',
         h('strong', {}, e.type.replace(/^task\./, '')), ' ', bits.filter(Boolean).join(' · '));
     }));
   }
@@ -178,7 +186,7 @@ export function mountTaskDetail(root, state, api, me) {
     replace(log,
       h('p', { class: 'counts' }, `${messages.total} ${messages.total === 1 ? 'message' : 'messages'} about ${id}${messages.total > list.length ? ` (newest ${list.length})` : ''}`),
       h('ul', { class: 'detail-message-list' }, list.map((m) => h('li', { class: `msg-${m.type}`, 'data-seq': String(m.seq), 'data-type': m.type },
-        h('time', { title: m.createdAt }, clock(m.createdAt)), ' ',
+        h('time', { title: m.createdAt }, ago(m.createdAt)), ' ',
         h('strong', {}, m.from), ' → ', m.to, ' ', h('span', { class: 'type' }, m.type), ' ',
         h('span', { class: 'summary-text' }, m.summary),
         actions.answerButton(m)))));

@@ -1,5 +1,6 @@
-// The task board: a column per status, a card per task (cards.js), and the dependency graph above
-// the columns. A change redraws only what it changed: a card whose task or neighbours changed is
+// The task board: a column per status, a card per task (cards.js), and the dependency graph below
+// the columns (the board is what a person acts on; the graph explains it). Pending lists the
+// ready tasks first. A change redraws only what it changed: a card whose task or neighbours changed is
 // swapped for a new one, a column is rebuilt only when its tasks or their order change, and the
 // graph only when a status or a dependency changes. Filter and graph focus live in the address
 // (`#tasks?filter=auth&focus=TEST-004`).
@@ -7,6 +8,7 @@
 import { card, cardKey } from './cards.js';
 import { analyse, compareIds, STATUSES } from './deps.js';
 import { duration, h, replace } from './dom.js';
+import { isOpenQuestion } from './gates.js';
 import { dependencyGraph } from './graph.js';
 import { saveViewState, taskHash } from './route.js';
 
@@ -54,7 +56,7 @@ export function mountTasks(root, state, api) {
     board.append(h('section', { class: `column column-${st}`, 'data-status': st }, h('h3', {}, LABELS[st], count), cards));
     columns.set(st, { cards, count, ids: null });
   }
-  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Tasks'), summary, search), graphPanel, board);
+  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Tasks'), summary, search), board, graphPanel);
 
   // Lease countdowns tick every second without redrawing the board.
   const ticker = setInterval(tick, 1000);
@@ -96,16 +98,19 @@ export function mountTasks(root, state, api) {
     drawGraph(tasks, info);
     const keep = new Set();
     for (const st of STATUSES) {
-      const list = byStatus[st].sort((a, b) => compareIds(a.id, b.id));
+      // Ready before waiting: what a worker takes next is on top.
+      const waiting = (t) => (st === 'pending' && (info.get(t.id).unmet.length > 0 || isOpenQuestion(t)) ? 1 : 0);
+      const list = byStatus[st].sort((a, b) => waiting(a) - waiting(b) || compareIds(a.id, b.id));
       const column = columns.get(st);
       column.count.textContent = String(list.length);
       const shown = list.slice(0, CARDS_PER_COLUMN);
       const els = shown.map((t) => {
         keep.add(t.id);
-        const key = cardKey(t, info.get(t.id), tasks);
+        const point = t.status === 'in_progress' ? state.progress.get(t.id)?.at(-1) : undefined;
+        const key = cardKey(t, info.get(t.id), tasks, point);
         const known = drawn.get(t.id);
         if (known && known.key === key) return known.el;
-        const el = card(t, info, tasks);
+        const el = card(t, info, tasks, point);
         // A card already in place is swapped alone; the column stays as it is.
         if (known?.el.isConnected && known.el.parentNode === column.cards) known.el.replaceWith(el);
         drawn.set(t.id, { key, el });
@@ -155,6 +160,7 @@ export function mountTasks(root, state, api) {
   }
 
   state.on('tasks', draw);
+  state.on('progress', draw); // an in-progress card's iteration and pass rate
   return {
     visible(v, params) {
       visible = v;

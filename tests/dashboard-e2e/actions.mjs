@@ -76,6 +76,7 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await rust('edited');
 
   await page.click('#task-actions [data-action="cancel"]');
+  await page.click('#cancel-confirm [data-action="cancel-confirm"]');
   await title.filter({ hasText: 'cancelled' }).waitFor({ timeout: PATIENCE });
   await rust('cancelled');
 

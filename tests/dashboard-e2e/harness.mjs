@@ -85,6 +85,7 @@ export async function withBrowser(run, { width = 1440, height = 900 } = {}) {
     console.log('PASS');
   } catch (err) {
     console.error(`dashboard e2e failed: ${err.stack || err}`);
+    if (pageErrors.length) console.error(`the page said: ${pageErrors.join('; ')}`);
     await page.screenshot({ path: join(shots, 'failure.png') }).catch(() => {});
     process.exitCode = 1;
   } finally {

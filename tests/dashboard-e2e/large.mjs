@@ -72,6 +72,42 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await page.locator('#progress-table tbody tr').first().filter({ hasText: reported }).waitFor({ timeout: PATIENCE });
   figure('post a test_result to the top of the Pass-rate table', Date.now() - t);
 
+  // Filters and counts over the whole history, as the API answers them (not the newest 1,000
+  // messages the page loaded).
+  const expected = JSON.parse(await rust('api-counts'));
+  await page.click('.tabs a[data-view="messages"]');
+  const counts = page.locator('#view-messages .counts');
+  await counts.filter({ hasText: `of ${expected.all} messages in all` }).waitFor({ timeout: PATIENCE });
+  t = Date.now();
+  await page.selectOption('#filter-type', 'fix_required');
+  await counts.filter({ hasText: `${expected.fixRequired} matches in all messages` }).waitFor({ timeout: PATIENCE });
+  figure('filter the log by type over the whole history', Date.now() - t);
+  const firstPage = Math.min(100, expected.fixRequired);
+  await waitFor((n) => document.querySelectorAll('#message-log tr.msg').length === n, firstPage, 'a page of fix_required rows');
+  check((await page.locator('#message-log tr.msg:not([data-type="fix_required"])').count()) === 0, 'only fix_required rows');
+  if (expected.fixRequired > 100) {
+    await page.click('#search-older');
+    await waitFor((n) => document.querySelectorAll('#message-log tr.msg').length === n, Math.min(200, expected.fixRequired), 'the next page of fix_required rows');
+  }
+  await page.selectOption('#filter-type', 'test_result');
+  await page.selectOption('#filter-from', 'tester2');
+  await counts.filter({ hasText: `${expected.tester2Results} matches in all messages` }).waitFor({ timeout: PATIENCE });
+  check((await page.locator('#message-log tr.msg .route strong').allTextContents()).every((s) => s === 'tester2'), 'only tester2\'s rows');
+  await page.selectOption('#filter-type', '');
+  await page.selectOption('#filter-from', '');
+  await counts.filter({ hasText: `of ${expected.all} messages in all` }).waitFor({ timeout: PATIENCE });
+  await page.click('.tabs a[data-view="agents"]');
+  for (const [name, sent] of Object.entries(expected.sent)) {
+    await waitFor(([n, s]) => document.querySelector(`#agent-list tr[data-agent="${n}"] td[data-sent]`)?.dataset.sent === String(s),
+      [name, sent], `${name} sent ${sent}`);
+  }
+  // A task's reports, however old: every one in its detail's runs table.
+  await page.evaluate(() => { location.hash = '#/tasks/TEST-0042'; });
+  await waitFor((n) => document.querySelectorAll('#task-runs table.runs tbody tr').length === n, expected.task42Reports,
+    `TEST-0042's ${expected.task42Reports} reports in its detail`);
+  note(`the log's filters and counts and the agents' messages sent equal the API's: ${JSON.stringify(expected)}`);
+  await page.click('.tabs a[data-view="progress"]');
+
   // Paging, sorting, a chart for the ticked task only.
   // The table holds the tasks that reported in the messages the page loaded (the newest 1,000
   // and every one since), many pages of them.
@@ -87,6 +123,9 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   const rates = await page.locator('#progress-table tbody tr .rate').allTextContents();
   const numbers = rates.map((r) => Number.parseFloat(r));
   check(numbers.every((n, i) => i === 0 || numbers[i - 1] <= n), `rates ascend: ${rates.slice(0, 5)}`);
+  check(numbers[0] === expected.worstRate, `the worst first is the API's worst (${numbers[0]} vs ${expected.worstRate})`);
+  // Every task that reported is in the table, as the API counts them.
+  await page.locator('#progress-count', { hasText: `${expected.progressTasks} tasks reported a pass rate` }).waitFor({ timeout: PATIENCE });
   const green = await page.locator('#progress-table tbody .rate').evaluateAll((els) => els
     .filter((e) => Number.parseFloat(e.textContent) < 95 && e.classList.contains('rate-good')).length);
   check(green === 0, `no rate below the gate shows green (${green} do)`);
@@ -95,10 +134,10 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   await page.locator(`#charts .chart-card[data-task="${first}"]`).waitFor({ timeout: PATIENCE });
   check((await page.locator('#charts .chart-card').count()) === 1, 'one chart: the ticked task');
   check(page.url().includes(`sel=${first}`), 'the selection is in the address');
-  // From the address: by id, ascending. TEST-0004 reported last long before the newest 1,000
-  // messages: the view's backfill of the newest test results brought it in.
+  // From the address: by id, ascending. TEST-0001 reported last in the oldest messages (TEST-0000
+  // never did): each task's newest report over the whole history, from the server, brought it in.
   await page.evaluate(() => { location.hash = '#progress?sort=id&dir=asc'; });
-  await page.locator('#progress-table tbody tr').first().filter({ hasText: 'TEST-0004' }).waitFor({ timeout: PATIENCE });
+  await page.locator('#progress-table tbody tr').first().filter({ hasText: 'TEST-0001' }).waitFor({ timeout: PATIENCE });
     note('the Pass-rate table pages, sorts and charts the ticked task');
 
   // The graph focused on one task's neighbourhood.
@@ -123,6 +162,17 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
         const id = v.startsWith('/tasks/') ? 'task' : v;
         await page.locator(`#view-${id}`).waitFor({ state: 'visible', timeout: PATIENCE });
         await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        if (id === 'tasks') {
+          // The board before the graph, and the Failed column within a few screens of the top.
+          const at = await page.evaluate(() => ({
+            board: document.querySelector('#board').getBoundingClientRect().top + scrollY,
+            graph: document.querySelector('.graph-panel').getBoundingClientRect().top + scrollY,
+            failed: document.querySelector('.column-failed').getBoundingClientRect().top + scrollY,
+          }));
+          note(`figure ${size} ${scheme}: board at ${Math.round(at.board)} px, Failed column at ${Math.round(at.failed)} px, graph at ${Math.round(at.graph)} px`);
+          check(at.board < at.graph, `the board above the graph at ${width} px`);
+          check(at.failed < 4 * height, `the Failed column within four screens at ${width} px (${Math.round(at.failed)} px)`);
+        }
         const overflow = await page.evaluate(() => ({ scroll: document.scrollingElement.scrollWidth, inner: window.innerWidth }));
         check(overflow.scroll <= overflow.inner, `${id} at ${width} px (${scheme}) scrolls sideways: ${overflow.scroll} > ${overflow.inner}`);
         await shot(`large-${id}-${scheme}-${size}`);

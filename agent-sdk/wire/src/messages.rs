@@ -124,6 +124,21 @@ pub struct MessageSearchPage {
     pub next: Option<i64>,
 }
 
+/// Each task's newest pass-rate report over the whole history (`GET …/progress`): one message per
+/// task, its newest `test_result` or `impl_progress` whose `data.passRate` is a number, in the
+/// order asked for; `total` counts the tasks that have one; `next` is the `offset` of the
+/// following page, absent at the end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TaskProgressPage {
+    pub messages: Vec<Message>,
+    pub total: i64,
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    #[serde(default)]
+    pub next: Option<i64>,
+}
+
 /// A page of messages; `next` is the `after` cursor for the following page, absent at the end.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

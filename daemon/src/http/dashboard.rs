@@ -72,6 +72,8 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../dashboard/attention.js"),
     ),
     js("title.js", include_bytes!("../../dashboard/title.js")),
+    js("needs.js", include_bytes!("../../dashboard/needs.js")),
+    js("need-row.js", include_bytes!("../../dashboard/need-row.js")),
     js("webhooks.js", include_bytes!("../../dashboard/webhooks.js")),
 ];
 

@@ -30,6 +30,7 @@ mod sse_frames;
 mod streams;
 mod task_claims;
 mod task_events;
+mod task_progress;
 mod tasks;
 mod team_admin;
 mod team_export;

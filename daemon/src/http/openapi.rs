@@ -120,6 +120,7 @@ pub fn document(settings: &Settings) -> Value {
         "/v1/teams/{team}/tasks",
         "/v1/teams/{team}/messages",
         "/v1/teams/{team}/messages/search",
+        "/v1/teams/{team}/progress",
         "/v1/teams/{team}/inbox",
         "/v1/teams/{team}/memory-history",
         "/v1/teams/{team}/tasks/{id}/events",

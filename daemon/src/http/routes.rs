@@ -5,8 +5,8 @@
 
 use super::{
     cursors, gates, health, holder_questions, me, memory, message_search, messages, openapi,
-    streams, task_claims, task_events, tasks, team_admin, team_settings, teams, test_history,
-    webhooks, AppState,
+    streams, task_claims, task_events, task_progress, tasks, team_admin, team_settings, teams,
+    test_history, webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -42,6 +42,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(messages::post, messages::list))
         .routes(routes!(messages::post_many))
         .routes(routes!(message_search::search))
+        .routes(routes!(task_progress::progress))
         .routes(routes!(streams::messages))
         .routes(routes!(cursors::cursors))
         .routes(routes!(messages::inbox))

@@ -179,6 +179,15 @@ pub trait Store:
         team_id: i64,
         search: MessageSearch,
     ) -> StoreResult<(BytePage<Message>, i64)>;
+    /// Each task's newest pass-rate report (a `test_result` or `impl_progress` whose
+    /// `data.passRate` is a number) over the whole history, a page in `q`'s order, and how many
+    /// of the team's tasks have one. One walk back along `messages_by_task` per task of the
+    /// team: bounded by the team's tasks, not its messages.
+    async fn task_progress(
+        &self,
+        team_id: i64,
+        q: ProgressQuery,
+    ) -> StoreResult<(Vec<Message>, i64)>;
     /// Messages to the caller, its role or `*`, past its inbox cursor: a page under
     /// `max_bytes`.
     async fn inbox(

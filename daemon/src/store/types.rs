@@ -72,6 +72,24 @@ pub struct MessageSearch {
     pub max_bytes: Option<usize>,
 }
 
+/// The order of `Store::task_progress`: by the report's pass rate or by how recent it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressOrder {
+    Rate,
+    Recent,
+}
+
+/// A page of each task's newest pass-rate report (`Store::task_progress`).
+#[derive(Debug, Clone)]
+pub struct ProgressQuery {
+    pub order: ProgressOrder,
+    /// Lowest (or oldest) first; ties go by `seq` the same way.
+    pub ascending: bool,
+    /// Reports skipped before the page: the page's place in the order.
+    pub offset: usize,
+    pub limit: usize,
+}
+
 /// The newest `seq` of a team's event log and of its message bus.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StreamCursors {

@@ -14,6 +14,7 @@ mod messages;
 mod page_bytes;
 mod person_gates;
 mod presence;
+mod progress;
 mod project_claims;
 mod quotas;
 mod retention;

@@ -1,8 +1,10 @@
 //! The dashboard at a large history, generated through the API (batched posts): 2,000 tasks in
 //! chains of ten, 20,000 fix-cycle messages (`HUDDLE_DASHBOARD_MESSAGES` sets another count, e.g.
-//! 100000). `tests/dashboard-e2e/large.mjs` opens every view, sees a new message and a new
-//! report arrive, pages and sorts the Pass-rate table, focuses the graph, and screenshots every
-//! view in light and dark, desktop and 390 px, checking none scrolls sideways. It prints its
+//! 100000), sent by three testers in turn. `tests/dashboard-e2e/large.mjs` opens every view, sees
+//! a new message and a new report arrive, checks that the log's filters and counts and each
+//! agent's "messages sent" equal what the API answers over the whole history, pages and sorts the
+//! Pass-rate table, focuses the graph, and screenshots every view in light and dark, desktop and
+//! 390 px, checking none scrolls sideways. It prints its
 //! timings as `figure` lines (recorded in benchmarks/BENCHMARKS.md), never asserts on them.
 
 use super::browser::require_browser;
@@ -40,7 +42,8 @@ fn message(n: usize) -> Value {
     }
 }
 
-async fn generate(coord: &Api, tester: &Api, messages: usize) {
+/// Every message's batch goes from one of `testers` in turn.
+async fn generate(coord: &Api, testers: &[Api], messages: usize) {
     let started = Instant::now();
     for chunk in (0..TASKS).collect::<Vec<_>>().chunks(BATCH) {
         let tasks: Vec<Value> = chunk
@@ -55,10 +58,11 @@ async fn generate(coord: &Api, tester: &Api, messages: usize) {
             .await
             .expect_status(201);
     }
-    for start in (0..messages).step_by(BATCH) {
+    for (i, start) in (0..messages).step_by(BATCH).enumerate() {
         let batch: Vec<Value> = (start..(start + BATCH).min(messages))
             .map(message)
             .collect();
+        let tester = &testers[i % testers.len()];
         tester
             .post(&tester.t("/messages/batch"), json!({ "messages": batch }))
             .await
@@ -87,8 +91,13 @@ async fn the_dashboard_at_a_large_history() {
     let d = TestDaemon::start().await;
     let coord = d.team(TEAM).await;
     let tester = d.agent(TEAM, "tester", "tester").await;
+    let testers = [
+        tester.clone(),
+        d.agent(TEAM, "tester2", "tester").await,
+        d.agent(TEAM, "tester3", "tester").await,
+    ];
     let watcher = d.agent(TEAM, "watcher", "observer").await;
-    generate(&coord, &tester, messages).await;
+    generate(&coord, &testers, messages).await;
 
     let extra = [("HUDDLE_TASKS", TASKS.to_string())];
     let mut script = Script::start("large.mjs", &d.url, TEAM, &watcher.token, &extra);
@@ -119,6 +128,7 @@ async fn the_dashboard_at_a_large_history() {
                         .expect_status(201);
                     task
                 }
+                "api-counts" => api_counts(&coord).await.to_string(),
                 other => panic!("the script asked for an unknown step: {other}"),
             };
             steps.push(step.clone());
@@ -129,5 +139,43 @@ async fn the_dashboard_at_a_large_history() {
         .await
         .expect("the browser script finished within 10 minutes");
     script.finish().await;
-    assert_eq!(steps, ["post-message", "post-report"]);
+    assert_eq!(steps, ["post-message", "post-report", "api-counts"]);
+}
+
+/// What the API answers over the whole history, for the page to match: every message, the
+/// `fix_required`s, tester2's `test_result`s, each agent's messages, the tasks that reported a
+/// pass rate, the worst latest one, and TEST-0042's reports.
+async fn api_counts(api: &Api) -> Value {
+    let total = |query: String| async move {
+        api.get(&api.t(&format!("/messages/search?limit=1{query}")))
+            .await
+            .expect_status(200)
+            .body["total"]
+            .clone()
+    };
+    let agents = api.get(&api.t("/agents")).await.expect_status(200).body;
+    let mut sent = serde_json::Map::new();
+    for agent in agents["agents"].as_array().unwrap() {
+        let name = agent["name"].as_str().unwrap();
+        sent.insert(name.into(), total(format!("&from={name}")).await);
+    }
+    let worst = api
+        .get(&api.t("/progress?sort=rate&dir=asc&limit=1"))
+        .await
+        .expect_status(200)
+        .body;
+    let reports = |kind: &str| total(format!("&task=TEST-0042&type={kind}"));
+    let task_reports = reports("test_result").await.as_u64().unwrap()
+        + reports("impl_progress").await.as_u64().unwrap();
+    let counts = json!({
+        "task42Reports": task_reports,
+        "progressTasks": worst["total"],
+        "worstRate": worst["messages"][0]["data"]["passRate"],
+        "all": total(String::new()).await,
+        "fixRequired": total("&type=fix_required".into()).await,
+        "tester2Results": total("&type=test_result&from=tester2".into()).await,
+        "sent": sent,
+    });
+    assert!(counts["fixRequired"].as_u64().unwrap() > 0, "{counts}");
+    counts
 }

@@ -28,6 +28,7 @@ mod import;
 mod listener;
 mod memory;
 mod messages;
+mod progress;
 mod redact;
 mod replicas;
 mod retention;

@@ -5,7 +5,8 @@ use super::super::read_shares::ReadShare;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
-    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors,
+    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, ProgressQuery,
+    StreamCursors,
     TaskFilter,
 };
 use super::super::Store;
@@ -361,6 +362,15 @@ impl Store for PostgresStore {
     ) -> StoreResult<BytePage<Message>> {
         filter.limit = self.page(filter.limit);
         messages::list(self.read_team(team_id).await?.db(), team_id, &filter).await
+    }
+
+    async fn task_progress(
+        &self,
+        team_id: i64,
+        mut q: ProgressQuery,
+    ) -> StoreResult<(Vec<Message>, i64)> {
+        q.limit = self.page(q.limit);
+        super::progress::task_progress(self.read_team(team_id).await?.db(), team_id, &q).await
     }
 
     async fn search_messages(

@@ -42,6 +42,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         9,
         include_str!("../../../../migrations/sqlite/0009_team_questions.sql"),
     ),
+    (
+        10,
+        include_str!("../../../../migrations/sqlite/0010_message_filters.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

@@ -22,6 +22,7 @@ mod messages;
 mod migrate;
 mod outage;
 mod probe;
+mod progress;
 mod readers;
 mod retention;
 mod rows;

@@ -4,7 +4,8 @@ use super::super::error::StoreResult;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
-    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, StreamCursors,
+    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, ProgressQuery,
+    StreamCursors,
     TaskFilter,
 };
 use super::super::Store;
@@ -325,6 +326,19 @@ impl Store for SqliteStore {
         filter.limit = self.page(filter.limit);
         self.readers
             .read_team(team_id, move |conn| messages::list(conn, team_id, &filter))
+            .await
+    }
+
+    async fn task_progress(
+        &self,
+        team_id: i64,
+        mut q: ProgressQuery,
+    ) -> StoreResult<(Vec<Message>, i64)> {
+        q.limit = self.page(q.limit);
+        self.readers
+            .read_team(team_id, move |conn| {
+                super::progress::task_progress(conn, team_id, &q)
+            })
             .await
     }
 
