@@ -6,8 +6,7 @@ use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
     BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, ProgressQuery,
-    StreamCursors,
-    TaskFilter,
+    StreamCursors, TaskFilter,
 };
 use super::super::Store;
 use super::db::{Db, Reader};
