@@ -25,7 +25,7 @@ use utoipa::IntoParams;
 /// its task while it waits: the question is created as task `HUMAN-NNN` and added to the
 /// task's blockers, and the task's lease is kept until the question's deadline (at most the
 /// team's `questions.maxWaitMinutes` ahead; that far when none is given, with `onDeadline`
-/// `reject` by default) plus `leaseMs`. Heartbeats meanwhile never shorten it, and no one else
+/// `reject` by default) plus `leaseMs`. The holder's heartbeats never shorten it, and no one else
 /// can claim the task. A decision neither releases nor cancels the task: the holder reads it
 /// (`GET …/tasks/{question}/decision`, or the `question_answered` message in its inbox) and
 /// goes on with the lease `leaseMs` from then. One open question per task; a holder that

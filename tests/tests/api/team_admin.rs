@@ -257,8 +257,9 @@ async fn a_slow_export_reader_holds_no_snapshot() {
     let c = d.team("big").await;
     let other = d.team("other").await;
     let text = "x".repeat(1_000);
-    for batch in 0..4 {
-        let messages: Vec<Value> = (0..1_000)
+    // 4,000 messages of 1 KB, in batches well under the body limit.
+    for batch in 0..40 {
+        let messages: Vec<Value> = (0..100)
             .map(|i| json!({"to": "*", "type": "note", "summary": format!("m{batch}-{i}"), "data": {"text": text}}))
             .collect();
         c.post(&c.t("/messages/batch"), json!({"messages": messages}))

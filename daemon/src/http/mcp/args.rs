@@ -181,7 +181,7 @@ pub struct HeartbeatArgs {
     /// The id of a task you hold, e.g. `TEST-007`.
     pub id: String,
     /// The new lease, counted from now, in milliseconds (the daemon's MCP lease, 600000 by
-    /// default); a lease is never shortened.
+    /// default); the holder's heartbeat never shortens it.
     #[serde(default, deserialize_with = "huddle_wire::whole::option")]
     pub lease_ms: Option<u64>,
 }

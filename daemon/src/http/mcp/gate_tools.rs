@@ -194,7 +194,7 @@ impl Huddle {
         description = "Ask a person about a task you hold (in progress) and keep it while you \
         wait: creates the question as task HUMAN-NNN, blocking the task, and keeps your lease \
         until the question's deadline (default: the team's wait, then `onDeadline`, `reject` by \
-        default). Heartbeats meanwhile never shorten it and no one else can claim the task. The \
+        default). Your heartbeats meanwhile never shorten it and no one else can claim the task. The \
         decision neither releases nor cancels the task: read it with task_decision (or the \
         `question_answered` message in your inbox) and go on. One open question per task. \
         Answers {\"question\": …, \"task\": …}.",

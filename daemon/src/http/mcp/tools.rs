@@ -211,7 +211,7 @@ impl Huddle {
 
     #[tool(
         description = "Renew the lease on a task you hold: it now expires `leaseMs` from now \
-        (10 minutes by default; a lease is never shortened). Any tool call you make renews \
+        (10 minutes by default; your heartbeat never shortens it). Any tool call you make renews \
         your leases too; call this when you go long without one. Answers the task with its new \
         `leaseExpiresAt`.",
         annotations(

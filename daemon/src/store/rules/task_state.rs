@@ -88,10 +88,15 @@ impl TaskState {
     /// version change, and no event is recorded.
     pub fn heartbeat(&mut self, caller: &Caller, now: i64, lease_ms: u64) -> StoreResult<()> {
         self.ensure_holder(caller, false)?;
-        // Never shortened: a holder waiting on a person's answer keeps the lease its question
-        // gave it however often it heartbeats meanwhile.
+        // The holder's heartbeat never shortens its lease: waiting on a person's answer, it
+        // keeps the lease its question gave it however often it heartbeats meanwhile. A
+        // coordinator sets the lease as asked (shortening it hands the task back sooner).
         let until = lease_until(now, lease_ms);
-        self.lease_expires_at = Some(self.lease_expires_at.map_or(until, |at| at.max(until)));
+        let holder = self.claimed_by.as_deref() == Some(caller.agent.as_str());
+        self.lease_expires_at = match self.lease_expires_at {
+            Some(at) if holder => Some(at.max(until)),
+            _ => Some(until),
+        };
         self.version += 1;
         self.updated_at = now;
         Ok(())
