@@ -6,7 +6,8 @@
 //! look also counts the open questions per team for `/metrics` ([`QuestionGauges`]), so a
 //! scrape never waits on the tasks table itself.
 
-use crate::store::gate_decisions::{answered_message, rejection_message, DEADLINE};
+use crate::store::gate_decisions::DEADLINE;
+use crate::store::gate_messages::{answered_message, rejection_message};
 use crate::store::gates::Expiry;
 use crate::store::gates::OpenQuestion;
 use crate::store::gates::{asker, due};

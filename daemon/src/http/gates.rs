@@ -8,7 +8,7 @@ use super::extract::ApiJson;
 use super::openapi_types::*;
 use super::AppState;
 use crate::store::gates::asker;
-use crate::store::{gate_decisions, Caller};
+use crate::store::{gate_messages, Caller};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -98,7 +98,7 @@ pub async fn answer_question(
     if asker(&question.metadata).is_some() {
         super::holder_questions::tell_asker(state, caller, &question, &task.id).await?;
     } else if answer.decision == Some(Decision::Reject) {
-        let message = gate_decisions::rejection_message(
+        let message = gate_messages::rejection_message(
             &question,
             &task,
             &caller.agent,

@@ -8,8 +8,8 @@ use super::gates::{self, asker, check_text, content_hash, kind_of, person_only, 
 use super::rules::{lease_until, parse_json, TaskState};
 use super::types::Caller;
 use huddle_wire::{
-    codes, AnswerRequest, Decision, GateKind, GateRecord, GateRequest, GateStatus, PostMessage,
-    Role, Task, TaskPatch, TaskStatus,
+    codes, AnswerRequest, Decision, GateKind, GateRecord, GateRequest, GateStatus, Role, Task,
+    TaskStatus,
 };
 use serde_json::json;
 
@@ -340,7 +340,7 @@ pub fn check_not_rejected(task_id: &str, questions: &[TaskState]) -> StoreResult
 }
 
 /// Whether `q` is an open person-only question holding task `id`.
-fn holds_for_person(q: &TaskState, id: &str) -> bool {
+pub(super) fn holds_for_person(q: &TaskState, id: &str) -> bool {
     let metadata = parse_json(&q.metadata);
     q.status == TaskStatus::Pending
         && metadata["gate"]["for"] == json!(id)
@@ -394,112 +394,4 @@ pub fn withdraw_stale(
         }
     }
     Ok(stale)
-}
-
-/// The ids a patch names as questions to look at: the patched task itself when it is a
-/// question, and the questions it would remove or complete past. Empty for most patches, so
-/// they load nothing more.
-pub fn patch_touches_questions(id: &str, patch: &TaskPatch) -> bool {
-    let prefix = format!("{}-", gates::PREFIX);
-    id.starts_with(&prefix)
-        || patch
-            .remove_blocked_by
-            .iter()
-            .any(|b| b.starts_with(&prefix))
-        || (patch.force && patch.status == Some(TaskStatus::Completed))
-}
-
-/// What only a person may do by `PATCH`: edit a person-only question (it is answered, not
-/// edited), drop one from the blockers of the task it holds, or force that task completed past
-/// it. `target` is the patched task, `questions` its loaded `HUMAN-NNN` blockers.
-pub fn check_patch(
-    caller: &Caller,
-    target: &TaskState,
-    patch: &TaskPatch,
-    questions: &[TaskState],
-) -> StoreResult<()> {
-    if caller.role == Role::Lead {
-        return Ok(());
-    }
-    let refuse = |message: String| StoreError::Forbidden {
-        code: codes::PERSON_REQUIRED,
-        message,
-    };
-    let metadata = parse_json(&target.metadata);
-    if target.owner.as_deref() == Some(gates::HUMAN) && person_only(&metadata) {
-        return Err(refuse(format!(
-            "{} is a question for a person: a lead answers it (POST …/tasks/{}/answer); it is \
-             not edited",
-            target.id, target.id
-        )));
-    }
-    let open: Vec<&TaskState> = questions
-        .iter()
-        .filter(|q| holds_for_person(q, &target.id))
-        .collect();
-    if let Some(q) = open
-        .iter()
-        .find(|q| patch.remove_blocked_by.contains(&q.id))
-    {
-        return Err(refuse(format!(
-            "{} holds {} for a person's decision; only a lead removes it",
-            q.id, target.id
-        )));
-    }
-    if patch.force && patch.status == Some(TaskStatus::Completed) {
-        if let Some(q) = open.first() {
-            return Err(refuse(format!(
-                "{} waits for a person's decision at {}; it is not forced complete past it",
-                target.id, q.id
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The `gate_rejected` message to the coordinators: `task` was cancelled because `by` (a
-/// person, or the deadline) rejected `question`.
-pub fn rejection_message(
-    question: &Task,
-    task: &Task,
-    by: &str,
-    answer: Option<&str>,
-) -> PostMessage {
-    let reason = task.failure_reason.clone().unwrap_or_default();
-    PostMessage {
-        to: Role::Coordinator.as_str().to_string(),
-        kind: "gate_rejected".to_string(),
-        summary: format!(
-            "{} cancelled: {} rejected by {by}: {reason}",
-            task.id, question.id
-        ),
-        data: serde_json::json!({
-            "task": task.id, "question": question.id, "decision": "reject",
-            "answer": answer, "answeredBy": by,
-        }),
-    }
-}
-
-/// The message that wakes the holder that asked `question` about `task` through its inbox:
-/// what was decided, by whom, and the answer.
-pub fn answered_message(question: &Task, task_id: &str, asker: &str) -> PostMessage {
-    let result = question.result.clone().unwrap_or_default();
-    let by = result["answeredBy"].as_str().unwrap_or_default();
-    let decision = result["decision"].as_str();
-    let answer = result["answer"].as_str();
-    let said = match (decision, answer) {
-        (Some(d), Some(a)) => format!("{d}: {a}"),
-        (Some(d), None) => d.to_string(),
-        (None, Some(a)) => a.to_string(),
-        (None, None) => String::new(),
-    };
-    PostMessage {
-        to: asker.to_string(),
-        kind: "question_answered".to_string(),
-        summary: format!("{} on {task_id} answered by {by} — {said}", question.id),
-        data: serde_json::json!({
-            "task": task_id, "question": question.id, "decision": decision,
-            "answer": answer, "answeredBy": by,
-        }),
-    }
 }

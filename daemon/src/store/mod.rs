@@ -10,6 +10,8 @@
 
 mod error;
 pub mod gate_decisions;
+pub mod gate_messages;
+pub mod gate_patch;
 pub mod gates;
 pub mod open;
 #[cfg(feature = "postgres")]

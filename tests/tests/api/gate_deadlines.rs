@@ -4,31 +4,11 @@
 //! the question, the command that answers it and a link to it. Real API (SQLite, and
 //! PostgreSQL with HUDDLE_TEST_BACKEND=postgres).
 
-use huddle_tests::http::Api;
 use huddle_tests::webhook_receiver::Receiver;
 use huddle_tests::{eventually, TestDaemon, ADMIN};
-use serde_json::{json, Value};
+use serde_json::json;
 
-fn in_secs(secs: i64) -> String {
-    (chrono::Utc::now() + chrono::Duration::seconds(secs))
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-async fn task(c: &Api, id: &str) {
-    c.post(
-        &c.t("/tasks"),
-        json!({"id": id, "subject": format!("change {id}")}),
-    )
-    .await
-    .expect_status(201);
-}
-
-async fn get(c: &Api, id: &str) -> Value {
-    c.get(&c.t(&format!("/tasks/{id}")))
-        .await
-        .expect_status(200)
-        .body
-}
+use super::gate_support::{get, in_secs, task};
 
 #[tokio::test]
 async fn a_deadline_takes_its_default_decision_when_no_one_decides() {

@@ -9,26 +9,7 @@ use huddle_tests::http::Api;
 use huddle_tests::{eventually, TestDaemon};
 use serde_json::{json, Value};
 
-fn in_secs(secs: i64) -> String {
-    (chrono::Utc::now() + chrono::Duration::seconds(secs))
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-async fn task(c: &Api, id: &str) {
-    c.post(
-        &c.t("/tasks"),
-        json!({"id": id, "subject": format!("fix {id}")}),
-    )
-    .await
-    .expect_status(201);
-}
-
-async fn get(c: &Api, id: &str) -> Value {
-    c.get(&c.t(&format!("/tasks/{id}")))
-        .await
-        .expect_status(200)
-        .body
-}
+use super::gate_support::{get, id_of, in_secs, task};
 
 async fn ask(holder: &Api, id: &str, body: Value) -> Value {
     holder
@@ -36,13 +17,6 @@ async fn ask(holder: &Api, id: &str, body: Value) -> Value {
         .await
         .expect_status(201)
         .body
-}
-
-fn id_of(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{v}"))
-        .to_string()
 }
 
 fn lease_ms(task: &Value) -> i64 {

@@ -5,6 +5,7 @@ mod claim_wakes;
 mod claims;
 mod gate_deadlines;
 mod gate_decisions;
+mod gate_support;
 mod gates;
 mod history;
 mod holder_questions;

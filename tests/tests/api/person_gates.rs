@@ -8,18 +8,13 @@ use huddle_tests::http::Api;
 use huddle_tests::TestDaemon;
 use serde_json::{json, Value};
 
+use super::gate_support::id_of;
+
 async fn gate(c: &Api, id: &str, body: Value) -> Value {
     c.post(&c.t(&format!("/tasks/{id}/gate")), body)
         .await
         .expect_status(201)
         .body
-}
-
-fn id_of(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{v}"))
-        .to_string()
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 
 use super::super::error::{StoreError, StoreResult};
 use super::super::gate_decisions::{self, question_ids};
+use super::super::gate_patch;
 use super::super::gates::Expiry;
 use super::super::gates::{self, content_hash, AskTerms, GateStore, OpenQuestion};
 use super::super::rules::{self, quota};
@@ -270,7 +271,7 @@ async fn questions_of(tx: &mut Tx, caller: &Caller, id: &str) -> StoreResult<Vec
     Ok(questions)
 }
 
-/// Refuses what only a person may do by `PATCH` ([`gate_decisions::check_patch`]); loads
+/// Refuses what only a person may do by `PATCH` ([`gate_patch::check_patch`]); loads
 /// nothing for a patch that touches no question.
 pub async fn check_patch(
     tx: &mut Tx,
@@ -278,7 +279,7 @@ pub async fn check_patch(
     id: &str,
     patch: &TaskPatch,
 ) -> StoreResult<()> {
-    if !gate_decisions::patch_touches_questions(id, patch) {
+    if !gate_patch::patch_touches_questions(id, patch) {
         return Ok(());
     }
     // As answering does: a decision taken on another replica meanwhile is seen.
@@ -287,7 +288,7 @@ pub async fn check_patch(
         return Ok(()); // the update answers 404
     };
     let questions = questions_of(tx, caller, id).await?;
-    gate_decisions::check_patch(caller, &target, patch, &questions)
+    gate_patch::check_patch(caller, &target, patch, &questions)
 }
 
 /// Withdraws the open questions that hold task `id`, which was just cancelled.

@@ -3,6 +3,7 @@
 
 use super::super::error::StoreResult;
 use super::super::gate_decisions::{self, question_ids};
+use super::super::gate_patch;
 use super::super::gates::Expiry;
 use super::super::gates::{self, content_hash, AskTerms, GateStore, OpenQuestion};
 use super::super::rules::quota;
@@ -237,7 +238,7 @@ fn questions_of(ctx: &mut WriteCtx<'_>, caller: &Caller, id: &str) -> StoreResul
     Ok(questions)
 }
 
-/// Refuses what only a person may do by `PATCH` ([`gate_decisions::check_patch`]); loads
+/// Refuses what only a person may do by `PATCH` ([`gate_patch::check_patch`]); loads
 /// nothing for a patch that touches no question.
 pub fn check_patch(
     ctx: &mut WriteCtx<'_>,
@@ -245,14 +246,14 @@ pub fn check_patch(
     id: &str,
     patch: &TaskPatch,
 ) -> StoreResult<()> {
-    if !gate_decisions::patch_touches_questions(id, patch) {
+    if !gate_patch::patch_touches_questions(id, patch) {
         return Ok(());
     }
     let Some(target) = find_state(ctx.conn, caller.team_id, id)? else {
         return Ok(()); // the update answers 404
     };
     let questions = questions_of(ctx, caller, id)?;
-    gate_decisions::check_patch(caller, &target, patch, &questions)
+    gate_patch::check_patch(caller, &target, patch, &questions)
 }
 
 /// Withdraws the open questions that hold task `id`, which was just cancelled.
