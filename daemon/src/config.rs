@@ -78,6 +78,10 @@ pub struct ServerSettings {
     pub head_timeout_ms: u64,
     /// Open connections at most; one more is answered 503 and closed.
     pub max_connections: usize,
+    /// Open connections from one client address at most (an IPv6 client counts by its /64), so
+    /// one client reconnecting in a loop cannot take every slot; 0 for no such cap. Behind a
+    /// reverse proxy every connection comes from the proxy: raise it to `max_connections`.
+    pub max_connections_per_address: usize,
     /// How long a peer may go silent before its connection is dropped: what the daemon sent
     /// stays unacknowledged this long (`TCP_USER_TIMEOUT`), or an idle connection answers no
     /// keepalive probe within it. A client that vanished from the network (a laptop closed, a
@@ -289,6 +293,7 @@ impl Default for ServerSettings {
             max_body_bytes: 1024 * 1024,
             head_timeout_ms: 30_000,
             max_connections: 4_096,
+            max_connections_per_address: 1_024,
             peer_timeout_ms: 60_000,
         }
     }

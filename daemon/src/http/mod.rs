@@ -1,6 +1,7 @@
 //! The HTTP surface (docs/ARCHITECTURE.md, "HTTP surface"): one file per area, one error type ([`error::ApiError`]), and
 //! extractors ([`extract`]) that resolve the caller and parse input into the API's error shape.
 
+mod address_slots;
 mod auth_cache;
 pub mod authz;
 mod claim_wait;

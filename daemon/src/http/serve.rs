@@ -1,7 +1,8 @@
 //! The accept loop. It does what `axum::serve` does, plus connection settings axum does not
 //! expose: `TCP_NODELAY`, a bound on what hyper buffers per connection, a time limit for request
-//! heads (which also closes idle keep-alive connections), a cap on open connections, and the
-//! client's address in each request's extensions.
+//! heads (which also closes idle keep-alive connections), a cap on open connections (and on those
+//! of one client address, `address_slots.rs`), and the client's address in each request's
+//! extensions.
 //!
 //! The buffer bound matters for streams: hyper keeps polling a response body until its write
 //! buffer holds `max_buf_size` bytes (about 400 KB by default), so every subscriber that stops
@@ -9,6 +10,7 @@
 //! early, its hub receiver falls behind the bounded channel, and it costs almost nothing until
 //! it reads again (then it catches up from the database).
 
+use super::address_slots::AddressSlots;
 use super::error::ApiError;
 use crate::config::ServerSettings;
 use axum::extract::ConnectInfo;
@@ -53,6 +55,7 @@ pub async fn serve(
         // and an idle keep-alive connection are both closed after it.
         .header_read_timeout(Duration::from_millis(settings.head_timeout_ms.max(1)));
     let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
+    let per_address = AddressSlots::new(settings.max_connections_per_address);
     let peer_timeout_ms = peer_timeout(settings.peer_timeout_ms);
     tokio::pin!(shutdown);
     loop {
@@ -61,8 +64,12 @@ pub async fn serve(
             accepted = axum::serve::Listener::accept(&mut listener) => accepted,
             _ = &mut shutdown => break,
         };
+        let Some(address_slot) = per_address.try_acquire(peer.ip()) else {
+            tokio::spawn(refuse_connection(tcp, Refused::ThisAddress));
+            continue;
+        };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tokio::spawn(refuse_connection(tcp));
+            tokio::spawn(refuse_connection(tcp, Refused::Daemon));
             continue;
         };
         // Stream frames and answers are small writes: without TCP_NODELAY, Nagle's algorithm
@@ -82,7 +89,7 @@ pub async fn serve(
         let io = TokioIo::new(ApiShapedHeadErrors::new(tcp));
         let connection = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
-            let _slot = slot;
+            let _slots = (slot, address_slot);
             if let Err(e) = connection.await {
                 tracing::trace!(error = %e, "connection ended with an error");
             }
@@ -163,12 +170,25 @@ fn head_too_large_error() -> ApiError {
     )
 }
 
+/// Which cap a refused connection met.
+enum Refused {
+    Daemon,
+    ThisAddress,
+}
+
 /// One connection too many: a 503 in the API's error shape, then close.
-async fn refuse_connection(mut tcp: TcpStream) {
+async fn refuse_connection(mut tcp: TcpStream, refused: Refused) {
+    let message = match refused {
+        Refused::Daemon => "the daemon has as many connections open as it accepts; retry shortly",
+        Refused::ThisAddress => {
+            "this address has as many connections open as the daemon accepts from one address \
+             ([server] max_connections_per_address); close some or retry shortly"
+        }
+    };
     let error = ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         codes::TOO_MANY_CONNECTIONS,
-        "the daemon has as many connections open as it accepts; retry shortly",
+        message,
     )
     .with_retry_after(1);
     let bytes = raw_response(error);

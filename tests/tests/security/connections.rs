@@ -1,12 +1,15 @@
 //! Connections: a head that never completes and an idle keep-alive connection are closed after
-//! `head_timeout_ms`; past `max_connections` a client gets 503 in the API's error shape; an
-//! oversized head gets 431 in the API's error shape, at the documented 32 KiB.
+//! `head_timeout_ms`; past `max_connections` a client gets 503 in the API's error shape, and past
+//! `max_connections_per_address` a client of one address does, while others are still served;
+//! an oversized head gets 431 in the API's error shape, at the documented 32 KiB.
 
 use huddle_tests::{eventually, TestDaemon};
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 /// Reads until the daemon closes the connection; fails the test if it stays open 30 s.
 pub(crate) async fn read_to_close(tcp: &mut TcpStream) -> String {
@@ -74,6 +77,76 @@ async fn past_the_connection_cap_clients_get_503_in_the_api_shape() {
         }
     })
     .await;
+}
+
+/// A connection to the daemon from another loopback address (Linux answers all of 127/8).
+async fn connect_from(source: &str, daemon: std::net::SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(daemon).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_client_reconnecting_in_a_loop_leaves_other_addresses_their_slots() {
+    let d = TestDaemon::start_with(|s| {
+        s.server.max_connections = 16;
+        s.server.max_connections_per_address = 4;
+        s.server.head_timeout_ms = 1_000;
+    })
+    .await;
+    // The attacker: 24 loops, each reconnecting as soon as its connection is closed (by the head
+    // timeout, or at once with a 503), never sending a request.
+    let stop = Arc::new(AtomicBool::new(false));
+    let refused = Arc::new(AtomicUsize::new(0));
+    let mut loops = Vec::new();
+    for _ in 0..24 {
+        let (stop, refused, addr) = (stop.clone(), refused.clone(), d.addr);
+        loops.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let mut tcp = connect_from("127.0.0.2", addr).await;
+                let mut out = Vec::new();
+                let _ = tcp.read_to_end(&mut out).await;
+                if out.starts_with(b"HTTP/1.1 503") {
+                    refused.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    let seen = refused.clone();
+    eventually(30, "the attacker's address meets its cap", || {
+        let seen = seen.clone();
+        async move { seen.load(Ordering::Relaxed) > 0 }
+    })
+    .await;
+    // Meanwhile every new connection of another client is served.
+    for n in 0..30 {
+        let mut tcp = connect_from("127.0.0.1", d.addr).await;
+        tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let answer = read_to_close(&mut tcp).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "connection {n}: {answer}"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    for l in loops {
+        l.await.unwrap();
+    }
+    let (status, body) = {
+        // The refusal names the cap it met.
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            held.push(connect_from("127.0.0.3", d.addr).await);
+        }
+        let mut extra = connect_from("127.0.0.3", d.addr).await;
+        parse(&read_to_close(&mut extra).await)
+    };
+    assert_eq!(status, 503);
+    assert_eq!(body["error"]["code"], "too_many_connections");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("max_connections_per_address"), "{message}");
 }
 
 #[tokio::test]

@@ -12,6 +12,7 @@ mod patch_bomb;
 mod recipients;
 mod revocation;
 mod roles;
+mod search_share;
 mod strict_input;
 mod team_caps;
 mod vanished_peers;

@@ -28,7 +28,7 @@ pub async fn search(
     if !s.words.is_empty() {
         push(
             "search @@ to_tsquery('simple', ?)",
-            Arg::Text(tsquery(&s.words)),
+            Arg::Text(tsquery(team_id, &s.words)),
         );
     }
     for (condition, value) in [

@@ -28,7 +28,7 @@ pub use messages::{
     at_message, check_ack, is_group_recipient, new_message, unknown_recipient, validate_post,
 };
 pub use project::ProjectFilter;
-pub use search::{fts5_query, search_words, tsquery};
+pub use search::{fts5_query, search_words, team_words, tsquery};
 pub use task_state::{
     check_hand_transition, ensure_holder, failure, is_closed, is_ready, lease_expiry, lease_until,
     status_clears_claim, TaskEdges, TaskState, STATE_COLUMNS,

@@ -46,6 +46,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         10,
         include_str!("../../../../migrations/sqlite/0010_message_filters.sql"),
     ),
+    (
+        11,
+        include_str!("../../../../migrations/sqlite/0011_search_per_team.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

@@ -1,6 +1,7 @@
-//! Message search on SQLite: the FTS5 index `messages_fts` (migration 0004) for words, whose
-//! rowid is team_id * 2^40 + seq, so a team and a `before` cursor are one rowid range FTS5
-//! walks newest first; the other filters on `messages` (`task_ref`, `type` and `sender` are
+//! Message search on SQLite: the FTS5 index `messages_fts` (migrations 0004 and 0011) for words,
+//! each indexed under its team's mark (`rules::team_words`), so a query walks only its team's
+//! terms; its rowid is team_id * 2^40 + seq, so a `before` cursor is a rowid range FTS5 walks
+//! newest first. The other filters are on `messages` (`task_ref`, `type` and `sender` are
 //! indexed).
 //!
 //! Messages enter the index when a search with words needs them ([`index_pending`], a writer
@@ -8,7 +9,7 @@
 //! of the single writer, which every post would otherwise pay.
 
 use super::super::error::StoreResult;
-use super::super::rules::{fts5_query, take_page};
+use super::super::rules::{fts5_query, take_page, team_words};
 use super::super::types::{BytePage, MessageSearch};
 use super::rows::{message_from_row, MESSAGE_COLUMNS};
 use huddle_wire::Message;
@@ -22,28 +23,35 @@ const TEAM_SHIFT: i64 = 1 << 40;
 pub const INDEX_CHUNK: i64 = 2_000;
 
 /// Adds the team's next messages up to `upto` not yet in the full-text index (at most
-/// [`INDEX_CHUNK`]); `true` once every one up to `upto` is in it.
+/// [`INDEX_CHUNK`]), each word under the team's mark (`rules::team_words`); `true` once every
+/// one up to `upto` is in it.
 pub fn index_pending(conn: &Connection, team_id: i64, upto: i64) -> StoreResult<bool> {
     let mark: i64 = conn
         .prepare_cached("select seq from messages_fts_mark where team_id = ?1")?
         .query_row(params![team_id], |r| r.get(0))
         .optional()?
         .unwrap_or(0);
-    let last: Option<i64> = conn
-        .prepare_cached(
-            "select max(seq) from (select seq from messages where team_id = ?1 and seq > ?2 \
-             and seq <= ?4 order by seq limit ?3)",
-        )?
-        .query_row(params![team_id, mark, INDEX_CHUNK, upto], |r| r.get(0))?;
+    let mut rows = conn.prepare_cached(
+        "select seq, summary, data from messages where team_id = ?1 and seq > ?2 \
+         and seq <= ?4 order by seq limit ?3",
+    )?;
+    let mut insert =
+        conn.prepare_cached("insert into messages_fts (rowid, summary, data) values (?1, ?2, ?3)")?;
+    let (mut summary, mut data) = (String::new(), String::new());
+    let mut last = None;
+    let mut found = rows.query(params![team_id, mark, INDEX_CHUNK, upto])?;
+    while let Some(row) = found.next()? {
+        let seq: i64 = row.get(0)?;
+        summary.clear();
+        data.clear();
+        team_words(team_id, &row.get::<_, String>(1)?, &mut summary);
+        team_words(team_id, &row.get::<_, String>(2)?, &mut data);
+        insert.execute(params![team_id * TEAM_SHIFT + seq, summary, data])?;
+        last = Some(seq);
+    }
     let Some(last) = last else {
         return Ok(true);
     };
-    conn.prepare_cached(
-        "insert into messages_fts (rowid, summary, data) \
-         select team_id * ?4 + seq, summary, data from messages \
-         where team_id = ?1 and seq > ?2 and seq <= ?3",
-    )?
-    .execute(params![team_id, mark, last, TEAM_SHIFT])?;
     conn.prepare_cached(
         "insert into messages_fts_mark (team_id, seq) values (?1, ?2) \
          on conflict (team_id) do update set seq = excluded.seq",
@@ -92,7 +100,7 @@ pub fn search(
             page_args,
         )
     } else {
-        let query = Sql::Text(fts5_query(&s.words));
+        let query = Sql::Text(fts5_query(team_id, &s.words));
         let matches = "messages_fts match ? and rowid between ? and ?";
         if filters.is_empty() {
             // Words alone: FTS5 counts and pages by itself; `messages` is read for the page only
