@@ -104,6 +104,32 @@ impl BenchClient {
         );
     }
 
+    /// DELETEs `path`; the status.
+    pub async fn http_delete(&self, path: &str) -> u16 {
+        self.http
+            .delete(format!("{}{path}", self.base))
+            .header("authorization", &self.auth)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("DELETE {path}: {e}"))
+            .status()
+            .as_u16()
+    }
+
+    /// POSTs raw bytes; the status and the answer as text.
+    pub async fn post_bytes(&self, path: &str, body: Vec<u8>) -> (u16, String) {
+        let res = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("authorization", &self.auth)
+            .body(body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        let status = res.status().as_u16();
+        (status, res.text().await.unwrap_or_default())
+    }
+
     /// PATCHes shared memory with an RFC 7396 merge patch and insists on 200.
     pub async fn patch_memory(&self, team: &str, patch: &Value) {
         let path = format!("/v1/teams/{team}/memory");

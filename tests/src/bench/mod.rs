@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
 pub mod floor;
+pub mod attacks;
 pub mod isolation;
 pub mod isolation_streams;
 pub mod memory;
@@ -56,6 +57,10 @@ pub enum Scenario {
     /// One team's write flood, read flood, stream fan-out and a doubling JSON Patch against
     /// another team's write, read and claim p99, as ratios to the same run's quiet phase.
     Isolation,
+    /// One team's (or client address's) attacks — search storm, slow export, reconnect storm,
+    /// import and deletion of a large team — against another team's p99, and a small team's
+    /// search beside a large team's messages.
+    Attacks,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios. With
@@ -206,6 +211,7 @@ const ONE_BIG_TEAM: &[(&str, &str)] = &[
 pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, String> {
     let env = match scenario {
         Scenario::Stress => stress::ENV,
+        Scenario::Attacks => attacks::ENV,
         Scenario::Mixed => mixed::ENV,
         Scenario::Bus | Scenario::Memory | Scenario::Slow => ONE_BIG_TEAM,
         _ => &[],
@@ -245,6 +251,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         }
         Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
         Scenario::Search => search::run(&admin, &args.sizes).await,
+        Scenario::Attacks => attacks::run(&admin, &args.sizes).await,
         Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
     };
     figures.peak_rss_bytes = deployment

@@ -26,4 +26,5 @@ mod task_create_batch;
 mod task_events;
 mod tasks;
 mod team_admin;
+mod team_purge;
 mod webhooks;

@@ -21,7 +21,10 @@ pub fn create_team(ctx: &mut WriteCtx<'_>, name: &str) -> StoreResult<Team> {
 
 /// Every team, by name.
 pub fn list_teams(conn: &Connection) -> StoreResult<Vec<Team>> {
-    let mut stmt = conn.prepare_cached("select name, created_at from teams order by name")?;
+    // `~` names are teams being purged or imported (`team_purge.rs`), not there for callers.
+    let mut stmt = conn.prepare_cached(
+        "select name, created_at from teams where name not like '~%' order by name",
+    )?;
     let rows = stmt.query_map([], |r| {
         Ok(Team {
             name: r.get(0)?,
@@ -32,7 +35,7 @@ pub fn list_teams(conn: &Connection) -> StoreResult<Vec<Team>> {
 }
 
 pub fn team_id(conn: &Connection, name: &str) -> StoreResult<i64> {
-    conn.prepare_cached("select id from teams where name = ?1")?
+    conn.prepare_cached("select id from teams where name = ?1 and name not like '~%'")?
         .query_row([name], |r| r.get(0))
         .optional()?
         .ok_or_else(|| StoreError::not_found(format!("team {name}")))

@@ -31,6 +31,7 @@ mod store_impl;
 mod task_state;
 mod tasks;
 mod team_admin;
+mod team_purge;
 mod test_history;
 mod unsent;
 mod usage;
@@ -82,6 +83,7 @@ impl SqliteStore {
     pub fn open(options: SqliteOptions, hub: Arc<Hub>) -> StoreResult<Self> {
         let mut conn = open_writer(&options.path, options.synchronous)?;
         super::schema::log(&migrate::apply(&mut conn, options.migrate)?);
+        team_purge::purge_leftovers(&mut conn)?;
         let readers = Arc::new(Readers::open(
             &options.path,
             options.read_connections.max(1),

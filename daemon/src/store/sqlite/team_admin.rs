@@ -1,16 +1,14 @@
-//! A whole team on SQLite (`store::team_admin`): deletion is one writer job (every table in
-//! one transaction), an export one read transaction on a pooled connection streaming its rows,
-//! an import one writer job fed the records as they are read from the spooled file.
+//! A whole team on SQLite (`store::team_admin`): a deletion retires the team in one short
+//! writer job and purges its rows a chunk per job (`team_purge.rs`), an export is one read
+//! transaction on a pooled connection streaming its rows, an import writes a chunk of records
+//! per job under a hidden name and takes its real name last (`import.rs`).
 
 use super::super::error::{StoreError, StoreResult};
-use super::super::team_admin::{ImportRecords, TeamAdminStore, EXPORT_BUFFER, TEAM_TABLES};
+use super::super::team_admin::{ImportRecords, TeamAdminStore, EXPORT_BUFFER};
 use super::super::transfer::{Record, TeamRecord};
-use super::writer::WriteCtx;
-use super::{export, import, SqliteStore};
-use crate::hub::Publish;
+use super::{export, import, team_purge, SqliteStore};
 use async_trait::async_trait;
 use huddle_wire::Team;
-use rusqlite::OptionalExtension;
 use tokio::sync::mpsc;
 
 #[async_trait]
@@ -19,11 +17,13 @@ impl TeamAdminStore for SqliteStore {
     async fn delete_team(&self, team_id: i64) -> StoreResult<()> {
         let writer = self.writer()?;
         writer
-            .write_team(team_id, move |ctx| delete(ctx, team_id))
+            .write_team(team_id, move |ctx| team_purge::retire(ctx, team_id))
             .await?;
-        // The team's per-team bookkeeping in memory (its id may be handed out again).
-        writer.forget_team(team_id);
-        Ok(())
+        // Other teams' writes take their turns between the chunks. On a task of its own, so a
+        // caller that stops waiting does not leave the purge half done.
+        tokio::spawn(async move { team_purge::purge(&writer, team_id).await })
+            .await
+            .map_err(|e| StoreError::Internal(format!("the team purge stopped: {e}")))?
     }
 
     async fn export_team(&self, team_id: i64) -> StoreResult<mpsc::Receiver<StoreResult<Record>>> {
@@ -43,36 +43,10 @@ impl TeamAdminStore for SqliteStore {
 
     #[tracing::instrument(skip_all, fields(team = %team.name))]
     async fn import_team(&self, team: TeamRecord, records: ImportRecords) -> StoreResult<Team> {
-        self.writer()?
-            .write(move |ctx| import::import(ctx, team, records))
+        let writer = self.writer()?;
+        // On a task of its own, so a caller that stops waiting does not leave it half done.
+        tokio::spawn(async move { import::import(&writer, team, records).await })
             .await
+            .map_err(|e| StoreError::Internal(format!("the import stopped: {e}")))?
     }
-}
-
-/// Deletes every row of the team; tables are emptied in [`TEAM_TABLES`]' order.
-fn delete(ctx: &mut WriteCtx<'_>, team_id: i64) -> StoreResult<()> {
-    let found: Option<i64> = ctx
-        .conn
-        .prepare_cached("select id from teams where id = ?1")?
-        .query_row([team_id], |r| r.get(0))
-        .optional()?;
-    if found.is_none() {
-        return Err(StoreError::not_found(format!("team {team_id}")));
-    }
-    for table in TEAM_TABLES {
-        let sql = match table {
-            "teams" => "delete from teams where id = ?1".to_string(),
-            "test_outcomes" => "delete from test_outcomes where run_id in \
-                                (select id from test_runs where team_id = ?1)"
-                .to_string(),
-            // The delete trigger takes each message's row out of the search index.
-            other => format!("delete from {other} where team_id = ?1"),
-        };
-        ctx.conn.prepare_cached(&sql)?.execute([team_id])?;
-    }
-    ctx.forget_team(team_id);
-    // Forgets the team's empty-claim marks and wakes its waiting claimers (which then end:
-    // their tokens are gone).
-    ctx.publish(team_id, Publish::TasksChanged);
-    Ok(())
 }
