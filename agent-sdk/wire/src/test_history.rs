@@ -147,6 +147,10 @@ pub struct FlakyTests {
     /// How many kept runs were looked at.
     pub runs: u64,
     pub tests: Vec<FlakyTest>,
+    /// Flaky tests left off the end of `tests` because the answer reached the daemon's
+    /// `[limits] max_page_bytes` (the most flaky are kept).
+    #[serde(default)]
+    pub omitted: u64,
 }
 
 /// A run, named briefly.
@@ -182,6 +186,10 @@ pub struct Regression {
 pub struct Regressions {
     pub project: Option<String>,
     pub tests: Vec<Regression>,
+    /// Regressions left off the end of `tests` (by node id) because the answer reached the
+    /// daemon's `[limits] max_page_bytes`.
+    #[serde(default)]
+    pub omitted: u64,
 }
 
 /// Passed over tests that ran to a verdict, 0–100 (as the runners' reports count it).

@@ -185,7 +185,10 @@ pub async fn flaky_of(
 ) -> ApiResult<FlakyTests> {
     let (project, _) = project(state, caller, asked).await?;
     let runs = runs(state, caller, project.as_deref(), true, tier.as_deref()).await?;
-    Ok(test_history::flaky(project, tree, &runs))
+    let mut answer = test_history::flaky(project, tree, &runs);
+    answer.omitted =
+        test_history::cut_to_bytes(&mut answer.tests, state.settings.limits.max_page_bytes);
+    Ok(answer)
 }
 
 /// Tests failing in the latest run that passed the last time they ran before it.
@@ -219,5 +222,8 @@ pub async fn regressions_of(
 ) -> ApiResult<Regressions> {
     let (project, _) = project(state, caller, asked).await?;
     let runs = runs(state, caller, project.as_deref(), true, tier.as_deref()).await?;
-    Ok(test_history::regressions(project, &runs))
+    let mut answer = test_history::regressions(project, &runs);
+    answer.omitted =
+        test_history::cut_to_bytes(&mut answer.tests, state.settings.limits.max_page_bytes);
+    Ok(answer)
 }

@@ -278,6 +278,7 @@ pub fn flaky(project: Option<String>, tree: Option<String>, runs: &[StoredRun]) 
         tree,
         runs: considered.len() as u64,
         tests,
+        omitted: 0,
     }
 }
 
@@ -295,6 +296,7 @@ pub fn regressions(project: Option<String>, runs: &[StoredRun]) -> Regressions {
         return Regressions {
             project,
             tests: vec![],
+            omitted: 0,
         };
     };
     let flaky_tests: HashSet<&str> = tallies(runs)
@@ -332,5 +334,18 @@ pub fn regressions(project: Option<String>, runs: &[StoredRun]) -> Regressions {
         })
         .collect();
     tests.sort_by(|a, b| a.nodeid.cmp(&b.nodeid));
-    Regressions { project, tests }
+    Regressions {
+        project,
+        tests,
+        omitted: 0,
+    }
+}
+
+/// Cuts `tests` where the answer would pass `max_bytes` of JSON; how many were cut.
+pub fn cut_to_bytes<T: serde::Serialize>(tests: &mut Vec<T>, max_bytes: usize) -> u64 {
+    let mut budget = super::rules::PageBudget::new(Some(max_bytes));
+    let keep = tests.iter().take_while(|t| budget.fits(t)).count();
+    let omitted = (tests.len() - keep) as u64;
+    tests.truncate(keep);
+    omitted
 }

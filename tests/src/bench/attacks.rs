@@ -129,7 +129,10 @@ async fn search(api: &BenchClient, team: &str, q: &str) -> Duration {
     let (http, auth) = api.raw();
     let t0 = Instant::now();
     let res = http
-        .get(format!("{}/v1/teams/{team}/messages/search?q={q}&limit=20", api.base))
+        .get(format!(
+            "{}/v1/teams/{team}/messages/search?q={q}&limit=20",
+            api.base
+        ))
         .header("authorization", auth)
         .send()
         .await
@@ -162,7 +165,10 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
 
     let (mut qw, mut qr) = victim(&victim_team, None).await;
     let (qw, qr) = (qw.summary().1, qr.summary().1);
-    notes.push(("victim write / read p99 quiet".into(), format!("{} / {}", ms(qw), ms(qr))));
+    notes.push((
+        "victim write / read p99 quiet".into(),
+        format!("{} / {}", ms(qw), ms(qr)),
+    ));
 
     // 1. The small team's own search, with the large team's messages indexed.
     let one_letters = "a+b+c+d+e+f+g+h+i+j+k+l+m+n+o+p";
@@ -176,7 +182,12 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     let (p50, p99, _) = small_searches.summary();
     notes.push((
         format!("small team (50 messages) searching 16 one-letter words beside {stored} indexed"),
-        format!("p50 {} / p99 {} (indexing the large team took {})", ms(p50), ms(p99), ms(indexed.as_secs_f64() * 1000.0)),
+        format!(
+            "p50 {} / p99 {} (indexing the large team took {})",
+            ms(p50),
+            ms(p99),
+            ms(indexed.as_secs_f64() * 1000.0)
+        ),
     ));
 
     // 2. A search storm by the large team.
@@ -203,7 +214,14 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     .await;
     notes.push((
         format!("victim write / read p99 while {STORM_CLIENTS} clients of the large team search"),
-        format!("{} ({}) / {} ({}); {} searches", ms(w), ratio(w, qw), ms(r), ratio(r, qr), searched.load(Ordering::Relaxed)),
+        format!(
+            "{} ({}) / {} ({}); {} searches",
+            ms(w),
+            ratio(w, qw),
+            ms(r),
+            ratio(r, qr),
+            searched.load(Ordering::Relaxed)
+        ),
     ));
 
     // 3. A slow export reader.
@@ -214,7 +232,13 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     .await;
     notes.push((
         "victim write / read p99 while the large team's export is read at ~1 KiB/s".into(),
-        format!("{} ({}) / {} ({})", ms(w), ratio(w, qw), ms(r), ratio(r, qr)),
+        format!(
+            "{} ({}) / {} ({})",
+            ms(w),
+            ratio(w, qw),
+            ms(r),
+            ratio(r, qr)
+        ),
     ));
 
     // 4. A reconnect storm from another address; the victim opens a connection per request.
@@ -231,8 +255,12 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
         loops.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
                 let socket = TcpSocket::new_v4().expect("socket");
-                socket.bind("127.0.0.2:0".parse().unwrap()).expect("bind 127.0.0.2");
-                let Ok(mut tcp) = socket.connect(addr).await else { continue };
+                socket
+                    .bind("127.0.0.2:0".parse().unwrap())
+                    .expect("bind 127.0.0.2");
+                let Ok(mut tcp) = socket.connect(addr).await else {
+                    continue;
+                };
                 let mut out = Vec::new();
                 let _ = tcp.read_to_end(&mut out).await;
                 if out.starts_with(b"HTTP/1.1 503") {
@@ -283,7 +311,14 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     .await;
     notes.push((
         format!("victim write / read p99 while a {stored}-message team is imported"),
-        format!("{} ({}) / {} ({}); the import took {}", ms(w), ratio(w, qw), ms(r), ratio(r, qr), ms(took)),
+        format!(
+            "{} ({}) / {} ({}); the import took {}",
+            ms(w),
+            ratio(w, qw),
+            ms(r),
+            ratio(r, qr),
+            ms(took)
+        ),
     ));
     let deleter = admin.clone();
     let (w, r, took) = during_operation(&victim_team, async move {
@@ -292,11 +327,24 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     .await;
     notes.push((
         format!("victim write / read p99 while a {stored}-message team is deleted"),
-        format!("{} ({}) / {} ({}); the deletion took {}", ms(w), ratio(w, qw), ms(r), ratio(r, qr), ms(took)),
+        format!(
+            "{} ({}) / {} ({}); the deletion took {}",
+            ms(w),
+            ratio(w, qw),
+            ms(r),
+            ratio(r, qr),
+            ms(took)
+        ),
     ));
 
     let mut all = small_searches;
-    let mut figures = Figures::new("attacks", "small-team searches", all.0.len(), started.elapsed(), &mut all);
+    let mut figures = Figures::new(
+        "attacks",
+        "small-team searches",
+        all.0.len(),
+        started.elapsed(),
+        &mut all,
+    );
     for (k, v) in notes {
         figures = figures.note(&k, v);
     }
@@ -309,7 +357,8 @@ async fn slow_export(admin: &BenchClient, stop: Arc<AtomicBool>) {
     let addr = admin.base.trim_start_matches("http://").to_string();
     let (_, auth) = admin.raw();
     let mut tcp = TcpStream::connect(&addr).await.expect("connect");
-    let head = format!("GET /v1/teams/large/export HTTP/1.1\r\nHost: x\r\nAuthorization: {auth}\r\n\r\n");
+    let head =
+        format!("GET /v1/teams/large/export HTTP/1.1\r\nHost: x\r\nAuthorization: {auth}\r\n\r\n");
     tcp.write_all(head.as_bytes()).await.expect("write");
     let mut buf = [0u8; 1024];
     while !stop.load(Ordering::Relaxed) {

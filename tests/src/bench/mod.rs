@@ -4,6 +4,7 @@
 //! each: raw SQLite in process for the SQLite backend; with `--backend postgres`, pgbench's raw
 //! queue on the very cluster huddle's replicas use (`compare_postgres`).
 
+pub mod attacks;
 pub mod baseline_sqlite;
 pub mod bus;
 pub mod claim;
@@ -13,7 +14,6 @@ pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
 pub mod floor;
-pub mod attacks;
 pub mod isolation;
 pub mod isolation_streams;
 pub mod memory;

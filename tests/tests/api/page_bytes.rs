@@ -225,3 +225,49 @@ async fn tasks_with_large_results_page_by_size() {
     let all: Vec<String> = (1..=30).map(|n| format!("TEST-{n:03}")).collect();
     assert_eq!(seen, all, "every task once, in id order");
 }
+
+/// The flaky and regression reports are cut at the budget too: the most flaky (and the first
+/// regressions by node id) are kept, and `omitted` counts the rest.
+#[tokio::test]
+async fn flaky_and_regression_reports_stop_at_the_budget_and_count_what_they_left_off() {
+    const BUDGET: usize = 8 * 1024;
+    let d = TestDaemon::start_with(|s| s.limits.max_page_bytes = BUDGET).await;
+    let c = d.team("qa").await;
+    let tests = 400;
+    let run = |tree: &str, outcome: &str| {
+        json!({"project": "calc", "tree": tree,
+               "outcomes": (0..tests)
+                   .map(|n| json!({"nodeid": format!("tests/test_calc.py::test_case_{n:04}"), "outcome": outcome}))
+                   .collect::<Vec<_>>()})
+    };
+    // Every test passes then fails on one tree (flaky), and fails on the next tree after that
+    // pass (a regression).
+    for (tree, outcome) in [
+        ("t1", "passed"),
+        ("t1", "failed"),
+        ("t2", "passed"),
+        ("t3", "failed"),
+    ] {
+        c.post(&c.t("/history/runs"), run(tree, outcome))
+            .await
+            .expect_status(201);
+    }
+    for (path, key) in [
+        ("/history/flaky", "tests"),
+        ("/history/regressions", "tests"),
+    ] {
+        let reply = c.get(&c.t(path)).await.expect_status(200);
+        assert!(
+            sent_bytes(&reply) <= BUDGET,
+            "{path}: {} bytes",
+            sent_bytes(&reply)
+        );
+        let listed = reply.body[key].as_array().unwrap().len() as u64;
+        let omitted = reply.body["omitted"].as_u64().unwrap();
+        assert!(
+            listed > 0 && omitted > 0,
+            "{path}: {listed} listed, {omitted} omitted"
+        );
+        assert_eq!(listed + omitted, tests, "{path}");
+    }
+}
