@@ -143,6 +143,13 @@ pub struct TaskSettings {
     /// How long a holder's question (`POST …/tasks/{id}/ask`) keeps its task, for a team that
     /// sets no `questions.maxWaitMinutes`: past it the question's default decision applies.
     pub max_question_wait_minutes: u64,
+    /// Task id prefixes (`TEST`, `QARUN`) whose tasks complete only with evidence the daemon
+    /// checks in its own test history (`http/evidence.rs`), as a task's metadata
+    /// `requireEvidence: true` asks for one task. Empty: only tasks that ask.
+    pub evidence_prefixes: Vec<String>,
+    /// The pass rate a task's evidence run must reach when the task's `cycle.qualityGate` does
+    /// not say (the workers' default gate).
+    pub evidence_quality_gate: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -329,6 +336,8 @@ impl Default for TaskSettings {
             default_max_attempts: 3,
             lease_sweep_ms: 500,
             max_question_wait_minutes: 24 * 60,
+            evidence_prefixes: Vec::new(),
+            evidence_quality_gate: 95.0,
         }
     }
 }

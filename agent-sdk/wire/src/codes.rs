@@ -36,6 +36,13 @@ pub const TEAM_LIMIT: &str = "team_limit";
 pub const TEAM_QUOTA: &str = "team_quota";
 /// 409: the task is not held by the caller.
 pub const NOT_HOLDER: &str = "not_holder";
+/// 409: the task requires evidence (its metadata's `requireEvidence`, or the daemon's
+/// `[tasks] evidence_prefixes`) and the completion's `result.evidence` names no test run.
+pub const EVIDENCE_REQUIRED: &str = "evidence_required";
+/// 409: the test run `result.evidence` names does not prove the completion: not in the team's
+/// history, posted by another agent or for another task, on another tree, below the gate, or a
+/// target test not passing. `details` says which.
+pub const EVIDENCE_MISMATCH: &str = "evidence_mismatch";
 /// 409: a status set by hand would strand the task (`in_progress` without a claim).
 pub const INVALID_TRANSITION: &str = "invalid_transition";
 /// 409: the task waits for blockers that are not completed; `details.blockedBy` names them.

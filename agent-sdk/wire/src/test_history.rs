@@ -77,6 +77,10 @@ pub struct NewTestRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(pattern = "^(unit|pbt|integration|e2e)$"))]
     pub tier: Option<String>,
+    /// The task this run verifies, when a worker ran it for one: a task that requires
+    /// evidence completes only with a run of its own (`result.evidence.runId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// A stored run, without its outcomes: counts and pass rate.
@@ -101,6 +105,9 @@ pub struct TestRunSummary {
     /// The test tier the run covered, when it was one tier's run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<String>,
+    /// The task the run verifies, when it was posted for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// `GET …/history`: a project's kept runs, oldest first, so their pass rates read as the trend.

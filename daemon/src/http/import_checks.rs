@@ -285,6 +285,7 @@ impl<'a> ImportChecks<'a> {
             started_at: None,
             outcomes,
             tier: run.tier.clone(),
+            task: run.task.clone(),
         };
         let limits = HistoryLimits::new(&self.settings.limits, &self.settings.history);
         self.check(line, kind, check_run(&new, &limits).map(|_| ()));

@@ -8,6 +8,7 @@ mod claim_wait;
 mod cursors;
 mod dashboard;
 pub mod error;
+pub mod evidence;
 pub mod extract;
 mod gate_records;
 mod gates;

@@ -249,7 +249,8 @@ pub async fn complete_task(
     if let Some(result) = &req.result {
         validate::depth("result", result, state.settings.limits.max_json_depth)?;
     }
-    Ok(state.store.complete_task(caller, id, req.result).await?)
+    let result = super::evidence::check(state, caller, id, req.result).await?;
+    Ok(state.store.complete_task(caller, id, result).await?)
 }
 
 /// Completes several held tasks in one request, all or none; answers `{"tasks": [...]}`.
@@ -280,7 +281,11 @@ pub async fn complete_many(
             validate::depth(&field, result, state.settings.limits.max_json_depth)?;
         }
     }
-    let items = req.tasks.into_iter().map(|t| (t.id, t.result)).collect();
+    let mut items = Vec::with_capacity(req.tasks.len());
+    for t in req.tasks {
+        let result = super::evidence::check(&state, &caller, &t.id, t.result).await?;
+        items.push((t.id, result));
+    }
     let tasks = state.store.complete_tasks(&caller, items).await?;
     Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())
 }

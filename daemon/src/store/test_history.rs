@@ -112,6 +112,9 @@ pub fn check_run(run: &NewTestRun, limits: &HistoryLimits) -> StoreResult<Checke
             ));
         }
     }
+    if let Some(task) = &run.task {
+        super::rules::validate::task_id("task", task)?;
+    }
     let started_ms = match &run.started_at {
         None => None,
         Some(t) => Some(
@@ -200,6 +203,7 @@ pub fn summary(
         errors: counts.errors,
         pass_rate: pass_rate(counts.passed, counts.failed, counts.errors),
         tier: None,
+        task: None,
     }
 }
 

@@ -170,6 +170,9 @@ pub struct TestRunRecord {
     /// The test tier the run covered; absent for whole-suite runs (and in older exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<String>,
+    /// The task the run verified; absent when it was posted for none (and in older exports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// A webhook with its secret (receivers keep verifying signatures after a move) and cursors.

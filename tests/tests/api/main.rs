@@ -3,6 +3,7 @@
 
 mod claim_wakes;
 mod claims;
+mod evidence;
 mod gate_deadlines;
 mod gate_decisions;
 mod gate_support;

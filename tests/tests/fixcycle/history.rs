@@ -45,6 +45,7 @@ COUNTER.write_text(str(n + 1))\n    assert n != 0, \"fails on its first run only
                 tree: tree.clone(),
                 started_at: None,
                 tier: None,
+                task: None,
                 outcomes: vec![TestResultRecord {
                     nodeid: COIN.into(),
                     outcome,

@@ -61,13 +61,15 @@ async fn the_model_fixes_two_bugs_the_gate_passes_on_a_full_run_and_the_executor
             deadline: None,
             on_deadline: None,
         }),
+        // Both complete only on evidence the daemon checks in its own test history.
+        metadata: Some(serde_json::json!({"requireEvidence": true})),
         ..task("TEST-001", &[], "make the string helpers pass")
     };
-    let created = t
-        .coord
-        .create_tasks(&[gated, task("QARUN-001", &["TEST-001"], "layer: L2")])
-        .await
-        .unwrap();
+    let qarun = NewTask {
+        metadata: Some(serde_json::json!({"requireEvidence": true})),
+        ..task("QARUN-001", &["TEST-001"], "layer: L2")
+    };
+    let created = t.coord.create_tasks(&[gated, qarun]).await.unwrap();
     let question = created[0].blocked_by[0].clone();
     t.start_tester(settings(&project.root, Some(&stub)));
     t.start_executor(settings(&project.root, Some(&stub)));
@@ -92,6 +94,17 @@ async fn the_model_fixes_two_bugs_the_gate_passes_on_a_full_run_and_the_executor
         test.failure_reason
     );
     assert_eq!(project.read("pkg/strings.py"), STRINGS_PY);
+    let checked = |task: &huddle_sdk::wire::Task| {
+        task.result
+            .as_ref()
+            .map(|r| r["evidence"]["checked"]["by"].clone())
+    };
+    assert_eq!(
+        checked(&test),
+        Some(serde_json::json!("huddled")),
+        "{:?}",
+        test.result
+    );
     let result = t.one("test_result").await;
     assert_eq!(result.from, "tester");
     let d = &result.data;
@@ -167,6 +180,12 @@ async fn the_model_fixes_two_bugs_the_gate_passes_on_a_full_run_and_the_executor
         TaskStatus::Completed,
         "{:?}",
         qarun.failure_reason
+    );
+    assert_eq!(
+        checked(&qarun),
+        Some(serde_json::json!("huddled")),
+        "{:?}",
+        qarun.result
     );
     let results = t.coord.memory_at("/execution_results").await.unwrap();
     let l2 = &results["L2"];

@@ -15,6 +15,7 @@ fn run(tree: &str, tier: &str, nodeid: &str, outcome: TestOutcome) -> NewTestRun
             outcome,
         }],
         tier: Some(tier.into()),
+        task: None,
     }
 }
 
@@ -38,6 +39,7 @@ async fn one_tiers_trend_flaky_tests_and_regressions_leave_the_other_tiers_out()
     tester
         .post_test_run(&NewTestRun {
             tier: None,
+            task: None,
             ..run("t2", "unit", "u::a", TestOutcome::Passed)
         })
         .await

@@ -13,6 +13,7 @@ fn run(project: &str, tree: &str, outcomes: &[(&str, TestOutcome)]) -> NewTestRu
         tree: tree.into(),
         started_at: None,
         tier: None,
+        task: None,
         outcomes: outcomes
             .iter()
             .map(|(nodeid, outcome)| TestResultRecord {
@@ -211,6 +212,7 @@ async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
                 &tester,
                 NewTestRun {
                     tier: Some("unit".into()),
+                    task: None,
                     ..run("calc", "t1", &[("a", Passed)])
                 },
             )
@@ -232,6 +234,7 @@ async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
                 &tester,
                 NewTestRun {
                     tier: Some("x".repeat(33)),
+                    task: None,
                     ..run("calc", "t1", &[("a", Passed)])
                 },
             )
@@ -243,6 +246,7 @@ async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
                 &tester,
                 NewTestRun {
                     tier: Some("smoke".into()),
+                    task: None,
                     ..run("calc", "t1", &[("a", Passed)])
                 },
             )
@@ -269,6 +273,7 @@ async fn each_tier_keeps_its_own_newest_runs_beside_the_whole_suites() {
                         &tester,
                         NewTestRun {
                             tier,
+                            task: None,
                             ..run("calc", &tree, &[("a", Passed)])
                         },
                     )

@@ -23,6 +23,7 @@ fn run(tree: &str) -> NewTestRun {
         tree: tree.into(),
         started_at: None,
         tier: None,
+        task: None,
         outcomes: vec![TestResultRecord {
             nodeid: "a".into(),
             outcome: TestOutcome::Passed,

@@ -196,6 +196,7 @@ async fn populate(store: &dyn Store, name: &str) -> i64 {
                 tree: "abc".into(),
                 started_at: None,
                 tier: Some("unit".into()),
+                task: None,
                 outcomes: vec![
                     TestResultRecord {
                         nodeid: "b".into(),

@@ -118,7 +118,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &settings.project,
     );
     let mut cycle = ExecutorCycle::new(limits.clone());
-    let mut history = RunHistory::new(ctx.client().clone(), p.project.clone());
+    let mut history = RunHistory::new(ctx.client().clone(), p.project.clone(), task.id.clone());
     let finish = match drive(
         &mut cycle,
         &mut runs,

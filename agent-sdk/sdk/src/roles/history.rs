@@ -133,6 +133,9 @@ pub fn project_name(project: &Path) -> String {
 pub(crate) struct RunHistory {
     client: Client,
     project: String,
+    /// The task the runs verify (`NewTestRun.task`): the daemon checks a completion's evidence
+    /// against a run posted for it.
+    task: String,
     /// Known-flaky tests on the tree of the last full run: passes and failures there.
     known: BTreeMap<String, (u64, u64)>,
     /// The last full run as recorded: the verdict's evidence.
@@ -140,10 +143,12 @@ pub(crate) struct RunHistory {
 }
 
 impl RunHistory {
-    /// The history of `name` (the project's stable identity, see [`project_identity`]).
-    pub fn new(client: Client, name: String) -> RunHistory {
+    /// The history of `name` (the project's stable identity, see [`project_identity`]), for
+    /// task `task`.
+    pub fn new(client: Client, name: String, task: String) -> RunHistory {
         RunHistory {
             client,
+            task,
             last: RecordedRun {
                 project: name.clone(),
                 ..RecordedRun::default()
@@ -177,6 +182,7 @@ impl RunHistory {
             tree: tree.clone(),
             started_at: None,
             tier: None,
+            task: Some(self.task.clone()),
             outcomes: records(report),
         };
         self.last.tree = Some(tree.clone());
@@ -217,6 +223,7 @@ impl RunHistory {
                 tree: tree.clone(),
                 started_at: None,
                 tier: Some(t.tier.as_str().to_string()),
+                task: Some(self.task.clone()),
                 outcomes: t.reports.iter().flat_map(records).collect(),
             };
             if let Err(e) = self.client.post_test_run(&run).await {

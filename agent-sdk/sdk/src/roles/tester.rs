@@ -76,7 +76,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &settings.project,
     );
     let mut cycle = TesterCycle::new(limits.clone());
-    let mut history = RunHistory::new(ctx.client().clone(), p.project.clone());
+    let mut history = RunHistory::new(ctx.client().clone(), p.project.clone(), task.id.clone());
     let driven = drive(
         &mut cycle,
         &mut runs,

@@ -33,8 +33,8 @@ pub async fn record(
     let started = checked.started_ms.unwrap_or(now);
     let c = checked.counts;
     let id: i64 = sqlx::query_scalar(
-        "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning id",
+        "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier, task)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning id",
     )
     .bind(team_id)
     .bind(&run.project)
@@ -47,6 +47,7 @@ pub async fn record(
     .bind(c.skipped as i64)
     .bind(c.errors as i64)
     .bind(&run.tier)
+    .bind(&run.task)
     .fetch_one(tx.conn())
     .await?;
     let (nodeids, outcomes): (Vec<&str>, Vec<i16>) = run
@@ -79,6 +80,7 @@ pub async fn record(
     .await?;
     let mut stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
     stored.tier = run.tier;
+    stored.task = run.task;
     append_event(tx, team_id, "history.run", &stored)?;
     Ok(stored)
 }
@@ -93,7 +95,18 @@ pub async fn projects(conn: impl sqlx::PgExecutor<'_>, team_id: i64) -> StoreRes
     .await?)
 }
 
-type RunRow = (i64, String, String, i64, i64, i64, i64, i64, Option<String>);
+type RunRow = (
+    i64,
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+);
 
 /// A project's kept runs, oldest first, with their outcomes when `with_outcomes`.
 pub async fn runs(
@@ -108,7 +121,7 @@ pub async fn runs(
         .execute(tx.db())
         .await?;
     let rows: Vec<RunRow> = sqlx::query_as(
-        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier from test_runs
+        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier, task from test_runs
          where team_id = $1 and project = $2 order by id",
     )
     .bind(team_id)
@@ -117,25 +130,28 @@ pub async fn runs(
     .await?;
     let mut runs: Vec<StoredRun> = rows
         .into_iter()
-        .map(|(id, tree, agent, started, p, f, s, e, tier)| StoredRun {
-            summary: TestRunSummary {
-                tier,
-                ..summary(
-                    id,
-                    project.to_string(),
-                    tree,
-                    agent,
-                    started,
-                    Counts {
-                        passed: p as u64,
-                        failed: f as u64,
-                        skipped: s as u64,
-                        errors: e as u64,
-                    },
-                )
+        .map(
+            |(id, tree, agent, started, p, f, s, e, tier, task)| StoredRun {
+                summary: TestRunSummary {
+                    tier,
+                    task,
+                    ..summary(
+                        id,
+                        project.to_string(),
+                        tree,
+                        agent,
+                        started,
+                        Counts {
+                            passed: p as u64,
+                            failed: f as u64,
+                            skipped: s as u64,
+                            errors: e as u64,
+                        },
+                    )
+                },
+                outcomes: Vec::new(),
             },
-            outcomes: Vec::new(),
-        })
+        )
         .collect();
     if with_outcomes && !runs.is_empty() {
         let index: HashMap<i64, usize> = runs

@@ -105,6 +105,19 @@ impl TaskState {
     /// Done, with the worker's result (JSON text).
     pub fn complete(&mut self, caller: &Caller, result: Option<String>) -> StoreResult<()> {
         self.ensure_holder(caller, true)?;
+        // A task that asks for evidence completes only with a result whose evidence the HTTP
+        // layer checked (`http/evidence.rs` marks it; a client's own mark is replaced there).
+        if self.metadata.contains("requireEvidence") && !evidence_checked(&self.metadata, &result) {
+            return Err(StoreError::conflict(
+                codes::EVIDENCE_REQUIRED,
+                format!(
+                    "task {} completes only with evidence: `result.evidence` must name the test \
+                     run that verified it (`runId`, `project`, `tree`; the run posted with \
+                     `task: \"{}\"`)",
+                    self.id, self.id
+                ),
+            ));
+        }
         self.status = TaskStatus::Completed;
         self.result = result;
         self.lease_expires_at = None;
@@ -379,6 +392,30 @@ pub fn failure(attempts: i64, max_attempts: i64, final_: bool) -> (TaskStatus, i
     } else {
         (TaskStatus::Pending, attempts, "task.retried")
     }
+}
+
+/// Whether the metadata does not require evidence, or the result's evidence carries the HTTP
+/// layer's mark (`evidence.checked.by`).
+fn evidence_checked(metadata: &str, result: &Option<String>) -> bool {
+    let required = serde_json::from_str::<serde_json::Value>(metadata)
+        .ok()
+        .and_then(|m| {
+            m.get("requireEvidence")
+                .and_then(serde_json::Value::as_bool)
+        })
+        == Some(true);
+    if !required {
+        return true;
+    }
+    result
+        .as_deref()
+        .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
+        .and_then(|r| {
+            r.pointer("/evidence/checked/by")
+                .and_then(serde_json::Value::as_str)
+                .map(|by| by == "huddled")
+        })
+        == Some(true)
 }
 
 #[cfg(test)]

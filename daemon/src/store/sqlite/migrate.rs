@@ -50,6 +50,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         11,
         include_str!("../../../../migrations/sqlite/0011_search_per_team.sql"),
     ),
+    (
+        12,
+        include_str!("../../../../migrations/sqlite/0012_test_run_task.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

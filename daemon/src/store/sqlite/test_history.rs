@@ -31,12 +31,13 @@ pub fn record(
     let c = checked.counts;
     ctx.conn
         .prepare_cached(
-            "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier)
-             values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier, task)
+             values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?
         .execute(params![
             team_id, run.project, run.tree, caller.agent, started, ctx.now_ms,
-            c.passed as i64, c.failed as i64, c.skipped as i64, c.errors as i64, run.tier
+            c.passed as i64, c.failed as i64, c.skipped as i64, c.errors as i64, run.tier,
+            run.task
         ])?;
     let id = ctx.conn.last_insert_rowid();
     let mut insert = ctx.conn.prepare_cached(
@@ -68,6 +69,7 @@ pub fn record(
         ])?;
     let mut stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
     stored.tier = run.tier;
+    stored.task = run.task;
     append_event(ctx, team_id, "history.run", &stored)?;
     Ok(stored)
 }
@@ -90,7 +92,7 @@ pub fn runs(
 ) -> StoreResult<Vec<StoredRun>> {
     // Readers run in one read transaction: runs and outcomes come from one snapshot.
     let mut stmt = conn.prepare_cached(
-        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier from test_runs
+        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier, task from test_runs
          where team_id = ?1 and project = ?2 order by id",
     )?;
     let rows = stmt.query_map(params![team_id, project], |r| {
@@ -109,6 +111,7 @@ pub fn runs(
             counts,
         );
         summary.tier = r.get(8)?;
+        summary.task = r.get(9)?;
         Ok(StoredRun {
             summary,
             outcomes: Vec::new(),

@@ -162,6 +162,7 @@ pub fn read(table: &Table, r: &dyn StoredRow) -> StoreResult<Record> {
             errors: r.int("errors")?,
             outcomes: children(r, tables::TEST_OUTCOMES.alias)?,
             tier: r.opt_text("tier")?,
+            task: r.opt_text("task")?,
         }),
         "webhook" => Record::Webhook(WebhookRecord {
             url: r.text("url")?,
@@ -285,6 +286,7 @@ impl Record {
                 ("skipped", r.skipped.into()),
                 ("errors", r.errors.into()),
                 ("tier", r.tier.as_deref().into()),
+                ("task", r.task.as_deref().into()),
             ],
             Record::Webhook(w) => vec![
                 ("url", w.url.as_str().into()),

@@ -209,6 +209,7 @@ pub const TEST_RUNS: Table = Table {
         "skipped",
         "errors",
         "tier",
+        "task",
     ],
     // The row id is this database's (the outcomes travel inside their run).
     left_out: &["id"],
