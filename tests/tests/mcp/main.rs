@@ -9,6 +9,7 @@ mod leases;
 mod limits;
 mod project_claims;
 mod search;
+mod team_msg;
 mod tool_access;
 mod tools;
 mod ts_sdk;

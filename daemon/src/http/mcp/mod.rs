@@ -20,6 +20,7 @@ mod operations;
 mod outputs;
 mod schemas;
 mod search_tools;
+mod team_msg;
 mod team_tools;
 mod tool_access;
 mod tools;

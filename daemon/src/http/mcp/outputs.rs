@@ -159,6 +159,8 @@ pub fn output_of(tool: &str) -> Output {
             ],
         })),
         "memory_patch" => Output::Component("Memory"),
+        // Upstream's result shapes differ per operation (docs/mcp.md lists them).
+        "team_msg" => Output::Inline(json!({ "type": "object" })),
         other => panic!("tool {other} has no output schema"),
     }
 }

@@ -48,6 +48,7 @@ impl Huddle {
             + Self::memory_router()
             + Self::search_router()
             + Self::gate_router()
+            + Self::team_msg_router()
     }
 }
 
