@@ -8,6 +8,7 @@ mod history;
 mod leases;
 mod limits;
 mod project_claims;
+mod prompts;
 mod search;
 mod team_msg;
 mod tool_access;

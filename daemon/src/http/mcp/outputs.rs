@@ -116,7 +116,7 @@ pub fn output_of(tool: &str) -> Output {
             });
             Output::Inline(claimed)
         }
-        "task_list" => Output::Component("TaskList"),
+        "task_list" => Output::Inline(super::compact_tasks::schema()),
         "task_get" | "task_update" | "task_heartbeat" | "task_release" | "task_complete"
         | "task_fail" | "task_answer" => Output::Component("Task"),
         "task_gate" | "task_ask" => Output::Component("Gated"),
