@@ -3,6 +3,7 @@
 //! authentication at the HTTP level. One test binary per area; a module per concern.
 
 mod auth;
+mod front;
 mod gates;
 mod history;
 mod leases;
