@@ -42,6 +42,9 @@ struct Front {
 }
 
 pub async fn run(url: &str, token: &str, args: McpArgs) -> CliResult {
+    // rmcp's HTTP client brings rustls without a provider; an https daemon needs one (ring, as
+    // the workspace's other clients use). Installed once; a second install is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let endpoint = format!("{}/mcp", url.trim_end_matches('/'));
     let config = StreamableHttpClientTransportConfig::with_uri(endpoint).auth_header(token);
     let huddle: RunningService<RoleClient, ()> = ()
