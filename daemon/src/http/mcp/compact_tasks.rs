@@ -21,8 +21,14 @@ pub async fn compact(state: &AppState, caller: &Caller, list: TaskList) -> ApiRe
         .collect();
     for blocker in list.tasks.iter().flat_map(|t| &t.blocked_by) {
         if !status.contains_key(blocker) {
-            let task = state.store.get_task(caller.team_id, blocker).await?;
-            status.insert(task.id, task.status);
+            // Retention may have removed a finished task's finished blocker: shown as open.
+            match state.store.get_task(caller.team_id, blocker).await {
+                Ok(task) => {
+                    status.insert(task.id, task.status);
+                }
+                Err(crate::store::StoreError::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
     }
     let tasks: Vec<Value> = list.tasks.iter().map(|t| one(t, &status)).collect();
