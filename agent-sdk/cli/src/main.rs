@@ -12,6 +12,7 @@ mod errors;
 mod events;
 mod gates;
 mod history;
+mod mcp_front;
 mod memory;
 mod messages;
 mod output;
@@ -108,6 +109,9 @@ enum Command {
     Test(huddle_cli::test_command::TestArgs),
     /// Run the whole loop on a bundled sample project: daemon, team, tester, executor.
     Demo(demo::DemoArgs),
+    /// A stdio MCP server: huddle's tools (with `--token`) and, with `--forward`, every other
+    /// tool of your own MCP server, so skills naming that server keep working.
+    Mcp(mcp_front::McpArgs),
 }
 
 /// The resolved global options every command gets.
@@ -185,6 +189,7 @@ async fn run(cli: Cli) -> CliResult {
         Command::Worker(args) => worker::run(&ctx, args).await,
         Command::Test(_) => unreachable!("handled before a client is built"),
         Command::Demo(args) => demo::run(args).await,
+        Command::Mcp(args) => mcp_front::run(&ctx.url, &token_value, args).await,
     }
 }
 

@@ -77,6 +77,23 @@ pub async fn post_message(
     Ok(posted)
 }
 
+/// Posts one message and changes the shared memory with `ops` in the same store transaction,
+/// both or neither (`team_msg`'s `state_update`); the message is checked and counted against
+/// the limits and quotas exactly as [`post_message`]'s, the change as a memory patch's.
+pub async fn post_message_changing_memory(
+    state: &AppState,
+    caller: &Caller,
+    message: PostMessage,
+    ops: crate::store::MemoryOps,
+) -> ApiResult<(Posted, huddle_wire::Memory)> {
+    let posted = state
+        .store
+        .post_message_changing_memory(caller, message, ops)
+        .await?;
+    crate::metrics::messages_posted(1);
+    Ok(posted)
+}
+
 /// An optional idempotency key, checked; `field` names it in the error.
 fn idempotency_key(field: &str, key: Option<&str>) -> ApiResult<Option<String>> {
     match key.map(str::trim) {

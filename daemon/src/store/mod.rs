@@ -169,6 +169,14 @@ pub trait Store:
         caller: &Caller,
         items: Vec<(PostMessage, Option<String>)>,
     ) -> StoreResult<Vec<Posted>>;
+    /// Stores a message and applies `ops` (given the memory document as it is) to the team's
+    /// shared memory in the same transaction: both or neither (`team_msg`'s `state_update`).
+    async fn post_message_changing_memory(
+        &self,
+        caller: &Caller,
+        post: PostMessage,
+        ops: MemoryOps,
+    ) -> StoreResult<(Posted, Memory)>;
     /// A page of messages in `seq` order, under `filter.max_bytes` when given.
     async fn list_messages(
         &self,

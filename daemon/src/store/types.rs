@@ -111,5 +111,10 @@ pub struct Posted {
     pub replayed: bool,
 }
 
+/// The change a message makes to the shared memory, computed from the document as it is inside
+/// the message's own transaction (so it sees every change committed before it): an RFC 6902
+/// JSON Patch. It may run more than once (a PostgreSQL batch retries a refused write alone).
+pub type MemoryOps = std::sync::Arc<dyn Fn(&serde_json::Value) -> serde_json::Value + Send + Sync>;
+
 /// One entry of the shared memory's bounded history (the wire type, returned as is).
 pub use huddle_wire::history::MemoryChange;

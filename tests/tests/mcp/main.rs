@@ -4,12 +4,15 @@
 
 mod auth;
 mod evidence;
+mod front;
 mod gates;
 mod history;
 mod leases;
 mod limits;
 mod project_claims;
+mod prompts;
 mod search;
+mod team_msg;
 mod tool_access;
 mod tools;
 mod ts_sdk;

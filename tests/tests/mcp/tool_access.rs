@@ -6,7 +6,7 @@ use super::history::call;
 use huddle_tests::TestDaemon;
 use serde_json::{json, Value};
 
-const TOOLS: [&str; 24] = [
+const TOOLS: [&str; 25] = [
     "task_create",
     "task_list",
     "task_get",
@@ -31,6 +31,7 @@ const TOOLS: [&str; 24] = [
     "memory_patch",
     "history_post",
     "history_get",
+    "team_msg",
 ];
 
 async fn listed(d: &TestDaemon, token: &str) -> Vec<String> {

@@ -12,6 +12,7 @@ mod dependencies;
 mod empty_claims;
 mod failures;
 mod history;
+mod message_with_memory;
 mod progress;
 mod project_claims;
 mod published;

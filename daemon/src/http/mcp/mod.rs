@@ -11,6 +11,7 @@
 //! as a tool error (`isError`) whose structured content is the API's error body.
 
 mod args;
+mod compact_tasks;
 mod gate_tools;
 mod in_flight;
 mod lease_renewal;
@@ -18,8 +19,10 @@ mod memory_tools;
 #[cfg(test)]
 mod operations;
 mod outputs;
+mod prompts;
 mod schemas;
 mod search_tools;
+mod team_msg;
 mod team_tools;
 mod tool_access;
 mod tools;

@@ -153,6 +153,28 @@ pub const OPERATIONS: &[Operation] = &[
         operation_ids: &["patchMemory"],
         through: through!(memory::patch_memory),
     },
+    Operation {
+        tool: "team_msg",
+        operation_ids: &[
+            "postMessage",
+            "listMessages",
+            "readInbox",
+            "ackInbox",
+            "getMemory",
+            "patchMemory",
+            "listAgents",
+        ],
+        through: through!(
+            messages::post_message,
+            messages::post_message_changing_memory,
+            messages::list_messages,
+            messages::read_inbox,
+            messages::ack_inbox,
+            memory::read_memory,
+            memory::patch_memory,
+            teams::agents_of
+        ),
+    },
 ];
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ pub fn output_of(tool: &str) -> Output {
             });
             Output::Inline(claimed)
         }
-        "task_list" => Output::Component("TaskList"),
+        "task_list" => Output::Inline(super::compact_tasks::schema()),
         "task_get" | "task_update" | "task_heartbeat" | "task_release" | "task_complete"
         | "task_fail" | "task_answer" => Output::Component("Task"),
         "task_gate" | "task_ask" => Output::Component("Gated"),
@@ -159,6 +159,8 @@ pub fn output_of(tool: &str) -> Output {
             ],
         })),
         "memory_patch" => Output::Component("Memory"),
+        // Upstream's result shapes differ per operation (docs/mcp.md lists them).
+        "team_msg" => Output::Inline(json!({ "type": "object" })),
         other => panic!("tool {other} has no output schema"),
     }
 }

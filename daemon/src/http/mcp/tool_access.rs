@@ -18,7 +18,8 @@ pub fn action_of(tool: &str) -> Option<Action> {
         }
         "agent_list" | "whoami" => Action::ListAgents,
         "msg_post" => Action::PostMessages,
-        "msg_list" | "msg_search" => Action::ReadMessages,
+        // Each operation checks its own action; reading is the least of them.
+        "msg_list" | "msg_search" | "team_msg" => Action::ReadMessages,
         "inbox_read" => Action::ReadInbox,
         "inbox_ack" => Action::AckInbox,
         "memory_get" => Action::ReadMemory,

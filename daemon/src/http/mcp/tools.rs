@@ -48,6 +48,7 @@ impl Huddle {
             + Self::memory_router()
             + Self::search_router()
             + Self::gate_router()
+            + Self::team_msg_router()
     }
 }
 
@@ -108,7 +109,9 @@ impl Huddle {
         description = "List the team's tasks in id order, filtered by status, owner, id \
         prefix, `ready` (pending with every blocker completed) or `claimedBy` (with \
         `status: in_progress` and your own name: the tasks you hold now). `next` is the `after` \
-        of the following page.",
+        of the following page. Compact: each task's id, subject, status, owner, holder and \
+        lease while in progress, `blockedBy` (blockers not yet completed: empty when nothing \
+        holds it back) and `doneBlockers` (completed ones); task_get reads a task whole.",
         annotations(title = "List tasks", read_only_hint = true, open_world_hint = false)
     )]
     async fn task_list(
@@ -117,7 +120,8 @@ impl Huddle {
         Parameters(args): Parameters<Args<tasks::ListQuery>>,
     ) -> ToolResult {
         run(&parts, Action::ReadTasks, args, |caller, args| async move {
-            tasks::list_tasks(&self.state, &caller, args).await
+            let list = tasks::list_tasks(&self.state, &caller, args).await?;
+            super::compact_tasks::compact(&self.state, &caller, list).await
         })
         .await
     }
@@ -381,8 +385,28 @@ impl ServerHandler for Huddle {
         })
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Ok(super::prompts::list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        super::prompts::get(request).map(Into::into)
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("huddled", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "huddle: the team's shared task list (claim with leases, complete, fail), \

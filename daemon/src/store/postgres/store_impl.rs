@@ -5,8 +5,8 @@ use super::super::read_shares::ReadShare;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
-    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, ProgressQuery,
-    StreamCursors, TaskFilter,
+    BytePage, Caller, MemoryChange, MemoryOps, MessageFilter, MessageSearch, Page, Posted,
+    ProgressQuery, StreamCursors, TaskFilter,
 };
 use super::super::Store;
 use super::db::{Db, Reader};
@@ -341,6 +341,25 @@ impl Store for PostgresStore {
             [caller, post, idempotency_key, limits],
             |tx| messages::post(tx, &caller, post, idempotency_key, &limits, &mut None).await
         )
+    }
+
+    async fn post_message_changing_memory(
+        &self,
+        caller: &Caller,
+        post: PostMessage,
+        ops: MemoryOps,
+    ) -> StoreResult<(Posted, Memory)> {
+        let limits = &self.options.limits;
+        let memory_limits = self.memory_limits();
+        batched!(self, caller.team_id, [caller, post, ops, limits], |tx| {
+            // The post takes the team lock first, so the document read next is the latest.
+            let posted = messages::post(tx, &caller, post, None, &limits, &mut None).await?;
+            let ops = ops(&memory::get(tx.conn(), caller.team_id).await?.doc);
+            let kind = MemoryChangeKind::JsonPatch;
+            let memory =
+                memory::change(tx, &caller, kind, ops, None, memory_limits, &limits).await?;
+            Ok((posted, memory))
+        })
     }
 
     async fn post_messages(

@@ -4,8 +4,8 @@ use super::super::error::StoreResult;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
-    BytePage, Caller, MemoryChange, MessageFilter, MessageSearch, Page, Posted, ProgressQuery,
-    StreamCursors, TaskFilter,
+    BytePage, Caller, MemoryChange, MemoryOps, MessageFilter, MessageSearch, Page, Posted,
+    ProgressQuery, StreamCursors, TaskFilter,
 };
 use super::super::Store;
 use super::{agents, claims, events, gates, memory, messages, tasks, test_history, SqliteStore};
@@ -299,6 +299,27 @@ impl Store for SqliteStore {
             .write_team(caller.team_id, move |ctx| {
                 let mut quota = messages::one_post_quota(ctx, caller.team_id, &limits)?;
                 messages::post(ctx, &caller, post, idempotency_key, &limits, &mut quota)
+            })
+            .await
+    }
+
+    async fn post_message_changing_memory(
+        &self,
+        caller: &Caller,
+        post: PostMessage,
+        ops: MemoryOps,
+    ) -> StoreResult<(Posted, Memory)> {
+        let caller = caller.clone();
+        let limits = self.options.limits.clone();
+        let memory_limits = self.memory_limits();
+        self.writer()?
+            .write_team(caller.team_id, move |ctx| {
+                let mut quota = messages::one_post_quota(ctx, caller.team_id, &limits)?;
+                let posted = messages::post(ctx, &caller, post, None, &limits, &mut quota)?;
+                let ops = ops(&memory::get(ctx.conn, caller.team_id)?.doc);
+                let kind = MemoryChangeKind::JsonPatch;
+                let memory = memory::change(ctx, &caller, kind, ops, None, memory_limits, &limits)?;
+                Ok((posted, memory))
             })
             .await
     }
