@@ -29,7 +29,7 @@ pub const ENV: &[(&str, &str)] = &[
 
 const SAMPLES: usize = 200;
 const STORM_CLIENTS: usize = 16;
-const RECONNECT_LOOPS: usize = 24;
+const RECONNECT_LOOPS: usize = 320;
 
 /// The victim's write (a message) and read (a page of tasks), one after another, on a runtime
 /// of its own: `SAMPLES` of each, or with `until`, as many as fit before it is set (one at least).
@@ -340,7 +340,7 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes) -> Figures {
     let mut all = small_searches;
     let mut figures = Figures::new(
         "attacks",
-        "small-team searches",
+        "searches",
         all.0.len(),
         started.elapsed(),
         &mut all,

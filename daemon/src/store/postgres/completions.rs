@@ -73,7 +73,8 @@ pub async fn complete_many(
 }
 
 /// A worker completing distinct tasks. For a caller that is not a coordinator the holder
-/// check of `TaskState::complete` is "in progress and claimed by the caller", so the statement
+/// check of `TaskState::complete` is "in progress and claimed by the caller" (and, for a task
+/// whose metadata requires evidence, a result the HTTP layer marked checked), so the statement
 /// applies that rule and its save (completed, the result, no lease, one version more, updated
 /// now) to the rows that pass: one round trip instead of a read and a write. The rule is
 /// checked on the row as locked, after waiting for any other writer of it (another
@@ -110,7 +111,11 @@ async fn complete_held(
         // every task in progress per row.
         "with target as materialized (
              select tasks.id as target_id, u.done_result,
-                    tasks.status = 'in_progress' and tasks.claimed_by = $5 as held
+                    tasks.status = 'in_progress' and tasks.claimed_by = $5
+                    and (strpos(tasks.metadata, 'requireEvidence') = 0
+                         or (tasks.metadata::jsonb -> 'requireEvidence') is distinct from 'true'::jsonb
+                         or (u.done_result::jsonb #>> '{{evidence,checked,by}}') is not distinct from 'huddled')
+                    as held
              from {items}
              join tasks on tasks.team_id = $1 and tasks.id = u.done_id
              order by tasks.id

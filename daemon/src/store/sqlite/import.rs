@@ -29,7 +29,7 @@ impl ToSql for Cell<'_> {
 }
 
 /// Records written per writer job.
-const IMPORT_CHUNK: usize = 1_000;
+const IMPORT_CHUNK: usize = 200;
 
 /// Imports the team: its row under a hidden name first, then the records a chunk per writer
 /// job (other teams' writes take their turns between), then — in one last job — its agents,

@@ -18,9 +18,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 /// What a team's name becomes while its rows are purged.
 pub const RETIRED_PREFIX: &str = "~deleted-";
 
-/// Rows deleted per writer job: about 10–20 ms of the writer (a message's row also leaves the
+/// Rows deleted per writer job: about 10 ms of the writer (a message's row also leaves the
 /// full-text index).
-pub const PURGE_CHUNK: i64 = 2_000;
+pub const PURGE_CHUNK: i64 = 500;
 
 /// The short first step of a deletion: the team is gone for every caller (name, tokens,
 /// webhooks), its rows still there. `NotFound` when there is no such team.
