@@ -39,5 +39,6 @@ mod timeout;
 mod timeout_partial;
 mod timeout_partial_cargo;
 mod vitest;
+mod vitest2;
 mod vitest_config;
 mod vitest_projects;
