@@ -27,6 +27,7 @@ pub mod pytest;
 pub mod pytest_parse;
 pub mod python_probe;
 mod script;
+mod shell_glob;
 pub mod vitest;
 
 use crate::error::RunnerError;

@@ -23,6 +23,7 @@ mod mocha;
 mod mocha8;
 mod no_match;
 mod node_test;
+mod node_test_tsx;
 mod output_limits;
 mod own_summary;
 mod package_managers;
