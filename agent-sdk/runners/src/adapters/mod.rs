@@ -285,7 +285,7 @@ pub(crate) fn exact_names_pattern(names: &[String]) -> String {
 }
 
 /// The title before a duplicate's ` [N]` suffix, when `name` has one.
-fn duplicate_base(name: &str) -> Option<&str> {
+pub(crate) fn duplicate_base(name: &str) -> Option<&str> {
     let (base, n) = name.strip_suffix(']')?.rsplit_once(" [")?;
     (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(base)
 }

@@ -28,6 +28,7 @@ mod output_limits;
 mod own_summary;
 mod package_managers;
 mod pytest;
+mod pytest_duplicates;
 mod report;
 mod runner_args;
 mod scrub;
