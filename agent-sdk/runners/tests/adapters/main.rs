@@ -6,6 +6,7 @@ mod common;
 
 mod affected;
 mod affected_cargo;
+mod affected_doctests;
 mod affected_graph;
 mod cargo;
 mod cargo_doctests;
