@@ -36,6 +36,7 @@ mod scrub;
 mod scrub_encoded;
 mod scrub_runs;
 mod secrets;
+mod tier_playwright;
 mod tier_service_pool;
 mod tier_services;
 mod timeout;
