@@ -28,6 +28,7 @@
 
 pub mod adapters;
 pub mod affected;
+pub mod artifacts;
 pub mod cargo_dependents;
 pub mod conventions;
 pub mod coverage;

@@ -42,6 +42,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// In a value of [`RunOptions::env`], the run's own directory (not known before the run).
+pub const RUN_DIR: &str = "{run_dir}";
+
 /// What an adapter knows during one run.
 #[derive(Debug, Clone)]
 pub(crate) struct Ctx<'a> {
@@ -59,10 +62,12 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(project: &'a Path, run_dir: &'a Path, opts: &'a RunOptions) -> Self {
+        // `{run_dir}` in a value is this run's directory (see `RunOptions::env`).
+        let here = run_dir.to_string_lossy();
         let env: Vec<(OsString, OsString)> = opts
             .env
             .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .map(|(k, v)| (OsString::from(k), OsString::from(v.replace(RUN_DIR, &here))))
             .collect();
         let path = tools::search_path(&env);
         Ctx {

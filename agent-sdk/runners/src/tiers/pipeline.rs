@@ -306,10 +306,7 @@ impl TierCtx<'_> {
             let fw = run.framework;
             let mut run_env = env.clone();
             if tier == Tier::E2e && fw == Framework::Pytest {
-                run_env.push((
-                    "PYTEST_ADDOPTS".into(),
-                    self.pytest_playwright_args(tier_dir),
-                ));
+                run_env.push(("PYTEST_ADDOPTS".into(), self.pytest_playwright_args()));
             }
             let opts = RunOptions {
                 selection: run.selection,
@@ -345,8 +342,8 @@ impl TierCtx<'_> {
 
     /// pytest-playwright's options (`PYTEST_ADDOPTS`): the caller's own `PYTEST_ADDOPTS`
     /// (from the run's environment, else huddle's), the capture asked for and the browser
-    /// channel where the project sets neither, and the artefacts into the tier directory.
-    fn pytest_playwright_args(&self, tier_dir: &Path) -> String {
+    /// channel where the project sets neither, and the artifacts into the run's directory.
+    fn pytest_playwright_args(&self) -> String {
         let user = self
             .opts
             .run
@@ -365,7 +362,8 @@ impl TierCtx<'_> {
                 .or(self.file.e2e.capture)
                 .unwrap_or_default(),
             self.file.e2e.browser_channel.as_deref(),
-            &tier_dir.join("playwright-output"),
+            // Into each run's own directory, beside its report.json.
+            &Path::new(crate::adapters::RUN_DIR).join("playwright-output"),
         )
     }
 }

@@ -2,13 +2,16 @@
 //! (tests/fixtures/tiers-playwright-video: `addopts = --video=on`), run for real on Debian's
 //! Chromium. The caller's `PYTEST_ADDOPTS` (`-k` deselecting a failing test) and the
 //! project's `--video=on` survive huddle's options; `capture = on` adds every test's
-//! screenshot and trace, the default only the failing test's.
+//! screenshot and trace, the default only the failing test's. The files land in the run's own
+//! directory beside its report.json, which lists them with the raw report (capped per run).
 //!
 //! Playwright records video through an ffmpeg of its own, which cannot be downloaded here: the
 //! test gives it Debian's (`scripts/install-test-deps` installs it) at the place Playwright
 //! looks, `$PLAYWRIGHT_BROWSERS_PATH/ffmpeg-<revision>/ffmpeg-linux`.
 
 use crate::common::*;
+use huddle_runners::artifacts::{Artifact, ArtifactKind};
+use huddle_runners::limits::OutputLimits;
 use huddle_runners::tiers::e2e_capture::Capture;
 use huddle_runners::tiers::pipeline::{run_tiers, TiersOptions};
 use huddle_runners::tiers::Tier;
@@ -64,13 +67,25 @@ fn artefacts(report_artifacts: &[String]) -> Vec<String> {
     )
 }
 
-async fn e2e(project: &Path, browsers: &str, capture: Option<Capture>) -> Vec<String> {
+/// The e2e tier's artifacts (as [`artefacts`] names them) and its one run's report.json
+/// list of them, checked against the run directory.
+async fn e2e(
+    project: &Path,
+    browsers: &str,
+    capture: Option<Capture>,
+    cap: Option<u64>,
+) -> (Vec<String>, Vec<Artifact>) {
+    let mut output = OutputLimits::default();
+    if let Some(c) = cap {
+        output.artifacts = c;
+    }
     let opts = TiersOptions {
         run: RunOptions {
             env: vec![
                 ("PYTEST_ADDOPTS".into(), "-k 'not left_out'".into()),
                 ("PLAYWRIGHT_BROWSERS_PATH".into(), browsers.into()),
             ],
+            output,
             ..opts()
         },
         capture,
@@ -92,7 +107,25 @@ async fn e2e(project: &Path, browsers: &str, capture: Option<Capture>) -> Vec<St
         "the user's -k keeps the third test out: {:#?}",
         tier.reports
     );
-    artefacts(&tier.artifacts)
+    let [run] = tier.runs.as_slice() else {
+        panic!("one e2e run: {:?}", tier.runs)
+    };
+    let written: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(run.run_dir.join("report.json")).expect("report.json"),
+    )
+    .unwrap();
+    let listed: Vec<Artifact> =
+        serde_json::from_value(written["artifacts"].clone()).expect("report.json's artifacts");
+    assert_eq!(listed, tier.reports[0].artifacts);
+    for a in &listed {
+        assert_eq!(
+            run.run_dir.join(&a.path).is_file(),
+            !a.removed,
+            "{a:?} in {}",
+            run.run_dir.display()
+        );
+    }
+    (artefacts(&tier.artifacts), listed)
 }
 
 #[tokio::test]
@@ -103,7 +136,22 @@ async fn the_projects_video_and_the_users_addopts_survive_and_capture_on_adds_th
     let browsers = ffmpeg_for_playwright(browsers.path());
     let project = fixture("tiers-playwright-video");
 
-    let on = e2e(project.path(), &browsers, Some(Capture::On)).await;
+    let (on, listed) = e2e(project.path(), &browsers, Some(Capture::On), None).await;
+    let kinds = |k: ArtifactKind| listed.iter().filter(|a| a.kind == k).count();
+    assert_eq!(
+        (
+            kinds(ArtifactKind::Screenshot),
+            kinds(ArtifactKind::Trace),
+            kinds(ArtifactKind::Video),
+            kinds(ArtifactKind::RawReport)
+        ),
+        (2, 2, 2, 1),
+        "report.json lists every file and pytest's raw report: {listed:#?}"
+    );
+    assert!(
+        listed.iter().all(|a| !a.removed && a.bytes > 0),
+        "{listed:#?}"
+    );
     assert_eq!(
         on,
         [
@@ -118,7 +166,7 @@ async fn the_projects_video_and_the_users_addopts_survive_and_capture_on_adds_th
          retain-on-failure"
     );
 
-    let default = e2e(project.path(), &browsers, None).await;
+    let (default, _) = e2e(project.path(), &browsers, None, None).await;
     assert_eq!(
         default,
         [
@@ -129,4 +177,9 @@ async fn the_projects_video_and_the_users_addopts_survive_and_capture_on_adds_th
         ],
         "default capture: the failure's screenshot and trace; the project's video of both"
     );
+
+    // A cap of 0 bytes keeps nothing, and says so file by file.
+    let (_, capped) = e2e(project.path(), &browsers, None, Some(0)).await;
+    assert_eq!(capped.len(), 5, "{capped:#?}");
+    assert!(capped.iter().all(|a| a.removed), "{capped:#?}");
 }
