@@ -8,6 +8,7 @@ use huddle_runners::error::RunnerError;
 use huddle_runners::framework::Framework;
 use huddle_runners::options::RunOptions;
 use huddle_runners::tiers::diff_scope::{scope, DiffScope};
+use huddle_runners::tiers::e2e_capture::Capture;
 use huddle_runners::tiers::pipeline::{plan, run_tiers, TiersOptions, TiersReport};
 use huddle_runners::tiers::{SkipReason, Tier};
 use std::fmt::Write as _;
@@ -28,6 +29,11 @@ pub struct TiersArgs {
     /// `[e2e] chromium`, else $HUDDLE_CHROMIUM). Never downloaded.
     #[arg(long, requires = "enabled", value_name = "PATH")]
     pub chromium: Option<String>,
+    /// With --tiers: what pytest-playwright records in the e2e tier: `failures` (their traces
+    /// and screenshots; the default, else huddle.toml `[e2e] capture`) or `on` (every
+    /// screenshot and trace, and failures' videos). The project's own options win.
+    #[arg(long, requires = "enabled", value_enum, value_name = "WHAT")]
+    pub e2e_capture: Option<Capture>,
 }
 
 /// `--tiers` (with `--explain`, `--affected`, `--json`).
@@ -44,6 +50,7 @@ pub(crate) async fn execute(
         run: opts,
         budget: args.tiers.budget.map(Duration::from_secs),
         chromium: args.tiers.chromium.clone(),
+        capture: args.tiers.e2e_capture,
         ..TiersOptions::default()
     };
     if args.affected {

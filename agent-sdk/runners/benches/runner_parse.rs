@@ -146,6 +146,7 @@ fn main() {
         timed_out: false,
         command: vec!["python3".into(), "-m".into(), "pytest".into()],
         coverage: None,
+        artifacts: Vec::new(),
     };
     time(
         "finish: scrub + report.json + junit.xml",

@@ -60,6 +60,22 @@ const CONFIG_PREFIXES: &[&str] = &[
     "requirements",
 ];
 
+/// Directories of installed or generated files: nothing in them is the project's code, even
+/// when git does not ignore them (an untracked `.venv/` shows up as changed files).
+const NOT_SOURCE_DIRS: &[&str] = &[
+    "node_modules",
+    ".venv",
+    "venv",
+    "site-packages",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".git",
+];
+
 /// Files that no test depends on.
 const IGNORED_EXTENSIONS: &[&str] = &[
     "md", "markdown", "rst", "adoc", "png", "jpg", "jpeg", "gif", "svg", "ico", "webp",
@@ -160,11 +176,30 @@ fn ext(file: &str) -> &str {
         .unwrap_or("")
 }
 
-fn ignored(file: &str) -> bool {
-    let name = file.rsplit('/').next().unwrap_or(file);
+/// Whether `file` lies in a virtualenv of the project, by any name: a directory holding
+/// `pyvenv.cfg`, as Python itself marks one.
+fn in_virtualenv(project: &Path, file: &str) -> bool {
+    let mut dir = Path::new(file).parent();
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        if project.join(d).join("pyvenv.cfg").is_file() {
+            return true;
+        }
+        dir = d.parent();
+    }
+    false
+}
+
+/// Whether `file` is installed or generated, not the project's.
+fn not_source(project: &Path, file: &str) -> bool {
     file.starts_with(".huddle/")
-        || file.starts_with("docs/")
-        || file.split('/').any(|c| c == "node_modules")
+        || file.split('/').any(|c| NOT_SOURCE_DIRS.contains(&c))
+        || in_virtualenv(project, file)
+}
+
+/// Whether `file` is prose, pictures or repository metadata, which no test runs.
+fn prose(file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    file.starts_with("docs/")
         || IGNORED_EXTENSIONS.contains(&ext(file))
         || (ext(file) == "txt" && !name.starts_with("requirements"))
         || name.starts_with("LICENSE")
@@ -186,7 +221,12 @@ fn shared(file: &str) -> Option<String> {
 
 /// Decides what to run for `changed` files (pure apart from reading the project's tree).
 pub fn plan(project: &Path, framework: Framework, changed: &[String]) -> AffectedPlan {
-    let relevant: Vec<&String> = changed.iter().filter(|f| !ignored(f)).collect();
+    let index = TestIndex::new(project, framework);
+    // A doctest file (`docs/usage.rst` under `--doctest-glob=*.rst`) is a test, not prose.
+    let relevant: Vec<&String> = changed
+        .iter()
+        .filter(|f| !not_source(project, f) && (!prose(f) || index.is_doctest_file(f)))
+        .collect();
     if relevant.is_empty() {
         return AffectedPlan::Nothing {
             reason: if changed.is_empty() {
@@ -204,7 +244,6 @@ pub fn plan(project: &Path, framework: Framework, changed: &[String]) -> Affecte
     }
     let mut picked: Vec<String> = Vec::new();
     let mut reasons = Vec::new();
-    let index = TestIndex::new(project, framework);
     for file in relevant {
         match index.tests_for(file) {
             Ok((tests, why)) => {

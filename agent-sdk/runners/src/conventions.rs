@@ -1,10 +1,12 @@
 //! Naming conventions that tie a source file to its tests, for runners without a
 //! related-tests mode: `src/x.js` → `x.test.js`, `x.spec.js`, `__tests__/x.test.js`,
-//! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`; go by package and its importers
+//! `test/x.spec.js`; `pkg/x.py` → `test_x.py`, `x_test.py`, the test files importing it and
+//! the doctests of it and its importers ([`crate::doctests`]); go by package and its importers
 //! ([`crate::go_importers`]); cargo by
 //! integration-test target, or crate and the workspace crates depending on it
 //! ([`crate::cargo_dependents`]).
 
+use crate::doctests::Doctests;
 use crate::framework::Framework;
 use std::path::Path;
 
@@ -94,6 +96,8 @@ pub struct TestIndex<'a> {
     go_graph: std::sync::OnceLock<Result<crate::go_importers::ImportGraph, String>>,
     /// The project's Python import graph, read once on the first changed module.
     py_graph: std::sync::OnceLock<crate::python_imports::ImportGraph>,
+    /// The doctests pytest runs (pytest only).
+    doctests: Option<Doctests>,
     /// The cargo workspace's crate graph, read once on the first changed Rust file.
     cargo_graph: std::sync::OnceLock<Result<crate::cargo_dependents::CrateGraph, String>>,
 }
@@ -112,8 +116,15 @@ impl<'a> TestIndex<'a> {
             tests,
             go_graph: std::sync::OnceLock::new(),
             py_graph: std::sync::OnceLock::new(),
+            doctests: (framework == Framework::Pytest).then(|| Doctests::read(project)),
             cargo_graph: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Whether `file` is a doctest text file of the suite (`docs/usage.rst` under pytest's
+    /// `--doctest-glob=*.rst`): a test, though its extension says documentation.
+    pub fn is_doctest_file(&self, file: &str) -> bool {
+        self.doctests.as_ref().is_some_and(|d| d.is_text_file(file))
     }
 
     /// The tests to run for one changed file and how they were found; `Err` with the reason
@@ -171,6 +182,14 @@ impl<'a> TestIndex<'a> {
     }
 
     fn by_convention(&self, file: &str, exists: bool) -> Result<(Vec<String>, String), String> {
+        if self.is_doctest_file(file) {
+            let files = if exists {
+                vec![file.to_string()]
+            } else {
+                Vec::new()
+            };
+            return Ok((files, format!("{file}: a doctest file")));
+        }
         let wanted_ext = if self.framework == Framework::Pytest {
             ext(file) == "py"
         } else {
@@ -196,39 +215,58 @@ impl<'a> TestIndex<'a> {
             .cloned()
             .collect();
         let by_name = tests.len();
-        if self.framework == Framework::Pytest {
+        let mut doctests = Vec::new();
+        if let Some(doc) = &self.doctests {
             let graph = self.py_graph.get_or_init(|| {
                 let mut files = Vec::new();
                 walk(self.project, "", 0, &mut |rel| {
-                    if rel.ends_with(".py") {
+                    if rel.ends_with(".py") || doc.is_text_file(rel) {
                         files.push(rel.to_string());
                     }
                 });
                 files.sort();
                 crate::python_imports::ImportGraph::read(self.project, &files)
             });
-            for t in graph.importers_of(file) {
-                if subject(&t, self.framework).is_some() && !tests.contains(&t) {
-                    tests.push(t);
+            let importers = graph.importers_of(file);
+            for t in &importers {
+                if subject(t, self.framework).is_some() && !tests.contains(t) {
+                    tests.push(t.clone());
+                }
+            }
+            // Its own doctests, then those of the modules and text files importing it.
+            for f in std::iter::once(file).chain(importers.iter().map(String::as_str)) {
+                if doc.runs(self.project, f) && !tests.iter().any(|t| t == f) {
+                    doctests.push(f.to_string());
                 }
             }
         }
+        let by_import = tests.len() - by_name;
+        tests.extend(doctests);
         if tests.is_empty() {
             let looked = if self.framework == Framework::Pytest {
-                format!("test_{stem}.py, {stem}_test.py")
+                format!("test_{stem}.py, {stem}_test.py, importers, doctests")
             } else {
                 format!("{stem}.test.*, {stem}.spec.*, __tests__/{stem}.*, test/{stem}.*")
             };
             return Err(format!("no test found for {file} (looked for {looked})"));
         }
-        let why = match (by_name, tests.len() - by_name) {
-            (_, 0) => format!("{file} → {}", tests.join(", ")),
-            (0, _) => format!("{file} → {} (they import it)", tests.join(", ")),
-            (n, _) => format!(
-                "{file} → {} (by name), {} (they import it)",
-                tests[..n].join(", "),
-                tests[n..].join(", ")
-            ),
+        let groups = [
+            (&tests[..by_name], "by name"),
+            (&tests[by_name..by_name + by_import], "they import it"),
+            (&tests[by_name + by_import..], "doctests"),
+        ];
+        let used: Vec<_> = groups.iter().filter(|(g, _)| !g.is_empty()).collect();
+        let why = if let [(only, label)] = used.as_slice() {
+            match *label {
+                "by name" => format!("{file} → {}", only.join(", ")),
+                _ => format!("{file} → {} ({label})", only.join(", ")),
+            }
+        } else {
+            let parts: Vec<String> = used
+                .iter()
+                .map(|(g, label)| format!("{} ({label})", g.join(", ")))
+                .collect();
+            format!("{file} → {}", parts.join(", "))
         };
         Ok((tests, why))
     }
@@ -302,7 +340,12 @@ fn walk(root: &Path, rel: &str, depth: usize, found: &mut dyn FnMut(&str)) {
             format!("{rel}/{name}")
         };
         match e.file_type() {
-            Ok(t) if t.is_dir() && !SKIP_DIRS.contains(&name.as_str()) => {
+            // A virtualenv by any name (`env311/`) holds installed code, not the project's.
+            Ok(t)
+                if t.is_dir()
+                    && !SKIP_DIRS.contains(&name.as_str())
+                    && !e.path().join("pyvenv.cfg").is_file() =>
+            {
                 walk(root, &path, depth + 1, found)
             }
             Ok(t) if t.is_file() => found(&path),

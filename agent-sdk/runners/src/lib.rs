@@ -28,11 +28,13 @@
 
 pub mod adapters;
 pub mod affected;
+pub mod artifacts;
 pub mod cargo_dependents;
 pub mod conventions;
 pub mod coverage;
 pub mod detect;
 mod detect_node;
+pub mod doctests;
 pub mod error;
 pub mod framework;
 pub mod go_importers;
@@ -43,6 +45,7 @@ pub mod limits;
 pub mod live;
 pub mod options;
 pub mod process;
+pub mod pytest_config;
 pub mod python_imports;
 pub mod report;
 pub mod run;

@@ -28,6 +28,9 @@ pub struct OutputLimits {
     /// Run directories kept: the newest `keep_runs`; older ones are removed when a run
     /// finishes. 0 keeps every run. Default 20, or `HUDDLE_KEEP_RUNS`.
     pub keep_runs: usize,
+    /// Bytes of artifacts (screenshots, traces, videos, the raw report) one run keeps;
+    /// past it the largest are removed, and listed as removed ([`crate::artifacts`]).
+    pub artifacts: u64,
 }
 
 impl Default for OutputLimits {
@@ -40,6 +43,7 @@ impl Default for OutputLimits {
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(20),
+            artifacts: 256 * 1024 * 1024,
         }
     }
 }
@@ -175,6 +179,7 @@ mod tests {
             per_run: 12_000,
             per_stream: 1,
             keep_runs: 0,
+            artifacts: 0,
         };
         let mut tests: Vec<TestResult> = (0..3)
             .map(|i| {

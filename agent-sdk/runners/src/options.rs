@@ -49,6 +49,7 @@ pub struct RunOptions {
     /// Measure line coverage.
     pub coverage: bool,
     /// Extra environment for the runner; a `PATH` here is also where programs are looked up.
+    /// `{run_dir}` in a value becomes the run's directory ([`crate::adapters::RUN_DIR`]).
     pub env: Vec<(String, String)>,
     /// Plugin use.
     pub plugins: PluginPolicy,

@@ -2,6 +2,8 @@
 //! affects every test file that imports it, directly or through other modules of the
 //! project. Imports are read from the source (`import a.b`, `from a.b import c`, `from . import
 //! c`), not run; a module is named from its path, from the project root and from `src/`.
+//! Doctest text files (`docs/usage.rst`) take part as importers: their examples' import lines
+//! (`>>> from pkg import x`) are read like a module's.
 
 use regex::Regex;
 use std::collections::{HashMap, VecDeque};
@@ -78,11 +80,24 @@ fn imported_modules(text: &str, file: &str) -> Vec<String> {
     out
 }
 
+/// The code of a doctest text file's examples: each `>>> ` or `... ` line without its
+/// prompt; prose lines are left out (a sentence may start with "import").
+fn example_code(text: &str) -> String {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(">>> ").or_else(|| l.strip_prefix("... "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 impl ImportGraph {
-    /// Reads every `.py` file in `files` (relative to `project`).
+    /// Reads every file in `files` (relative to `project`): `.py` modules, and doctest text
+    /// files, which import but are never imported.
     pub fn read(project: &Path, files: &[String]) -> Self {
         let mut by_module: HashMap<String, String> = HashMap::new();
-        for f in files {
+        for f in files.iter().filter(|f| f.ends_with(".py")) {
             by_module.insert(module_of(f), f.clone());
             if let Some(inside) = f.strip_prefix("src/") {
                 by_module.insert(module_of(inside), f.clone());
@@ -90,9 +105,12 @@ impl ImportGraph {
         }
         let mut importers: HashMap<String, Vec<String>> = HashMap::new();
         for f in files {
-            let Ok(text) = std::fs::read_to_string(project.join(f)) else {
+            let Ok(mut text) = std::fs::read_to_string(project.join(f)) else {
                 continue;
             };
+            if !f.ends_with(".py") {
+                text = example_code(&text);
+            }
             for module in imported_modules(&text, f) {
                 // `import a.b.c` also runs `a` and `a.b`; the deepest known module is the edge.
                 let mut name = module.as_str();
@@ -149,5 +167,14 @@ mod tests {
         ] {
             assert!(got.iter().any(|g| g == want), "{want} in {got:?}");
         }
+    }
+
+    #[test]
+    fn a_text_files_examples_import_but_its_prose_does_not() {
+        let text = "Import the module first:\n\nimport nothing here\n   >>> from shop.prices import gross\n   ... import os\n";
+        assert_eq!(
+            example_code(text),
+            "from shop.prices import gross\nimport os"
+        );
     }
 }

@@ -152,6 +152,10 @@ pub struct Report {
     /// Line coverage, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Coverage>,
+    /// Screenshots, traces, videos and the runner's raw report, kept in the run directory
+    /// (paths relative to it), within the run's cap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<crate::artifacts::Artifact>,
 }
 
 impl Report {

@@ -151,6 +151,11 @@ async fn run_suite(
         timed_out: captured.timed_out || collected.timed_out,
         command: prepared.invocation.argv(),
         coverage: collected.coverage,
+        artifacts: crate::artifacts::keep(
+            &run_dir,
+            prepared.report_file.as_deref(),
+            caps.artifacts,
+        ),
     };
     rundir::finish(&run_dir, &mut report)?;
     rundir::prune(&runs_dir, caps.keep_runs)?;

@@ -22,7 +22,7 @@ use crate::process::{Captured, Invocation};
 use crate::report::{Outcome, TestResult};
 use crate::scrub::{strip_ansi, tail_lines};
 use crate::tools;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Mocha's options (mocha 8 to 11; each takes one value per use) and what huddle does with
 /// each one found in the test script. Kept: what decides which specs load and how they run
@@ -266,25 +266,10 @@ fn load_error(root: &Path, stderr: &[u8]) -> Option<TestResult> {
     Some(t)
 }
 
-/// The version of the mocha package the project resolves, and where it was read.
-fn mocha_version(project: &Path) -> (Option<(u64, u64)>, PathBuf) {
-    let manifest = node_entry::package_dir(project, "mocha")
-        .map_or_else(PathBuf::new, |dir| dir.join("package.json"));
-    let version = std::fs::read_to_string(&manifest)
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|pkg| pkg.get("version")?.as_str().map(str::to_string))
-        .and_then(|v| {
-            let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
-            Some((parts.next()??, parts.next()??))
-        });
-    (version, manifest)
-}
-
 pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
     let (mut inv, _) = node_tool(ctx, "mocha")?;
     // Mocha 8 ignores --dry-run and would run every test: refuse rather than run.
-    match mocha_version(ctx.project) {
+    match node_entry::installed_version(ctx.project, "mocha") {
         (Some((major, _)), _) if major >= 9 => {}
         (Some((major, minor)), manifest) => {
             return Err(RunnerError::Unsupported(format!(

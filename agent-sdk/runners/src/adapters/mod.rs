@@ -27,6 +27,7 @@ pub mod pytest;
 pub mod pytest_parse;
 pub mod python_probe;
 mod script;
+mod shell_glob;
 pub mod vitest;
 
 use crate::error::RunnerError;
@@ -40,6 +41,9 @@ use crate::tools;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// In a value of [`RunOptions::env`], the run's own directory (not known before the run).
+pub const RUN_DIR: &str = "{run_dir}";
 
 /// What an adapter knows during one run.
 #[derive(Debug, Clone)]
@@ -58,10 +62,12 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(project: &'a Path, run_dir: &'a Path, opts: &'a RunOptions) -> Self {
+        // `{run_dir}` in a value is this run's directory (see `RunOptions::env`).
+        let here = run_dir.to_string_lossy();
         let env: Vec<(OsString, OsString)> = opts
             .env
             .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .map(|(k, v)| (OsString::from(k), OsString::from(v.replace(RUN_DIR, &here))))
             .collect();
         let path = tools::search_path(&env);
         Ctx {
@@ -284,7 +290,7 @@ pub(crate) fn exact_names_pattern(names: &[String]) -> String {
 }
 
 /// The title before a duplicate's ` [N]` suffix, when `name` has one.
-fn duplicate_base(name: &str) -> Option<&str> {
+pub(crate) fn duplicate_base(name: &str) -> Option<&str> {
     let (base, n) = name.strip_suffix(']')?.rsplit_once(" [")?;
     (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(base)
 }

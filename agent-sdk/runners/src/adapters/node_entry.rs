@@ -101,6 +101,23 @@ pub fn installed_through(project: &Path, package: &str) -> Option<(String, PathB
     })
 }
 
+/// The (major, minor) version of the `package` the project resolves, and the manifest it was
+/// read from (named in messages): what decides which options the installed runner accepts.
+pub fn installed_version(project: &Path, package: &str) -> (Option<(u64, u64)>, PathBuf) {
+    let manifest = package_dir(project, package)
+        .or_else(|| installed_through(project, package).map(|(_, dir)| dir))
+        .map_or_else(PathBuf::new, |dir| dir.join("package.json"));
+    let version = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|pkg| pkg.get("version")?.as_str().map(str::to_string))
+        .and_then(|v| {
+            let mut parts = v.split('.').map(|p| p.parse::<u64>().ok());
+            Some((parts.next()??, parts.next()??))
+        });
+    (version, manifest)
+}
+
 /// Resolves `command` of `package` for a project in `project`: the package itself, else the
 /// package installed through one of the project's dependencies, else the `.bin` entry.
 pub fn resolve(project: &Path, package: &str, command: &str) -> Result<Resolved, RunnerError> {

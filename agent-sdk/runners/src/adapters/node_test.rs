@@ -7,6 +7,8 @@
 //! it runs, as with go's subtests).
 
 use super::node_test_events::parse_node_test_events;
+use super::script::NODE_VALUE_OPTIONS;
+use super::shell_glob;
 use super::{exact_names_pattern, files_and_names_of, Collected, Ctx, Prepared};
 use crate::error::RunnerError;
 use crate::options::{Listing, Selection};
@@ -19,15 +21,32 @@ const EVENTS_FILE: &str = "node-test-events.jsonl";
 /// A test-name pattern no test matches (an empty negative lookahead).
 const MATCHES_NOTHING: &str = "(?!)";
 
-/// The words after `node … --test` in the project's test script: node's options before
-/// `--test` and the file arguments after it.
+/// Node options huddle sets itself (reporters, the name filter) or that make the run
+/// something else (watch mode, coverage); each is dropped with its value.
+const DROPPED: &[&str] = &[
+    "--test",
+    "--test-reporter",
+    "--test-reporter-destination",
+    "--test-name-pattern",
+    "--watch",
+    "--watch-path",
+    "--experimental-test-coverage",
+];
+
+/// What the project's test script (`node [options] --test [options] [files]`) gives node:
+/// its options, each with its value (`--import tsx/esm`), and its file arguments, expanded
+/// as npm's shell would (node 20 does not expand `src/**/*.test.ts` itself).
 fn script_words(ctx: &Ctx<'_>) -> (Vec<String>, Vec<String>) {
     let script = std::fs::read_to_string(ctx.project.join("package.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|p| p.pointer("/scripts/test")?.as_str().map(str::to_string))
         .unwrap_or_default();
-    let words = shlex::split(&script).unwrap_or_default();
+    split_script(&script, ctx.project)
+}
+
+fn split_script(script: &str, project: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let words = shlex::split(script).unwrap_or_default();
     let end = words
         .iter()
         .position(|w| matches!(w.as_str(), "&&" | "||" | "|" | ";"))
@@ -36,26 +55,27 @@ fn script_words(ctx: &Ctx<'_>) -> (Vec<String>, Vec<String>) {
     let Some(node) = words.iter().position(|w| w == "node") else {
         return (Vec::new(), Vec::new());
     };
-    let Some(test) = words.iter().position(|w| w == "--test") else {
+    if !words[node..].iter().any(|w| w == "--test") {
         return (Vec::new(), Vec::new());
-    };
-    let options = words[node + 1..test.max(node + 1)]
-        .iter()
-        .filter(|w| w.starts_with('-'))
-        .cloned()
-        .collect();
-    let after: Vec<String> = words[test + 1..].to_vec();
-    // Keep node's options that decide which tests exist; drop reporters, watch, coverage.
-    let kept = after
-        .into_iter()
-        .filter(|w| {
-            !w.starts_with("--test-reporter")
-                && !w.starts_with("--watch")
-                && !w.starts_with("--experimental-test-coverage")
-                && !w.starts_with("--test-name-pattern")
-        })
-        .collect();
-    (options, kept)
+    }
+    let (mut options, mut files) = (Vec::new(), Vec::new());
+    let mut rest = words[node + 1..].iter();
+    while let Some(word) = rest.next() {
+        // Node takes options only before the first file.
+        if !files.is_empty() || !word.starts_with('-') {
+            files.extend(shell_glob::expand(word, script, project));
+            continue;
+        }
+        let name = word.split('=').next().unwrap_or(word);
+        let mut option = vec![word.clone()];
+        if !word.contains('=') && NODE_VALUE_OPTIONS.contains(&name) {
+            option.extend(rest.next().cloned());
+        }
+        if !DROPPED.contains(&name) {
+            options.extend(option);
+        }
+    }
+    (options, files)
 }
 
 /// `node [script's node options] --test <huddle's reporter> <spec reporter>
@@ -187,4 +207,40 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         ));
     }
     Ok(listing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_keep_their_values_and_huddles_own_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let (options, files) = split_script(
+            "node --import tsx/esm --test --test-reporter spec --test-concurrency 1 \
+             --experimental-test-coverage -r ./setup.js test/",
+            dir.path(),
+        );
+        assert_eq!(
+            options,
+            [
+                "--import",
+                "tsx/esm",
+                "--test-concurrency",
+                "1",
+                "-r",
+                "./setup.js"
+            ]
+        );
+        assert_eq!(files, ["test/"]);
+    }
+
+    #[test]
+    fn not_a_node_test_script() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            split_script("node scripts/test.js", dir.path()),
+            (Vec::new(), Vec::new())
+        );
+    }
 }

@@ -22,10 +22,23 @@ fn add_selection(ctx: &Ctx<'_>, args: &mut Vec<std::ffi::OsString>) {
     }
     match &ctx.opts.selection {
         Selection::All => {}
-        Selection::Paths(p) | Selection::Related(p) | Selection::Tests(p) => {
-            args.extend(p.iter().map(Into::into))
+        Selection::Paths(p) | Selection::Related(p) => args.extend(p.iter().map(Into::into)),
+        Selection::Tests(ids) => args.extend(node_ids(ids).into_iter().map(Into::into)),
+    }
+}
+
+/// The pytest node ids behind report ids, each once: huddle's ` [2]` on a second result of
+/// one id (a case that failed and then errored in teardown is two JUnit testcases) is no
+/// part of pytest's id, and pytest finds no test by it (exit 4).
+fn node_ids(ids: &[String]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::with_capacity(ids.len());
+    for id in ids {
+        let id = super::duplicate_base(id).unwrap_or(id);
+        if !out.contains(&id) {
+            out.push(id);
         }
     }
+    out
 }
 
 pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
@@ -274,4 +287,26 @@ pub(crate) async fn list(ctx: &Ctx<'_>) -> Result<Listing, RunnerError> {
         ));
     }
     Ok(listing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::node_ids;
+
+    #[test]
+    fn a_duplicates_suffix_is_dropped_and_its_id_given_once() {
+        let ids: Vec<String> = [
+            "t.py::test_a[2]",
+            "t.py::test_a[2] [2]",
+            "t.py::test_a[2] [3]",
+            "t.py::test_b[x [2]]",
+            "t.py::test_c",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            node_ids(&ids),
+            ["t.py::test_a[2]", "t.py::test_b[x [2]]", "t.py::test_c"]
+        );
+    }
 }

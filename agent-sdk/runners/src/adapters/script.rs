@@ -86,8 +86,9 @@ fn names_tool(word: &str, tool: &str) -> bool {
     }
 }
 
-/// Node options that take the next word as their value.
-const NODE_VALUE_OPTIONS: &[&str] = &[
+/// Node options that take the next word as their value (`--import tsx/esm`); each also takes
+/// it after `=`.
+pub(crate) const NODE_VALUE_OPTIONS: &[&str] = &[
     "-r",
     "--require",
     "--import",
@@ -96,6 +97,27 @@ const NODE_VALUE_OPTIONS: &[&str] = &[
     "-C",
     "--conditions",
     "--env-file",
+    "--env-file-if-exists",
+    "--input-type",
+    "--experimental-default-type",
+    "--disable-warning",
+    "--title",
+    "--inspect-port",
+    "--redirect-warnings",
+    "--test-reporter",
+    "--test-reporter-destination",
+    "--test-name-pattern",
+    "--test-skip-pattern",
+    "--test-concurrency",
+    "--test-timeout",
+    "--test-shard",
+    "--test-isolation",
+    "--test-coverage-include",
+    "--test-coverage-exclude",
+    "--test-coverage-branches",
+    "--test-coverage-functions",
+    "--test-coverage-lines",
+    "--watch-path",
 ];
 
 /// Parses a test script; `None` unless it runs `tool` directly.

@@ -11,7 +11,7 @@ use super::cli_options::{opt, Arity::*, Opt, Use::*};
 use super::jest::{files_and_names, listing_from_report, read_report, NameCase};
 use super::jest_progress;
 use super::project_args::{self, RunnerArgs, RunnerSpec};
-use super::{exact_names_pattern, node_tool};
+use super::{exact_names_pattern, node_entry, node_tool};
 use super::{Collected, Ctx, Prepared};
 use crate::coverage;
 use crate::error::RunnerError;
@@ -158,8 +158,10 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let (mut inv, extra) = command(ctx)?;
     let report = ctx.out("vitest.json");
     inv.arg("--reporter=json")
-        .arg(format!("--outputFile={}", report.display()))
-        .arg("--includeTaskLocation");
+        .arg(format!("--outputFile={}", report.display()));
+    if accepts_task_location(ctx) {
+        inv.arg("--includeTaskLocation");
+    }
     with_progress_reporter(ctx, &mut inv)?;
     // A filter that matches nothing is a run of 0 tests, as vitest itself reports it.
     if ctx.opts.filter.is_some() {
@@ -193,6 +195,16 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     let mut prepared = Prepared::new(inv);
     prepared.report_file = Some(report);
     Ok(prepared)
+}
+
+/// Whether the installed vitest takes `--includeTaskLocation` (each test's line in the
+/// report): a command-line option since vitest 3. vitest 2 stops at it ("Unknown option")
+/// before writing any report, so an unknown version goes without the lines.
+fn accepts_task_location(ctx: &Ctx<'_>) -> bool {
+    matches!(
+        node_entry::installed_version(ctx.project, "vitest").0,
+        Some((major, _)) if major >= 3
+    )
 }
 
 /// huddle's progress reporter beside the json one: each test as it ends (for a run stopped at

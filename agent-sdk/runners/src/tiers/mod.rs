@@ -9,7 +9,8 @@
 //!   [`service_plan`] which services a run starts; [`service_pool`] services kept up across
 //!   the runs of one task (the tester's).
 //! - [`pipeline`]: the tiers run serially; skips always carry a reason; [`report`] its
-//!   outcome and the failures' traces and screenshots; [`pbt`] whether the PBT library is there.
+//!   outcome and the failures' traces and screenshots; [`e2e_capture`] what pytest-playwright
+//!   records, merged with the project's own options; [`pbt`] whether the PBT library is there.
 //! - [`failure_class`]: implementation or infrastructure, for every failing test.
 //! - [`diff_scope`]: a git diff mapped to the tests of each tier.
 //! - [`go_tier`]: a go tier's files, build tags and test names (go runs packages, not files).
@@ -17,6 +18,7 @@
 pub mod cargo_tier;
 pub mod classify;
 pub mod diff_scope;
+pub mod e2e_capture;
 pub mod failure_class;
 pub mod go_tier;
 pub mod pbt;

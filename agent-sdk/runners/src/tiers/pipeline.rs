@@ -6,6 +6,7 @@
 //! module's [`TiersReport`]), one directory per tier with its runs and service logs.
 
 use super::classify::{classify_project, Classified, TierOverrides};
+use super::e2e_capture::{pytest_addopts, Capture};
 use super::failure_class::classify_failure;
 use super::project_file::{self, ProjectFile, TierPaths};
 use super::report::artifacts;
@@ -41,6 +42,9 @@ pub struct TiersOptions {
     pub scope: Option<BTreeMap<Tier, Vec<String>>>,
     /// The Chromium executable for e2e tests (wins over `huddle.toml` `[e2e] chromium`).
     pub chromium: Option<String>,
+    /// What pytest-playwright records in the e2e tier (wins over `huddle.toml` `[e2e]
+    /// capture`; default: failures' traces and screenshots).
+    pub capture: Option<Capture>,
     /// Services kept up across runs (the tester's runs of one task); `None`: started before
     /// each tier that needs them and stopped after it.
     pub services: Option<ServicePool>,
@@ -302,10 +306,7 @@ impl TierCtx<'_> {
             let fw = run.framework;
             let mut run_env = env.clone();
             if tier == Tier::E2e && fw == Framework::Pytest {
-                run_env.push((
-                    "PYTEST_ADDOPTS".into(),
-                    self.pytest_playwright_args(tier_dir),
-                ));
+                run_env.push(("PYTEST_ADDOPTS".into(), self.pytest_playwright_args()));
             }
             let opts = RunOptions {
                 selection: run.selection,
@@ -339,18 +340,31 @@ impl TierCtx<'_> {
         Ok(())
     }
 
-    /// pytest-playwright's options: artifacts of failures into the tier directory, and the
-    /// configured browser channel.
-    fn pytest_playwright_args(&self, tier_dir: &Path) -> String {
-        let mut args = vec![
-            format!("--output={}", tier_dir.join("playwright-output").display()),
-            "--tracing=retain-on-failure".to_string(),
-            "--screenshot=only-on-failure".to_string(),
-        ];
-        if let Some(ch) = &self.file.e2e.browser_channel {
-            args.push(format!("--browser-channel={ch}"));
-        }
-        shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default()
+    /// pytest-playwright's options (`PYTEST_ADDOPTS`): the caller's own `PYTEST_ADDOPTS`
+    /// (from the run's environment, else huddle's), the capture asked for and the browser
+    /// channel where the project sets neither, and the artifacts into the run's directory.
+    fn pytest_playwright_args(&self) -> String {
+        let user = self
+            .opts
+            .run
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PYTEST_ADDOPTS")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("PYTEST_ADDOPTS").ok());
+        let project = crate::pytest_config::PytestConfig::read(self.project);
+        pytest_addopts(
+            user.as_deref(),
+            &project.addopts,
+            self.opts
+                .capture
+                .or(self.file.e2e.capture)
+                .unwrap_or_default(),
+            self.file.e2e.browser_channel.as_deref(),
+            // Into each run's own directory, beside its report.json.
+            &Path::new(crate::adapters::RUN_DIR).join("playwright-output"),
+        )
     }
 }
 

@@ -16,6 +16,7 @@
 //! [e2e]
 //! chromium = "/usr/bin/chromium"   # the browser Playwright launches (never downloaded)
 //! browser_channel = "chromium"     # pytest-playwright's --browser-channel
+//! capture = "on"                   # every screenshot and trace (default "failures")
 //! ```
 //!
 //! `{port}` in a service's command, health URL or environment is replaced by a free port
@@ -121,6 +122,9 @@ pub struct E2eSettings {
     /// A browser channel for pytest-playwright's `--browser-channel`.
     #[serde(default)]
     pub browser_channel: Option<String>,
+    /// What pytest-playwright records (screenshots, traces, videos); default: failures.
+    #[serde(default)]
+    pub capture: Option<super::e2e_capture::Capture>,
 }
 
 /// Reads `<project>/huddle.toml`; `None` when there is none. A file that does not parse is

@@ -34,6 +34,7 @@ fn sample() -> Report {
         timed_out: false,
         command: vec!["pytest".into()],
         coverage: None,
+        artifacts: Vec::new(),
     }
 }
 

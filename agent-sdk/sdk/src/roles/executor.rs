@@ -164,6 +164,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         finish,
         history: cycle.history().to_vec(),
         report,
+        run_dir: runs.last_full_dir.clone(),
         flaky: cycle.flaky().iter().cloned().collect(),
         vanished: runs.vanished.clone(),
         environment: cycle.environment().iter().cloned().collect(),

@@ -30,6 +30,10 @@ pub(crate) struct Runs {
     pub edited: BTreeSet<String>,
     /// The last full run's report (counts, coverage).
     pub last_full: Option<Report>,
+    /// The last full run's directory (its report.json and artifacts); none when tiered.
+    pub last_full_dir: Option<PathBuf>,
+    /// The latest run's directory.
+    last_dir: Option<PathBuf>,
     /// Runs made (the first one's crashes and timeouts are errors, later ones failures).
     pub runs: u32,
     /// The first full run's tests and every failure since.
@@ -57,6 +61,8 @@ impl Runs {
             latest: BTreeMap::new(),
             edited: BTreeSet::new(),
             last_full: None,
+            last_full_dir: None,
+            last_dir: None,
             runs: 0,
             baseline: Baseline::default(),
             vanished: Vec::new(),
@@ -108,6 +114,7 @@ impl Runs {
             self.edited.clear();
             self.latest.clear();
             self.last_full = Some(report.clone());
+            self.last_full_dir = self.last_dir.clone();
         }
         let seen = self.observe(&report);
         self.baseline.observe(&seen);
@@ -197,12 +204,12 @@ impl Runs {
             }
             other => other,
         };
-        let report = outcome
-            .map_err(|e| RoleError::Runner {
-                tool: self.framework.name().to_string(),
-                source: e,
-            })?
-            .report;
+        let outcome = outcome.map_err(|e| RoleError::Runner {
+            tool: self.framework.name().to_string(),
+            source: e,
+        })?;
+        self.last_dir = Some(outcome.run_dir);
+        let report = outcome.report;
         if first {
             if report.timed_out {
                 return Err(RoleError::Timeout {

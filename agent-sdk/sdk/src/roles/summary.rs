@@ -22,6 +22,8 @@ pub struct CycleSummary {
     pub history: Vec<IterationRecord>,
     /// The final full run.
     pub report: Option<Report>,
+    /// Its run directory, where its artifacts are.
+    pub run_dir: Option<std::path::PathBuf>,
     /// Tests whose re-run passed.
     pub flaky: Vec<String>,
     /// Tests that failed and are no longer reported: counted as failed in `report`.
@@ -112,6 +114,12 @@ impl CycleSummary {
         });
         if let Some(tiers) = &self.tiers {
             data["tiers"] = tiers.clone();
+        }
+        // The final run's screenshots, traces, videos and raw report, beside its report.json.
+        if let (Some(r), Some(dir)) = (&self.report, &self.run_dir) {
+            if !r.artifacts.is_empty() {
+                data["artifacts"] = json!({ "runDir": dir, "files": r.artifacts });
+            }
         }
         if !self.gates.is_empty() {
             data["gates"] = json!(self.gates);
@@ -235,5 +243,70 @@ fn why(test: &TestResult) -> String {
     match line.char_indices().nth(200) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line.into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cycles::StopReason;
+    use crate::runners::artifacts::{Artifact, ArtifactKind};
+    use crate::runners::{Framework, Outcome, Summary};
+
+    fn summary(artifacts: Vec<Artifact>) -> CycleSummary {
+        let tests = vec![TestResult::new("e2e/test_page.py::test_x", Outcome::Passed)];
+        CycleSummary {
+            task_id: "t1".into(),
+            title: "Test cycle".into(),
+            finish: Finish {
+                passed: true,
+                reason: StopReason::GateMet,
+                iterations: 1,
+                pass_rate: 100.0,
+            },
+            history: Vec::new(),
+            report: Some(Report {
+                created: 0.0,
+                duration: 1.0,
+                exitcode: 0,
+                root: "/p".into(),
+                framework: Framework::Pytest,
+                summary: Summary::of(&tests),
+                tests,
+                timed_out: false,
+                command: Vec::new(),
+                coverage: None,
+                artifacts,
+            }),
+            run_dir: Some("/p/.huddle/runs/20260101T000000.000Z".into()),
+            flaky: Vec::new(),
+            vanished: Vec::new(),
+            environment: Vec::new(),
+            max_iterations: 3,
+            quality_gate: 100.0,
+            tiers: None,
+            gates: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_result_links_the_final_runs_artifacts() {
+        let shot = Artifact {
+            path: "playwright-output/t/test-finished-1.png".into(),
+            kind: ArtifactKind::Screenshot,
+            bytes: 10,
+            removed: false,
+        };
+        let data = summary(vec![shot]).test_result();
+        assert_eq!(
+            data["artifacts"]["runDir"],
+            "/p/.huddle/runs/20260101T000000.000Z"
+        );
+        assert_eq!(
+            data["artifacts"]["files"][0]["path"],
+            "playwright-output/t/test-finished-1.png"
+        );
+        assert_eq!(data["artifacts"]["files"][0]["kind"], "screenshot");
+        assert!(summary(Vec::new()).test_result().get("artifacts").is_none());
     }
 }

@@ -192,5 +192,7 @@ pub(crate) fn merged(report: &TiersReport) -> Report {
         timed_out,
         command: Vec::new(),
         coverage: None,
+        // Each tier lists its own (`summary`'s `artifacts`, relative to the pipeline's dir).
+        artifacts: Vec::new(),
     }
 }
