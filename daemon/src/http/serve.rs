@@ -35,6 +35,11 @@ use tower::ServiceExt;
 /// Request heads must fit (larger ones get 431); bodies and answers pass through in pieces.
 pub const MAX_HEAD_BYTES: usize = 32 * 1024;
 
+/// How long a connection past its address's cap waits before its 503, and how many may wait
+/// at once (each holds a file descriptor; past it they are closed at once).
+const TARPIT: Duration = Duration::from_secs(1);
+const TARPIT_SLOTS: usize = 256;
+
 /// Header fields per request head (hyper's default); more get 431 like an oversized head.
 pub const MAX_HEADERS: usize = 100;
 
@@ -56,6 +61,7 @@ pub async fn serve(
         .header_read_timeout(Duration::from_millis(settings.head_timeout_ms.max(1)));
     let slots = Arc::new(Semaphore::new(settings.max_connections.max(1)));
     let per_address = AddressSlots::new(settings.max_connections_per_address);
+    let tarpit = Arc::new(Semaphore::new(TARPIT_SLOTS));
     let peer_timeout_ms = peer_timeout(settings.peer_timeout_ms);
     tokio::pin!(shutdown);
     loop {
@@ -65,7 +71,18 @@ pub async fn serve(
             _ = &mut shutdown => break,
         };
         let Some(address_slot) = per_address.try_acquire(peer.ip()) else {
-            tokio::spawn(refuse_connection(tcp, Refused::ThisAddress));
+            // A client past its address's cap that reconnects at once would keep the accept
+            // queue full, and other clients' new connections would wait in the kernel (a
+            // dropped SYN is retried after a second). Its refusal waits a moment first, so
+            // each of its loops reconnects about once a second; with no room left to wait,
+            // the connection is closed at once without an answer.
+            if let Ok(held) = tarpit.clone().try_acquire_owned() {
+                tokio::spawn(async move {
+                    tokio::time::sleep(TARPIT).await;
+                    refuse_connection(tcp, Refused::ThisAddress).await;
+                    drop(held);
+                });
+            }
             continue;
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
