@@ -81,7 +81,41 @@ pub struct NewTestRun {
     /// evidence completes only with a run of its own (`result.evidence.runId`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// The files the run kept beside its report (screenshots, traces, videos, the runner's raw
+    /// report), on the worker's machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<TestRunArtifacts>,
 }
+
+/// Where a run's kept files are and what each is (at most [`MAX_RUN_ARTIFACTS`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestRunArtifacts {
+    /// The run's directory on the worker's machine (its `report.json` is there).
+    pub run_dir: String,
+    pub files: Vec<TestRunArtifact>,
+}
+
+/// One kept file of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TestRunArtifact {
+    /// Relative to the run's directory.
+    pub path: String,
+    /// `screenshot`, `trace`, `video` or `raw_report`.
+    pub kind: String,
+    pub bytes: u64,
+    /// Removed to keep the run under the worker's cap: listed, no longer on disk.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
+}
+
+/// Files one run may list.
+pub const MAX_RUN_ARTIFACTS: usize = 500;
 
 /// A stored run, without its outcomes: counts and pass rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +142,9 @@ pub struct TestRunSummary {
     /// The task the run verifies, when it was posted for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// The files the run kept, when the worker listed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<TestRunArtifacts>,
 }
 
 /// `GET …/history`: a project's kept runs, oldest first, so their pass rates read as the trend.

@@ -279,6 +279,19 @@ impl<'a> ImportChecks<'a> {
                 outcome,
             });
         }
+        let artifacts = match run
+            .artifacts
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+        {
+            Ok(artifacts) => artifacts,
+            Err(e) => {
+                let e = StoreError::invalid("artifacts", format!("artifacts: {e}"));
+                self.note(line, kind, e);
+                return;
+            }
+        };
         let new = NewTestRun {
             project: run.project.clone(),
             tree: run.tree.clone(),
@@ -286,6 +299,7 @@ impl<'a> ImportChecks<'a> {
             outcomes,
             tier: run.tier.clone(),
             task: run.task.clone(),
+            artifacts,
         };
         let limits = HistoryLimits::new(&self.settings.limits, &self.settings.history);
         self.check(line, kind, check_run(&new, &limits).map(|_| ()));

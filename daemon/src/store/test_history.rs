@@ -7,7 +7,7 @@ use super::rules::fmt_time;
 use crate::config::{HistorySettings, LimitSettings};
 use huddle_wire::{
     flaky_score, pass_rate, FlakyTest, FlakyTests, NewTestRun, Regression, Regressions,
-    TestHistory, TestOutcome, TestRunRef, TestRunSummary,
+    TestHistory, TestOutcome, TestRunArtifacts, TestRunRef, TestRunSummary, MAX_RUN_ARTIFACTS,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -100,6 +100,51 @@ fn check_text(field: &str, value: &str, max: usize) -> StoreResult<()> {
 /// are fixed: a free-form tier would let a client keep any number of runs per project.
 pub const TIERS: [&str; 4] = ["unit", "pbt", "integration", "e2e"];
 
+/// Longest artifact path and run directory, in characters.
+pub const MAX_ARTIFACT_PATH_CHARS: usize = 1_000;
+const ARTIFACT_KINDS: [&str; 4] = ["screenshot", "trace", "video", "raw_report"];
+
+fn check_artifacts(a: &TestRunArtifacts) -> StoreResult<()> {
+    check_text("artifacts.runDir", &a.run_dir, MAX_ARTIFACT_PATH_CHARS)?;
+    if a.files.len() > MAX_RUN_ARTIFACTS {
+        return Err(StoreError::invalid(
+            "artifacts.files",
+            format!(
+                "artifacts.files lists {}; at most {MAX_RUN_ARTIFACTS}",
+                a.files.len()
+            ),
+        ));
+    }
+    for (i, f) in a.files.iter().enumerate() {
+        check_text(
+            &format!("artifacts.files[{i}].path"),
+            &f.path,
+            MAX_ARTIFACT_PATH_CHARS,
+        )?;
+        if !ARTIFACT_KINDS.contains(&f.kind.as_str()) {
+            return Err(StoreError::invalid(
+                &format!("artifacts.files[{i}].kind"),
+                format!("an artifact's kind is one of {}", ARTIFACT_KINDS.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A stored run's artifacts column (JSON text), as the run summary shows it.
+pub fn artifacts_from_text(text: Option<String>) -> StoreResult<Option<TestRunArtifacts>> {
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| StoreError::Internal(format!("run artifacts: {e}")))
+    })
+    .transpose()
+}
+
+/// A run's artifacts as stored.
+pub fn artifacts_to_text(a: &Option<TestRunArtifacts>) -> Option<String> {
+    a.as_ref()
+        .map(|a| serde_json::to_string(a).unwrap_or_default())
+}
+
 /// Checks a run against the limits: names, sizes, each node id once.
 pub fn check_run(run: &NewTestRun, limits: &HistoryLimits) -> StoreResult<CheckedRun> {
     check_text("project", &run.project, MAX_PROJECT_CHARS)?;
@@ -114,6 +159,9 @@ pub fn check_run(run: &NewTestRun, limits: &HistoryLimits) -> StoreResult<Checke
     }
     if let Some(task) = &run.task {
         super::rules::validate::task_id("task", task)?;
+    }
+    if let Some(a) = &run.artifacts {
+        check_artifacts(a)?;
     }
     let started_ms = match &run.started_at {
         None => None,
@@ -204,6 +252,7 @@ pub fn summary(
         pass_rate: pass_rate(counts.passed, counts.failed, counts.errors),
         tier: None,
         task: None,
+        artifacts: None,
     }
 }
 

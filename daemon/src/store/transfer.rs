@@ -173,6 +173,9 @@ pub struct TestRunRecord {
     /// The task the run verified; absent when it was posted for none (and in older exports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// The files the run kept (`TestRunArtifacts` as JSON text), when listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<String>,
 }
 
 /// A webhook with its secret (receivers keep verifying signatures after a move) and cursors.

@@ -177,3 +177,31 @@ async fn a_tiers_runs_have_their_own_trend_and_regressions() {
         .await
         .expect_error(400, "invalid_field");
 }
+
+/// A run lists the files it kept (screenshots, traces, videos, the raw report) and the history
+/// shows them with the run; a list the daemon cannot take is refused naming the field.
+#[tokio::test]
+async fn a_runs_kept_files_are_listed_with_it_in_the_history() {
+    let d = TestDaemon::start().await;
+    d.team("qa").await;
+    let t = d.agent("qa", "tester", "tester").await;
+    let mut posted = run("t1", &[("e2e/test_login.py::test_login", "failed")]);
+    posted["artifacts"] = json!({"runDir": "/work/app/.huddle/runs/20261129-1",
+        "files": [{"path": "playwright-output/test-login/trace.zip", "kind": "trace", "bytes": 48213},
+                  {"path": "playwright-output/test-login/video.webm", "kind": "video", "bytes": 912000, "removed": true}]});
+    let stored = t
+        .post(&t.t("/history/runs"), posted.clone())
+        .await
+        .expect_status(201);
+    assert_eq!(stored.body["artifacts"], posted["artifacts"]);
+    let h = t.get(&t.t("/history")).await.expect_status(200);
+    assert_eq!(h.body["runs"][0]["artifacts"], posted["artifacts"]);
+
+    let mut bad = posted.clone();
+    bad["artifacts"]["files"][0]["kind"] = json!("core_dump");
+    let refused = t
+        .post(&t.t("/history/runs"), bad)
+        .await
+        .expect_error(400, "invalid_field");
+    assert_eq!(refused.body["error"]["details"]["field"], "artifacts.files[0].kind");
+}

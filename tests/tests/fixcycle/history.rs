@@ -46,6 +46,7 @@ COUNTER.write_text(str(n + 1))\n    assert n != 0, \"fails on its first run only
                 started_at: None,
                 tier: None,
                 task: None,
+                artifacts: None,
                 outcomes: vec![TestResultRecord {
                     nodeid: COIN.into(),
                     outcome,

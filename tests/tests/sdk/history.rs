@@ -16,6 +16,7 @@ fn run(tree: &str, tier: &str, nodeid: &str, outcome: TestOutcome) -> NewTestRun
         }],
         tier: Some(tier.into()),
         task: None,
+        artifacts: None,
     }
 }
 
@@ -40,6 +41,7 @@ async fn one_tiers_trend_flaky_tests_and_regressions_leave_the_other_tiers_out()
         .post_test_run(&NewTestRun {
             tier: None,
             task: None,
+            artifacts: None,
             ..run("t2", "unit", "u::a", TestOutcome::Passed)
         })
         .await

@@ -14,6 +14,7 @@ fn run(project: &str, tree: &str, outcomes: &[(&str, TestOutcome)]) -> NewTestRu
         started_at: None,
         tier: None,
         task: None,
+        artifacts: None,
         outcomes: outcomes
             .iter()
             .map(|(nodeid, outcome)| TestResultRecord {
@@ -213,6 +214,7 @@ async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
                 NewTestRun {
                     tier: Some("unit".into()),
                     task: None,
+                    artifacts: None,
                     ..run("calc", "t1", &[("a", Passed)])
                 },
             )
@@ -235,6 +237,7 @@ async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
                 NewTestRun {
                     tier: Some("x".repeat(33)),
                     task: None,
+                    artifacts: None,
                     ..run("calc", "t1", &[("a", Passed)])
                 },
             )
@@ -247,6 +250,7 @@ async fn a_runs_tier_is_stored_and_read_back_on_every_backend() {
                 NewTestRun {
                     tier: Some("smoke".into()),
                     task: None,
+                    artifacts: None,
                     ..run("calc", "t1", &[("a", Passed)])
                 },
             )
@@ -274,6 +278,7 @@ async fn each_tier_keeps_its_own_newest_runs_beside_the_whole_suites() {
                         NewTestRun {
                             tier,
                             task: None,
+                            artifacts: None,
                             ..run("calc", &tree, &[("a", Passed)])
                         },
                     )

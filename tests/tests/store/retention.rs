@@ -24,6 +24,7 @@ fn run(tree: &str) -> NewTestRun {
         started_at: None,
         tier: None,
         task: None,
+        artifacts: None,
         outcomes: vec![TestResultRecord {
             nodeid: "a".into(),
             outcome: TestOutcome::Passed,

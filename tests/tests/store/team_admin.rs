@@ -197,6 +197,7 @@ async fn populate(store: &dyn Store, name: &str) -> i64 {
                 started_at: None,
                 tier: Some("unit".into()),
                 task: None,
+                artifacts: None,
                 outcomes: vec![
                     TestResultRecord {
                         nodeid: "b".into(),

@@ -103,7 +103,11 @@ pub(crate) async fn drive(
                 if let (Scope::Full, Some(history), Some(report)) =
                     (ran, history.as_deref_mut(), runs.last_full.as_ref())
                 {
-                    cycle.set_known_flaky(history.record(&runs.project, report).await);
+                    cycle.set_known_flaky(
+                        history
+                            .record(&runs.project, report, runs.last_full_dir.as_deref())
+                            .await,
+                    );
                     if let Some(tiers) = runs.tiered.as_ref().and_then(|t| t.last_full.as_ref()) {
                         history.record_tiers(tiers).await;
                     }

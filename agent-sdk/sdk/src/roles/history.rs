@@ -7,7 +7,9 @@ use super::evidence::RecordedRun;
 use super::report::Reporter;
 use crate::cycles::{Observed, Verdict};
 use crate::runners::{Outcome, Report};
-use crate::wire::{NewTestRun, TestOutcome, TestResultRecord};
+use crate::wire::{
+    NewTestRun, TestOutcome, TestResultRecord, TestRunArtifact, TestRunArtifacts, MAX_RUN_ARTIFACTS,
+};
 use crate::Client;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -129,6 +131,32 @@ pub fn project_name(project: &Path) -> String {
         .unwrap_or_else(|| "project".into())
 }
 
+/// The run's kept files as the history lists them: its directory and each file.
+fn run_artifacts(report: &Report, run_dir: Option<&Path>) -> Option<TestRunArtifacts> {
+    let dir = run_dir?;
+    if report.artifacts.is_empty() {
+        return None;
+    }
+    let files = report
+        .artifacts
+        .iter()
+        .take(MAX_RUN_ARTIFACTS)
+        .map(|a| TestRunArtifact {
+            path: a.path.clone(),
+            kind: serde_json::to_value(a.kind)
+                .ok()
+                .and_then(|k| k.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            bytes: a.bytes,
+            removed: a.removed,
+        })
+        .collect();
+    Some(TestRunArtifacts {
+        run_dir: dir.display().to_string(),
+        files,
+    })
+}
+
 /// One task's use of the history.
 pub(crate) struct RunHistory {
     client: Client,
@@ -160,7 +188,12 @@ impl RunHistory {
 
     /// After a full run of `dir`: posts its outcomes and learns the tests known to be flaky on
     /// this tree. Returns their ids.
-    pub async fn record(&mut self, dir: &Path, report: &Report) -> Vec<String> {
+    pub async fn record(
+        &mut self,
+        dir: &Path,
+        report: &Report,
+        run_dir: Option<&Path>,
+    ) -> Vec<String> {
         let tree = match tokio::task::spawn_blocking({
             let dir = dir.to_path_buf();
             move || tree_hash(&dir)
@@ -183,6 +216,7 @@ impl RunHistory {
             started_at: None,
             tier: None,
             task: Some(self.task.clone()),
+            artifacts: run_artifacts(report, run_dir),
             outcomes: records(report),
         };
         self.last.tree = Some(tree.clone());
@@ -224,6 +258,7 @@ impl RunHistory {
                 started_at: None,
                 tier: Some(t.tier.as_str().to_string()),
                 task: Some(self.task.clone()),
+                artifacts: None,
                 outcomes: t.reports.iter().flat_map(records).collect(),
             };
             if let Err(e) = self.client.post_test_run(&run).await {

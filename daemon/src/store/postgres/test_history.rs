@@ -3,8 +3,8 @@
 
 use super::super::error::StoreResult;
 use super::super::test_history::{
-    check_project_count, check_run, outcome_code, outcome_from_code, summary, Counts,
-    HistoryLimits, StoredRun, PROJECTS_IF_NEW,
+    artifacts_from_text, artifacts_to_text, check_project_count, check_run, outcome_code,
+    outcome_from_code, summary, Counts, HistoryLimits, StoredRun, PROJECTS_IF_NEW,
 };
 use super::super::types::Caller;
 use super::rows::append_event;
@@ -33,8 +33,8 @@ pub async fn record(
     let started = checked.started_ms.unwrap_or(now);
     let c = checked.counts;
     let id: i64 = sqlx::query_scalar(
-        "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier, task)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning id",
+        "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier, task, artifacts)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning id",
     )
     .bind(team_id)
     .bind(&run.project)
@@ -48,6 +48,7 @@ pub async fn record(
     .bind(c.errors as i64)
     .bind(&run.tier)
     .bind(&run.task)
+    .bind(artifacts_to_text(&run.artifacts))
     .fetch_one(tx.conn())
     .await?;
     let (nodeids, outcomes): (Vec<&str>, Vec<i16>) = run
@@ -81,6 +82,7 @@ pub async fn record(
     let mut stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
     stored.tier = run.tier;
     stored.task = run.task;
+    stored.artifacts = run.artifacts;
     append_event(tx, team_id, "history.run", &stored)?;
     Ok(stored)
 }
@@ -106,6 +108,7 @@ type RunRow = (
     i64,
     Option<String>,
     Option<String>,
+    Option<String>,
 );
 
 /// A project's kept runs, oldest first, with their outcomes when `with_outcomes`.
@@ -121,7 +124,7 @@ pub async fn runs(
         .execute(tx.db())
         .await?;
     let rows: Vec<RunRow> = sqlx::query_as(
-        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier, task from test_runs
+        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier, task, artifacts from test_runs
          where team_id = $1 and project = $2 order by id",
     )
     .bind(team_id)
@@ -131,10 +134,12 @@ pub async fn runs(
     let mut runs: Vec<StoredRun> = rows
         .into_iter()
         .map(
-            |(id, tree, agent, started, p, f, s, e, tier, task)| StoredRun {
+            |(id, tree, agent, started, p, f, s, e, tier, task, artifacts)| -> StoreResult<StoredRun> {
+                Ok(StoredRun {
                 summary: TestRunSummary {
                     tier,
                     task,
+                    artifacts: artifacts_from_text(artifacts)?,
                     ..summary(
                         id,
                         project.to_string(),
@@ -150,9 +155,10 @@ pub async fn runs(
                     )
                 },
                 outcomes: Vec::new(),
+            })
             },
         )
-        .collect();
+        .collect::<StoreResult<_>>()?;
     if with_outcomes && !runs.is_empty() {
         let index: HashMap<i64, usize> = runs
             .iter()

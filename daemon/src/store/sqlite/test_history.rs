@@ -3,8 +3,8 @@
 
 use super::super::error::StoreResult;
 use super::super::test_history::{
-    check_project_count, check_run, outcome_code, outcome_from_code, summary, Counts,
-    HistoryLimits, StoredRun, PROJECTS_IF_NEW,
+    artifacts_from_text, artifacts_to_text, check_project_count, check_run, outcome_code,
+    outcome_from_code, summary, Counts, HistoryLimits, StoredRun, PROJECTS_IF_NEW,
 };
 use super::super::types::Caller;
 use super::rows::append_event;
@@ -31,13 +31,13 @@ pub fn record(
     let c = checked.counts;
     ctx.conn
         .prepare_cached(
-            "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier, task)
-             values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "insert into test_runs (team_id, project, tree, agent, started_at, created_at, passed, failed, skipped, errors, tier, task, artifacts)
+             values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )?
         .execute(params![
             team_id, run.project, run.tree, caller.agent, started, ctx.now_ms,
             c.passed as i64, c.failed as i64, c.skipped as i64, c.errors as i64, run.tier,
-            run.task
+            run.task, artifacts_to_text(&run.artifacts)
         ])?;
     let id = ctx.conn.last_insert_rowid();
     let mut insert = ctx.conn.prepare_cached(
@@ -70,6 +70,7 @@ pub fn record(
     let mut stored = summary(id, run.project, run.tree, caller.agent.clone(), started, c);
     stored.tier = run.tier;
     stored.task = run.task;
+    stored.artifacts = run.artifacts;
     append_event(ctx, team_id, "history.run", &stored)?;
     Ok(stored)
 }
@@ -92,7 +93,7 @@ pub fn runs(
 ) -> StoreResult<Vec<StoredRun>> {
     // Readers run in one read transaction: runs and outcomes come from one snapshot.
     let mut stmt = conn.prepare_cached(
-        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier, task from test_runs
+        "select id, tree, agent, started_at, passed, failed, skipped, errors, tier, task, artifacts from test_runs
          where team_id = ?1 and project = ?2 order by id",
     )?;
     let rows = stmt.query_map(params![team_id, project], |r| {
@@ -112,6 +113,9 @@ pub fn runs(
         );
         summary.tier = r.get(8)?;
         summary.task = r.get(9)?;
+        summary.artifacts = artifacts_from_text(r.get(10)?).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e))
+        })?;
         Ok(StoredRun {
             summary,
             outcomes: Vec::new(),

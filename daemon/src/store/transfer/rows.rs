@@ -163,6 +163,7 @@ pub fn read(table: &Table, r: &dyn StoredRow) -> StoreResult<Record> {
             outcomes: children(r, tables::TEST_OUTCOMES.alias)?,
             tier: r.opt_text("tier")?,
             task: r.opt_text("task")?,
+            artifacts: r.opt_text("artifacts")?,
         }),
         "webhook" => Record::Webhook(WebhookRecord {
             url: r.text("url")?,
@@ -287,6 +288,7 @@ impl Record {
                 ("errors", r.errors.into()),
                 ("tier", r.tier.as_deref().into()),
                 ("task", r.task.as_deref().into()),
+                ("artifacts", r.artifacts.as_deref().into()),
             ],
             Record::Webhook(w) => vec![
                 ("url", w.url.as_str().into()),

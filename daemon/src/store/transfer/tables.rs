@@ -210,6 +210,7 @@ pub const TEST_RUNS: Table = Table {
         "errors",
         "tier",
         "task",
+        "artifacts",
     ],
     // The row id is this database's (the outcomes travel inside their run).
     left_out: &["id"],
