@@ -69,8 +69,9 @@ pub const CHANNEL: &str = "huddle_changes";
 /// leases, expiry and timestamps (a replica's own clock may be off by any amount).
 pub(crate) const DB_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
-/// How to reach the database and the limits the store applies.
-#[derive(Debug, Clone)]
+/// How to reach the database and the limits the store applies. Its `Debug` shows the URLs
+/// without credentials.
+#[derive(Clone)]
 pub struct PostgresOptions {
     pub url: String,
     /// A direct connection to the database for LISTEN, migrations, the health probe and
@@ -97,6 +98,18 @@ pub struct PostgresOptions {
     /// Leases live when the database became unreachable last at least this long after it
     /// returns (`[tasks] default_lease_ms`).
     pub outage_lease_grace_ms: i64,
+}
+
+impl std::fmt::Debug for PostgresOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresOptions")
+            .field("url", &redact::redact(&self.url))
+            .field("direct_url", &self.direct_url.as_deref().map(redact::redact))
+            .field("pool_size", &self.pool_size)
+            .field("max_batch", &self.max_batch)
+            .field("migrate", &self.migrate)
+            .finish_non_exhaustive()
+    }
 }
 
 pub struct PostgresStore {
