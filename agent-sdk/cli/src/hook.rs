@@ -90,7 +90,10 @@ impl Bridge<'_> {
         match (event["hook_event_name"].as_str().unwrap_or_default(), tool) {
             ("PreToolUse", "TaskUpdate") => self.task_update(input).await,
             ("PostToolUse", "TaskCreate") => self.task_create(input, &event["tool_response"]).await,
-            ("PostToolUse", "SendMessage") => self.send_message(input).await,
+            ("PostToolUse", "SendMessage") => {
+                self.renew().await?;
+                self.send_message(input).await
+            }
             ("PostToolUse", _) => self.renew().await,
             ("SessionEnd", _) => self.release_all().await,
             _ => Ok(Verdict::Allow),

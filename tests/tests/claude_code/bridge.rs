@@ -3,23 +3,9 @@
 //! other reads who holds it, `SendMessage` reaches the bus, `completed` completes in huddle and
 //! the end of a session releases what it held.
 
-use super::session::{call, load_team_tools, settings, Machine};
+use super::session::{call, lead_creates, load_team_tools, settings, Machine};
 use huddle_tests::TestDaemon;
 use serde_json::{json, Value};
-
-/// The lead's session creates Claude Code tasks 1..=n; each is mirrored as TEST-00n.
-async fn lead_creates(machine: &Machine, lead_token: &str, subjects: &[&str]) {
-    let mut turns = vec![load_team_tools()];
-    for subject in subjects {
-        turns.push(call(
-            "TaskCreate",
-            json!({ "subject": subject, "description": "from the lead" }),
-        ));
-    }
-    machine
-        .session("lead", lead_token, &settings(true), Value::Array(turns))
-        .await;
-}
 
 #[tokio::test]
 async fn two_teammates_race_one_task_and_the_loser_reads_who_holds_it() {

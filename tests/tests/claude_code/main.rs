@@ -3,4 +3,5 @@
 //! `.claude/settings.json`, against a real daemon: the hook bridge as a user installs it.
 
 mod bridge;
+mod seed_flow;
 mod session;

@@ -97,6 +97,18 @@ impl Machine {
         settings: &Value,
         turns: Value,
     ) -> Finished {
+        self.session_with(name, token, settings, turns, &[]).await
+    }
+
+    /// `session` with more arguments for `claude` (`--mcp-config …`).
+    pub async fn session_with(
+        &self,
+        name: &str,
+        token: &str,
+        settings: &Value,
+        turns: Value,
+        args: &[String],
+    ) -> Finished {
         let claude = require_claude();
         let root = self.dir.path();
         let project = root.join(name);
@@ -128,6 +140,7 @@ impl Machine {
 
         let mut cmd = tokio::process::Command::new(claude);
         cmd.args(["-p", "Work on the team's tasks.", "--output-format", "json"])
+            .args(args)
             .current_dir(&project)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -181,4 +194,18 @@ pub fn load_team_tools() -> Value {
         "ToolSearch",
         json!({ "query": "select:TaskCreate,TaskUpdate,SendMessage" }),
     )
+}
+
+/// The lead's session creates Claude Code tasks 1..=n; each is mirrored as TEST-00n.
+pub async fn lead_creates(machine: &Machine, lead_token: &str, subjects: &[&str]) {
+    let mut turns = vec![load_team_tools()];
+    for subject in subjects {
+        turns.push(call(
+            "TaskCreate",
+            json!({ "subject": subject, "description": "from the lead" }),
+        ));
+    }
+    machine
+        .session("lead", lead_token, &settings(true), Value::Array(turns))
+        .await;
 }
