@@ -211,7 +211,11 @@ async fn run_hook(cli: Cli) -> ExitCode {
         eprintln!("huddle hook: no token: set HUDDLE_TOKEN");
         return ExitCode::SUCCESS;
     };
-    let mut builder = Client::builder(&cli.url).token(&token);
+    // A hung daemon must not hold the session: Claude Code waits 60 s for a hook, and four
+    // tries of 5 s stay under it.
+    let mut builder = Client::builder(&cli.url)
+        .token(&token)
+        .timeout(std::time::Duration::from_secs(5));
     if let Some(team) = cli.team.filter(|t| !t.trim().is_empty()) {
         builder = builder.team(&team);
     }

@@ -3,5 +3,6 @@
 //! `.claude/settings.json`, against a real daemon: the hook bridge as a user installs it.
 
 mod bridge;
+mod recorded;
 mod seed_flow;
 mod session;
