@@ -101,10 +101,7 @@ impl Bridge<'_> {
     }
 
     fn huddle_id(&self, claude_id: &str) -> String {
-        match claude_id.parse::<u64>() {
-            Ok(n) => format!("{}-{n:03}", self.args.prefix),
-            Err(_) => format!("{}-{claude_id}", self.args.prefix),
-        }
+        huddle_id(&self.args.prefix, claude_id)
     }
 
     fn lease(&self) -> Duration {
@@ -138,6 +135,12 @@ impl Bridge<'_> {
         match input["status"].as_str() {
             Some("in_progress") => self.claim(claude_id, &id).await,
             Some("completed") => self.complete(claude_id, &id).await,
+            // Put back: the agent gives the task up, so huddle's claim goes too.
+            Some("pending") if self.held.all().contains_key(claude_id) => {
+                self.client.release(&id).await?;
+                self.held.remove(claude_id);
+                Ok(Verdict::Allow)
+            }
             _ => Ok(Verdict::Allow),
         }
     }
@@ -243,5 +246,26 @@ impl Bridge<'_> {
             }
         }
         Ok(Verdict::Allow)
+    }
+}
+
+/// Claude Code's task `N` as huddle's `<prefix>-00N`; an id that is not a number keeps its
+/// text (huddle then refuses it as an id, and the bridge leaves that task alone).
+fn huddle_id(prefix: &str, claude_id: &str) -> String {
+    match claude_id.parse::<u64>() {
+        Ok(n) => format!("{prefix}-{n:03}"),
+        Err(_) => format!("{prefix}-{claude_id}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::huddle_id;
+
+    #[test]
+    fn claude_code_task_ids_map_to_numbered_huddle_ids() {
+        assert_eq!(huddle_id("TEST", "1"), "TEST-001");
+        assert_eq!(huddle_id("CC", "1234"), "CC-1234");
+        assert_eq!(huddle_id("TEST", "abc"), "TEST-abc");
     }
 }

@@ -118,3 +118,42 @@ async fn a_daemon_that_is_down_never_blocks_the_session() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("huddle hook: cannot reach"), "{said}");
 }
+
+#[tokio::test]
+async fn putting_a_task_back_to_pending_releases_it_in_huddle() {
+    let d = TestDaemon::start().await;
+    let lead = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    lead.post(
+        &lead.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "auth"}),
+    )
+    .await
+    .expect_status(201);
+    tester
+        .post(&tester.t("/tasks/claim"), json!({}))
+        .await
+        .expect_status(200);
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("s-3.json"), r#"{"1":"TEST-001"}"#).unwrap();
+
+    let event = json!({
+        "session_id": "s-3", "hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
+        "tool_input": {"taskId": "1", "status": "pending"}, "tool_use_id": "toolu_3",
+    });
+    let out = hook(&d.url, &tester.token, state.path(), &event).await;
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let task = lead
+        .get(&lead.t("/tasks/TEST-001"))
+        .await
+        .expect_status(200)
+        .body;
+    assert_eq!(task["status"], "pending", "{task}");
+    assert!(task["claimedBy"].is_null(), "{task}");
+    assert!(!state.path().join("s-3.json").exists(), "no longer held");
+}
