@@ -12,6 +12,8 @@ mod errors;
 mod events;
 mod gates;
 mod history;
+mod hook;
+mod hook_state;
 mod mcp_front;
 mod memory;
 mod messages;
@@ -112,6 +114,9 @@ enum Command {
     /// A stdio MCP server: huddle's tools (with `--token`) and, with `--forward`, every other
     /// tool of your own MCP server, so skills naming that server keep working.
     Mcp(mcp_front::McpArgs),
+    /// The Claude Code hook bridge: reads a hook event on stdin and mirrors Claude Code's
+    /// `TaskCreate`/`TaskUpdate`/`SendMessage` into the team (docs/claude-code.md).
+    Hook(hook::HookArgs),
 }
 
 /// The resolved global options every command gets.
@@ -136,6 +141,9 @@ async fn main() -> ExitCode {
             ..args.clone()
         };
         return huddle_cli::test_command::run_test_command(args).await;
+    }
+    if let Command::Hook(_) = &cli.command {
+        return run_hook(cli).await;
     }
     let json = cli.json;
     match run(cli).await {
@@ -190,6 +198,33 @@ async fn run(cli: Cli) -> CliResult {
         Command::Test(_) => unreachable!("handled before a client is built"),
         Command::Demo(args) => demo::run(args).await,
         Command::Mcp(args) => mcp_front::run(&ctx.url, &token_value, args).await,
+        Command::Hook(_) => unreachable!("handled by run_hook"),
+    }
+}
+
+/// A hook never fails the Claude Code session it runs in: a missing token is a line on stderr.
+async fn run_hook(cli: Cli) -> ExitCode {
+    let Command::Hook(args) = cli.command else {
+        unreachable!("called for `huddle hook` only")
+    };
+    let Some(token) = cli.token.filter(|t| !t.trim().is_empty()) else {
+        eprintln!("huddle hook: no token: set HUDDLE_TOKEN");
+        return ExitCode::SUCCESS;
+    };
+    // A hung daemon must not hold the session: Claude Code waits 60 s for a hook, and four
+    // tries of 5 s stay under it.
+    let mut builder = Client::builder(&cli.url)
+        .token(&token)
+        .timeout(std::time::Duration::from_secs(5));
+    if let Some(team) = cli.team.filter(|t| !t.trim().is_empty()) {
+        builder = builder.team(&team);
+    }
+    match builder.build() {
+        Ok(client) => hook::run(&client, args).await,
+        Err(e) => {
+            eprintln!("huddle hook: {e}");
+            ExitCode::SUCCESS
+        }
     }
 }
 
