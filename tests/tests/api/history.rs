@@ -203,5 +203,8 @@ async fn a_runs_kept_files_are_listed_with_it_in_the_history() {
         .post(&t.t("/history/runs"), bad)
         .await
         .expect_error(400, "invalid_field");
-    assert_eq!(refused.body["error"]["details"]["field"], "artifacts.files[0].kind");
+    assert_eq!(
+        refused.body["error"]["details"]["field"],
+        "artifacts.files[0].kind"
+    );
 }

@@ -104,7 +104,10 @@ impl std::fmt::Debug for PostgresOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresOptions")
             .field("url", &redact::redact(&self.url))
-            .field("direct_url", &self.direct_url.as_deref().map(redact::redact))
+            .field(
+                "direct_url",
+                &self.direct_url.as_deref().map(redact::redact),
+            )
             .field("pool_size", &self.pool_size)
             .field("max_batch", &self.max_batch)
             .field("migrate", &self.migrate)
