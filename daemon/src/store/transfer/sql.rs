@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_run_hands_its_new_id_to_its_outcomes_on_sqlite() {
-        assert!(insert(&TEST_RUNS, Dialect::Sqlite).ends_with("?11) returning id"));
+        assert!(insert(&TEST_RUNS, Dialect::Sqlite).ends_with("?13) returning id"));
         assert_eq!(
             insert_children(TEST_RUNS.children.unwrap()),
             "insert into test_outcomes (run_id, nodeid, outcome) \
