@@ -277,6 +277,8 @@ mod tests {
                 command: Vec::new(),
                 coverage: None,
                 artifacts,
+                flaky: Vec::new(),
+                flaky_in_run: 0,
             }),
             run_dir: Some("/p/.huddle/runs/20260101T000000.000Z".into()),
             flaky: Vec::new(),
