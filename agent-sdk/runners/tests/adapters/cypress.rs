@@ -12,6 +12,10 @@ use std::path::Path;
 
 const FW: Framework = Framework::Cypress;
 
+/// Cypress's CLI starts Xvfb on display :99 when DISPLAY is unset, and a second run at the
+/// same time fails: the tests of this module run one at a time (nextest: the `cypress` group).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 const EXPECTED: &[(&str, Outcome)] = &[
     (
         "cypress/e2e/login.cy.js::Login::shows the form",
@@ -63,6 +67,7 @@ fn cy_opts(project: &Path) -> RunOptions {
 async fn cypress_is_detected_run_and_counted_per_spec() {
     require_tool("node");
     require_tool("Xvfb");
+    let _turn = ONE_AT_A_TIME.lock().await;
     let project = fixture("cypress");
     let detection = detect(project.path(), &Overrides::default()).expect("detects");
     assert_eq!(detection.framework, FW, "{}", detection.explain());
@@ -91,6 +96,7 @@ async fn cypress_is_detected_run_and_counted_per_spec() {
 async fn a_filter_becomes_a_spec_glob() {
     require_tool("node");
     require_tool("Xvfb");
+    let _turn = ONE_AT_A_TIME.lock().await;
     let project = fixture("cypress");
     let opts = RunOptions {
         filter: Some("login".into()),
@@ -116,6 +122,7 @@ async fn a_filter_becomes_a_spec_glob() {
 async fn failed_reruns_the_failed_tests_spec_files() {
     require_tool("node");
     require_tool("Xvfb");
+    let _turn = ONE_AT_A_TIME.lock().await;
     let project = fixture("cypress");
     let cy = cy_opts(project.path());
     run_tests(project.path(), FW, &cy).await.expect("full run");
@@ -148,6 +155,7 @@ async fn failed_reruns_the_failed_tests_spec_files() {
 async fn a_filter_that_matches_no_spec_is_a_runner_error_with_cypress_words() {
     require_tool("node");
     require_tool("Xvfb");
+    let _turn = ONE_AT_A_TIME.lock().await;
     let project = fixture("cypress");
     let opts = RunOptions {
         filter: Some("nothing-like-this".into()),

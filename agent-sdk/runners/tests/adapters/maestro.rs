@@ -84,6 +84,11 @@ async fn a_retry_that_passes_every_failure_makes_the_run_pass() {
     );
     assert_eq!((report.exitcode, report.flaky_in_run), (0, 1));
     assert!(report.all_passed());
+    let summary = huddle_runners::human::render_summary(&report, None);
+    assert!(
+        summary.contains("flaky in this run: 1 (failed, then passed on a retry): .maestro/checkout.yaml::checkout"),
+        "{summary}"
+    );
 }
 
 #[tokio::test]
