@@ -216,7 +216,11 @@ fn from_package_json(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework,
 
 /// Cypress, when the test script runs it or the project depends on it.
 fn from_cypress(script: &str, depends: bool) -> Option<(Framework, String)> {
-    let words: Vec<&str> = script.split_whitespace().collect();
+    // Quotes stripped: `start-server-and-test dev 3000 'cypress run'` runs cypress too.
+    let words: Vec<&str> = script
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
+        .collect();
     if words.windows(2).any(|w| w == ["cypress", "run"]) {
         return Some((
             Framework::Cypress,

@@ -168,3 +168,19 @@ async fn a_filter_that_matches_no_spec_is_a_runner_error_with_cypress_words() {
     assert_eq!(counts(&report), (0, 0, 1, 0, 1), "{:?}", report.tests);
     assert!(longrepr(&report, "[runner]").contains("no spec files were found"));
 }
+
+#[test]
+fn a_unit_test_runner_outranks_cypress_and_cypress_alone_is_detected() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |json: &str| std::fs::write(dir.path().join("package.json"), json).unwrap();
+    let detected = || detect(dir.path(), &Overrides::default()).map(|d| d.framework);
+    write(
+        r#"{"devDependencies": {"jest": "29.7.0", "cypress": "15.3.0"}, "scripts": {"test": "jest", "e2e": "cypress run"}}"#,
+    );
+    assert_eq!(detected().unwrap(), Framework::Jest);
+    write(r#"{"devDependencies": {"cypress": "15.3.0"}}"#);
+    assert_eq!(detected().unwrap(), FW);
+    write(r#"{"scripts": {"test": "start-server-and-test dev 3000 'cypress run'"}}"#);
+    // Behind a server starter, quoted.
+    assert_eq!(detected().unwrap(), FW);
+}
