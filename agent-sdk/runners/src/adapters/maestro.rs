@@ -119,9 +119,34 @@ pub(crate) fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     Ok(prepared)
 }
 
-/// Flow names to their project-relative files, for the flows in `.maestro/` and those run.
+/// The flows in `dir` and its subfolders (a `config.yaml` can take flows from those).
+fn flow_files_within(dir: &Path, depth: usize) -> Vec<PathBuf> {
+    let mut flows = flow_files(dir);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return flows;
+    };
+    let mut subdirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    subdirs.sort();
+    if depth < 4 {
+        for d in subdirs {
+            flows.extend(flow_files_within(&d, depth + 1));
+        }
+    }
+    flows
+}
+
+/// Flow names to their project-relative files, for the flows under `.maestro/` and those run.
 fn names_to_files(ctx: &Ctx<'_>, ran: &[String]) -> Vec<(String, String)> {
-    let mut files: Vec<PathBuf> = flow_files(&ctx.project.join(FLOWS_DIR));
+    let mut files: Vec<PathBuf> = flow_files_within(&ctx.project.join(FLOWS_DIR), 0);
     for f in ran {
         let p = ctx.project.join(f);
         if p.is_file() && !files.contains(&p) {
