@@ -30,7 +30,8 @@ pub struct TestArgs {
     /// The project to test.
     #[arg(long, default_value = ".")]
     pub project: PathBuf,
-    /// pytest, jest, vitest, mocha, go or cargo (default: detected from the project).
+    /// pytest, jest, vitest, mocha, node-test, go, cargo, cypress or maestro (default: detected
+    /// from the project).
     #[arg(long)]
     pub framework: Option<String>,
     /// Print the report (JSON) on stdout instead of the summary: the `huddle` command line's

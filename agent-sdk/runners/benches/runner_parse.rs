@@ -147,6 +147,8 @@ fn main() {
         command: vec!["python3".into(), "-m".into(), "pytest".into()],
         coverage: None,
         artifacts: Vec::new(),
+        flaky: Vec::new(),
+        flaky_in_run: 0,
     };
     time(
         "finish: scrub + report.json + junit.xml",

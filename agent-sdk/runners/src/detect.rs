@@ -65,7 +65,8 @@ pub const LOOKED_FOR: &str = "an explicit --framework, task metadata `framework`
 `test_strategy.test_framework`, package.json with a vitest/jest/mocha dependency or test \
 script (or `node --test`), a vitest/jest/mocha config file or installed package (also through a wrapper such as \
 kcd-scripts), pytest.ini, pyproject.toml [tool.pytest…], setup.cfg [tool:pytest], tox.ini [pytest], \
-conftest.py, test_*.py or *_test.py, go.mod, Cargo.toml";
+conftest.py, test_*.py or *_test.py, go.mod, Cargo.toml, a cypress dependency or `cypress run` \
+test script (when no unit-test runner is found), a `.maestro/` folder of flows";
 
 /// A check of the project's files: the framework it found and why, noting what it saw.
 type Finder = fn(&Path, &mut Vec<String>) -> Option<(Framework, String)>;
@@ -116,7 +117,13 @@ pub fn detect(project: &Path, overrides: &Overrides<'_>) -> Result<Detection, Ru
     if !project.is_dir() {
         return Err(RunnerError::NoProject(project.to_path_buf()));
     }
-    let finders: [Finder; 4] = [from_package_json, from_python, from_go, from_cargo];
+    let finders: [Finder; 5] = [
+        from_package_json,
+        from_python,
+        from_go,
+        from_cargo,
+        from_maestro,
+    ];
     for find in finders {
         if let Some((framework, reason)) = find(project, &mut checks) {
             return Ok(Detection {
@@ -196,13 +203,36 @@ fn from_package_json(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework,
         ));
     }
     match deps.as_slice() {
-        [] => crate::detect_node::from_config_or_install(dir, checks),
+        // A unit-test runner outranks Cypress: its end-to-end suite is the slower, rarer run.
+        [] => crate::detect_node::from_config_or_install(dir, checks)
+            .or_else(|| from_cypress(script, has_dep("cypress"))),
         [f] => Some((*f, format!("package.json depends on {f}"))),
         [f, ..] => Some((
             *f,
             format!("package.json depends on {dep_names:?} and its test script names none; {f} preferred"),
         )),
     }
+}
+
+/// Cypress, when the test script runs it or the project depends on it.
+fn from_cypress(script: &str, depends: bool) -> Option<(Framework, String)> {
+    // Quotes stripped: `start-server-and-test dev 3000 'cypress run'` runs cypress too.
+    let words: Vec<&str> = script
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
+        .collect();
+    if words.windows(2).any(|w| w == ["cypress", "run"]) {
+        return Some((
+            Framework::Cypress,
+            format!("package.json's test script runs cypress ({script:?}) and no unit-test runner was found"),
+        ));
+    }
+    depends.then(|| {
+        (
+            Framework::Cypress,
+            "package.json depends on cypress and no unit-test runner was found".to_string(),
+        )
+    })
 }
 
 fn contains(dir: &Path, file: &str, needle: &str) -> bool {
@@ -266,4 +296,17 @@ fn from_cargo(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework, String
         if found { "present" } else { "absent" }
     ));
     found.then(|| (Framework::Cargo, "found Cargo.toml".to_string()))
+}
+
+/// Maestro's convention: flows (`*.yaml`) in a `.maestro/` folder at the project root.
+fn from_maestro(dir: &Path, checks: &mut Vec<String>) -> Option<(Framework, String)> {
+    let flows =
+        crate::adapters::maestro::flow_files(&dir.join(crate::adapters::maestro::FLOWS_DIR));
+    checks.push(format!(".maestro/ flows: {}", flows.len()));
+    (!flows.is_empty()).then(|| {
+        (
+            Framework::Maestro,
+            format!("found {} Maestro flow(s) in .maestro/", flows.len()),
+        )
+    })
 }

@@ -23,6 +23,10 @@ pub enum Framework {
     Go,
     /// `cargo test`, or `cargo nextest run` when cargo-nextest is installed.
     Cargo,
+    /// Cypress (`cypress run --reporter json`).
+    Cypress,
+    /// Maestro mobile UI flows (`maestro test --format junit`).
+    Maestro,
     /// Playwright Test (`@playwright/test`): the e2e tier's runner, never detected as a
     /// project's framework (so not in [`Framework::ALL`]).
     Playwright,
@@ -30,11 +34,13 @@ pub enum Framework {
 
 impl Framework {
     /// Every framework, in detection order of their project files.
-    pub const ALL: [Framework; 7] = [
+    pub const ALL: [Framework; 9] = [
         Framework::Vitest,
         Framework::Jest,
         Framework::Mocha,
         Framework::NodeTest,
+        Framework::Cypress,
+        Framework::Maestro,
         Framework::Pytest,
         Framework::Go,
         Framework::Cargo,
@@ -50,6 +56,8 @@ impl Framework {
             Framework::NodeTest => "node-test",
             Framework::Go => "go",
             Framework::Cargo => "cargo",
+            Framework::Cypress => "cypress",
+            Framework::Maestro => "maestro",
             Framework::Playwright => "playwright",
         }
     }
@@ -62,6 +70,7 @@ impl Framework {
                 | Framework::Vitest
                 | Framework::Mocha
                 | Framework::NodeTest
+                | Framework::Cypress
                 | Framework::Playwright
         )
     }
@@ -81,7 +90,7 @@ impl fmt::Display for UnknownFramework {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown test framework {:?}: expected one of pytest, jest, vitest, mocha, node-test, go, cargo, playwright",
+            "unknown test framework {:?}: expected one of pytest, jest, vitest, mocha, node-test, go, cargo, cypress, maestro, playwright",
             self.0
         )
     }
@@ -108,6 +117,8 @@ impl FromStr for Framework {
             "cargo" | "cargo test" | "cargo-test" | "nextest" | "cargo nextest" | "rust" => {
                 Framework::Cargo
             }
+            "cypress" | "cypress run" => Framework::Cypress,
+            "maestro" | "maestro test" => Framework::Maestro,
             "playwright" | "@playwright/test" => Framework::Playwright,
             _ => return Err(UnknownFramework(s.to_string())),
         };

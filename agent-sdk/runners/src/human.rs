@@ -79,6 +79,15 @@ pub fn render_summary(report: &Report, run_dir: Option<&Path>) -> String {
     if let Some(c) = &report.coverage {
         let _ = writeln!(out, "coverage: {:.1}% of lines", c.line_percent);
     }
+    if report.flaky_in_run > 0 {
+        // Counted as passed above; said here so a pass after a retry is not mistaken for health.
+        let _ = writeln!(
+            out,
+            "flaky in this run: {} (failed, then passed on a retry): {}",
+            report.flaky_in_run,
+            report.flaky.join(", ")
+        );
+    }
     if let Some(dir) = run_dir {
         let _ = writeln!(
             out,

@@ -156,6 +156,18 @@ pub struct Report {
     /// (paths relative to it), within the run's cap.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<crate::artifacts::Artifact>,
+    /// Tests that failed and then passed within this run (Maestro flows passing on huddle's
+    /// retry, Cypress tests passing on one of their own `retries`): counted as passed,
+    /// listed here by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
+    /// How many tests are in `flaky` (the seeds' `flakyInRun`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flaky_in_run: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Report {

@@ -94,10 +94,10 @@ async fn run_suite(
         grace: opts.kill_grace,
     };
     let caps = &opts.output;
-    // go, cargo and mocha 8 report on stdout, which huddle must read whole.
+    // go, cargo, mocha 8 and cypress report on stdout, which huddle must read whole.
     let stdout_cap = (!matches!(
         framework,
-        Framework::Go | Framework::Cargo | Framework::Mocha
+        Framework::Go | Framework::Cargo | Framework::Mocha | Framework::Cypress
     ))
     .then_some(caps.per_stream);
     // Counts while the run goes, when the caller asked for them (`huddle test`'s live line).
@@ -133,6 +133,11 @@ async fn run_suite(
     };
     let mut tests = collected.tests;
     crate::report::disambiguate_ids(tests.iter_mut().map(|t| &mut t.nodeid));
+    // A retry that re-ran every failure speaks for the run's exit (Maestro).
+    let mut captured = captured;
+    if let Some(code) = collected.retry_exit_code {
+        captured.exit_code = code;
+    }
     account_for_exit(&mut tests, &captured, opts, framework, &collected.running);
     crate::limits::cap_failures(&mut tests, caps);
     let exitcode = match (collected.timed_out, captured.exit_code) {
@@ -156,6 +161,8 @@ async fn run_suite(
             prepared.report_file.as_deref(),
             caps.artifacts,
         ),
+        flaky_in_run: collected.flaky.len(),
+        flaky: collected.flaky,
     };
     rundir::finish(&run_dir, &mut report)?;
     rundir::prune(&runs_dir, caps.keep_runs)?;

@@ -81,6 +81,13 @@ pub fn missing(tool: &str, project: &Path) -> RunnerError {
             "install Go (e.g. `apt-get install golang-go`, or from https://go.dev/dl/)".to_string()
         }
         "cargo" => "install Rust with rustup (https://rustup.rs)".to_string(),
+        "cypress" => format!(
+            "cypress is not installed in {}/node_modules: run `npm ci` there (or `npm install \
+             --save-dev cypress`)",
+            project.display()
+        ),
+        "maestro" => "install the Maestro CLI (https://maestro.mobile.dev) and put `maestro` on PATH"
+            .to_string(),
         "cargo-nextest" => "install cargo-nextest (`cargo install cargo-nextest --locked`), or \
                             let huddle use `cargo test`"
             .to_string(),

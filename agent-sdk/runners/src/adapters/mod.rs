@@ -10,11 +10,13 @@ pub mod cargo_nextest;
 mod cargo_timeout;
 mod cargo_workspace;
 mod cli_options;
+pub mod cypress;
 pub mod go;
 pub mod go_events;
 pub mod jest;
 mod jest_json;
 mod jest_progress;
+pub mod maestro;
 pub mod mocha;
 mod mocha_json;
 mod mocha_progress;
@@ -141,6 +143,11 @@ pub(crate) struct Collected {
     pub exit_code: Option<i32>,
     /// Tests that had started and not finished when the timeout stopped the run, by id.
     pub running: Vec<String>,
+    /// Tests that failed and then passed in this run, by id (see `Report::flaky`).
+    pub flaky: Vec<String>,
+    /// The exit code of a retry that re-ran every failure of the first attempt (Maestro);
+    /// it replaces the first attempt's, so a run whose retries all passed exits 0.
+    pub retry_exit_code: Option<i32>,
 }
 
 /// Checks the caller's runner arguments (`huddle test -- …`) before anything starts: the
@@ -176,6 +183,8 @@ pub(crate) async fn prepare(fw: Framework, ctx: &Ctx<'_>) -> Result<Prepared, Ru
         Framework::NodeTest => node_test::prepare(ctx),
         Framework::Go => go::prepare(ctx),
         Framework::Cargo => cargo::prepare(ctx).await,
+        Framework::Cypress => cypress::prepare(ctx),
+        Framework::Maestro => maestro::prepare(ctx),
         Framework::Playwright => playwright::prepare(ctx),
     }
 }
@@ -194,6 +203,8 @@ pub(crate) async fn collect(
         Framework::NodeTest => node_test::collect(ctx, prepared, captured),
         Framework::Go => go::collect(ctx, captured),
         Framework::Cargo => cargo::collect(ctx, prepared, captured).await,
+        Framework::Cypress => cypress::collect(ctx, captured),
+        Framework::Maestro => maestro::collect(ctx, prepared, captured).await,
         Framework::Playwright => playwright::collect(ctx, prepared, captured),
     }
 }
@@ -207,6 +218,8 @@ pub(crate) async fn list(fw: Framework, ctx: &Ctx<'_>) -> Result<Listing, Runner
         Framework::NodeTest => node_test::list(ctx).await,
         Framework::Go => go::list(ctx).await,
         Framework::Cargo => cargo::list(ctx).await,
+        Framework::Cypress => cypress::list(ctx),
+        Framework::Maestro => maestro::list(ctx),
         Framework::Playwright => playwright::list(ctx).await,
     }
 }

@@ -56,12 +56,11 @@ pub fn classify_project(
         | Framework::NodeTest => test_files(project, framework),
         Framework::Cargo => super::cargo_tier::test_files(project),
         Framework::Go => super::go_tier::test_files(project),
-        Framework::Playwright => {
-            return Err(RunnerError::Unsupported(
+        Framework::Playwright | Framework::Cypress | Framework::Maestro => {
+            return Err(RunnerError::Unsupported(format!(
                 "test tiers start from the project's unit-test runner (pytest, jest, vitest, \
-                 mocha, node:test, cargo or go); its Playwright files are the e2e tier"
-                    .into(),
-            ))
+                 mocha, node:test, cargo or go); {framework} runs end-to-end tests"
+            )))
         }
     };
     Ok(files

@@ -35,6 +35,8 @@ fn sample() -> Report {
         command: vec!["pytest".into()],
         coverage: None,
         artifacts: Vec::new(),
+        flaky: Vec::new(),
+        flaky_in_run: 0,
     }
 }
 

@@ -121,6 +121,12 @@ impl CycleSummary {
                 data["artifacts"] = json!({ "runDir": dir, "files": r.artifacts });
             }
         }
+        // Tests that failed and passed on a retry within the final run (Maestro's retry,
+        // Cypress's own retries): the seeds' `flakyInRun`, beside the history's `flaky`.
+        if let Some(r) = self.report.as_ref().filter(|r| r.flaky_in_run > 0) {
+            data["flakyInRun"] = json!(r.flaky_in_run);
+            data["flakyInRunTests"] = json!(r.flaky);
+        }
         if !self.gates.is_empty() {
             data["gates"] = json!(self.gates);
         }
@@ -277,6 +283,8 @@ mod tests {
                 command: Vec::new(),
                 coverage: None,
                 artifacts,
+                flaky: Vec::new(),
+                flaky_in_run: 0,
             }),
             run_dir: Some("/p/.huddle/runs/20260101T000000.000Z".into()),
             flaky: Vec::new(),
@@ -308,5 +316,20 @@ mod tests {
         );
         assert_eq!(data["artifacts"]["files"][0]["kind"], "screenshot");
         assert!(summary(Vec::new()).test_result().get("artifacts").is_none());
+    }
+
+    #[test]
+    fn the_result_counts_tests_that_passed_on_a_retry_in_the_run() {
+        let mut s = summary(Vec::new());
+        assert!(s.test_result().get("flakyInRun").is_none());
+        let report = s.report.as_mut().unwrap();
+        report.flaky = vec![".maestro/checkout.yaml::checkout".into()];
+        report.flaky_in_run = 1;
+        let data = s.test_result();
+        assert_eq!(data["flakyInRun"], 1);
+        assert_eq!(
+            data["flakyInRunTests"][0],
+            ".maestro/checkout.yaml::checkout"
+        );
     }
 }

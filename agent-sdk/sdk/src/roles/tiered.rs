@@ -194,5 +194,7 @@ pub(crate) fn merged(report: &TiersReport) -> Report {
         coverage: None,
         // Each tier lists its own (`summary`'s `artifacts`, relative to the pipeline's dir).
         artifacts: Vec::new(),
+        flaky: Vec::new(),
+        flaky_in_run: 0,
     }
 }
