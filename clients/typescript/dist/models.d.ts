@@ -215,6 +215,24 @@ export interface TestRunSummary {
     passRate: number;
     /** The test tier the run covered (`unit`, `pbt`, `integration`, `e2e`), when it was one tier's run. */
     tier?: string;
+    /** The task the run verified, when it was posted for one. */
+    task?: string;
+    /** The files the run kept beside its report, when the worker listed them. */
+    artifacts?: TestRunArtifacts;
+}
+/** Where a run's kept files are (on the worker's machine) and what each is. */
+export interface TestRunArtifacts {
+    runDir: string;
+    files: TestRunArtifact[];
+}
+export interface TestRunArtifact {
+    /** Relative to `runDir`. */
+    path: string;
+    /** `screenshot`, `trace`, `video` or `raw_report`. */
+    kind: string;
+    bytes: number;
+    /** Removed to keep the run under the worker's cap: listed, no longer on disk. */
+    removed?: boolean;
 }
 export interface TestHistory {
     /** The project asked for, or the one posted to last; absent before any run. */
@@ -236,4 +254,6 @@ export interface FlakyTests {
     tree?: string;
     runs: number;
     tests: FlakyTest[];
+    /** Flaky tests left off the end because the answer reached the daemon's page budget. */
+    omitted?: number;
 }

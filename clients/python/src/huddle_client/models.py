@@ -286,6 +286,10 @@ class TestRunSummary:
     errors: int
     pass_rate: float
     tier: Optional[str] = None
+    # The task the run verified, when it was posted for one.
+    task: Optional[str] = None
+    # The files the run kept: {"runDir": ..., "files": [{"path", "kind", "bytes", "removed"}]}.
+    artifacts: Optional[Dict[str, Any]] = None
 
 
 @dataclass
@@ -313,4 +317,6 @@ class FlakyTests:
     tests: List[FlakyTest]
     project: Optional[str] = None
     tree: Optional[str] = None
+    # Flaky tests left off the end because the answer reached the daemon's page budget.
+    omitted: int = 0
     _nested = {"tests": FlakyTest}
