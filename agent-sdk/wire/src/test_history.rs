@@ -95,6 +95,7 @@ pub struct NewTestRun {
 pub struct TestRunArtifacts {
     /// The run's directory on the worker's machine (its `report.json` is there).
     pub run_dir: String,
+    /// Each kept file (at most 500).
     pub files: Vec<TestRunArtifact>,
 }
 
@@ -108,6 +109,7 @@ pub struct TestRunArtifact {
     pub path: String,
     /// `screenshot`, `trace`, `video` or `raw_report`.
     pub kind: String,
+    /// Its size in bytes.
     pub bytes: u64,
     /// Removed to keep the run under the worker's cap: listed, no longer on disk.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
