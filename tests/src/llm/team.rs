@@ -93,12 +93,13 @@ impl Team {
         tokio::spawn(w.run_until(self.stop.clone()));
     }
 
-    /// Waits (up to 3 minutes) for `id` to be completed or failed, then for its verdict: the
+    /// Waits (up to 7 minutes: a fix cycle of several full runs, with CI's other suites on the
+    /// same two cores, took over 3) for `id` to be completed or failed, then for its verdict: the
     /// roles post `test_result` after the task is closed, last of the task's messages — or,
     /// when the cycle could not run at all, an `error` before it (`model_unreachable` is
     /// followed by a `test_result`).
     pub async fn closed(&self, id: &str) -> Task {
-        eventually(180, &format!("{id} closed"), || async {
+        eventually(420, &format!("{id} closed"), || async {
             let t = self.coord.get_task(id).await.unwrap();
             matches!(t.status, TaskStatus::Completed | TaskStatus::Failed)
         })
