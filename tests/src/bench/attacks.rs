@@ -10,7 +10,7 @@
 //! 5. an import of the large team's file, and 6. its deletion (a chunk per writer job).
 
 use super::client::{setup_team, BenchClient};
-use super::isolation::apart;
+use super::isolation::{self, apart};
 use super::stats::{Figures, Latencies};
 use super::Sizes;
 use serde_json::{json, Value};
@@ -31,35 +31,10 @@ const SAMPLES: usize = 200;
 const STORM_CLIENTS: usize = 16;
 const RECONNECT_LOOPS: usize = 320;
 
-/// The victim's write (a message) and read (a page of tasks), one after another, on a runtime
-/// of its own: `SAMPLES` of each, or with `until`, as many as fit before it is set (one at least).
+/// The victim's samples ([`isolation::victim`]) on a runtime of its own.
 async fn victim(client: &BenchClient, until: Option<Arc<AtomicBool>>) -> (Latencies, Latencies) {
     apart(client, move |c| async move {
-        let (mut writes, mut reads) = (Latencies::default(), Latencies::default());
-        let body = json!({"to": "*", "type": "status", "summary": "steady"});
-        let (http, auth) = c.raw();
-        loop {
-            let t0 = Instant::now();
-            c.post_ok("/v1/teams/victim/messages", &body, 201).await;
-            writes.push(t0.elapsed());
-            let t0 = Instant::now();
-            let res = http
-                .get(format!("{}/v1/teams/victim/tasks?limit=50", c.base))
-                .header("authorization", auth)
-                .send()
-                .await
-                .expect("victim read");
-            assert_eq!(res.status().as_u16(), 200);
-            let _ = res.bytes().await;
-            reads.push(t0.elapsed());
-            let done = match &until {
-                Some(flag) => flag.load(Ordering::Relaxed),
-                None => writes.0.len() >= SAMPLES,
-            };
-            if done {
-                return (writes, reads);
-            }
-        }
+        isolation::victim(&c, SAMPLES, until).await
     })
     .await
 }

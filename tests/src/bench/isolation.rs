@@ -26,12 +26,17 @@ const FAN_OBSERVERS: usize = 10;
 const STREAMS_PER_OBSERVER: usize = 32;
 const FAN_POSTERS: usize = 4;
 
-/// The victim's write (a message) and read (a page of tasks), timed one after another.
-async fn victim(client: &BenchClient) -> (Latencies, Latencies) {
+/// The victim's write (a message) and read (a page of tasks), timed one after another:
+/// `samples` of each, or with `until`, as many as fit before it is set (one at least).
+pub async fn victim(
+    client: &BenchClient,
+    samples: usize,
+    until: Option<Arc<AtomicBool>>,
+) -> (Latencies, Latencies) {
     let (mut writes, mut reads) = (Latencies::default(), Latencies::default());
     let body = json!({"to": "*", "type": "status", "summary": "steady"});
     let (http, auth) = client.raw();
-    for _ in 0..SAMPLES {
+    loop {
         let t0 = Instant::now();
         client
             .post_ok("/v1/teams/victim/messages", &body, 201)
@@ -47,8 +52,14 @@ async fn victim(client: &BenchClient) -> (Latencies, Latencies) {
         assert_eq!(res.status().as_u16(), 200);
         let _ = res.bytes().await;
         reads.push(t0.elapsed());
+        let done = match &until {
+            Some(flag) => flag.load(Ordering::Relaxed),
+            None => writes.0.len() >= samples,
+        };
+        if done {
+            return (writes, reads);
+        }
     }
-    (writes, reads)
 }
 
 /// Runs `take` with a copy of `client` on a runtime and thread of its own. Another team's
@@ -74,7 +85,7 @@ where
 
 /// The victim's samples ([`victim`]), on a runtime of its own ([`apart`]).
 async fn victim_apart(client: &BenchClient) -> (Latencies, Latencies) {
-    apart(client, |c| async move { victim(&c).await }).await
+    apart(client, |c| async move { victim(&c, SAMPLES, None).await }).await
 }
 
 /// Runs `attack` on `ATTACKERS` clients until the victim has its samples.
