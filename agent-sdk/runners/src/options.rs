@@ -64,6 +64,11 @@ pub struct RunOptions {
     pub output: crate::limits::OutputLimits,
     /// go build tags (`go test -tags=…`), for tests behind `//go:build integration`; go only.
     pub build_tags: Vec<String>,
+    /// Keep the project's own files out of the runner's start-up, for a verdict re-run in a
+    /// clean copy: pytest runs with `PYTHONSAFEPATH` (the project root is not put first on
+    /// `sys.path`, so a module there cannot stand in for pytest or the standard library; it is
+    /// appended after them instead) and without its cache.
+    pub isolated: bool,
 }
 
 impl Default for RunOptions {
@@ -80,6 +85,7 @@ impl Default for RunOptions {
             runner_args: Vec::new(),
             output: crate::limits::OutputLimits::default(),
             build_tags: Vec::new(),
+            isolated: false,
         }
     }
 }

@@ -2,7 +2,9 @@
 //! `requireEvidence: true`, or an id prefix in `[tasks] evidence_prefixes`) completes only
 //! when `result.evidence` names a run in the team's own test history that proves it — posted
 //! by the agent holding the task, for this task, on the tree the result names, at or above
-//! the task's gate, with every test the task targets passing. A coordinator reading
+//! the task's gate, with every test the task targets passing, and held to where the task
+//! began ([`super::evidence_start`]): no test that passed in the claimant's first run for the
+//! task failing, every acceptance test passing. A coordinator reading
 //! "completed" on such a task can trust it without re-running anything; what the daemon cannot
 //! know is whether the run's outcomes are what the suite really did (a worker could post any
 //! outcomes), which SECURITY.md says.
@@ -92,6 +94,7 @@ async fn verify(
     // The claimant posts the run; a coordinator completing a held task completes on its run.
     let claimant = task.claimed_by.as_deref().unwrap_or(&caller.agent);
     proves(run, claimant, id, tree, gate, &targets(task))
+        .and_then(|()| super::evidence_start::holds(&runs, run, claimant, task))
         .map_err(|(why, details)| mismatch(id, why, details))
 }
 

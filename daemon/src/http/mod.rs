@@ -9,6 +9,7 @@ mod cursors;
 mod dashboard;
 pub mod error;
 pub mod evidence;
+mod evidence_start;
 pub mod extract;
 mod gate_records;
 mod gates;

@@ -195,3 +195,39 @@ test(\"multiplies\", () => {\n  expect(multiply(2, 3)).toBe(6);\n});\n",
     );
     p
 }
+
+/// `shout.go`'s return line, and its bug.
+pub const GO_SHOUT_OK: &str = "return strings.ToUpper(text) + \"!\"";
+pub const GO_SHOUT_BUG: &str = "return strings.ToUpper(text) + \"?\"";
+
+/// A go module with `Shout` (bug in) and `Whisper`, three tests: `TestShout` fails.
+pub fn go_project() -> Project {
+    require_tool("go");
+    let dir = tempfile::Builder::new()
+        .prefix("huddle-fix-go-")
+        .tempdir()
+        .unwrap();
+    let root = dir.path().join("ws").join("project");
+    let outside = dir.path().join("outside");
+    std::fs::write(&outside, "outside the project\n").unwrap();
+    let p = Project {
+        root,
+        outside,
+        _dir: dir,
+    };
+    p.write("go.mod", "module example.com/shout\n\ngo 1.19\n");
+    p.write(
+        "shout.go",
+        &format!(
+            "package shout\n\nimport \"strings\"\n\n// Shout upper-cases text and adds a bang.\nfunc Shout(text string) string {{\n\t{GO_SHOUT_BUG}\n}}\n\n\
+// Whisper lower-cases text.\nfunc Whisper(text string) string {{\n\treturn strings.ToLower(text)\n}}\n"
+        ),
+    );
+    p.write(
+        "shout_test.go",
+        "package shout\n\nimport \"testing\"\n\nfunc TestShout(t *testing.T) {\n\tif got := Shout(\"hi\"); got != \"HI!\" {\n\t\tt.Fatalf(\"Shout(hi) = %q, want HI!\", got)\n\t}\n}\n\n\
+func TestWhisper(t *testing.T) {\n\tif got := Whisper(\"HI\"); got != \"hi\" {\n\t\tt.Fatalf(\"Whisper(HI) = %q\", got)\n\t}\n}\n\n\
+func TestWhisperEmpty(t *testing.T) {\n\tif Whisper(\"\") != \"\" {\n\t\tt.Fatal(\"not empty\")\n\t}\n}\n",
+    );
+    p
+}

@@ -65,6 +65,9 @@ pub(crate) async fn prepare(ctx: &Ctx<'_>) -> Result<Prepared, RunnerError> {
     inv.arg("-m")
         .arg("pytest")
         .arg("--continue-on-collection-errors");
+    if ctx.opts.isolated {
+        isolate(ctx, &mut inv)?;
+    }
     let report = ctx.out(reporter.file());
     match reporter {
         Reporter::Huddle => {
@@ -199,6 +202,28 @@ impl Reporter {
 }
 
 /// `PYTHONPATH` with `dir` first, then the run's own value (or huddle's environment's).
+/// A module pytest loads (`-p`) before any conftest: the project root goes on `sys.path`
+/// after the standard library and site-packages, where `PYTHONSAFEPATH` left it off.
+const ROOT_LAST_MODULE: &str = "huddle_root_last";
+
+/// An isolated run: the project's own modules cannot stand in for pytest, its plugins or the
+/// standard library (`PYTHONSAFEPATH`, Python 3.11 and later), and pytest's cache stays off.
+fn isolate(ctx: &Ctx<'_>, inv: &mut crate::process::Invocation) -> Result<(), RunnerError> {
+    let root = serde_json::to_string(&ctx.project.to_string_lossy())
+        .map_err(|e| RunnerError::io("naming the project root", std::io::Error::other(e)))?;
+    let module = ctx.out(&format!("{ROOT_LAST_MODULE}.py"));
+    std::fs::write(&module, format!("import sys\nsys.path.append({root})\n"))
+        .map_err(|e| RunnerError::io(format!("writing {}", module.display()), e))?;
+    let path = prepend_pythonpath(&inv.env, ctx.run_dir)
+        .map_err(|e| RunnerError::io("setting PYTHONPATH", std::io::Error::other(e)))?;
+    inv.env.push(("PYTHONPATH".into(), path));
+    inv.env.push(("PYTHONSAFEPATH".into(), "1".into()));
+    inv.env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+    inv.arg("-p").arg(ROOT_LAST_MODULE);
+    inv.arg("-p").arg("no:cacheprovider");
+    Ok(())
+}
+
 fn prepend_pythonpath(
     env: &[(std::ffi::OsString, std::ffi::OsString)],
     dir: &std::path::Path,

@@ -159,6 +159,12 @@ pub enum StopReason {
     OnlyFlaky,
     /// The run found no test at all.
     NoTests,
+    /// The gate held in the checkout, but not when the original tests (and the task's
+    /// acceptance tests) were re-run in a clean copy.
+    NotVerified {
+        /// What the re-run showed, one line each.
+        problems: Vec<String>,
+    },
 }
 
 /// How a cycle ended. `passed` is always judged on a full run.

@@ -59,7 +59,7 @@ pub(crate) async fn evidence(
 
 /// `git rev-parse HEAD` and a SHA-256 of `git diff HEAD` plus the untracked files' names and
 /// contents; both `null` outside a git work tree (or without git).
-async fn git_state(project: &Path) -> (Option<String>, Option<String>) {
+pub(crate) async fn git_state(project: &Path) -> (Option<String>, Option<String>) {
     let Some(head) = git(project, &["rev-parse", "HEAD"]).await else {
         return (None, None);
     };

@@ -13,6 +13,8 @@ use super::runs::Runs;
 use super::settings::RoleSettings;
 use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy};
 use super::tester::conclude;
+use super::verify::origin::Origin;
+use super::verify::{confirm, Plan};
 use super::RoleError;
 use crate::cycles::executor::ExecutorCycle;
 use crate::cycles::StopReason;
@@ -111,6 +113,13 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         limits.coverage,
     );
     let policy = task_policy(task, Policy::executor());
+    let mut origin = match Origin::capture(&settings.project, &policy).await {
+        Ok(o) => o,
+        Err(e) => {
+            let e = RoleError::Config(format!("recording the task's starting files: {e}"));
+            return Err(report_failure(&p.reporter, e).await);
+        }
+    };
     let mut repairer = Repairer::new(
         settings.llm.clone(),
         settings.llm_missing.clone(),
@@ -119,7 +128,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
     );
     let mut cycle = ExecutorCycle::new(limits.clone());
     let mut history = RunHistory::new(ctx.client().clone(), p.project.clone(), task.id.clone());
-    let finish = match drive(
+    let mut finish = match drive(
         &mut cycle,
         &mut runs,
         &mut repairer,
@@ -133,11 +142,29 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Ok(f) => f,
         Err(i) => return Err(interrupted(&p.reporter, i).await),
     };
-    let report = runs.last_full.clone();
-    let coverage = report
+    let plan = Plan {
+        project: &settings.project,
+        framework: p.framework,
+        timeout,
+        full: runs.full_selection(),
+        task,
+        gate: limits.quality_gate,
+        checkout: runs.latest.keys().cloned().collect(),
+    };
+    let confirmed = match confirm(&mut origin, &plan, &runs, &mut finish, &mut history).await {
+        Ok(c) => c,
+        Err(e) => return Err(report_failure(&p.reporter, e).await),
+    };
+    // Coverage is measured in the checkout's runs; the verdict's counts come from the re-run.
+    let coverage = runs
+        .last_full
         .as_ref()
         .and_then(|r| r.coverage.as_ref())
         .map(|c| round(c.line_percent));
+    let (report, run_dir) = match confirmed.as_ref().and_then(|c| c.run.clone()) {
+        Some((report, dir)) => (Some(report), Some(dir)),
+        None => (runs.last_full.clone(), runs.last_full_dir.clone()),
+    };
     let s = report.as_ref().map(|r| r.summary).unwrap_or_default();
     let results = json!({
         "layer": layer,
@@ -163,8 +190,8 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         title: format!("QA run ({layer})"),
         finish,
         history: cycle.history().to_vec(),
-        report,
-        run_dir: runs.last_full_dir.clone(),
+        report: report.clone(),
+        run_dir,
         flaky: cycle.flaky().iter().cloned().collect(),
         vanished: runs.vanished.clone(),
         environment: cycle.environment().iter().cloned().collect(),
@@ -175,10 +202,18 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
     };
     let evidence = evidence(
         &settings.project,
-        runs.last_full.as_ref(),
+        report.as_ref(),
         &runs.vanished,
         &history.last,
     )
     .await;
-    conclude(&summary, &p.reporter.after_close(ctx), &repairer, evidence).await
+    let verification = confirmed.map(|c| c.json);
+    conclude(
+        &summary,
+        &p.reporter.after_close(ctx),
+        &repairer,
+        evidence,
+        verification,
+    )
+    .await
 }

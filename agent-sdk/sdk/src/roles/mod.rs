@@ -36,6 +36,7 @@ pub mod summary;
 pub mod tester;
 mod tiered;
 mod tree_watch;
+mod verify;
 
 pub use executor::ExecutorRole;
 pub use history::checkout_project;

@@ -160,6 +160,7 @@ pub fn stop_text(f: &Finish, gate: f64) -> String {
         StopReason::CannotFix { category, reason } => format!("stopped: a test fix cannot solve this ({category}) — {reason}"),
         StopReason::OnlyFlaky => "only flaky tests fail; they are not repaired".into(),
         StopReason::NoTests => "no tests ran".into(),
+        StopReason::NotVerified { problems } => format!("the gate held in the checkout but not in a clean copy of the task's original tests — {}", problems.join("; ")),
     }
 }
 

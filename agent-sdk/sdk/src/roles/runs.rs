@@ -42,6 +42,8 @@ pub(crate) struct Runs {
     pub vanished: Vec<String>,
     /// Tiered mode: every run is the tiers pipeline ([`super::tiered`]).
     pub tiered: Option<super::tiered::Tiered>,
+    /// The first full run's outcomes: what the verdict re-run is held to ([`super::verify`]).
+    pub first_full: Vec<Observed>,
 }
 
 impl Runs {
@@ -67,6 +69,7 @@ impl Runs {
             baseline: Baseline::default(),
             vanished: Vec::new(),
             tiered: None,
+            first_full: Vec::new(),
         }
     }
 
@@ -118,7 +121,15 @@ impl Runs {
         }
         let seen = self.observe(&report);
         self.baseline.observe(&seen);
+        if scope == Scope::Full && self.first_full.is_empty() {
+            self.first_full = seen.clone();
+        }
         Ok((scope, seen))
+    }
+
+    /// What a full run runs.
+    pub fn full_selection(&self) -> &Selection {
+        &self.full
     }
 
     /// Runs `tests` once more.

@@ -12,6 +12,8 @@ use super::report::{round, stop_text, CycleSummary};
 use super::runs::Runs;
 use super::settings::RoleSettings;
 use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy};
+use super::verify::origin::Origin;
+use super::verify::{confirm, Plan};
 use super::RoleError;
 use crate::cycles::tester::TesterCycle;
 use crate::cycles::{Finish, StopReason};
@@ -69,6 +71,13 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Err(e) => return Err(report_failure(&p.reporter, RoleError::Config(e)).await),
     };
     let policy = task_policy(task, Policy::tester());
+    let mut origin = match Origin::capture(&settings.project, &policy).await {
+        Ok(o) => o,
+        Err(e) => {
+            let e = RoleError::Config(format!("recording the task's starting files: {e}"));
+            return Err(report_failure(&p.reporter, e).await);
+        }
+    };
     let mut repairer = Repairer::new(
         settings.llm.clone(),
         settings.llm_missing.clone(),
@@ -91,9 +100,26 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
     if let Some(tiered) = &runs.tiered {
         tiered.stop_services().await;
     }
-    let finish = match driven {
+    let mut finish = match driven {
         Ok(f) => f,
         Err(i) => return Err(interrupted(&p.reporter, i).await),
+    };
+    let plan = Plan {
+        project: &settings.project,
+        framework: p.framework,
+        timeout,
+        full: runs.full_selection(),
+        task,
+        gate: limits.quality_gate,
+        checkout: runs.latest.keys().cloned().collect(),
+    };
+    let confirmed = match confirm(&mut origin, &plan, &runs, &mut finish, &mut history).await {
+        Ok(c) => c,
+        Err(e) => return Err(report_failure(&p.reporter, e).await),
+    };
+    let (report, run_dir) = match confirmed.as_ref().and_then(|c| c.run.clone()) {
+        Some((report, dir)) => (Some(report), Some(dir)),
+        None => (runs.last_full.clone(), runs.last_full_dir.clone()),
     };
     // Before giving up under the gate, a person may accept the run as it is (team setting).
     let mut gates = task.gates.clone();
@@ -103,8 +129,8 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         title: "Test cycle".into(),
         finish: finish.clone(),
         history: cycle.history().to_vec(),
-        report: runs.last_full.clone(),
-        run_dir: runs.last_full_dir.clone(),
+        report: report.clone(),
+        run_dir,
         flaky: cycle.flaky().iter().cloned().collect(),
         vanished: runs.vanished.clone(),
         environment: cycle.environment().iter().cloned().collect(),
@@ -118,12 +144,20 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
     };
     let evidence = evidence(
         &settings.project,
-        runs.last_full.as_ref(),
+        report.as_ref(),
         &runs.vanished,
         &history.last,
     )
     .await;
-    conclude(&summary, &p.reporter.after_close(ctx), &repairer, evidence).await
+    let verification = confirmed.map(|c| c.json);
+    conclude(
+        &summary,
+        &p.reporter.after_close(ctx),
+        &repairer,
+        evidence,
+        verification,
+    )
+    .await
 }
 
 /// Posts `error` when the model could not be used at all, or `fix_required` when the stop
@@ -136,6 +170,7 @@ pub(crate) async fn conclude(
     reporter: &super::Reporter,
     repairer: &Repairer,
     evidence: Value,
+    verification: Option<Value>,
 ) -> HandlerResult {
     let model_use = (repairer.calls, repairer.tokens());
     let f: &Finish = &summary.finish;
@@ -210,6 +245,9 @@ pub(crate) async fn conclude(
             );
         }
         o.insert("evidence".into(), evidence);
+        if let Some(v) = verification {
+            o.insert("verification".into(), v);
+        }
     }
     // The task's result is stored too: no secret in it, as in the message.
     crate::runners::scrub::scrub_json_value(&mut data);

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 /// Directories a test run may write: caches, coverage and reports, dependencies, huddle's own.
-const CACHES: &[&str] = &[
+pub(crate) const CACHES: &[&str] = &[
     ".git",
     ".huddle",
     "node_modules",
@@ -39,7 +39,7 @@ const CACHES: &[&str] = &[
 ];
 
 /// Files a test run may write (by name or suffix).
-fn is_cache_file(name: &str) -> bool {
+pub(crate) fn is_cache_file(name: &str) -> bool {
     name.starts_with(".coverage")
         || name.ends_with(".pyc")
         || name.ends_with(".pyo")
@@ -57,6 +57,11 @@ impl TreeState {
         let mut files = BTreeMap::new();
         walk(root, "", &mut files);
         TreeState(files)
+    }
+
+    /// Every file's path, relative to the root, in path order.
+    pub fn paths(&self) -> impl Iterator<Item = &String> {
+        self.0.keys()
     }
 
     /// The files added, removed or changed since `self`, in path order.

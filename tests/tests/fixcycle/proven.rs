@@ -1,0 +1,303 @@
+//! A pass proven, not reported (`roles::verify`): the verdict that meets the gate is a re-run
+//! of the original tests, with acceptance tests the model never saw, in a clean copy.
+//! - A hard-coded answer makes the visible tests pass and fails the hidden acceptance test:
+//!   the task fails, on pytest, jest and go. The honest fix completes, with the acceptance
+//!   results in the result, and the daemon takes the re-run as evidence.
+//! - A task that names its target does not complete while the target fails, whatever the
+//!   suite's pass rate.
+//! - Code that writes a test file while the suite runs is caught in the copy.
+
+use huddle_sdk::wire::{Task, TaskStatus};
+use huddle_tests::llm::projects::{
+    go_project, jest_project, pytest_project, Project, GO_SHOUT_BUG, GO_SHOUT_OK, JS_SHOUT_BUG,
+    JS_SHOUT_OK, SHOUT_BUG, SHOUT_OK, WHISPER_BUG, WHISPER_OK,
+};
+use huddle_tests::llm::stub::{fix, Scripted};
+use huddle_tests::llm::team::{settings, team};
+use huddle_tests::llm::LlmStub;
+use serde_json::{json, Value};
+use std::process::Command;
+
+fn git(root: &std::path::Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Makes the project a git repository and stores `files` on branch `acceptance` only: the
+/// working tree never holds them.
+fn hide_acceptance_tests(project: &Project, files: &[(&str, &str)]) {
+    let root = &project.root;
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::write(
+        root.join(".gitignore"),
+        ".huddle/\nnode_modules\n__pycache__/\n",
+    )
+    .unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "start"]);
+    git(root, &["checkout", "-q", "-b", "acceptance"]);
+    for (rel, text) in files {
+        project.write(rel, text);
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "acceptance tests"]);
+    git(root, &["checkout", "-q", "main"]);
+    for (rel, _) in files {
+        assert!(!root.join(rel).exists(), "{rel} is not in the working tree");
+    }
+}
+
+/// Runs a tester with `replies` on `project` for a task with `metadata`; answers the closed
+/// task and its `test_result` data.
+async fn tester_run(
+    project: &Project,
+    replies: Vec<Scripted>,
+    metadata: Value,
+) -> (Task, Value, LlmStub) {
+    let stub = LlmStub::start("sk-stub", replies).await;
+    let t = team().await;
+    t.task("TEST-001", metadata).await;
+    t.start_tester(settings(&project.root, Some(&stub)));
+    let task = t.closed("TEST-001").await;
+    let result = t.one("test_result").await.data;
+    (task, result, stub)
+}
+
+fn acceptance(paths: &[&str]) -> Value {
+    json!({"requireEvidence": true, "acceptance": {"ref": "acceptance", "paths": paths}})
+}
+
+const PY_HIDDEN: (&str, &str) = (
+    "tests/acceptance/test_shout_more.py",
+    "from pkg.strings import shout\n\n\ndef test_shout_other_words():\n    assert shout(\"hey\") == \"HEY!\"\n",
+);
+
+/// A special case for the visible test's input.
+const PY_HARD_CODED: &str =
+    "    if text == \"hi\":\n        return \"HI!\"\n    return text.upper() + \"?\"\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pytest_a_hard_coded_answer_fails_the_hidden_acceptance_test() {
+    let project = pytest_project(true, false);
+    hide_acceptance_tests(&project, &[PY_HIDDEN]);
+    let (task, result, stub) = tester_run(
+        &project,
+        vec![fix(&[("pkg/strings.py", SHOUT_BUG, PY_HARD_CODED)])],
+        acceptance(&["tests/acceptance"]),
+    )
+    .await;
+    assert_eq!(task.status, TaskStatus::Failed, "{result:#}");
+    let reason = task.failure_reason.unwrap_or_default();
+    assert!(reason.contains("acceptance test(s) fail"), "{reason}");
+    assert_eq!(result["qualityGatePassed"], false);
+    assert_eq!(result["stopReason"]["kind"], "notVerified");
+    let v = &result["verification"];
+    assert_eq!(v["acceptance"]["failed"], 1, "{v:#}");
+    assert_eq!(
+        v["acceptance"]["ids"][0],
+        "tests/acceptance/test_shout_more.py::test_shout_other_words"
+    );
+    // The model never saw the hidden test, nor was it ever in the checkout.
+    for i in 0..stub.requests().len() {
+        assert!(!stub.user_message(i).contains("test_shout_other_words"));
+    }
+    assert!(!project.root.join("tests/acceptance").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pytest_the_honest_fix_completes_on_the_re_run_as_evidence() {
+    let project = pytest_project(true, false);
+    hide_acceptance_tests(&project, &[PY_HIDDEN]);
+    let (task, result, stub) = tester_run(
+        &project,
+        vec![fix(&[("pkg/strings.py", SHOUT_BUG, SHOUT_OK)])],
+        acceptance(&["tests/acceptance"]),
+    )
+    .await;
+    assert_eq!(
+        task.status,
+        TaskStatus::Completed,
+        "{:?}",
+        task.failure_reason
+    );
+    assert_eq!(stub.requests().len(), 1);
+    assert_eq!(
+        result["iterations"], 2,
+        "one fix, then the verdict: as before"
+    );
+    let v = &result["verification"];
+    assert_eq!(
+        v["acceptance"],
+        json!({"files": 1, "passed": 1, "failed": 0, "ids": []}),
+        "{v:#}"
+    );
+    assert_eq!(v["passToPass"]["broken"], 0);
+    assert_eq!(
+        v["counts"]["total"], 8,
+        "7 original tests and 1 acceptance test"
+    );
+    let stored = task.result.expect("a result");
+    // The daemon checked the evidence: the run named is the clean copy's.
+    assert_eq!(stored["evidence"]["checked"]["by"], "huddled", "{stored:#}");
+    assert_eq!(stored["evidence"]["runId"], result["evidence"]["runId"]);
+    assert_eq!(project.read("pkg/strings.py").contains(SHOUT_OK), true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_target_that_still_fails_keeps_the_task_open_whatever_the_pass_rate() {
+    let project = pytest_project(true, true);
+    let (task, result, _stub) = tester_run(
+        &project,
+        // Fixes whisper only: 6 of 7 pass, above an 80 % gate, but the target is shout.
+        vec![fix(&[("pkg/strings.py", WHISPER_BUG, WHISPER_OK)])],
+        json!({"targets": ["tests/test_strings.py::test_shout"], "cycle": {"qualityGate": 80, "maxIterations": 2}}),
+    )
+    .await;
+    assert_eq!(task.status, TaskStatus::Failed, "{result:#}");
+    let reason = task.failure_reason.unwrap_or_default();
+    assert!(reason.contains("targets do not pass"), "{reason}");
+    assert!(
+        reason.contains("tests/test_strings.py::test_shout"),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jest_a_hard_coded_answer_fails_the_hidden_acceptance_test() {
+    let project = jest_project();
+    // Only shout is broken here.
+    project.write(
+        "src/strings.js",
+        &project
+            .read("src/strings.js")
+            .replace("return text.toUpperCase();", "return text.toLowerCase();"),
+    );
+    let hidden = (
+        "src/strings.hidden.test.js",
+        "const { shout } = require(\"./strings\");\n\ntest(\"shout works on other words\", () => {\n  expect(shout(\"hey\")).toBe(\"HEY!\");\n});\n",
+    );
+    hide_acceptance_tests(&project, &[hidden]);
+    let hard_coded = "if (text === \"hi\") return \"HI!\";\n  return `${text.toUpperCase()}?`;";
+    let (task, result, _stub) = tester_run(
+        &project,
+        vec![fix(&[("src/strings.js", JS_SHOUT_BUG, hard_coded)])],
+        acceptance(&["src/strings.hidden.test.js"]),
+    )
+    .await;
+    assert_eq!(task.status, TaskStatus::Failed, "{result:#}");
+    assert_eq!(
+        result["verification"]["acceptance"]["failed"], 1,
+        "{result:#}"
+    );
+
+    let project = jest_project();
+    project.write(
+        "src/strings.js",
+        &project
+            .read("src/strings.js")
+            .replace("return text.toUpperCase();", "return text.toLowerCase();"),
+    );
+    hide_acceptance_tests(&project, &[hidden]);
+    let (task, result, _stub) = tester_run(
+        &project,
+        vec![fix(&[("src/strings.js", JS_SHOUT_BUG, JS_SHOUT_OK)])],
+        acceptance(&["src/strings.hidden.test.js"]),
+    )
+    .await;
+    assert_eq!(task.status, TaskStatus::Completed, "{result:#}");
+    assert_eq!(
+        result["verification"]["acceptance"]["passed"], 1,
+        "{result:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_a_hard_coded_answer_fails_the_hidden_acceptance_test() {
+    let hidden = (
+        "shout_more_test.go",
+        "package shout\n\nimport \"testing\"\n\nfunc TestShoutOtherWords(t *testing.T) {\n\tif got := Shout(\"hey\"); got != \"HEY!\" {\n\t\tt.Fatalf(\"got %q\", got)\n\t}\n}\n",
+    );
+    let hard_coded =
+        "if text == \"hi\" {\n\t\treturn \"HI!\"\n\t}\n\treturn strings.ToUpper(text) + \"?\"";
+    let project = go_project();
+    hide_acceptance_tests(&project, &[hidden]);
+    let (task, result, _stub) = tester_run(
+        &project,
+        vec![fix(&[("shout.go", GO_SHOUT_BUG, hard_coded)])],
+        acceptance(&["shout_more_test.go"]),
+    )
+    .await;
+    assert_eq!(task.status, TaskStatus::Failed, "{result:#}");
+    assert_eq!(
+        result["verification"]["acceptance"]["failed"], 1,
+        "{result:#}"
+    );
+
+    let project = go_project();
+    hide_acceptance_tests(&project, &[hidden]);
+    let (task, result, _stub) = tester_run(
+        &project,
+        vec![fix(&[("shout.go", GO_SHOUT_BUG, GO_SHOUT_OK)])],
+        acceptance(&["shout_more_test.go"]),
+    )
+    .await;
+    assert_eq!(task.status, TaskStatus::Completed, "{result:#}");
+    assert_eq!(
+        result["verification"]["acceptance"]["passed"], 1,
+        "{result:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_that_writes_a_test_hook_while_the_suite_runs_is_caught_in_the_clean_copy() {
+    let project = pytest_project(true, false);
+    // The fix keeps the bug and, when imported, writes a conftest whose hook turns failures
+    // into passes: the next run in the checkout loads it. The hook travels hex-encoded, so no
+    // rule that reads the edit sees it.
+    let hook = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    out.get_result().outcome = \"passed\"\n";
+    let hex: String = hook.bytes().map(|b| format!("{b:02x}")).collect();
+    let writer = format!(
+        "    return text.upper() + \"?\"\n\n\n\
+import os as _os\n\
+_hook = _os.path.join(_os.path.dirname(__file__), \"..\", \"tests\", \"conftest.py\")\n\
+if not _os.path.exists(_hook):\n\
+    with open(_hook, \"w\") as _f:\n\
+        _f.write(bytes.fromhex(\"{hex}\").decode())\n"
+    );
+    let (task, result, _stub) = tester_run(
+        &project,
+        vec![
+            fix(&[("pkg/strings.py", SHOUT_BUG, &writer)]),
+            fix(&[(
+                "pkg/strings.py",
+                "def whisper(text):\n",
+                "def whisper(text):\n    # unchanged\n",
+            )]),
+        ],
+        json!({"cycle": {"maxIterations": 3}}),
+    )
+    .await;
+    assert_eq!(task.status, TaskStatus::Failed, "{result:#}");
+    assert_eq!(result["qualityGatePassed"], false, "{result:#}");
+    // Not refused, not stuck: the gate held in the checkout and only the clean copy saw it.
+    assert_eq!(result["stopReason"]["kind"], "notVerified", "{result:#}");
+    let problems = result["verification"]["problems"].to_string();
+    assert!(problems.contains("tests/conftest.py"), "{problems}");
+}
