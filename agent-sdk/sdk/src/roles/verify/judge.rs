@@ -211,7 +211,7 @@ mod tests {
             first_run: &first,
             acceptance: &acceptance,
             written: &[],
-            checkout: &BTreeSet::new(),
+            checkout: &first.keys().cloned().collect(),
         };
         let honest = report(&[
             ("tests/test_a.py::test_ok", Outcome::Passed),
