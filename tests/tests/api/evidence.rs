@@ -1,7 +1,9 @@
 //! The daemon checks a completion's evidence in its own test history: a task that requires it
 //! completes only with a run posted by its holder, for it, on the tree the result names, at or
 //! above its gate, with its target tests passing — refused `409 evidence_required` or
-//! `evidence_mismatch` otherwise, over REST (one and many; MCP in `tests/tests/mcp/evidence.rs`). Both backends.
+//! `evidence_mismatch` otherwise, over REST (one and many; MCP in `tests/tests/mcp/evidence.rs`) —
+//! and held to the claimant's first run for the task (pass-to-pass, acceptance tests). Both
+//! backends.
 
 use huddle_tests::{Api, TestDaemon};
 use serde_json::{json, Value};
@@ -169,4 +171,96 @@ async fn prefixes_require_evidence_and_other_tasks_complete_as_before() {
     );
     // A task that requires nothing keeps a result's evidence as sent, unmarked.
     assert_eq!(done.body["tasks"][0]["status"], "completed");
+}
+
+/// Posts a run of `outcomes` (`(nodeid, outcome)`) by `api` for `task`.
+async fn post_outcomes(api: &Api, task: &str, tree: &str, outcomes: &[(&str, &str)]) -> i64 {
+    let outcomes: Vec<Value> = outcomes
+        .iter()
+        .map(|(n, o)| json!({"nodeid": n, "outcome": o}))
+        .collect();
+    api.post(
+        &api.t("/history/runs"),
+        json!({"project": "calc", "tree": tree, "task": task, "outcomes": outcomes}),
+    )
+    .await
+    .expect_status(201)
+    .body["id"]
+        .as_i64()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn evidence_is_held_to_the_first_run_and_needs_passing_acceptance_tests() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let t = d.agent("qa", "tester-1", "tester").await;
+    c.post(
+        &c.t("/tasks"),
+        json!({"id": "TEST-001", "subject": "fix shout",
+               "metadata": {"requireEvidence": true,
+                            "acceptance": {"ref": "acceptance", "paths": ["tests/acceptance"]}}}),
+    )
+    .await
+    .expect_status(201);
+    assert_eq!(t.claim(json!({})).await.unwrap()["id"], "TEST-001");
+    let (ok, shout, hidden) = (
+        "tests/test_a.py::test_ok",
+        "tests/test_a.py::test_shout",
+        "tests/acceptance/test_more.py::test_other_words",
+    );
+    // 25 other tests keep each run above the gate; what is checked is which tests they are.
+    let padding: Vec<String> = (0..25)
+        .map(|n| format!("tests/test_b.py::test_{n}"))
+        .collect();
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut all: Vec<(&str, &str)> = padding.iter().map(|p| (p.as_str(), "passed")).collect();
+        all.extend_from_slice(extra);
+        all
+    };
+    let first = with(&[(ok, "passed"), (shout, "failed")]);
+    let only = post_outcomes(&t, "TEST-001", "t0", &first).await;
+    // The first run alone cannot show acceptance tests beside the original ones.
+    let refused = complete(&t, "TEST-001", evidence(only, "t0"))
+        .await
+        .expect_error(409, "evidence_mismatch");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("only run"),
+        "{}",
+        refused.body
+    );
+
+    for (outcomes, detail) in [
+        // An originally passing test is gone: pass-to-pass.
+        (with(&[(shout, "passed"), (hidden, "passed")]), "broken"),
+        // No acceptance test ran.
+        (
+            with(&[(ok, "passed"), (shout, "passed")]),
+            "acceptanceTests",
+        ),
+        // The acceptance test fails: a hard-coded answer.
+        (
+            with(&[(ok, "passed"), (shout, "passed"), (hidden, "failed")]),
+            "notPassing",
+        ),
+    ] {
+        let run = post_outcomes(&t, "TEST-001", "t1", &outcomes).await;
+        let refused = complete(&t, "TEST-001", evidence(run, "t1"))
+            .await
+            .expect_error(409, "evidence_mismatch");
+        assert!(
+            refused.body["error"]["details"].get(detail).is_some(),
+            "{detail}: {}",
+            refused.body
+        );
+    }
+    let good = with(&[(ok, "passed"), (shout, "passed"), (hidden, "passed")]);
+    let run = post_outcomes(&t, "TEST-001", "t2", &good).await;
+    let done = complete(&t, "TEST-001", evidence(run, "t2"))
+        .await
+        .expect_status(200);
+    assert_eq!(done.body["result"]["evidence"]["checked"]["by"], "huddled");
 }
