@@ -91,7 +91,8 @@ COUNTER.write_text(str(n + 1))\n    assert n != 0, \"fails on its first run only
     );
     assert_eq!(note.from, "tester");
 
-    // The tester's two full runs (the failing one, then the verdict) are in the history.
+    // The tester's three full runs (the failing one, the checkout's verdict, then its re-run in
+    // a clean copy, which is the evidence) are in the history, all on the one tree.
     let history = t.coord.test_history(None).await.unwrap();
     assert_eq!(history.project, Some(project_name(&project.root)));
     let tester_runs: Vec<_> = history
@@ -99,9 +100,10 @@ COUNTER.write_text(str(n + 1))\n    assert n != 0, \"fails on its first run only
         .iter()
         .filter(|r| r.agent == "tester")
         .collect();
-    assert_eq!(tester_runs.len(), 2, "{history:#?}");
+    assert_eq!(tester_runs.len(), 3, "{history:#?}");
     assert_eq!((tester_runs[0].passed, tester_runs[0].failed), (7, 1));
     assert_eq!((tester_runs[1].passed, tester_runs[1].failed), (8, 0));
+    assert_eq!((tester_runs[2].passed, tester_runs[2].failed), (8, 0));
     assert!(tester_runs.iter().all(|r| r.tree == tree));
 }
 
