@@ -157,7 +157,7 @@ async fn pytest_the_honest_fix_completes_on_the_re_run_as_evidence() {
     // The daemon checked the evidence: the run named is the clean copy's.
     assert_eq!(stored["evidence"]["checked"]["by"], "huddled", "{stored:#}");
     assert_eq!(stored["evidence"]["runId"], result["evidence"]["runId"]);
-    assert_eq!(project.read("pkg/strings.py").contains(SHOUT_OK), true);
+    assert!(project.read("pkg/strings.py").contains(SHOUT_OK));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
