@@ -54,6 +54,7 @@ use utoipa::OpenApi;
         (name = "streams", description = "Server-Sent Events"),
         (name = "history", description = "Test runs, flaky tests and regressions"),
         (name = "webhooks", description = "Outbound notices to people: signed, retried, logged"),
+        (name = "spend", description = "The model budget, and the ledger of model calls checked against it"),
         (name = "health", description = "Liveness, readiness and this document"),
     )
 )]

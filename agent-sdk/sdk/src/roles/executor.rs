@@ -19,7 +19,7 @@ use crate::cycles::StopReason;
 use crate::edits::Policy;
 use crate::runners::Selection;
 use crate::wire::Task;
-use crate::worker::{Handler, HandlerResult, TaskContext};
+use crate::worker::{Handler, HandlerResult, ReleaseTask, TaskContext};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -116,7 +116,8 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         settings.llm_missing.clone(),
         policy,
         &settings.project,
-    );
+    )
+    .with_ledger(ctx.client().clone(), &task.id);
     let mut cycle = ExecutorCycle::new(limits.clone());
     let mut history = RunHistory::new(ctx.client().clone(), p.project.clone(), task.id.clone());
     let finish = match drive(
@@ -133,6 +134,9 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Ok(f) => f,
         Err(i) => return Err(interrupted(&p.reporter, i).await),
     };
+    if let Some(note) = repairer.budget_refused.take() {
+        return Err(ReleaseTask::new(note).into());
+    }
     let report = runs.last_full.clone();
     let coverage = report
         .as_ref()

@@ -18,7 +18,7 @@ use crate::cycles::{Finish, StopReason};
 use crate::edits::Policy;
 use crate::runners::Selection;
 use crate::wire::Task;
-use crate::worker::{Handler, HandlerResult, TaskContext};
+use crate::worker::{Handler, HandlerResult, ReleaseTask, TaskContext};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,7 +74,8 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         settings.llm_missing.clone(),
         policy,
         &settings.project,
-    );
+    )
+    .with_ledger(ctx.client().clone(), &task.id);
     let mut cycle = TesterCycle::new(limits.clone());
     let mut history = RunHistory::new(ctx.client().clone(), p.project.clone(), task.id.clone());
     let driven = drive(
@@ -95,6 +96,9 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Ok(f) => f,
         Err(i) => return Err(interrupted(&p.reporter, i).await),
     };
+    if let Some(note) = repairer.budget_refused.take() {
+        return Err(ReleaseTask::new(note).into());
+    }
     // Before giving up under the gate, a person may accept the run as it is (team setting).
     let mut gates = task.gates.clone();
     gates.extend(super::ask_person::below_gate(ctx, &task.id, &finish, limits.quality_gate).await);

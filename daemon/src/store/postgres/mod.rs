@@ -35,6 +35,7 @@ mod retention;
 mod rows;
 mod schema;
 mod search;
+mod spend;
 mod store_impl;
 mod task_create;
 mod task_state;

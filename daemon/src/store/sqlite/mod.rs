@@ -27,6 +27,7 @@ mod readers;
 mod retention;
 mod rows;
 mod search;
+mod spend;
 mod store_impl;
 mod task_state;
 mod tasks;
