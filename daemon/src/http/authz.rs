@@ -349,6 +349,8 @@ mod tests {
                 ManageAgents,
                 ListAgents,
                 TeamSettings,
+                ReadSpend,
+                ManageBudget,
                 DeleteTeams,
                 TransferTeams,
             ],
@@ -377,6 +379,8 @@ mod tests {
             ReadStreams,
             PostTestRuns,
             ReadTestHistory,
+            ReadSpend,
+            RecordSpend,
         ];
         expect(Some(Role::Tester), &worker);
         expect(Some(Role::Executor), &worker);
@@ -391,6 +395,7 @@ mod tests {
                 ReadMemory,
                 ReadStreams,
                 ReadTestHistory,
+                ReadSpend,
             ],
         );
     }

@@ -48,7 +48,12 @@ pub async fn get(
     principal: Principal,
 ) -> ApiResult<Response> {
     let team_id = team_for(&state, &principal, &params, Action::ReadSpend).await?;
-    Ok(budget_response(state.store.budget(team_id).await?))
+    Ok(budget_response(budget_of(&state, team_id).await?))
+}
+
+/// The budget's view (HTTP and the `budget_get` MCP tool).
+pub async fn budget_of(state: &AppState, team_id: i64) -> ApiResult<BudgetView> {
+    Ok(state.store.budget(team_id).await?)
 }
 
 /// Replaces the budget (limits absent or `null`: none). A raised budget applies to the next

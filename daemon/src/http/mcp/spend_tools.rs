@@ -175,7 +175,7 @@ impl Huddle {
             &parts,
             Action::ReadSpend,
             args,
-            |caller, _: NoArgs| async move { Ok(self.state.store.budget(caller.team_id).await?) },
+            |caller, _: NoArgs| async move { budget::budget_of(&self.state, caller.team_id).await },
         )
         .await
     }
