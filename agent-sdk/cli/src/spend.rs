@@ -91,14 +91,13 @@ pub async fn spend(ctx: &Ctx, args: SpendArgs) -> CliResult {
 fn table(title: &str, groups: &[SpendGroup]) -> CliResult {
     let mut table = Table::new(&[title, "CALLS", "TOKENS", "PROMPT", "COMPLETION", "COST"]);
     for g in groups {
-        let t = &g.totals;
         table.row(vec![
             g.key.clone(),
-            t.calls.to_string(),
-            t.tokens.to_string(),
-            t.prompt_tokens.to_string(),
-            t.completion_tokens.to_string(),
-            t.cost_micros.to_string(),
+            g.calls.to_string(),
+            g.tokens.to_string(),
+            g.prompt_tokens.to_string(),
+            g.completion_tokens.to_string(),
+            g.cost_micros.to_string(),
         ]);
     }
     table.print()

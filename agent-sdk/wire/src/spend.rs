@@ -193,8 +193,25 @@ pub struct SpendCall {
 #[serde(rename_all = "camelCase")]
 pub struct SpendGroup {
     pub key: String,
-    #[serde(flatten)]
-    pub totals: SpendTotals,
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub tokens: u64,
+    pub cost_micros: u64,
+}
+
+impl SpendGroup {
+    /// The line of `key` with these totals.
+    pub fn of(key: String, t: SpendTotals) -> SpendGroup {
+        SpendGroup {
+            key,
+            calls: t.calls,
+            prompt_tokens: t.prompt_tokens,
+            completion_tokens: t.completion_tokens,
+            tokens: t.tokens,
+            cost_micros: t.cost_micros,
+        }
+    }
 }
 
 /// `GET /v1/teams/{team}/spend`: the team's totals, and by task, agent, model and day (each

@@ -11,12 +11,13 @@ from . import models as m
 from ._ops import Call, Ops, TaskInput
 from ._transport import backoff, read, request_args, should_retry, timeouts, transport_error
 from .errors import HuddleError
+from .spend import AsyncSpendMethods
 from .streams import StreamOptions, _Stream, afollow
 
 T = TypeVar("T")
 
 
-class AsyncClient:
+class AsyncClient(AsyncSpendMethods):
     """An asyncio client acting as one agent (its bearer token) in one team; see
     :class:`~huddle_client.Client` for the behaviour, which is the same.
 

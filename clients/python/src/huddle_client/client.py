@@ -11,12 +11,13 @@ from . import models as m
 from ._ops import Call, Ops, TaskInput
 from ._transport import backoff, read, request_args, should_retry, timeouts, transport_error
 from .errors import HuddleError
+from .spend import SpendMethods
 from .streams import StreamOptions, _Stream, follow
 
 T = TypeVar("T")
 
 
-class Client:
+class Client(SpendMethods):
     """A client acting as one agent (its bearer token) in one team.
 
     ``Client("http://127.0.0.1:7700", token, team="qa")``; or :meth:`from_env`, which reads

@@ -340,10 +340,7 @@ async fn groups(
     .await?;
     rows.iter()
         .map(|r| {
-            Ok(SpendGroup {
-                key: r.try_get(0)?,
-                totals: totals_at(r, 1)?,
-            })
+            Ok(SpendGroup::of(r.try_get(0)?, totals_at(r, 1)?))
         })
         .collect()
 }

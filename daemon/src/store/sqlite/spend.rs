@@ -300,10 +300,7 @@ fn groups(
          limit {MAX_SPEND_GROUPS}"
     ))?;
     let rows = stmt.query_map(params![team_id, task], |r| {
-        Ok(SpendGroup {
-            key: r.get(0)?,
-            totals: totals_at(r, 1)?,
-        })
+        Ok(SpendGroup::of(r.get(0)?, totals_at(r, 1)?))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
