@@ -424,6 +424,32 @@ export class HuddleClient {
     return this.send({ method: "GET", path: this.t("/history/regressions"), query: { project, ...options }, retry: true });
   }
 
+  // The model budget and its ledger ---------------------------------------------------------
+  /** The budget, what the team spent in its period and whether model calls are refused now. */
+  budget(): Promise<m.BudgetView> {
+    return this.send({ method: "GET", path: this.t("/budget"), retry: true });
+  }
+
+  /** Replaces the budget (coordinator, lead); with `ifVersion`, 412 when it changed meanwhile. */
+  setBudget(budget: m.BudgetSettings, options: { ifVersion?: number } = {}): Promise<m.BudgetView> {
+    return this.send({ method: "PUT", path: this.t("/budget"), body: budget, headers: ifMatch(options.ifVersion) });
+  }
+
+  /** Reserves one model call before making it; a `HuddleError` with code `budget_exceeded` when spent. */
+  reserveSpend(model: string, options: { task?: string } = {}): Promise<m.SpendCall> {
+    return this.send({ method: "POST", path: this.t("/spend/reserve"), body: { model, ...options } });
+  }
+
+  /** Records the tokens reserved call `id` used. */
+  settleSpend(id: number, tokens: { promptTokens: number; completionTokens: number }): Promise<m.SpendCall> {
+    return this.send({ method: "POST", path: this.t(`/spend/${seg(String(id))}/settle`), body: tokens });
+  }
+
+  /** Totals, by task, agent, model and day (one task's calls with `task`). */
+  spendReport(options: { task?: string } = {}): Promise<m.SpendReport> {
+    return this.send({ method: "GET", path: this.t("/spend"), query: { ...options }, retry: true });
+  }
+
   // Streams ----------------------------------------------------------------------------------
   /** Every change in the team from `after` on, live, resuming across drops; `type` filters (`task.completed`, or a family: `task.`). */
   events(options: StreamOptions & { type?: string } = {}): AsyncGenerator<m.HuddleEvent, void, undefined> {
