@@ -339,9 +339,7 @@ async fn groups(
     .fetch_all(tx.db())
     .await?;
     rows.iter()
-        .map(|r| {
-            Ok(SpendGroup::of(r.try_get(0)?, totals_at(r, 1)?))
-        })
+        .map(|r| Ok(SpendGroup::of(r.try_get(0)?, totals_at(r, 1)?)))
         .collect()
 }
 
