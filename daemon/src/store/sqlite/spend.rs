@@ -170,10 +170,10 @@ fn reserve(
         }
     }
     let id: i64 = conn
-        .prepare_cached(&format!(
+        .prepare_cached(
             "insert into spend_calls (team_id, task_id, agent, model, day, created_at)
-             values (?1, ?2, ?3, ?4, ?5, ?6) returning id"
-        ))?
+             values (?1, ?2, ?3, ?4, ?5, ?6) returning id",
+        )?
         .query_row(
             params![team_id, call.task, caller.agent, call.model, today, now_ms],
             |r| r.get(0),
