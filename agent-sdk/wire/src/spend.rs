@@ -146,9 +146,16 @@ pub struct BudgetView {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReserveSpend {
     /// The model to be called (1–200 characters).
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 200, pattern = "\\S")
+    )]
     pub model: String,
-    /// The task the call is for (its per-task ceiling applies).
+    /// The task the call is for (its per-task ceiling applies), `PREFIX-NNN`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[A-Z][A-Z0-9_]{0,31}-[0-9]{1,9}$", example = "TEST-001")
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
 }
@@ -159,10 +166,10 @@ pub struct ReserveSpend {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SettleSpend {
     #[serde(default, deserialize_with = "crate::whole::required")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 4294967296_u64))]
     pub prompt_tokens: u64,
     #[serde(default, deserialize_with = "crate::whole::required")]
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9007199254740992.0))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 4294967296_u64))]
     pub completion_tokens: u64,
 }
 

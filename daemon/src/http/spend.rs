@@ -6,14 +6,14 @@
 //! `budget_exceeded` to the coordinators (which fires the webhooks of those triggers).
 
 use super::authz::{act, Action, Can};
-use super::error::ApiResult;
+use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiQuery};
 use super::identity::Principal;
 use super::openapi_types::*;
 use super::teams::team_for;
 use super::AppState;
 use crate::store::rules::spend::{BudgetNotice, NoticeKind, Reserved};
-use crate::store::Caller;
+use crate::store::{Caller, StoreError};
 use axum::extract::{Path, RawPathParams, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -30,7 +30,7 @@ pub struct SpendCallPath {
     #[param(pattern = "^[a-z0-9][a-z0-9_-]{0,62}$", example = "qa")]
     team: String,
     /// The reservation's id.
-    #[param(minimum = 1, example = 7)]
+    #[param(example = 7)]
     id: i64,
 }
 
@@ -39,6 +39,7 @@ pub struct SpendCallPath {
 #[into_params(parameter_in = Query)]
 pub struct SpendQuery {
     /// Only this task's calls (`TEST-001`).
+    #[param(pattern = "^[A-Z][A-Z0-9_]{0,31}-[0-9]{1,9}$")]
     task: Option<String>,
 }
 
@@ -119,9 +120,13 @@ pub async fn reserve_call(
 pub async fn settle(
     State(state): State<AppState>,
     Can(caller, _): Can<act::RecordSpend>,
-    Path((_, id)): Path<(String, i64)>,
+    Path((_, id)): Path<(String, String)>,
     ApiJson(body): ApiJson<SettleSpend>,
 ) -> ApiResult<Json<SpendCall>> {
+    // Any id that is no number names no call: 404, as an unknown one.
+    let id: i64 = id
+        .parse()
+        .map_err(|_| ApiError::from(StoreError::not_found(format!("spend call {id}"))))?;
     Ok(Json(settle_call(&state, &caller, id, body).await?))
 }
 

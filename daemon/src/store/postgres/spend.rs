@@ -435,6 +435,13 @@ impl SpendStore for PostgresStore {
     }
 
     async fn budget_exhausted(&self, team_id: i64) -> StoreResult<bool> {
-        Ok(self.budget(team_id).await?.exhausted)
+        let mut tx = self.pool.begin().await?;
+        // A team without a budget: one primary-key probe, nothing summed.
+        let Some(stored) = load_budget(&mut tx, team_id, false).await? else {
+            return Ok(false);
+        };
+        let now = now_ms(&mut tx).await?;
+        let spent = period_spent(&mut tx, team_id, &stored.settings, &rules::day_of(now)).await?;
+        Ok(rules::team_exhausted(&stored.settings, &spent))
     }
 }

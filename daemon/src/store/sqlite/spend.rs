@@ -401,6 +401,16 @@ impl SpendStore for SqliteStore {
     }
 
     async fn budget_exhausted(&self, team_id: i64) -> StoreResult<bool> {
-        Ok(self.budget(team_id).await?.exhausted)
+        let now = chrono::Utc::now().timestamp_millis();
+        self.readers
+            .read_team(team_id, move |conn| {
+                // A team without a budget: one primary-key probe, nothing summed.
+                let Some(stored) = load_budget(conn, team_id)? else {
+                    return Ok(false);
+                };
+                let spent = period_spent(conn, team_id, &stored.settings, &rules::day_of(now))?;
+                Ok(rules::team_exhausted(&stored.settings, &spent))
+            })
+            .await
     }
 }
