@@ -7,7 +7,9 @@ use super::error::StoreResult;
 use super::rules::spend::{Reserved, Settled};
 use super::types::Caller;
 use async_trait::async_trait;
-use huddle_wire::{BudgetSettings, BudgetView, ReserveSpend, SettleSpend, SpendReport};
+use huddle_wire::{
+    BudgetSettings, BudgetView, ReserveSpend, SettleSpend, SpendReport, SpendTotals,
+};
 
 #[async_trait]
 pub trait SpendStore {
@@ -36,4 +38,7 @@ pub trait SpendStore {
     async fn spend_report(&self, team_id: i64, task: Option<String>) -> StoreResult<SpendReport>;
     /// Whether a team limit is reached now (false for a team without a budget).
     async fn budget_exhausted(&self, team_id: i64) -> StoreResult<bool>;
+    /// Every team's spending in all, by team name (for `/metrics`: one row per team and day
+    /// summed, never the ledger); teams that never reserved a call are left out.
+    async fn spend_by_team(&self) -> StoreResult<Vec<(String, SpendTotals)>>;
 }

@@ -87,6 +87,19 @@ async fn the_ledger_adds_up_exactly_under_concurrent_workers() {
     let budget = c.get(&c.t("/budget")).await.expect_status(200).body;
     assert_eq!(budget["spent"]["tokens"], prompt + 560);
     assert_eq!(budget["exhausted"], false);
+    // And /metrics, per team.
+    let metrics = d.admin().get("/metrics").await.expect_status(200).body;
+    let text = metrics.as_str().expect("the text format");
+    assert!(
+        text.contains("huddle_team_model_calls{team=\"qa\"} 80"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "huddle_team_model_prompt_tokens{{team=\"qa\"}} {prompt}"
+        )),
+        "{text}"
+    );
 }
 
 #[tokio::test]

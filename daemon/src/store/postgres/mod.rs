@@ -36,6 +36,8 @@ mod rows;
 mod schema;
 mod search;
 mod spend;
+mod spend_calls;
+mod spend_report;
 mod store_impl;
 mod task_create;
 mod task_state;

@@ -3,7 +3,7 @@
 //! are judged one after another across every replica, each seeing the calls settled before
 //! it; a team without a budget takes no lock. Times and days are the database's clock.
 
-use super::super::error::{StoreError, StoreResult};
+use super::super::error::StoreResult;
 use super::super::rules::spend::{self as rules, BudgetNotice, Reserved, Settled, StoredBudget};
 use super::super::rules::{check_version, fmt_time};
 use super::super::spend::SpendStore;
@@ -12,22 +12,23 @@ use super::db::PoolTx;
 use super::{PostgresStore, DB_NOW_MS};
 use async_trait::async_trait;
 use huddle_wire::{
-    BudgetPeriod, BudgetSettings, BudgetView, ReserveSpend, SettleSpend, SpendCall, SpendGroup,
-    SpendReport, SpendTotals, MAX_SPEND_GROUPS,
+    BudgetPeriod, BudgetSettings, BudgetView, ReserveSpend, SettleSpend, SpendCall, SpendReport,
+    SpendTotals,
 };
 use sqlx::postgres::PgRow;
 use sqlx::Row;
 
-const CALL: &str = "id, task_id, agent, model, prompt_tokens, completion_tokens, cost_micros, day,
+pub(super) const CALL: &str =
+    "id, task_id, agent, model, prompt_tokens, completion_tokens, cost_micros, day,
                     created_at, settled_at";
-const SUMS: &str = "count(*)::bigint, coalesce(sum(prompt_tokens), 0)::bigint,
+pub(super) const SUMS: &str = "count(*)::bigint, coalesce(sum(prompt_tokens), 0)::bigint,
                     coalesce(sum(completion_tokens), 0)::bigint,
                     coalesce(sum(cost_micros), 0)::bigint";
 const DAY_SUMS: &str = "coalesce(sum(calls), 0)::bigint, coalesce(sum(prompt_tokens), 0)::bigint,
                         coalesce(sum(completion_tokens), 0)::bigint,
                         coalesce(sum(cost_micros), 0)::bigint";
 
-fn call_at(r: &PgRow) -> sqlx::Result<SpendCall> {
+pub(super) fn call_at(r: &PgRow) -> sqlx::Result<SpendCall> {
     let n = |i: usize| -> sqlx::Result<u64> { Ok(r.try_get::<i64, _>(i)?.max(0) as u64) };
     Ok(SpendCall {
         id: r.try_get(0)?,
@@ -43,7 +44,7 @@ fn call_at(r: &PgRow) -> sqlx::Result<SpendCall> {
     })
 }
 
-fn totals_at(r: &PgRow, i: usize) -> sqlx::Result<SpendTotals> {
+pub(super) fn totals_at(r: &PgRow, i: usize) -> sqlx::Result<SpendTotals> {
     Ok(rules::totals(
         r.try_get(i)?,
         r.try_get(i + 1)?,
@@ -52,14 +53,14 @@ fn totals_at(r: &PgRow, i: usize) -> sqlx::Result<SpendTotals> {
     ))
 }
 
-async fn now_ms(tx: &mut PoolTx) -> StoreResult<i64> {
+pub(super) async fn now_ms(tx: &mut PoolTx) -> StoreResult<i64> {
     Ok(sqlx::query_scalar(&format!("select {DB_NOW_MS}"))
         .fetch_one(tx.db())
         .await?)
 }
 
 /// The team's budget; `lock` holds its row to the commit.
-async fn load_budget(
+pub(super) async fn load_budget(
     tx: &mut PoolTx,
     team_id: i64,
     lock: bool,
@@ -85,7 +86,7 @@ async fn load_budget(
     .transpose()
 }
 
-async fn period_spent(
+pub(super) async fn period_spent(
     tx: &mut PoolTx,
     team_id: i64,
     b: &BudgetSettings,
@@ -113,7 +114,11 @@ async fn period_spent(
     Ok(totals_at(&row, 0)?)
 }
 
-async fn task_spent(tx: &mut PoolTx, team_id: i64, task: &str) -> StoreResult<SpendTotals> {
+pub(super) async fn task_spent(
+    tx: &mut PoolTx,
+    team_id: i64,
+    task: &str,
+) -> StoreResult<SpendTotals> {
     let row = sqlx::query(&format!(
         "select {SUMS} from spend_calls where team_id = $1 and task_id = $2"
     ))
@@ -136,7 +141,7 @@ async fn budget_view(tx: &mut PoolTx, team_id: i64, now: i64) -> StoreResult<Bud
     Ok(rules::view(stored.as_ref(), &period, spent))
 }
 
-async fn mark_notice(
+pub(super) async fn mark_notice(
     tx: &mut PoolTx,
     team_id: i64,
     notice: &BudgetNotice,
@@ -154,193 +159,6 @@ async fn mark_notice(
     .execute(tx.db())
     .await?;
     Ok(())
-}
-
-async fn reserve(tx: &mut PoolTx, caller: &Caller, call: &ReserveSpend) -> StoreResult<Reserved> {
-    let team_id = caller.team_id;
-    let stored = load_budget(tx, team_id, true).await?;
-    let now = now_ms(tx).await?;
-    let today = rules::day_of(now);
-    if let Some(stored) = stored {
-        let b = &stored.settings;
-        let period = rules::period_of(b, &today);
-        let spent = period_spent(tx, team_id, b, &today).await?;
-        let task_spent = match (&call.task, b.task_max_tokens.or(b.task_max_cost_micros)) {
-            (Some(task), Some(_)) => Some((task.as_str(), task_spent(tx, team_id, task).await?)),
-            _ => None,
-        };
-        let task = task_spent.as_ref().map(|(id, t)| (*id, t));
-        if let Some(refusal) = rules::judge(b, &period, &spent, task) {
-            let notice = (rules::team_exhausted(b, &spent)
-                && rules::refusal_notice_due(&stored, &period))
-            .then(|| BudgetNotice {
-                kind: rules::NoticeKind::Exhausted,
-                period: period.clone(),
-                spent,
-                budget: b.clone(),
-                task: call.task.clone(),
-            });
-            if let Some(n) = &notice {
-                mark_notice(tx, team_id, n, stored.version).await?;
-            }
-            return Ok(Reserved::Refused(refusal, notice));
-        }
-    }
-    let id: i64 = sqlx::query_scalar(
-        "insert into spend_calls (team_id, task_id, agent, model, day, created_at)
-         values ($1, $2, $3, $4, $5, $6) returning id",
-    )
-    .bind(team_id)
-    .bind(&call.task)
-    .bind(&caller.agent)
-    .bind(&call.model)
-    .bind(&today)
-    .bind(now)
-    .fetch_one(tx.db())
-    .await?;
-    sqlx::query(
-        "insert into spend_days (team_id, day, calls) values ($1, $2, 1)
-         on conflict (team_id, day) do update set calls = spend_days.calls + 1",
-    )
-    .bind(team_id)
-    .bind(&today)
-    .execute(tx.db())
-    .await?;
-    Ok(Reserved::Granted(SpendCall {
-        id,
-        task: call.task.clone(),
-        agent: caller.agent.clone(),
-        model: call.model.clone(),
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        cost_micros: 0,
-        day: today,
-        created_at: fmt_time(now),
-        settled: false,
-    }))
-}
-
-async fn settle(
-    tx: &mut PoolTx,
-    caller: &Caller,
-    id: i64,
-    tokens: SettleSpend,
-) -> StoreResult<Settled> {
-    let team_id = caller.team_id;
-    // The budget row first, as a reservation takes it: settlements and reservations of a
-    // team with a budget are judged in one order.
-    let stored = load_budget(tx, team_id, true).await?;
-    let row = sqlx::query(&format!(
-        "select {CALL} from spend_calls where team_id = $1 and id = $2 and agent = $3 for update"
-    ))
-    .bind(team_id)
-    .bind(id)
-    .bind(&caller.agent)
-    .fetch_optional(tx.db())
-    .await?;
-    let call = match row {
-        Some(r) => call_at(&r)?,
-        None => {
-            return Err(StoreError::not_found(format!(
-                "spend call {id} of {}",
-                caller.agent
-            )))
-        }
-    };
-    if call.settled {
-        return Err(rules::already_settled(id));
-    }
-    let now = now_ms(tx).await?;
-    let today = rules::day_of(now);
-    let (prompt, completion) = (tokens.prompt_tokens, tokens.completion_tokens);
-    let cost = rules::cost(
-        stored.as_ref().map(|s| &s.settings),
-        &call.model,
-        prompt,
-        completion,
-    );
-    let before = match &stored {
-        Some(s) => Some(period_spent(tx, team_id, &s.settings, &today).await?),
-        None => None,
-    };
-    sqlx::query(
-        "update spend_calls set prompt_tokens = $3, completion_tokens = $4, cost_micros = $5,
-             settled_at = $6
-         where team_id = $1 and id = $2",
-    )
-    .bind(team_id)
-    .bind(id)
-    .bind(prompt as i64)
-    .bind(completion as i64)
-    .bind(cost as i64)
-    .bind(now)
-    .execute(tx.db())
-    .await?;
-    sqlx::query(
-        "update spend_days set prompt_tokens = prompt_tokens + $3,
-             completion_tokens = completion_tokens + $4, cost_micros = cost_micros + $5
-         where team_id = $1 and day = $2",
-    )
-    .bind(team_id)
-    .bind(&call.day)
-    .bind(prompt as i64)
-    .bind(completion as i64)
-    .bind(cost as i64)
-    .execute(tx.db())
-    .await?;
-    let mut notice = None;
-    if let (Some(stored), Some(before)) = (&stored, before) {
-        let counts = stored.settings.period == BudgetPeriod::Total || call.day == today;
-        let after = rules::plus(&before, prompt, completion, cost);
-        let period = rules::period_of(&stored.settings, &today);
-        if let Some(kind) = counts
-            .then(|| rules::notice_due(stored, &period, &before, &after))
-            .flatten()
-        {
-            let n = BudgetNotice {
-                kind,
-                period,
-                spent: after,
-                budget: stored.settings.clone(),
-                task: call.task.clone(),
-            };
-            mark_notice(tx, team_id, &n, stored.version).await?;
-            notice = Some(n);
-        }
-    }
-    Ok(Settled {
-        call: SpendCall {
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-            cost_micros: cost,
-            settled: true,
-            ..call
-        },
-        notice,
-    })
-}
-
-async fn groups(
-    tx: &mut PoolTx,
-    team_id: i64,
-    task: Option<&str>,
-    key: &str,
-) -> StoreResult<Vec<SpendGroup>> {
-    let rows = sqlx::query(&format!(
-        "select {key}, {SUMS} from spend_calls
-         where team_id = $1 and ($2::text is null or task_id = $2) and {key} is not null
-         group by {key}
-         order by coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0) desc,
-                  {key} collate \"C\"
-         limit {MAX_SPEND_GROUPS}"
-    ))
-    .bind(team_id)
-    .bind(task)
-    .fetch_all(tx.db())
-    .await?;
-    rows.iter()
-        .map(|r| Ok(SpendGroup::of(r.try_get(0)?, totals_at(r, 1)?)))
-        .collect()
 }
 
 #[async_trait]
@@ -396,7 +214,7 @@ impl SpendStore for PostgresStore {
         rules::check_model("model", &call.model)?;
         rules::check_task(call.task.as_deref())?;
         let mut tx = self.pool.begin().await?;
-        let reserved = reserve(&mut tx, caller, &call).await?;
+        let reserved = super::spend_calls::reserve(&mut tx, caller, &call).await?;
         tx.commit().await?;
         Ok(reserved)
     }
@@ -409,29 +227,27 @@ impl SpendStore for PostgresStore {
     ) -> StoreResult<Settled> {
         rules::check_tokens(&tokens)?;
         let mut tx = self.pool.begin().await?;
-        let settled = settle(&mut tx, caller, id, tokens).await?;
+        let settled = super::spend_calls::settle(&mut tx, caller, id, tokens).await?;
         tx.commit().await?;
         Ok(settled)
     }
 
     async fn spend_report(&self, team_id: i64, task: Option<String>) -> StoreResult<SpendReport> {
         rules::check_task(task.as_deref())?;
-        let task = task.as_deref();
         let mut tx = self.pool.begin().await?;
-        let total = sqlx::query(&format!(
-            "select {SUMS} from spend_calls where team_id = $1 and ($2::text is null or task_id = $2)"
+        super::spend_report::report(&mut tx, team_id, task.as_deref()).await
+    }
+
+    async fn spend_by_team(&self) -> StoreResult<Vec<(String, SpendTotals)>> {
+        let rows = sqlx::query(&format!(
+            "select t.name, {DAY_SUMS} from spend_days d join teams t on t.id = d.team_id
+             group by t.name order by t.name collate \"C\""
         ))
-        .bind(team_id)
-        .bind(task)
-        .fetch_one(tx.db())
+        .fetch_all(self.pool.read().await?.db())
         .await?;
-        Ok(SpendReport {
-            total: totals_at(&total, 0)?,
-            by_task: groups(&mut tx, team_id, task, "task_id").await?,
-            by_agent: groups(&mut tx, team_id, task, "agent").await?,
-            by_model: groups(&mut tx, team_id, task, "model").await?,
-            by_day: groups(&mut tx, team_id, task, "day").await?,
-        })
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, totals_at(r, 1)?)))
+            .collect()
     }
 
     async fn budget_exhausted(&self, team_id: i64) -> StoreResult<bool> {

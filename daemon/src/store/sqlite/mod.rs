@@ -28,6 +28,7 @@ mod retention;
 mod rows;
 mod search;
 mod spend;
+mod spend_report;
 mod store_impl;
 mod task_state;
 mod tasks;

@@ -10,14 +10,15 @@ use super::super::types::Caller;
 use super::SqliteStore;
 use async_trait::async_trait;
 use huddle_wire::{
-    BudgetPeriod, BudgetSettings, BudgetView, ReserveSpend, SettleSpend, SpendCall, SpendGroup,
-    SpendReport, SpendTotals, MAX_SPEND_GROUPS,
+    BudgetPeriod, BudgetSettings, BudgetView, ReserveSpend, SettleSpend, SpendCall, SpendReport,
+    SpendTotals,
 };
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 const CALL: &str = "id, task_id, agent, model, prompt_tokens, completion_tokens, cost_micros, day,
                     created_at, settled_at";
-const SUMS: &str = "count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+pub(super) const SUMS: &str =
+    "count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
                     coalesce(sum(cost_micros), 0)";
 
 fn call_at(r: &Row<'_>) -> rusqlite::Result<SpendCall> {
@@ -36,7 +37,7 @@ fn call_at(r: &Row<'_>) -> rusqlite::Result<SpendCall> {
     })
 }
 
-fn totals_at(r: &Row<'_>, i: usize) -> rusqlite::Result<SpendTotals> {
+pub(super) fn totals_at(r: &Row<'_>, i: usize) -> rusqlite::Result<SpendTotals> {
     Ok(rules::totals(
         r.get(i)?,
         r.get(i + 1)?,
@@ -286,40 +287,6 @@ fn settle(
     })
 }
 
-fn groups(
-    conn: &Connection,
-    team_id: i64,
-    task: Option<&str>,
-    key: &str,
-) -> StoreResult<Vec<SpendGroup>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "select {key}, {SUMS} from spend_calls
-         where team_id = ?1 and (?2 is null or task_id = ?2) and {key} is not null
-         group by {key}
-         order by coalesce(sum(prompt_tokens), 0) + coalesce(sum(completion_tokens), 0) desc, {key}
-         limit {MAX_SPEND_GROUPS}"
-    ))?;
-    let rows = stmt.query_map(params![team_id, task], |r| {
-        Ok(SpendGroup::of(r.get(0)?, totals_at(r, 1)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-fn report(conn: &Connection, team_id: i64, task: Option<&str>) -> StoreResult<SpendReport> {
-    let total = conn
-        .prepare_cached(&format!(
-            "select {SUMS} from spend_calls where team_id = ?1 and (?2 is null or task_id = ?2)"
-        ))?
-        .query_row(params![team_id, task], |r| totals_at(r, 0))?;
-    Ok(SpendReport {
-        total,
-        by_task: groups(conn, team_id, task, "task_id")?,
-        by_agent: groups(conn, team_id, task, "agent")?,
-        by_model: groups(conn, team_id, task, "model")?,
-        by_day: groups(conn, team_id, task, "day")?,
-    })
-}
-
 #[async_trait]
 impl SpendStore for SqliteStore {
     async fn budget(&self, team_id: i64) -> StoreResult<BudgetView> {
@@ -396,7 +363,24 @@ impl SpendStore for SqliteStore {
     async fn spend_report(&self, team_id: i64, task: Option<String>) -> StoreResult<SpendReport> {
         rules::check_task(task.as_deref())?;
         self.readers
-            .read_team(team_id, move |conn| report(conn, team_id, task.as_deref()))
+            .read_team(team_id, move |conn| {
+                super::spend_report::report(conn, team_id, task.as_deref())
+            })
+            .await
+    }
+
+    async fn spend_by_team(&self) -> StoreResult<Vec<(String, SpendTotals)>> {
+        self.readers
+            .read(|conn| {
+                let mut stmt = conn.prepare_cached(
+                    "select t.name, sum(d.calls), sum(d.prompt_tokens), sum(d.completion_tokens),
+                            sum(d.cost_micros)
+                     from spend_days d join teams t on t.id = d.team_id
+                     group by t.name order by t.name",
+                )?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, totals_at(r, 1)?)))?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            })
             .await
     }
 
