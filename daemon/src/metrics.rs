@@ -28,6 +28,10 @@
 //! - `huddle_spend_reservations_total{outcome}` (`granted`, `refused` by the budget),
 //!   `huddle_spend_tokens_total{kind}` (`prompt`, `completion`) and
 //!   `huddle_spend_cost_micros_total` — model calls reserved and settled (`http/spend.rs`);
+//! - `huddle_team_model_calls`, `huddle_team_model_prompt_tokens`,
+//!   `huddle_team_model_completion_tokens`, `huddle_team_model_cost_micros` (`{team}`) — each
+//!   team's spending in all, read at scrape time from the ledger's daily totals
+//!   (`http/scrape.rs`);
 //! - `huddle_replicas_live` — the replicas this one shares the limits with, itself included.
 //!
 //! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
