@@ -49,10 +49,13 @@ async fn render(state: &AppState) -> String {
     text
 }
 
+/// Reads one figure of a team's spending.
+type SpentOf = fn(&SpendTotals) -> u64;
+
 /// What each team's model calls used in all (the spend ledger's daily totals, summed).
 fn spend_gauges(out: &mut String, teams: &[(String, SpendTotals)]) {
     use std::fmt::Write;
-    let gauges: [(&str, &str, fn(&SpendTotals) -> u64); 4] = [
+    let gauges: [(&str, &str, SpentOf); 4] = [
         (
             "huddle_team_model_calls",
             "model calls reserved per team",
