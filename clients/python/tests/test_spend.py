@@ -24,11 +24,17 @@ def test_a_spent_budget_refuses_the_next_call_until_it_is_raised(team):
         tester.reserve_spend("m1", "TEST-001")
     assert refused.value.code == BUDGET_EXCEEDED
     assert refused.value.details["spent"] == 110
+    # While it is spent, a claim declaring a model takes no TEST task; one declaring none does.
+    team.coordinator.create_task({"id": "TEST-001", "subject": "a"})
+    with pytest.raises(Conflict) as claim:
+        tester.claim(model="m1")
+    assert claim.value.code == BUDGET_EXCEEDED
     with pytest.raises(StaleVersion):
         team.coordinator.set_budget({"maxTokens": 500}, if_match=0)
     raised = team.coordinator.set_budget({"maxTokens": 500}, if_match=1)
     assert (raised.version, raised.exhausted, raised.spent.tokens) == (2, False, 110)
     assert tester.reserve_spend("m1").settled is False
+    assert tester.claim(model="m1").id == "TEST-001"
     report = team.coordinator.spend_report()
     assert (report.total.calls, report.total.tokens) == (2, 110)
     assert [(g.key, g.tokens) for g in report.by_task] == [("TEST-001", 110)]

@@ -63,6 +63,8 @@ export interface ClaimOptions {
     project?: string;
     /** With `project`: only that project's tasks, not those naming none. */
     strictProject?: boolean;
+    /** The model this worker calls: no `TEST`/`QARUN` task while the team's model budget is spent (409 `budget_exceeded`). */
+    model?: string;
 }
 /**
  * A client acting as one agent (its bearer token) in one team. Requests that are safe to

@@ -25,11 +25,15 @@ test("a spent budget refuses the next call until a coordinator raises it", async
   assert.ok(refused instanceof HuddleError);
   assert.equal(refused.status, 409);
   assert.equal(refused.code, BUDGET_EXCEEDED);
+  await t.coordinator.createTask({ id: "TEST-001", subject: "a" });
+  const claim = await tester.claim({ model: "m1" }).catch((e) => e);
+  assert.equal(claim.code, BUDGET_EXCEEDED, "no model-calling task while the budget is spent");
   const stale = await t.coordinator.setBudget({ maxTokens: 500 }, { ifVersion: 0 }).catch((e) => e);
   assert.equal(stale.status, 412);
   const raised = await t.coordinator.setBudget({ maxTokens: 500 }, { ifVersion: 1 });
   assert.deepEqual([raised.version, raised.exhausted, raised.remainingTokens], [2, false, 390]);
   await tester.reserveSpend("m1");
+  assert.equal((await tester.claim({ model: "m1" }))?.id, "TEST-001");
   const report = await t.coordinator.spendReport();
   assert.deepEqual([report.total.calls, report.total.tokens], [2, 110]);
   assert.deepEqual(report.byTask.map((g) => [g.key, g.tokens]), [["TEST-001", 110]]);

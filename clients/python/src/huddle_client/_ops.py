@@ -53,10 +53,12 @@ def claim_body(
     lease: Optional[float],
     project: Optional[str],
     strict_project: bool,
+    model: Optional[str] = None,
 ) -> Dict[str, Any]:
     """A claim's JSON body: ``project`` takes only that project's tasks and tasks naming
-    none (``strict_project``: only that project's)."""
-    body = query(prefixes=prefixes, wait_ms=ms(wait), lease_ms=ms(lease), project=project)
+    none (``strict_project``: only that project's); ``model``, the model the worker calls, makes
+    its ``TEST``/``QARUN`` tasks wait while the team's model budget is spent."""
+    body = query(prefixes=prefixes, wait_ms=ms(wait), lease_ms=ms(lease), project=project, model=model)
     if strict_project:
         body["strictProject"] = True
     return body
@@ -131,8 +133,9 @@ class Ops:
         lease: Optional[float],
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> Call[Optional[m.Task]]:
-        body = claim_body(prefixes, wait, lease, project, strict_project)
+        body = claim_body(prefixes, wait, lease, project, strict_project, model)
         return Call("POST", self._t("/tasks/claim"), lambda d: None if d is None else task(d), json=body)
 
     def claim_many(
@@ -143,8 +146,9 @@ class Ops:
         lease: Optional[float],
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> Call[List[m.Task]]:
-        body = {"max": max, **claim_body(prefixes, wait, lease, project, strict_project)}
+        body = {"max": max, **claim_body(prefixes, wait, lease, project, strict_project, model)}
         return Call("POST", self._t("/tasks/claim"), lambda d: [] if d is None else tasks(d["tasks"]), json=body)
 
     def heartbeat(self, id: str, lease: Optional[float]) -> Call[m.Task]:
