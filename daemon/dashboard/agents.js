@@ -16,7 +16,7 @@ export function mountAgents(root, state, api) {
   replace(root,
     h('div', { class: 'toolbar' }, h('h2', {}, 'Agents'), count),
     h('table', { class: 'agents', id: 'agent-list' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'role'), h('th', {}, 'last seen'), h('th', {}, 'holding'), h('th', { title: 'Over the whole history, counted by the server' }, 'messages sent'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'role'), h('th', {}, 'last seen'), h('th', {}, 'holding'), h('th', { title: 'Over the whole history, counted by the server' }, 'messages sent'), h('th', { title: 'Model tokens in the team\'s spend ledger' }, 'model tokens'))),
       body));
   // "12s ago" moves on its own.
   const ticker = setInterval(() => visible && draw(), 5000);
@@ -24,14 +24,19 @@ export function mountAgents(root, state, api) {
   const counted = new Map();
   let counting = null;
   let countedAt = 0;
+  // name → tokens the agent's model calls used (the ledger's `byAgent`, its 100 largest).
+  let tokens = new Map();
 
   /** Asks the server for every agent's count (one bounded request each, one round at a time). */
   function countSent() {
     if (counting || !visible) return;
     countedAt = Date.now();
     const names = [...state.agents.keys()];
-    counting = Promise.all(names.map((name) => api.searchMessages({ from: name, limit: 1 })
-      .then((page) => counted.set(name, { total: page.total, asOf: page.messages[0]?.seq ?? 0 }))))
+    const spent = api.spend().then((report) => {
+      tokens = new Map(report.byAgent.map((g) => [g.key, g.tokens]));
+    });
+    counting = Promise.all([spent, ...names.map((name) => api.searchMessages({ from: name, limit: 1 })
+      .then((page) => counted.set(name, { total: page.total, asOf: page.messages[0]?.seq ?? 0 })))])
       .catch((err) => console.warn('huddle dashboard: counting messages failed:', err.message))
       .finally(() => {
         counting = null;
@@ -64,7 +69,7 @@ export function mountAgents(root, state, api) {
 
     const agents = [...state.agents.values()].sort((a, b) => ROLE_ORDER.indexOf(a.role) - ROLE_ORDER.indexOf(b.role) || (a.name < b.name ? -1 : 1));
     count.textContent = `${agents.length} agents`;
-    replace(body, agents.length === 0 ? h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No agents yet.')) : agents.map((a) => {
+    replace(body, agents.length === 0 ? h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No agents yet.')) : agents.map((a) => {
       const seen = Date.parse(a.lastSeenAt);
       const ago = Number.isNaN(seen) ? 'never' : `${duration(now - seen)} ago`;
       const fresh = !Number.isNaN(seen) && now - seen < 60_000;
@@ -73,7 +78,8 @@ export function mountAgents(root, state, api) {
         h('td', {}, h('span', { class: `role role-${ROLE_ORDER.includes(a.role) ? a.role : 'other'}` }, a.role)),
         h('td', { title: a.lastSeenAt || 'never seen' }, ago),
         h('td', {}, (holding.get(a.name) || []).join(', ') || '—'),
-        h('td', { class: 'num', 'data-sent': sent.has(a.name) ? String(sent.get(a.name)) : '' }, sent.has(a.name) ? String(sent.get(a.name)) : '…'));
+        h('td', { class: 'num', 'data-sent': sent.has(a.name) ? String(sent.get(a.name)) : '' }, sent.has(a.name) ? String(sent.get(a.name)) : '…'),
+        h('td', { class: 'num', 'data-tokens': String(tokens.get(a.name) ?? 0) }, String(tokens.get(a.name) ?? 0)));
     }));
   }
 

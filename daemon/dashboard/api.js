@@ -166,6 +166,9 @@ export function createApi(session, onUnauthorized) {
     webhooks: () => get('/webhooks').then((r) => r.webhooks),
     /** The newest deliveries of the team's webhooks, newest first. */
     webhookDeliveries: (limit = 100) => get(`/webhooks/deliveries?limit=${limit}`).then((r) => r.deliveries),
+    /** What the team (or one task, with `task`) spent on models: `{total, byTask, byAgent,
+     * byModel, byDay}`. */
+    spend: (task) => get(`/spend${task ? `?task=${encodeURIComponent(task)}` : ''}`),
     /** Posts a message as this token's agent: `{to, type, summary, data}`. */
     postMessage: (message) => send('POST', '/messages', message),
   };

@@ -25,6 +25,7 @@ export function mountTaskDetail(root, state, api, me) {
   let events = null; // the task's events, newest first, or {error}
   let messages = null; // {messages, total} newest first, or {error}
   let gates = null; // the gates that held the task (`GET …/tasks/{id}`), or null
+  let spend = null; // what its model calls cost (`GET …/spend?task=`), or null
   let reloadTimer = null;
   let messagesSeen = state.messages.at(-1)?.seq ?? 0;
 
@@ -64,6 +65,7 @@ export function mountTaskDetail(root, state, api, me) {
       events = null;
       messages = null;
       gates = null;
+      spend = null;
       actions.reset();
       gateActions.reset();
     }
@@ -85,6 +87,9 @@ export function mountTaskDetail(root, state, api, me) {
         .then((page) => state.backfillPoints(page.messages))
         .catch((err) => console.warn(`huddle dashboard: loading ${taskId}'s reports failed:`, err.message));
     }
+    // What its model calls cost (the spend ledger).
+    api.spend(taskId).then((report) => { spend = report.total; }, () => { spend = null; })
+      .then(() => taskId === id && draw());
     // The full task: it carries the gates that held it, which the board's list does not.
     api.task(taskId).then((task) => {
       if (taskId !== id) return;
@@ -137,6 +142,11 @@ export function mountTaskDetail(root, state, api, me) {
         ? row('lease', h('span', { class: 'lease', dataset: { expires: String(expires) }, title: task.leaseExpiresAt }, '…'))
         : null,
       row('attempts', `${task.attempts} of ${task.maxAttempts}`),
+      spend && spend.calls > 0
+        ? row('model spend', h('span', { class: 'spend', 'data-tokens': String(spend.tokens) },
+          `${spend.calls} ${spend.calls === 1 ? 'call' : 'calls'}, ${spend.tokens} tokens (${spend.promptTokens} prompt, ${spend.completionTokens} completion)`
+          + (spend.costMicros > 0 ? `, cost ${spend.costMicros / 1e6}` : '')))
+        : null,
       task.activeForm ? row('active form', task.activeForm) : null,
       task.failureReason ? row('failure', h('span', { class: 'failure' }, task.failureReason)) : null,
       task.result != null

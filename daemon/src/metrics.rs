@@ -25,6 +25,13 @@
 //! - `huddle_reads_waiting_for_share` — reads waiting because their team holds its whole share
 //!   of the read connections (`store/read_shares.rs`); 0 from start-up;
 //! - `huddle_leases_expired_total`, `huddle_messages_posted_total`, `huddle_open_streams`;
+//! - `huddle_spend_reservations_total{outcome}` (`granted`, `refused` by the budget),
+//!   `huddle_spend_tokens_total{kind}` (`prompt`, `completion`) and
+//!   `huddle_spend_cost_micros_total` — model calls reserved and settled (`http/spend.rs`);
+//! - `huddle_team_model_calls`, `huddle_team_model_prompt_tokens`,
+//!   `huddle_team_model_completion_tokens`, `huddle_team_model_cost_micros` (`{team}`) — each
+//!   team's spending in all, read at scrape time from the ledger's daily totals
+//!   (`http/scrape.rs`);
 //! - `huddle_replicas_live` — the replicas this one shares the limits with, itself included.
 //!
 //! The recorder is process-wide (the facade's design): daemons sharing a process (tests) share
@@ -95,6 +102,18 @@ fn describe() {
         "expired leases returned by the sweeper"
     );
     describe_counter!("huddle_messages_posted_total", "messages stored");
+    describe_counter!(
+        "huddle_spend_reservations_total",
+        "model calls reserved, by outcome (granted, refused by the budget)"
+    );
+    describe_counter!(
+        "huddle_spend_tokens_total",
+        "tokens of settled model calls, by kind"
+    );
+    describe_counter!(
+        "huddle_spend_cost_micros_total",
+        "cost of settled model calls, in micro-units"
+    );
     describe_counter!(
         "huddle_claims_known_empty_total",
         "claims answered empty without a write: their searches were known to find nothing (SQLite)"
@@ -261,6 +280,20 @@ impl Drop for ReadShareWait {
 /// Tasks claimed for a client that had left, released again.
 pub fn claims_undelivered(n: usize) {
     counter!("huddle_claims_undelivered_total").increment(n as u64);
+}
+
+/// A model call reserved (`granted`) or refused by the budget (`refused`).
+pub fn spend_reserved(granted: bool) {
+    let outcome = if granted { "granted" } else { "refused" };
+    counter!("huddle_spend_reservations_total", "outcome" => outcome).increment(1);
+}
+
+/// A settled model call's tokens (by kind) and cost. No model or team label: both come from
+/// clients, and the per-team totals are at `GET …/spend`.
+pub fn spend_settled(call: &huddle_wire::SpendCall) {
+    counter!("huddle_spend_tokens_total", "kind" => "prompt").increment(call.prompt_tokens);
+    counter!("huddle_spend_tokens_total", "kind" => "completion").increment(call.completion_tokens);
+    counter!("huddle_spend_cost_micros_total").increment(call.cost_micros);
 }
 
 pub fn messages_posted(n: usize) {

@@ -227,6 +227,8 @@ async function main() {
   }
   check((await page.locator('#agent-list tr[data-agent="tester"]').textContent()).includes('TEST-001'), 'the tester holds TEST-001');
   check((await page.locator('#agent-list tr[data-agent="watcher"] .role').textContent()) === 'observer', 'roles are shown');
+  await waitFor(() => document.querySelector('#agent-list tr[data-agent="tester"] td[data-tokens]')?.dataset.tokens === '150',
+    null, "the tester's model tokens from the spend ledger");
   await shot('agents');
 
   // --- a task's detail: an observer reads it all and is offered no action --------------------
@@ -235,6 +237,7 @@ async function main() {
   await page.locator('#view-task .detail-title', { hasText: 'TEST-001' }).waitFor({ timeout: PATIENCE });
   check(page.url().endsWith('#/tasks/TEST-001'), 'the detail has its own address');
   await page.locator('#task-actions .action-who', { hasText: 'may only watch' }).waitFor({ timeout: PATIENCE });
+  await page.locator('#view-task .spend', { hasText: '1 call, 150 tokens (120 prompt, 30 completion)' }).waitFor({ timeout: PATIENCE });
   for (const form of ['#action-edit', '#action-reassign', '#action-post', '[data-action="cancel"]']) {
     check(await page.locator(form).isHidden(), `an observer is not offered ${form}`);
   }

@@ -19,6 +19,7 @@ mod memory;
 mod messages;
 mod output;
 mod parse;
+mod spend;
 mod status;
 mod tasks;
 mod teams;
@@ -102,6 +103,11 @@ enum Command {
     /// Outbound notices to people (coordinator): register, list, delete, deliveries.
     #[command(subcommand)]
     Webhook(webhooks::WebhookCmd),
+    /// What the team spent on models: totals, by task, agent, model and day.
+    Spend(spend::SpendArgs),
+    /// The team's model budget: show it, or set it (coordinator, lead, admin).
+    #[command(subcommand)]
+    Budget(spend::BudgetCmd),
     /// The team at a glance: tasks by status, who holds what, agents, latest messages.
     Status(status::StatusArgs),
     /// Claim and run tasks in a loop until SIGINT/SIGTERM.
@@ -191,6 +197,8 @@ async fn run(cli: Cli) -> CliResult {
         Command::Events(cmd) => events::run(&ctx, cmd).await,
         Command::History(args) => history::run(&ctx, args).await,
         Command::Webhook(cmd) => webhooks::webhook(&ctx, cmd).await,
+        Command::Spend(args) => spend::spend(&ctx, args).await,
+        Command::Budget(cmd) => spend::budget(&ctx, cmd).await,
         Command::Gate(args) => gates::gate(&ctx, args).await,
         Command::Answer(args) => gates::answer(&ctx, args).await,
         Command::Status(args) => status::run(&ctx, args).await,

@@ -318,6 +318,7 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
                 max: None,
                 project,
                 strict_project,
+                model: None,
             };
             match ctx.client.claim(&request).await? {
                 Some(task) => done(ctx, &task, "claimed"),

@@ -14,8 +14,8 @@ pub enum WebhookCmd {
         /// The receiver's URL (`http`/`https`).
         #[arg(value_name = "URL")]
         target: String,
-        /// What to send: fix_required, task_failed, gate_missed, needs_human, gate_rejected
-        /// (repeat, or comma-separate).
+        /// What to send: fix_required, task_failed, gate_missed, needs_human, gate_rejected,
+        /// budget_warning, budget_exceeded (repeat, or comma-separate).
         #[arg(long = "on", value_delimiter = ',', required = true)]
         events: Vec<WebhookTrigger>,
     },

@@ -108,9 +108,12 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
                 settings.llm_missing
             ),
         }
+        // Declared on every claim: while the team's model budget is spent, the daemon gives
+        // this worker no task that would call the model.
+        let model = settings.llm.as_ref().map(|l| l.config().model.clone());
         return match args.role {
-            Role::Executor => serve(ctx, args, ExecutorRole::new(settings)).await,
-            _ => serve(ctx, args, TesterRole::new(settings)).await,
+            Role::Executor => serve(ctx, args, ExecutorRole::new(settings), model).await,
+            _ => serve(ctx, args, TesterRole::new(settings), model).await,
         };
     }
     let (program, program_args) = args
@@ -131,16 +134,25 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
     if let Some(timeout) = args.timeout {
         handler = handler.timeout(timeout);
     }
-    serve(ctx, args, handler).await
+    serve(ctx, args, handler, None).await
 }
 
-/// Runs `handler` in a worker loop with the flags' role, prefixes, lease, wait and grace.
-async fn serve<H: Handler>(ctx: &Ctx, args: WorkerArgs, handler: H) -> CliResult {
+/// Runs `handler` in a worker loop with the flags' role, prefixes, lease, wait and grace;
+/// `model` is the model it calls, if any.
+async fn serve<H: Handler>(
+    ctx: &Ctx,
+    args: WorkerArgs,
+    handler: H,
+    model: Option<String>,
+) -> CliResult {
     let mut worker = Worker::new(ctx.client.clone(), handler)
         .role(args.role)
         .lease(args.lease)
         .wait(args.wait)
         .grace(args.grace);
+    if let Some(model) = model {
+        worker = worker.model(model);
+    }
     if !args.prefixes.is_empty() {
         worker = worker.prefixes(args.prefixes);
     }

@@ -32,7 +32,8 @@ pub use client::{
 };
 pub use exec::ExecHandler;
 pub use worker::{
-    FinalFailure, Handler, HandlerError, HandlerResult, TaskContext, Worker, WorkerStats,
+    FinalFailure, Handler, HandlerError, HandlerResult, ReleaseTask, TaskContext, Worker,
+    WorkerStats,
 };
 
 /// The README's examples, compiled as doctests so they cannot drift from the API.

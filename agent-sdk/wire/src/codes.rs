@@ -34,6 +34,13 @@ pub const TEAM_LIMIT: &str = "team_limit";
 /// override); `details` names the `quota`, its `limit`, the team's current `used` and what the
 /// request would `add`. Nothing of the request was stored.
 pub const TEAM_QUOTA: &str = "team_quota";
+/// 409: the team's model budget (`/v1/teams/{team}/budget`) is spent, or the task's ceiling:
+/// a model call is not reserved, or a claim of model-calling tasks takes nothing; `details`
+/// names the `scope` (`team` or `task`), the `limit` reached (`tokens` or `cost`), its value
+/// and what was `spent`. Raise the budget (or wait for the next day) and try again.
+pub const BUDGET_EXCEEDED: &str = "budget_exceeded";
+/// 409: the spend call was settled already (its tokens are counted once).
+pub const ALREADY_SETTLED: &str = "already_settled";
 /// 409: the task is not held by the caller.
 pub const NOT_HOLDER: &str = "not_holder";
 /// 409: the task requires evidence (its metadata's `requireEvidence`, or the daemon's

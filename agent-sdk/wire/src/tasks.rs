@@ -245,6 +245,13 @@ pub struct ClaimRequest {
     /// With `project`: leave tasks that name no project to others.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strict_project: bool,
+    /// The model the worker calls on what it claims (1–200 characters). Declaring one makes
+    /// its `TEST` and `QARUN` tasks model-calling: while the team's budget is spent they are
+    /// not taken, and a claim left with nothing else to take is refused (409
+    /// `budget_exceeded`), the tasks staying ready.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 200))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// The answer to a claim that set `max`.

@@ -17,15 +17,21 @@ pub enum WebhookTrigger {
     NeedsHuman,
     /// A person rejected a gated task, which is cancelled (the `gate_rejected` message).
     GateRejected,
+    /// The team's model spending passed the budget's warning threshold (`budget_warning`).
+    BudgetWarning,
+    /// The team's model budget is spent (`budget_exceeded`): model calls are refused.
+    BudgetExceeded,
 }
 
 impl WebhookTrigger {
-    pub const ALL: [WebhookTrigger; 5] = [
+    pub const ALL: [WebhookTrigger; 7] = [
         WebhookTrigger::FixRequired,
         WebhookTrigger::TaskFailed,
         WebhookTrigger::GateMissed,
         WebhookTrigger::NeedsHuman,
         WebhookTrigger::GateRejected,
+        WebhookTrigger::BudgetWarning,
+        WebhookTrigger::BudgetExceeded,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -35,6 +41,8 @@ impl WebhookTrigger {
             WebhookTrigger::GateMissed => "gate_missed",
             WebhookTrigger::NeedsHuman => "needs_human",
             WebhookTrigger::GateRejected => "gate_rejected",
+            WebhookTrigger::BudgetWarning => "budget_warning",
+            WebhookTrigger::BudgetExceeded => "budget_exceeded",
         }
     }
 }

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from huddle_client import models as m
+from huddle_client import spend as s
 from huddle_client._ops import Ops
 
 MODELS = {
@@ -35,6 +36,12 @@ MODELS = {
     "TestHistory": m.TestHistory,
     "FlakyTest": m.FlakyTest,
     "FlakyTests": m.FlakyTests,
+    "SpendTotals": s.SpendTotals,
+    "SpendCall": s.SpendCall,
+    "SpendGroup": s.SpendGroup,
+    "SpendReport": s.SpendReport,
+    "BudgetSettings": s.BudgetSettings,
+    "BudgetView": s.BudgetView,
 }
 
 

@@ -63,6 +63,8 @@ export interface ClaimOptions {
     project?: string;
     /** With `project`: only that project's tasks, not those naming none. */
     strictProject?: boolean;
+    /** The model this worker calls: no `TEST`/`QARUN` task while the team's model budget is spent (409 `budget_exceeded`). */
+    model?: string;
 }
 /**
  * A client acting as one agent (its bearer token) in one team. Requests that are safe to
@@ -216,6 +218,25 @@ export declare class HuddleClient {
     regressions(project?: string, options?: {
         tier?: m.TestTier;
     }): Promise<unknown>;
+    /** The budget, what the team spent in its period and whether model calls are refused now. */
+    budget(): Promise<m.BudgetView>;
+    /** Replaces the budget (coordinator, lead); with `ifVersion`, 412 when it changed meanwhile. */
+    setBudget(budget: m.BudgetSettings, options?: {
+        ifVersion?: number;
+    }): Promise<m.BudgetView>;
+    /** Reserves one model call before making it; a `HuddleError` with code `budget_exceeded` when spent. */
+    reserveSpend(model: string, options?: {
+        task?: string;
+    }): Promise<m.SpendCall>;
+    /** Records the tokens reserved call `id` used. */
+    settleSpend(id: number, tokens: {
+        promptTokens: number;
+        completionTokens: number;
+    }): Promise<m.SpendCall>;
+    /** Totals, by task, agent, model and day (one task's calls with `task`). */
+    spendReport(options?: {
+        task?: string;
+    }): Promise<m.SpendReport>;
     /** Every change in the team from `after` on, live, resuming across drops; `type` filters (`task.completed`, or a family: `task.`). */
     events(options?: StreamOptions & {
         type?: string;

@@ -300,6 +300,27 @@ export class HuddleClient {
     regressions(project, options = {}) {
         return this.send({ method: "GET", path: this.t("/history/regressions"), query: { project, ...options }, retry: true });
     }
+    // The model budget and its ledger ---------------------------------------------------------
+    /** The budget, what the team spent in its period and whether model calls are refused now. */
+    budget() {
+        return this.send({ method: "GET", path: this.t("/budget"), retry: true });
+    }
+    /** Replaces the budget (coordinator, lead); with `ifVersion`, 412 when it changed meanwhile. */
+    setBudget(budget, options = {}) {
+        return this.send({ method: "PUT", path: this.t("/budget"), body: budget, headers: ifMatch(options.ifVersion) });
+    }
+    /** Reserves one model call before making it; a `HuddleError` with code `budget_exceeded` when spent. */
+    reserveSpend(model, options = {}) {
+        return this.send({ method: "POST", path: this.t("/spend/reserve"), body: { model, ...options } });
+    }
+    /** Records the tokens reserved call `id` used. */
+    settleSpend(id, tokens) {
+        return this.send({ method: "POST", path: this.t(`/spend/${seg(String(id))}/settle`), body: tokens });
+    }
+    /** Totals, by task, agent, model and day (one task's calls with `task`). */
+    spendReport(options = {}) {
+        return this.send({ method: "GET", path: this.t("/spend"), query: { ...options }, retry: true });
+    }
     // Streams ----------------------------------------------------------------------------------
     /** Every change in the team from `after` on, live, resuming across drops; `type` filters (`task.completed`, or a family: `task.`). */
     events(options = {}) {

@@ -257,3 +257,69 @@ export interface FlakyTests {
     /** Flaky tests left off the end because the answer reached the daemon's page budget. */
     omitted?: number;
 }
+/** The error code of a reservation (or a model-calling claim) refused because the budget is spent. */
+export declare const BUDGET_EXCEEDED = "budget_exceeded";
+/** Calls, tokens and cost added up; cost in micro-units (1,000,000 = one dollar when prices are in dollars). */
+export interface SpendTotals {
+    calls: number;
+    promptTokens: number;
+    completionTokens: number;
+    tokens: number;
+    costMicros: number;
+}
+/** A model's price, in micro-units per million tokens. */
+export interface ModelPrice {
+    promptPerMillion?: number;
+    completionPerMillion?: number;
+}
+/** The team's budget: limits left out are none. */
+export interface BudgetSettings {
+    /** What the team limits count over: `total`, or the current UTC `day`. */
+    period?: "total" | "day";
+    maxTokens?: number | null;
+    maxCostMicros?: number | null;
+    taskMaxTokens?: number | null;
+    taskMaxCostMicros?: number | null;
+    /** Warn the coordinators at this share of a team limit (1–100, default 80). */
+    warnPercent?: number | null;
+    prices?: Record<string, ModelPrice>;
+}
+export interface BudgetView {
+    /** Rises with every change; 0 while no budget was set. */
+    version: number;
+    budget: BudgetSettings;
+    /** `total`, or the day (`2026-11-29`). */
+    period: string;
+    spent: SpendTotals;
+    remainingTokens?: number;
+    remainingCostMicros?: number;
+    /** A team limit is reached: reservations and model-calling claims are refused. */
+    exhausted: boolean;
+    updatedBy?: string;
+    updatedAt?: string;
+}
+/** One model call in the ledger. */
+export interface SpendCall {
+    id: number;
+    task?: string;
+    agent: string;
+    model: string;
+    promptTokens: number;
+    completionTokens: number;
+    costMicros: number;
+    day: string;
+    createdAt: string;
+    /** Whether its tokens were reported (a reservation counts none until then). */
+    settled: boolean;
+}
+/** What one task, agent, model or day spent. */
+export interface SpendGroup extends SpendTotals {
+    key: string;
+}
+export interface SpendReport {
+    total: SpendTotals;
+    byTask: SpendGroup[];
+    byAgent: SpendGroup[];
+    byModel: SpendGroup[];
+    byDay: SpendGroup[];
+}

@@ -12,4 +12,7 @@ export function eventTask(event) {
 export function eventMessage(event) {
     return event.type === "message.posted" ? event.data : undefined;
 }
+// The model budget and its ledger ---------------------------------------------------------------
+/** The error code of a reservation (or a model-calling claim) refused because the budget is spent. */
+export const BUDGET_EXCEEDED = "budget_exceeded";
 //# sourceMappingURL=models.js.map

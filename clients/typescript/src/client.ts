@@ -70,6 +70,8 @@ export interface ClaimOptions {
   project?: string;
   /** With `project`: only that project's tasks, not those naming none. */
   strictProject?: boolean;
+  /** The model this worker calls: no `TEST`/`QARUN` task while the team's model budget is spent (409 `budget_exceeded`). */
+  model?: string;
 }
 
 const seg = encodeURIComponent;
@@ -422,6 +424,32 @@ export class HuddleClient {
   /** Tests failing in the latest run that passed before; `tier`: within that test tier. */
   regressions(project?: string, options: { tier?: m.TestTier } = {}): Promise<unknown> {
     return this.send({ method: "GET", path: this.t("/history/regressions"), query: { project, ...options }, retry: true });
+  }
+
+  // The model budget and its ledger ---------------------------------------------------------
+  /** The budget, what the team spent in its period and whether model calls are refused now. */
+  budget(): Promise<m.BudgetView> {
+    return this.send({ method: "GET", path: this.t("/budget"), retry: true });
+  }
+
+  /** Replaces the budget (coordinator, lead); with `ifVersion`, 412 when it changed meanwhile. */
+  setBudget(budget: m.BudgetSettings, options: { ifVersion?: number } = {}): Promise<m.BudgetView> {
+    return this.send({ method: "PUT", path: this.t("/budget"), body: budget, headers: ifMatch(options.ifVersion) });
+  }
+
+  /** Reserves one model call before making it; a `HuddleError` with code `budget_exceeded` when spent. */
+  reserveSpend(model: string, options: { task?: string } = {}): Promise<m.SpendCall> {
+    return this.send({ method: "POST", path: this.t("/spend/reserve"), body: { model, ...options } });
+  }
+
+  /** Records the tokens reserved call `id` used. */
+  settleSpend(id: number, tokens: { promptTokens: number; completionTokens: number }): Promise<m.SpendCall> {
+    return this.send({ method: "POST", path: this.t(`/spend/${seg(String(id))}/settle`), body: tokens });
+  }
+
+  /** Totals, by task, agent, model and day (one task's calls with `task`). */
+  spendReport(options: { task?: string } = {}): Promise<m.SpendReport> {
+    return this.send({ method: "GET", path: this.t("/spend"), query: { ...options }, retry: true });
   }
 
   // Streams ----------------------------------------------------------------------------------

@@ -41,6 +41,12 @@ const SCHEMAS: Record<string, string> = {
   TestHistory: "TestHistory",
   FlakyTest: "FlakyTest",
   FlakyTests: "FlakyTests",
+  SpendTotals: "SpendTotals",
+  ModelPrice: "ModelPrice",
+  BudgetSettings: "BudgetSettings",
+  BudgetView: "BudgetView",
+  SpendCall: "SpendCall",
+  SpendReport: "SpendReport",
 };
 
 // Fields the client sends that the daemon is adding in the same release (a gate only a person may

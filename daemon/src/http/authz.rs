@@ -47,6 +47,12 @@ pub enum Action {
     ManageWebhooks,
     /// Read and change a team's quotas and retention (`/v1/teams/{team}/settings`).
     TeamSettings,
+    /// Read the team's model budget and spending (`/budget`, `/spend`).
+    ReadSpend,
+    /// Reserve and settle model calls in the team's ledger (`/spend/reserve`, `/spend/{id}/settle`).
+    RecordSpend,
+    /// Set the team's model budget (`PUT /budget`).
+    ManageBudget,
     /// Delete a team and everything of it.
     DeleteTeams,
     /// Export a team as JSON Lines, or import such a file as a new team.
@@ -54,7 +60,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 23] = [
+    pub const ALL: [Action; 26] = [
         Action::CreateTeam,
         Action::ListTeams,
         Action::ManageAgents,
@@ -76,6 +82,9 @@ impl Action {
         Action::ReadTestHistory,
         Action::ManageWebhooks,
         Action::TeamSettings,
+        Action::ReadSpend,
+        Action::RecordSpend,
+        Action::ManageBudget,
         Action::DeleteTeams,
         Action::TransferTeams,
     ];
@@ -92,6 +101,8 @@ pub fn allowed(role: Option<Role>, action: Action) -> bool {
                 | ManageAgents
                 | ListAgents
                 | TeamSettings
+                | ReadSpend
+                | ManageBudget
                 | DeleteTeams
                 | TransferTeams
         ),
@@ -116,6 +127,8 @@ pub fn allowed(role: Option<Role>, action: Action) -> bool {
                 | ReadStreams
                 | PostTestRuns
                 | ReadTestHistory
+                | ReadSpend
+                | RecordSpend
         ),
         Some(Role::Observer) => matches!(
             action,
@@ -127,6 +140,7 @@ pub fn allowed(role: Option<Role>, action: Action) -> bool {
                 | ReadMemory
                 | ReadStreams
                 | ReadTestHistory
+                | ReadSpend
         ),
     }
 }
@@ -156,6 +170,9 @@ impl Action {
             Action::ReadTestHistory => "read the test history",
             Action::ManageWebhooks => "manage webhooks",
             Action::TeamSettings => "read or change a team's quotas and retention",
+            Action::ReadSpend => "read the model budget and spending",
+            Action::RecordSpend => "reserve and settle model calls",
+            Action::ManageBudget => "set the model budget",
             Action::DeleteTeams => "delete teams",
             Action::TransferTeams => "export or import teams",
         }
@@ -239,7 +256,8 @@ actions!(
     ReadStreams,
     PostTestRuns,
     ReadTestHistory,
-    ManageWebhooks
+    ManageWebhooks,
+    RecordSpend
 );
 
 /// An agent of the path's team whose role may perform `A`. Another team's token answers 404 as
@@ -331,6 +349,8 @@ mod tests {
                 ManageAgents,
                 ListAgents,
                 TeamSettings,
+                ReadSpend,
+                ManageBudget,
                 DeleteTeams,
                 TransferTeams,
             ],
@@ -359,6 +379,8 @@ mod tests {
             ReadStreams,
             PostTestRuns,
             ReadTestHistory,
+            ReadSpend,
+            RecordSpend,
         ];
         expect(Some(Role::Tester), &worker);
         expect(Some(Role::Executor), &worker);
@@ -373,6 +395,7 @@ mod tests {
                 ReadMemory,
                 ReadStreams,
                 ReadTestHistory,
+                ReadSpend,
             ],
         );
     }

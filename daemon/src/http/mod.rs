@@ -4,6 +4,7 @@
 mod address_slots;
 mod auth_cache;
 pub mod authz;
+mod budget;
 mod claim_wait;
 mod cursors;
 mod dashboard;
@@ -29,6 +30,7 @@ mod outage;
 pub mod routes;
 pub mod scrape;
 pub mod serve;
+mod spend;
 mod sse_frames;
 mod streams;
 mod task_claims;

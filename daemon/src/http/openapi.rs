@@ -54,6 +54,7 @@ use utoipa::OpenApi;
         (name = "streams", description = "Server-Sent Events"),
         (name = "history", description = "Test runs, flaky tests and regressions"),
         (name = "webhooks", description = "Outbound notices to people: signed, retried, logged"),
+        (name = "spend", description = "The model budget, and the ledger of model calls checked against it"),
         (name = "health", description = "Liveness, readiness and this document"),
     )
 )]
@@ -104,6 +105,11 @@ pub fn document(settings: &Settings) -> Value {
         let items = property(&mut doc, schema, field).and_then(|p| p.get_mut("items"));
         extend_schema(items, &json!({ "pattern": pattern }));
     }
+    // A budget's prices, by model (utoipa cannot bound a map's size).
+    extend_schema(
+        property(&mut doc, "BudgetSettings", "prices"),
+        &json!({ "maxProperties": huddle_wire::MAX_PRICED_MODELS }),
+    );
     // An event's `data` is JSON text; say which schema it holds (utoipa cannot).
     for (event, payload) in [("SseMessage", "Message"), ("SseChange", "Event")] {
         let schema = json!({ "$ref": format!("#/components/schemas/{payload}") });

@@ -4,9 +4,9 @@
 //! [`api`]).
 
 use super::{
-    cursors, gates, health, holder_questions, me, memory, message_search, messages, openapi,
-    streams, task_claims, task_events, task_progress, tasks, team_admin, team_settings, teams,
-    test_history, webhooks, AppState,
+    budget, cursors, gates, health, holder_questions, me, memory, message_search, messages,
+    openapi, spend, streams, task_claims, task_events, task_progress, tasks, team_admin,
+    team_settings, teams, test_history, webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -54,6 +54,10 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(test_history::history))
         .routes(routes!(test_history::flaky))
         .routes(routes!(test_history::regressions))
+        .routes(routes!(budget::get, budget::put))
+        .routes(routes!(spend::reserve))
+        .routes(routes!(spend::settle))
+        .routes(routes!(spend::report))
         .routes(routes!(webhooks::create, webhooks::list))
         .routes(routes!(webhooks::delete))
         .routes(routes!(webhooks::deliveries))

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use huddle_wire::TaskStatus;
+use huddle_wire::{SpendTotals, TaskStatus};
 
 const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -42,7 +42,53 @@ async fn render(state: &AppState) -> String {
         }
         Err(e) => tracing::warn!(error = %e, "team counters for /metrics"),
     }
+    match state.store.spend_by_team().await {
+        Ok(teams) => spend_gauges(&mut text, &teams),
+        Err(e) => tracing::warn!(error = %e, "team spending for /metrics"),
+    }
     text
+}
+
+/// Reads one figure of a team's spending.
+type SpentOf = fn(&SpendTotals) -> u64;
+
+/// What each team's model calls used in all (the spend ledger's daily totals, summed).
+fn spend_gauges(out: &mut String, teams: &[(String, SpendTotals)]) {
+    use std::fmt::Write;
+    let gauges: [(&str, &str, SpentOf); 4] = [
+        (
+            "huddle_team_model_calls",
+            "model calls reserved per team",
+            |t| t.calls,
+        ),
+        (
+            "huddle_team_model_prompt_tokens",
+            "prompt tokens of settled model calls per team",
+            |t| t.prompt_tokens,
+        ),
+        (
+            "huddle_team_model_completion_tokens",
+            "completion tokens of settled model calls per team",
+            |t| t.completion_tokens,
+        ),
+        (
+            "huddle_team_model_cost_micros",
+            "cost of settled model calls per team, in micro-units",
+            |t| t.cost_micros,
+        ),
+    ];
+    for (metric, help, value) in gauges {
+        let _ = writeln!(out, "# HELP {metric} {help}");
+        let _ = writeln!(out, "# TYPE {metric} gauge");
+        for (team, totals) in teams {
+            let _ = writeln!(
+                out,
+                "{metric}{{team=\"{}\"}} {}",
+                label(team),
+                value(totals)
+            );
+        }
+    }
 }
 
 /// Questions waiting for a person, per team: how many, and how long the oldest has waited

@@ -94,7 +94,13 @@ pub async fn claim_tasks(
     max_wait: u64,
     departed: &CancellationToken,
 ) -> ApiResult<Vec<Task>> {
-    let plan = claim_plan(state, caller, req, max_wait)?;
+    let model = req.model.clone();
+    if let Some(m) = &model {
+        crate::store::rules::spend::check_model("model", m)?;
+    }
+    let mut plan = claim_plan(state, caller, req, max_wait)?;
+    plan.prefixes =
+        super::budget::claim_prefixes(state, caller, model.as_deref(), plan.prefixes).await?;
     let claimed = claim_waiting(state, caller, epoch, plan, departed).await?;
     // After the claim, not inside it: answered questions no longer change.
     let mut tasks = Vec::with_capacity(claimed.len());

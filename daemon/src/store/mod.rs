@@ -21,6 +21,7 @@ pub mod read_shares;
 pub mod retention;
 pub mod rules;
 pub mod schema;
+pub mod spend;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod team_admin;
@@ -45,6 +46,7 @@ pub trait Store:
     webhooks::WebhookStore
     + gates::GateStore
     + quotas::QuotaStore
+    + spend::SpendStore
     + team_admin::TeamAdminStore
     + Send
     + Sync

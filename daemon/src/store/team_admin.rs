@@ -18,7 +18,7 @@ pub const EXPORT_BUFFER: usize = 16;
 /// Every table holding a team's rows, in the order a deletion empties them (children before
 /// parents: `webhook_deliveries` has no foreign key, `test_outcomes` hangs on `test_runs`).
 /// The store contract test checks that no table with a team column is missing here.
-pub const TEAM_TABLES: [&str; 16] = [
+pub const TEAM_TABLES: [&str; 19] = [
     "webhook_deliveries",
     "webhooks",
     "test_outcomes",
@@ -32,6 +32,9 @@ pub const TEAM_TABLES: [&str; 16] = [
     "tasks",
     "task_counters",
     "agents",
+    "spend_calls",
+    "spend_days",
+    "spend_budgets",
     // Kept by triggers as the rows above go; last, so nothing recreates them.
     "team_usage",
     "team_settings",

@@ -22,12 +22,16 @@ pub struct Notice {
     pub answer_with: Option<String>,
 }
 
-/// A message is a notice when it asks for a fix, reports a missed quality gate, or says a
-/// person rejected a gated task (the daemon's `gate_rejected`, whose summary has the reason).
+/// A message is a notice when it asks for a fix, reports a missed quality gate, says a
+/// person rejected a gated task (the daemon's `gate_rejected`, whose summary has the reason),
+/// or says the team's model budget is nearly or wholly spent (`budget_warning`,
+/// `budget_exceeded`, posted by the daemon).
 pub fn from_message(m: &Message) -> Option<Notice> {
     let trigger = match m.kind.as_str() {
         "fix_required" => WebhookTrigger::FixRequired,
         "gate_rejected" => WebhookTrigger::GateRejected,
+        "budget_warning" => WebhookTrigger::BudgetWarning,
+        "budget_exceeded" => WebhookTrigger::BudgetExceeded,
         "test_result" if m.data["qualityGatePassed"] == json!(false) => WebhookTrigger::GateMissed,
         _ => return None,
     };

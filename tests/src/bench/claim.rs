@@ -16,6 +16,8 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, replicas: &[String]) -> Fig
 /// [`Prepared::drive`], so a caller can measure CPU around it alone.
 pub struct Prepared {
     workers: Vec<BenchClient>,
+    /// Declared on every claim, when set.
+    model: Option<String>,
     batch: usize,
     tasks: usize,
     replicas: usize,
@@ -34,6 +36,7 @@ pub async fn prepare(admin: &BenchClient, sizes: &Sizes, replicas: &[String]) ->
     }
     Prepared {
         workers,
+        model: sizes.claim_model.clone(),
         batch: sizes.claim_batch.clamp(1, 100),
         tasks: sizes.tasks,
         replicas: replicas.len(),
@@ -45,15 +48,19 @@ impl Prepared {
     pub async fn drive(self) -> Figures {
         let Prepared {
             workers,
+            model,
             batch,
             tasks: expected,
             replicas,
         } = self;
-        let request = if batch > 1 {
+        let mut request = if batch > 1 {
             json!({ "max": batch })
         } else {
             json!({})
         };
+        if let Some(model) = model {
+            request["model"] = json!(model);
+        }
         let started = Instant::now();
         let handles: Vec<_> = workers
             .into_iter()

@@ -192,6 +192,10 @@ pub struct Sizes {
     /// Tasks a worker claims per request (`max`); 1 is one claim per task.
     #[arg(long, default_value_t = 1)]
     pub claim_batch: usize,
+    /// The model `claim`'s workers declare (`"model"` in each claim), which makes the daemon
+    /// read the team's budget at every claim (the team has none); none by default.
+    #[arg(long)]
+    pub claim_model: Option<String>,
     /// Messages a poster sends per request in `bus` (`POST …/messages/batch` when over 1); 1
     /// is one `POST …/messages` per message.
     #[arg(long, default_value_t = 1)]
@@ -277,6 +281,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         "workers": args.sizes.workers,
         "subscribers": args.sizes.subscribers,
         "claimBatch": args.sizes.claim_batch,
+        "claimModel": args.sizes.claim_model,
         "postBatch": args.sizes.post_batch,
     });
     Ok(figures)

@@ -21,6 +21,7 @@ mod project_claims;
 mod quotas;
 mod retention;
 mod search;
+mod spend;
 mod stream_lag;
 mod streams;
 mod task_create_batch;

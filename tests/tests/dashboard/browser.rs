@@ -127,6 +127,22 @@ pub(super) async fn seed(coord: &Api, tester: &Api) -> usize {
     ]))
     .await;
     assert_eq!(claim().await["id"], "TEST-001");
+    // One model call in the spend ledger: the task page and the Agents view show its tokens.
+    let call = tester
+        .post(
+            &tester.t("/spend/reserve"),
+            json!({"model": "m1", "task": "TEST-001"}),
+        )
+        .await
+        .expect_status(201);
+    let id = call.body["id"].as_i64().expect("a reservation id");
+    tester
+        .post(
+            &tester.t(&format!("/spend/{id}/settle")),
+            json!({"promptTokens": 120, "completionTokens": 30}),
+        )
+        .await
+        .expect_status(200);
     create(json!([
         {"id": "TEST-006", "subject": "Lint the fixtures", "owner": "tester"},
         {"id": "TEST-007", "subject": "Legacy IE11 suite"},

@@ -2,6 +2,7 @@
 //! an OpenAI-compatible stub over real HTTP.
 //! One test binary per area; a module per concern.
 
+mod budget;
 mod checkout;
 mod cli;
 mod environment;

@@ -6,7 +6,7 @@ use super::history::call;
 use huddle_tests::TestDaemon;
 use serde_json::{json, Value};
 
-const TOOLS: [&str; 25] = [
+const TOOLS: [&str; 30] = [
     "task_create",
     "task_list",
     "task_get",
@@ -32,6 +32,11 @@ const TOOLS: [&str; 25] = [
     "history_post",
     "history_get",
     "team_msg",
+    "spend_reserve",
+    "spend_settle",
+    "spend_report",
+    "budget_get",
+    "budget_set",
 ];
 
 async fn listed(d: &TestDaemon, token: &str) -> Vec<String> {

@@ -19,6 +19,7 @@ mod published;
 mod quotas;
 mod retention;
 mod search;
+mod spend;
 mod statistics;
 mod team_admin;
 mod transfer_columns;

@@ -4,12 +4,14 @@
 //! SQLite, SQLite → PostgreSQL and back; an import that contradicts itself writes nothing.
 
 use huddle_daemon::hub::Hub;
+use huddle_daemon::store::rules::spend::Reserved;
 use huddle_daemon::store::team_admin::TEAM_TABLES;
 use huddle_daemon::store::transfer::Record;
 use huddle_daemon::store::webhooks::{NewDelivery, Progress};
 use huddle_daemon::store::{MessageFilter, MessageSearch, Store, StoreError, StoreResult};
 use huddle_sdk::wire::{
-    NewTestRun, PostMessage, Team, TestOutcome, TestResultRecord, WebhookTrigger,
+    BudgetSettings, NewTestRun, PostMessage, ReserveSpend, SettleSpend, Team, TestOutcome,
+    TestResultRecord, WebhookTrigger,
 };
 use huddle_tests::store::{postgres_on, prefixes, sqlite, task, team, Keep};
 use serde_json::json;
@@ -229,6 +231,27 @@ async fn populate(store: &dyn Store, name: &str) -> i64 {
         .set_team_settings(coord.team_id, settings)
         .await
         .unwrap();
+    // The model budget and one settled call (`spend_budgets`, `spend_calls`, `spend_days`).
+    let budget = BudgetSettings {
+        max_tokens: Some(1_000),
+        ..BudgetSettings::default()
+    };
+    store
+        .set_budget(coord.team_id, "coordinator", None, budget)
+        .await
+        .unwrap();
+    let call = ReserveSpend {
+        model: "m".into(),
+        task: Some("TEST-001".into()),
+    };
+    let Reserved::Granted(call) = store.reserve_spend(&coord, call).await.unwrap() else {
+        panic!("a reservation under the budget is granted");
+    };
+    let tokens = SettleSpend {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+    };
+    store.settle_spend(&coord, call.id, tokens).await.unwrap();
     let leased = store.lease_webhooks("replica-a", 60_000).await.unwrap();
     assert!(leased.iter().any(|j| j.id == hook.id));
     let progress = Progress {

@@ -57,6 +57,7 @@ mod memory;
 mod messages;
 mod queries;
 mod retry;
+mod spend;
 mod stream;
 mod tasks;
 mod team_admin;

@@ -8,9 +8,10 @@ use super::changes::{Changes, FixChange};
 use super::patience::{Next, Patience};
 use super::runs::Runs;
 use super::scope::files_in_scope;
+use crate::client::Client;
 use crate::cycles::{FixOutcome, FixPlan};
 use crate::edits::{apply, Policy, Snapshot};
-use crate::llm::{prompt, Budget, FixRequest, LlmClient, LlmError};
+use crate::llm::{prompt, Budget, ChatReply, FixRequest, LlmClient, LlmError};
 use std::path::Path;
 
 /// The model side of one task's cycle.
@@ -38,6 +39,17 @@ pub(crate) struct Repairer {
     pub last_change: Option<FixChange>,
     /// Everything the cycle's fixes changed.
     pub changes: Changes,
+    /// Where each model call is reserved and settled (the team's ledger), when set.
+    ledger: Option<Ledger>,
+    /// Set when the team's budget refused a call (`budget_exceeded`): the role releases the
+    /// task with this note instead of reporting a verdict.
+    pub budget_refused: Option<String>,
+}
+
+/// The team's spend ledger, for one task's calls.
+struct Ledger {
+    client: Client,
+    task: String,
 }
 
 impl Repairer {
@@ -61,6 +73,59 @@ impl Repairer {
             gave_up: None,
             last_change: None,
             changes: Changes::new(project.to_path_buf()),
+            ledger: None,
+            budget_refused: None,
+        }
+    }
+
+    /// Reserves every model call of `task` with the daemon before making it, and settles it
+    /// after with the tokens used, so the team's budget holds (issue 51).
+    pub fn with_ledger(mut self, client: Client, task: &str) -> Repairer {
+        self.ledger = Some(Ledger {
+            client,
+            task: task.to_string(),
+        });
+        self
+    }
+
+    /// Asks the daemon for the next call: its reservation id (`None` without a ledger, or
+    /// from a daemon that keeps none), or the outcome that ends the attempt.
+    async fn reserve(&mut self, model: &str) -> Result<Option<i64>, FixOutcome> {
+        let Some(ledger) = &self.ledger else {
+            return Ok(None);
+        };
+        match ledger.client.reserve_spend(model, Some(&ledger.task)).await {
+            Ok(call) => Ok(Some(call.id)),
+            Err(e) if e.is_budget_exceeded() => {
+                let why = e.api().map_or_else(|| e.to_string(), |a| a.message.clone());
+                let reason = format!("budget_exceeded: {why}");
+                tracing::warn!("the model call was refused: {reason}");
+                self.budget_refused = Some(reason.clone());
+                Err(FixOutcome::Unavailable { reason })
+            }
+            Err(e) if e.is_not_found() => {
+                tracing::warn!("the daemon keeps no spend ledger ({e}); model calls go unrecorded");
+                self.ledger = None;
+                Ok(None)
+            }
+            Err(e) => Err(FixOutcome::Unavailable {
+                reason: format!("the model call could not be reserved with the daemon: {e}"),
+            }),
+        }
+    }
+
+    /// Reports the tokens of reserved call `id` (what the budget charged since `before`;
+    /// split by the answer's `usage` when it has one).
+    async fn settle(&self, id: Option<i64>, reply: &Result<ChatReply, LlmError>, before: u64) {
+        let (Some(id), Some(ledger)) = (id, &self.ledger) else {
+            return;
+        };
+        let used = self.budget.tokens().saturating_sub(before);
+        let usage = reply.as_ref().ok().and_then(|r| r.usage);
+        let (prompt, completion) =
+            usage.map_or((used, 0), |u| (u.prompt_tokens, u.completion_tokens));
+        if let Err(e) = ledger.client.settle_spend(id, prompt, completion).await {
+            tracing::warn!("could not settle model call {id} with the daemon: {e}");
         }
     }
 
@@ -114,11 +179,28 @@ impl Repairer {
             files: files_in_scope(runs, &plan.targets, &self.policy),
             feedback: std::mem::take(&mut self.feedback),
         };
+        if let Err(e) = self.budget.check() {
+            return FixOutcome::Unavailable {
+                reason: e.to_string(),
+            };
+        }
+        let model = llm.config().model.clone();
+        let reservation = match self.reserve(&model).await {
+            Ok(id) => id,
+            Err(outcome) => return outcome,
+        };
+        let Some(llm) = &self.llm else {
+            return FixOutcome::Unavailable {
+                reason: self.missing.clone(),
+            };
+        };
         self.calls += 1;
-        let reply = match llm
+        let before = self.budget.tokens();
+        let answer = llm
             .complete(&prompt::messages(&request), &mut self.budget)
-            .await
-        {
+            .await;
+        self.settle(reservation, &answer, before).await;
+        let reply = match answer {
             Ok(r) => r,
             Err(e @ (LlmError::Budget(_) | LlmError::NotConfigured(_) | LlmError::Config(_))) => {
                 return FixOutcome::Unavailable {

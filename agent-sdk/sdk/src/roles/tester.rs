@@ -20,7 +20,7 @@ use crate::cycles::{Finish, StopReason};
 use crate::edits::Policy;
 use crate::runners::Selection;
 use crate::wire::Task;
-use crate::worker::{Handler, HandlerResult, TaskContext};
+use crate::worker::{Handler, HandlerResult, ReleaseTask, TaskContext};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,7 +83,8 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         settings.llm_missing.clone(),
         policy,
         &settings.project,
-    );
+    )
+    .with_ledger(ctx.client().clone(), &task.id);
     let mut cycle = TesterCycle::new(limits.clone());
     let mut history = RunHistory::new(ctx.client().clone(), p.project.clone(), task.id.clone());
     let driven = drive(
@@ -104,6 +105,9 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Ok(f) => f,
         Err(i) => return Err(interrupted(&p.reporter, i).await),
     };
+    if let Some(note) = repairer.budget_refused.take() {
+        return Err(ReleaseTask::new(note).into());
+    }
     let plan = Plan {
         project: &settings.project,
         framework: p.framework,

@@ -59,6 +59,35 @@ impl std::fmt::Display for FinalFailure {
 
 impl std::error::Error for FinalFailure {}
 
+/// A handler error that gives the task back to the queue instead of failing it: no attempt
+/// is used, and `note` (why) goes to the coordinators with the release. The built-in roles
+/// return it when the team's model budget refuses their next call (`budget_exceeded`), so the
+/// task waits, ready, until the budget is raised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseTask {
+    note: String,
+}
+
+impl ReleaseTask {
+    /// A release with this note.
+    pub fn new(note: impl Into<String>) -> ReleaseTask {
+        ReleaseTask { note: note.into() }
+    }
+
+    /// Why the task is given back.
+    pub fn note(&self) -> &str {
+        &self.note
+    }
+}
+
+impl std::fmt::Display for ReleaseTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "released: {}", self.note)
+    }
+}
+
+impl std::error::Error for ReleaseTask {}
+
 /// What a handler returns: the task's result (any JSON; `null` for none) or why it failed.
 pub type HandlerResult = Result<serde_json::Value, HandlerError>;
 

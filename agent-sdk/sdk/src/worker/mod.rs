@@ -52,7 +52,7 @@ mod lease;
 mod signals;
 mod task_run;
 
-pub use handler::{FinalFailure, Handler, HandlerError, HandlerResult, TaskContext};
+pub use handler::{FinalFailure, Handler, HandlerError, HandlerResult, ReleaseTask, TaskContext};
 pub use signals::shutdown_on_signals;
 
 use crate::client::{Backoff, Client, Error};
@@ -71,6 +71,8 @@ pub struct Worker<H> {
     /// `None`: tasks of any project.
     project: Option<String>,
     strict_project: bool,
+    /// The model the handler calls, declared on every claim (`None`: it calls none).
+    model: Option<String>,
     lease: Duration,
     wait: Duration,
     grace: Duration,
@@ -121,6 +123,7 @@ impl<H: Handler> Worker<H> {
             prefixes: None,
             project: None,
             strict_project: false,
+            model: None,
             lease: Duration::from_secs(30),
             wait: Duration::from_secs(20),
             grace: Duration::from_secs(30),
@@ -148,6 +151,14 @@ impl<H: Handler> Worker<H> {
     /// checkout: see [`crate::roles::checkout_project`]) and tasks that name no project.
     pub fn project(mut self, project: impl Into<String>) -> Self {
         self.project = Some(project.into());
+        self
+    }
+
+    /// Declares that the handler calls `model`: while the team's model budget is spent, the
+    /// daemon gives this worker no `TEST`/`QARUN` task (409 `budget_exceeded`, which the
+    /// worker waits out, backing off).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
         self
     }
 
@@ -200,6 +211,7 @@ impl<H: Handler> Worker<H> {
             max: None,
             project: self.project.clone(),
             strict_project: self.strict_project && self.project.is_some(),
+            model: self.model.clone(),
         };
         tracing::info!(
             "worker started: claiming {} in team {}{}",
@@ -237,6 +249,12 @@ impl<H: Handler> Worker<H> {
                 }
                 Err(e) if e.is_transient() => {
                     connectivity.down(&e);
+                    pause(backoff.next_delay(), &stop).await;
+                }
+                Err(e) if e.is_budget_exceeded() => {
+                    // The budget may be raised at any time: wait, then ask again.
+                    connectivity.up();
+                    tracing::info!("no model-calling task while the model budget is spent");
                     pause(backoff.next_delay(), &stop).await;
                 }
                 Err(e) => {

@@ -2,7 +2,7 @@
 //! complete, fail or release it.
 
 use super::connectivity::Connectivity;
-use super::handler::{FinalFailure, Handler, HandlerResult, TaskContext};
+use super::handler::{FinalFailure, Handler, HandlerResult, ReleaseTask, TaskContext};
 use super::lease::LeaseKeeper;
 use super::{Outcome, Worker};
 use crate::client::{Backoff, Error};
@@ -104,6 +104,10 @@ impl<H: Handler> Worker<H> {
                 let _ = job.await;
                 self.release(&id).await
             }
+            Ending::Finished(Ok(Err(e))) if e.downcast_ref::<ReleaseTask>().is_some() => {
+                let note = e.downcast_ref::<ReleaseTask>().map(ReleaseTask::note);
+                self.release_for(&id, note.unwrap_or_default()).await
+            }
             Ending::Finished(joined) => {
                 let finish = match joined {
                     Ok(Ok(value)) => Finish::Complete(value),
@@ -139,6 +143,20 @@ impl<H: Handler> Worker<H> {
         match self.client.release(id).await {
             Ok(_) => {
                 tracing::info!(task = %id, "released {id}: it did not finish within the grace period");
+                Outcome::Released
+            }
+            Err(e) => {
+                tracing::warn!(task = %id, "could not release {id} ({e}); its lease will expire");
+                Outcome::Lost
+            }
+        }
+    }
+
+    /// Gives the task back because the handler asked to (a [`ReleaseTask`]), with its note.
+    async fn release_for(&self, id: &str, note: &str) -> Outcome {
+        match self.client.release_with_note(id, Some(note)).await {
+            Ok(_) => {
+                tracing::info!(task = %id, "released {id}: {note}");
                 Outcome::Released
             }
             Err(e) => {

@@ -46,9 +46,25 @@ from .models import (
     TestHistory,
     TestRunSummary,
 )
+from .spend import (
+    BUDGET_EXCEEDED,
+    BudgetSettings,
+    BudgetView,
+    SpendCall,
+    SpendGroup,
+    SpendReport,
+    SpendTotals,
+)
 from .worker import FinalFailure, Retry, TaskContext, Worker, WorkerStats
 
 __all__ = [
+    "BUDGET_EXCEEDED",
+    "BudgetSettings",
+    "BudgetView",
+    "SpendCall",
+    "SpendGroup",
+    "SpendReport",
+    "SpendTotals",
     "AsyncClient",
     "AsyncTaskContext",
     "AsyncWorker",

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Mapping, Option
 from urllib.parse import quote
 
 from . import models as m
+from . import spend as s
 
 T = TypeVar("T")
 TaskInput = Union[m.NewTask, Mapping[str, Any]]
@@ -52,10 +53,12 @@ def claim_body(
     lease: Optional[float],
     project: Optional[str],
     strict_project: bool,
+    model: Optional[str] = None,
 ) -> Dict[str, Any]:
     """A claim's JSON body: ``project`` takes only that project's tasks and tasks naming
-    none (``strict_project``: only that project's)."""
-    body = query(prefixes=prefixes, wait_ms=ms(wait), lease_ms=ms(lease), project=project)
+    none (``strict_project``: only that project's); ``model``, the model the worker calls, makes
+    its ``TEST``/``QARUN`` tasks wait while the team's model budget is spent."""
+    body = query(prefixes=prefixes, wait_ms=ms(wait), lease_ms=ms(lease), project=project, model=model)
     if strict_project:
         body["strictProject"] = True
     return body
@@ -130,8 +133,9 @@ class Ops:
         lease: Optional[float],
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> Call[Optional[m.Task]]:
-        body = claim_body(prefixes, wait, lease, project, strict_project)
+        body = claim_body(prefixes, wait, lease, project, strict_project, model)
         return Call("POST", self._t("/tasks/claim"), lambda d: None if d is None else task(d), json=body)
 
     def claim_many(
@@ -142,8 +146,9 @@ class Ops:
         lease: Optional[float],
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> Call[List[m.Task]]:
-        body = {"max": max, **claim_body(prefixes, wait, lease, project, strict_project)}
+        body = {"max": max, **claim_body(prefixes, wait, lease, project, strict_project, model)}
         return Call("POST", self._t("/tasks/claim"), lambda d: [] if d is None else tasks(d["tasks"]), json=body)
 
     def heartbeat(self, id: str, lease: Optional[float]) -> Call[m.Task]:
@@ -340,3 +345,24 @@ class Ops:
         return Call(
             "GET", self._t("/history/regressions"), lambda d: d, params=query(project=project, tier=tier), retry=True
         )
+
+    # --- the model budget and its ledger ---
+
+    def budget(self) -> Call[s.BudgetView]:
+        return Call("GET", self._t("/budget"), lambda d: m.from_json(s.BudgetView, d), retry=True)
+
+    def set_budget(self, budget: Any, if_match: Optional[int]) -> Call[s.BudgetView]:
+        body = m.to_json(budget) if isinstance(budget, s.BudgetSettings) else dict(budget or {})
+        headers = {} if if_match is None else {"If-Match": f'"{if_match}"'}
+        return Call("PUT", self._t("/budget"), lambda d: m.from_json(s.BudgetView, d), json=body, headers=headers)
+
+    def reserve_spend(self, model: str, task: Optional[str]) -> Call[s.SpendCall]:
+        body = query(model=model, task=task)
+        return Call("POST", self._t("/spend/reserve"), lambda d: m.from_json(s.SpendCall, d), json=body)
+
+    def settle_spend(self, id: Any, prompt_tokens: Optional[int], completion_tokens: Optional[int]) -> Call[s.SpendCall]:
+        body = {"promptTokens": prompt_tokens or 0, "completionTokens": completion_tokens or 0}
+        return Call("POST", self._t(f"/spend/{seg(id)}/settle"), lambda d: m.from_json(s.SpendCall, d), json=body)
+
+    def spend_report(self, task: Optional[str]) -> Call[s.SpendReport]:
+        return Call("GET", self._t("/spend"), lambda d: m.from_json(s.SpendReport, d), params=query(task=task), retry=True)

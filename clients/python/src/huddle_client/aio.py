@@ -11,12 +11,13 @@ from . import models as m
 from ._ops import Call, Ops, TaskInput
 from ._transport import backoff, read, request_args, should_retry, timeouts, transport_error
 from .errors import HuddleError
+from .spend import AsyncSpendMethods
 from .streams import StreamOptions, _Stream, afollow
 
 T = TypeVar("T")
 
 
-class AsyncClient:
+class AsyncClient(AsyncSpendMethods):
     """An asyncio client acting as one agent (its bearer token) in one team; see
     :class:`~huddle_client.Client` for the behaviour, which is the same.
 
@@ -136,13 +137,15 @@ class AsyncClient:
         lease: Optional[float] = None,
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> Optional[m.Task]:
         """The next task this agent may do, or ``None``. ``wait``: seconds to long-poll for one;
         ``lease``: seconds the claim lasts unless renewed with :meth:`heartbeat`. Prefixes
         default to the role's (tester ``TEST``, executor ``QARUN``). ``project``: only tasks
         whose metadata ``project`` is that name, or that name none (``strict_project``: only
-        that project's)."""
-        return await self._run(self._ops.claim(prefixes, wait, lease, project, strict_project))
+        that project's). ``model``: the model this worker calls (no ``TEST``/``QARUN`` task
+        while the team's model budget is spent: ``Conflict``, ``budget_exceeded``)."""
+        return await self._run(self._ops.claim(prefixes, wait, lease, project, strict_project, model))
 
     async def claim_many(
         self,
@@ -153,8 +156,9 @@ class AsyncClient:
         lease: Optional[float] = None,
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> List[m.Task]:
-        return await self._run(self._ops.claim_many(max, prefixes, wait, lease, project, strict_project))
+        return await self._run(self._ops.claim_many(max, prefixes, wait, lease, project, strict_project, model))
 
     async def heartbeat(self, id: str, *, lease: Optional[float] = None) -> m.Task:
         """Extends the lease on a held task (``lease`` seconds, or the daemon's default)."""

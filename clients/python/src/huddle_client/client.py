@@ -11,12 +11,13 @@ from . import models as m
 from ._ops import Call, Ops, TaskInput
 from ._transport import backoff, read, request_args, should_retry, timeouts, transport_error
 from .errors import HuddleError
+from .spend import SpendMethods
 from .streams import StreamOptions, _Stream, follow
 
 T = TypeVar("T")
 
 
-class Client:
+class Client(SpendMethods):
     """A client acting as one agent (its bearer token) in one team.
 
     ``Client("http://127.0.0.1:7700", token, team="qa")``; or :meth:`from_env`, which reads
@@ -135,13 +136,15 @@ class Client:
         lease: Optional[float] = None,
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> Optional[m.Task]:
         """The next task this agent may do, or ``None``. ``wait``: seconds to long-poll for one;
         ``lease``: seconds the claim lasts unless renewed with :meth:`heartbeat`. Prefixes
         default to the role's (tester ``TEST``, executor ``QARUN``). ``project``: only tasks
         whose metadata ``project`` is that name, or that name none (``strict_project``: only
-        that project's)."""
-        return self._run(self._ops.claim(prefixes, wait, lease, project, strict_project))
+        that project's). ``model``: the model this worker calls (no ``TEST``/``QARUN`` task
+        while the team's model budget is spent: ``Conflict``, ``budget_exceeded``)."""
+        return self._run(self._ops.claim(prefixes, wait, lease, project, strict_project, model))
 
     def claim_many(
         self,
@@ -152,8 +155,9 @@ class Client:
         lease: Optional[float] = None,
         project: Optional[str] = None,
         strict_project: bool = False,
+        model: Optional[str] = None,
     ) -> List[m.Task]:
-        return self._run(self._ops.claim_many(max, prefixes, wait, lease, project, strict_project))
+        return self._run(self._ops.claim_many(max, prefixes, wait, lease, project, strict_project, model))
 
     def heartbeat(self, id: str, *, lease: Optional[float] = None) -> m.Task:
         """Extends the lease on a held task (``lease`` seconds, or the daemon's default)."""

@@ -159,6 +159,11 @@ pub struct ClaimArgs {
     /// With `project`: take only that project's tasks, not those naming no project.
     #[serde(default)]
     pub strict_project: bool,
+    /// The model you call on what you claim (1–200 characters): while the team's model
+    /// budget is spent, TEST and QARUN tasks are not given to you (`budget_exceeded`).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
+    pub model: Option<String>,
 }
 
 impl From<ClaimArgs> for huddle_wire::ClaimRequest {
@@ -170,6 +175,7 @@ impl From<ClaimArgs> for huddle_wire::ClaimRequest {
             max: a.max,
             project: a.project,
             strict_project: a.strict_project,
+            model: a.model,
         }
     }
 }

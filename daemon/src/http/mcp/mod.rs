@@ -22,6 +22,7 @@ mod outputs;
 mod prompts;
 mod schemas;
 mod search_tools;
+mod spend_tools;
 mod team_msg;
 mod team_tools;
 mod tool_access;

@@ -175,6 +175,31 @@ pub const OPERATIONS: &[Operation] = &[
             teams::agents_of
         ),
     },
+    Operation {
+        tool: "spend_reserve",
+        operation_ids: &["reserveSpend"],
+        through: through!(spend::reserve_call),
+    },
+    Operation {
+        tool: "spend_settle",
+        operation_ids: &["settleSpend"],
+        through: through!(spend::settle_call),
+    },
+    Operation {
+        tool: "spend_report",
+        operation_ids: &["spendReport"],
+        through: through!(spend::spend_report),
+    },
+    Operation {
+        tool: "budget_get",
+        operation_ids: &["getBudget"],
+        through: through!(budget::budget_of),
+    },
+    Operation {
+        tool: "budget_set",
+        operation_ids: &["putBudget"],
+        through: through!(budget::set_budget),
+    },
 ];
 
 #[cfg(test)]

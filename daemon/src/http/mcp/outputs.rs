@@ -159,6 +159,9 @@ pub fn output_of(tool: &str) -> Output {
             ],
         })),
         "memory_patch" => Output::Component("Memory"),
+        "spend_reserve" | "spend_settle" => Output::Component("SpendCall"),
+        "spend_report" => Output::Component("SpendReport"),
+        "budget_get" | "budget_set" => Output::Component("BudgetView"),
         // Upstream's result shapes differ per operation (docs/mcp.md lists them).
         "team_msg" => Output::Inline(json!({ "type": "object" })),
         other => panic!("tool {other} has no output schema"),

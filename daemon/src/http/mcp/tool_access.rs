@@ -26,6 +26,9 @@ pub fn action_of(tool: &str) -> Option<Action> {
         "memory_patch" => Action::PatchMemory,
         "history_post" => Action::PostTestRuns,
         "history_get" => Action::ReadTestHistory,
+        "spend_reserve" | "spend_settle" => Action::RecordSpend,
+        "spend_report" | "budget_get" => Action::ReadSpend,
+        "budget_set" => Action::ManageBudget,
         _ => return None,
     })
 }

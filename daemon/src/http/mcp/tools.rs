@@ -49,6 +49,7 @@ impl Huddle {
             + Self::search_router()
             + Self::gate_router()
             + Self::team_msg_router()
+            + Self::spend_router()
     }
 }
 

@@ -14,6 +14,7 @@ mod messages;
 pub mod project;
 pub mod quota;
 mod search;
+pub mod spend;
 mod task_state;
 pub mod validate;
 

@@ -54,6 +54,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         12,
         include_str!("../../../../migrations/sqlite/0012_test_run_task.sql"),
     ),
+    (
+        13,
+        include_str!("../../../../migrations/sqlite/0013_spend.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

@@ -27,6 +27,8 @@ mod readers;
 mod retention;
 mod rows;
 mod search;
+mod spend;
+mod spend_report;
 mod store_impl;
 mod task_state;
 mod tasks;

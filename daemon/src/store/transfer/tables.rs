@@ -270,7 +270,7 @@ pub const EXPORTED: [&Table; 11] = [
 ];
 
 /// The tables of a team (`team_admin::TEAM_TABLES`) an export leaves out whole, and why.
-pub const NOT_EXPORTED: [(&str, &str); 3] = [
+pub const NOT_EXPORTED: [(&str, &str); 6] = [
     (
         "webhook_deliveries",
         "what this daemon sent, not state the team needs",
@@ -282,5 +282,17 @@ pub const NOT_EXPORTED: [(&str, &str); 3] = [
     (
         "messages_fts_mark",
         "how far SQLite's search index has read; an imported team is indexed at its first search",
+    ),
+    (
+        "spend_calls",
+        "this daemon's model-spending ledger; an imported team starts spending afresh",
+    ),
+    (
+        "spend_days",
+        "the ledger's daily totals, left out with the ledger",
+    ),
+    (
+        "spend_budgets",
+        "a budget bounds spending recorded here; set it again on the imported team",
     ),
 ];
