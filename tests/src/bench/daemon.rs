@@ -35,6 +35,10 @@ impl BenchDaemon {
         self.process.cpu_seconds()
     }
 
+    pub fn pid(&self) -> u32 {
+        self.process.pid
+    }
+
     pub fn rss(&self) -> u64 {
         self.process.rss()
     }

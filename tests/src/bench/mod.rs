@@ -14,6 +14,8 @@ pub mod daemon;
 pub mod deps;
 pub mod deps_worst;
 pub mod floor;
+pub mod guard;
+pub mod guard_baseline;
 pub mod isolation;
 pub mod isolation_streams;
 pub mod memory;
@@ -25,6 +27,7 @@ pub mod search;
 pub mod slow;
 pub mod stats;
 pub mod stress;
+pub mod thread_cpu;
 pub mod wake;
 
 use clap::{Parser, ValueEnum};
@@ -61,6 +64,10 @@ pub enum Scenario {
     /// import and deletion of a large team — against another team's p99, and a small team's
     /// search beside a large team's messages.
     Attacks,
+    /// Daemon CPU per wake, claim, completion, post and read, each as a ratio to the same
+    /// run's `GET /healthz`, beside the committed baseline (`tests/guard-baseline.json`);
+    /// names what grew past the tolerance, never fails. `--write-baseline` refreshes it.
+    Guard,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios. With
@@ -121,6 +128,12 @@ pub struct Args {
     /// Default: the daemon's, 1,000.
     #[arg(long)]
     pub max_batch: Option<usize>,
+    /// `guard` only: the baseline file to compare with (default `tests/guard-baseline.json`).
+    #[arg(long)]
+    pub baseline: Option<std::path::PathBuf>,
+    /// `guard` only: write this run's ratios as the baseline of this build profile.
+    #[arg(long)]
+    pub write_baseline: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -256,7 +269,9 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
         Scenario::Search => search::run(&admin, &args.sizes).await,
         Scenario::Attacks => attacks::run(&admin, &args.sizes).await,
-        Scenario::All | Scenario::Compare => unreachable!("expanded by the caller"),
+        Scenario::All | Scenario::Compare | Scenario::Guard => {
+            unreachable!("run by the caller")
+        }
     };
     figures.peak_rss_bytes = deployment
         .daemons
@@ -291,6 +306,13 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
 pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
     if args.scenario == Scenario::Compare && args.backend == BenchBackend::Postgres {
         return compare_postgres::run(&args, |f| emit(&args, f)).await;
+    }
+    if args.scenario == Scenario::Guard {
+        if args.backend != BenchBackend::Sqlite {
+            return Err("guard runs on SQLite (its baseline is SQLite's)".into());
+        }
+        guard::run(&args).await?;
+        return Ok(Vec::new());
     }
     let scenarios = match args.scenario {
         Scenario::All => vec![

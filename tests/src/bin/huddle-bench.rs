@@ -15,7 +15,8 @@ async fn main() -> ExitCode {
     if let Some(daemon) = &args.daemon {
         huddle_tests::process::use_huddled_binary(daemon.clone());
     }
-    if args.markdown {
+    // `guard` prints a table of its own.
+    if args.markdown && args.scenario != bench::Scenario::Guard {
         println!("{MARKDOWN_HEADER}");
     }
     match bench::main(args).await {

@@ -4,8 +4,8 @@
 //! on the writer every team shares, it copies those pages into the database file and syncs it,
 //! and every write queued meanwhile waits. The write connection turns it off
 //! (`wal_autocheckpoint = 0`) and nudges this thread after each commit; the thread runs a
-//! `PASSIVE` checkpoint (which never blocks the writer or a reader) on a connection it opens
-//! for that checkpoint, at most every `PACE`.
+//! `PASSIVE` checkpoint (which never blocks the writer or a reader) on a connection of its own,
+//! kept between checkpoints, at most every `PACE`.
 //!
 //! A passive checkpoint copies only what was committed when it started, and the writer starts
 //! the WAL over only when everything in it was copied: under writes that never pause, the WAL
@@ -111,8 +111,15 @@ impl Drop for Checkpointer {
 }
 
 fn checkpoint_loop(path: &PathBuf, nudged: &Receiver<()>, shared: &Shared) {
+    // Kept between checkpoints: opening one reads and parses the whole schema, which cost
+    // more than the checkpoint itself at ten a second.
+    let mut kept: Option<Connection> = None;
     while nudged.recv().is_ok() {
-        match checkpoint(path) {
+        let outcome = checkpoint(path, &mut kept);
+        if outcome.is_err() {
+            kept = None; // opened again, and checked again, for the next one
+        }
+        match outcome {
             Ok(Some(frames)) => {
                 shared.failures.store(0, Ordering::Relaxed);
                 if frames > WAL_BOUND {
@@ -133,23 +140,31 @@ fn checkpoint_loop(path: &PathBuf, nudged: &Receiver<()>, shared: &Shared) {
     }
 }
 
-/// One passive checkpoint on a connection of its own, closed after it (a connection kept open
-/// on a filesystem that turned read-only would keep the shared WAL index read-only; the
-/// writer's reopen depends on every such connection closing). Answers the WAL's frame count,
-/// or `None` when the file can only be read (nothing to copy, and touching the WAL index
-/// from a read-only connection is what the writer's reopen must not meet).
-fn checkpoint(path: &PathBuf) -> StoreResult<Option<i64>> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )?;
-    if conn.is_readonly(rusqlite::DatabaseName::Main)? {
-        return Ok(None);
-    }
-    conn.busy_timeout(Duration::from_millis(100))?;
+/// One passive checkpoint on a connection of its own (`kept`, opened when there is none).
+/// Answers the WAL's frame count, or `None` when the file can only be read: then the connection
+/// is closed at once, since one opened on a read-only filesystem keeps the shared WAL index
+/// read-only and the writer's reopen depends on every such connection closing (and touching the
+/// index from it is what that reopen must not meet). A connection opened while the file was
+/// writable fails its checkpoint once the filesystem turns read-only, and is dropped then.
+fn checkpoint(path: &PathBuf, kept: &mut Option<Connection>) -> StoreResult<Option<i64>> {
+    let conn = match kept.take() {
+        Some(conn) => conn,
+        None => {
+            let conn = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI,
+            )?;
+            if conn.is_readonly(rusqlite::DatabaseName::Main)? {
+                return Ok(None);
+            }
+            conn.busy_timeout(Duration::from_millis(100))?;
+            conn
+        }
+    };
     let frames = conn.query_row("pragma wal_checkpoint(passive)", [], |r| r.get::<_, i64>(1))?;
+    *kept = Some(conn);
     Ok(Some(frames))
 }
 

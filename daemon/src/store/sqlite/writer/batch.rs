@@ -36,7 +36,7 @@ pub(super) fn run_batch(
     touched: &mut HashMap<(i64, String), i64>,
     renew: Option<(i64, i64)>,
 ) -> BatchEnd {
-    if let Err(e) = conn.execute_batch("begin immediate") {
+    if let Err(e) = exec_cached(conn, "begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
         tracing::debug!(error = %e, "cannot begin a write transaction");
         for _ in 0..max_batch {
@@ -142,7 +142,7 @@ pub(super) fn run_batch(
     let commit_started = std::time::Instant::now();
     let committed = ctx
         .flush_seqs()
-        .and_then(|_| conn.execute_batch("commit"))
+        .and_then(|_| exec_cached(conn, "commit").map(drop))
         .map_err(super::super::map_sqlite_error);
     crate::metrics::writer_batch(finishers.len(), commit_started.elapsed());
     if committed.is_err() {
@@ -169,7 +169,7 @@ fn is_read_only(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ReadOnly)
 }
 
-/// Savepoint statements run twice per job: keep them prepared.
+/// The batch's `begin` and `commit` and the savepoints (twice per job): kept prepared.
 fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<usize> {
     conn.prepare_cached(sql)?.execute([])
 }
