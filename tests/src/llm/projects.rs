@@ -25,6 +25,29 @@ impl Project {
         std::fs::write(path, text).unwrap();
     }
 
+    /// Runs `git args…` in the project (a throwaway identity, no signing); panics on failure.
+    pub fn git(&self, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Every file's text, generated directories left out.
     pub fn tree(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();

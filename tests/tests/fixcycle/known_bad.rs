@@ -8,29 +8,6 @@ use huddle_tests::llm::stub::fix;
 use huddle_tests::llm::team::{settings, team};
 use huddle_tests::llm::LlmStub;
 use serde_json::{json, Value};
-use std::process::Command;
-
-fn git(root: &std::path::Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The executor's verdict on a project whose code is right and whose shout test expects the
 /// old bug; `known-bad` is the commit with the bug. `reply` is the executor's test fix.
@@ -38,15 +15,15 @@ async fn executor_verdict(reply: &str) -> (TaskStatus, Value) {
     let project = pytest_project(true, false);
     let root = &project.root;
     std::fs::write(root.join(".gitignore"), ".huddle/\n__pycache__/\n").unwrap();
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "the bug"]);
-    git(root, &["tag", "known-bad"]);
+    project.git(&["init", "-q", "-b", "main"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "the bug"]);
+    project.git(&["tag", "known-bad"]);
     project.write(
         "pkg/strings.py",
         &project.read("pkg/strings.py").replace(SHOUT_BUG, SHOUT_OK),
     );
-    git(root, &["commit", "-q", "-am", "the fix, the test not yet"]);
+    project.git(&["commit", "-q", "-am", "the fix, the test not yet"]);
     project.write(
         "tests/test_strings.py",
         &project

@@ -16,49 +16,26 @@ use huddle_tests::llm::stub::{fix, Scripted};
 use huddle_tests::llm::team::{settings, team};
 use huddle_tests::llm::LlmStub;
 use serde_json::{json, Value};
-use std::process::Command;
-
-fn git(root: &std::path::Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// Makes the project a git repository and stores `files` on branch `acceptance` only: the
 /// working tree never holds them.
 fn hide_acceptance_tests(project: &Project, files: &[(&str, &str)]) {
     let root = &project.root;
-    git(root, &["init", "-q", "-b", "main"]);
+    project.git(&["init", "-q", "-b", "main"]);
     std::fs::write(
         root.join(".gitignore"),
         ".huddle/\nnode_modules\n__pycache__/\n",
     )
     .unwrap();
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "start"]);
-    git(root, &["checkout", "-q", "-b", "acceptance"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
+    project.git(&["checkout", "-q", "-b", "acceptance"]);
     for (rel, text) in files {
         project.write(rel, text);
     }
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "acceptance tests"]);
-    git(root, &["checkout", "-q", "main"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "acceptance tests"]);
+    project.git(&["checkout", "-q", "main"]);
     for (rel, _) in files {
         assert!(!root.join(rel).exists(), "{rel} is not in the working tree");
     }
@@ -179,53 +156,61 @@ async fn a_named_target_that_still_fails_keeps_the_task_open_whatever_the_pass_r
     );
 }
 
+/// On a fresh `make()` each: a reply that hard-codes the visible test's input in `file` fails
+/// the hidden acceptance test and the task; the honest one completes with it passing.
+async fn hard_coded_then_honest(
+    make: impl Fn() -> Project,
+    hidden: (&str, &str),
+    edit: (&str, &str),
+    hard_coded: &str,
+    honest: &str,
+) {
+    let (file, bug) = edit;
+    for (reply, status, counted) in [
+        (hard_coded, TaskStatus::Failed, "failed"),
+        (honest, TaskStatus::Completed, "passed"),
+    ] {
+        let project = make();
+        hide_acceptance_tests(&project, &[hidden]);
+        let (task, result, _stub) = tester_run(
+            &project,
+            vec![fix(&[(file, bug, reply)])],
+            acceptance(&[hidden.0]),
+        )
+        .await;
+        assert_eq!(task.status, status, "{result:#}");
+        assert_eq!(
+            result["verification"]["acceptance"][counted], 1,
+            "{result:#}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jest_a_hard_coded_answer_fails_the_hidden_acceptance_test() {
-    let project = jest_project();
     // Only shout is broken here.
-    project.write(
-        "src/strings.js",
-        &project
-            .read("src/strings.js")
-            .replace("return text.toUpperCase();", "return text.toLowerCase();"),
-    );
+    let shout_only = || {
+        let project = jest_project();
+        let text = project.read("src/strings.js");
+        project.write(
+            "src/strings.js",
+            &text.replace("return text.toUpperCase();", "return text.toLowerCase();"),
+        );
+        project
+    };
     let hidden = (
         "src/strings.hidden.test.js",
         "const { shout } = require(\"./strings\");\n\ntest(\"shout works on other words\", () => {\n  expect(shout(\"hey\")).toBe(\"HEY!\");\n});\n",
     );
-    hide_acceptance_tests(&project, &[hidden]);
     let hard_coded = "if (text === \"hi\") return \"HI!\";\n  return `${text.toUpperCase()}?`;";
-    let (task, result, _stub) = tester_run(
-        &project,
-        vec![fix(&[("src/strings.js", JS_SHOUT_BUG, hard_coded)])],
-        acceptance(&["src/strings.hidden.test.js"]),
+    hard_coded_then_honest(
+        shout_only,
+        hidden,
+        ("src/strings.js", JS_SHOUT_BUG),
+        hard_coded,
+        JS_SHOUT_OK,
     )
     .await;
-    assert_eq!(task.status, TaskStatus::Failed, "{result:#}");
-    assert_eq!(
-        result["verification"]["acceptance"]["failed"], 1,
-        "{result:#}"
-    );
-
-    let project = jest_project();
-    project.write(
-        "src/strings.js",
-        &project
-            .read("src/strings.js")
-            .replace("return text.toUpperCase();", "return text.toLowerCase();"),
-    );
-    hide_acceptance_tests(&project, &[hidden]);
-    let (task, result, _stub) = tester_run(
-        &project,
-        vec![fix(&[("src/strings.js", JS_SHOUT_BUG, JS_SHOUT_OK)])],
-        acceptance(&["src/strings.hidden.test.js"]),
-    )
-    .await;
-    assert_eq!(task.status, TaskStatus::Completed, "{result:#}");
-    assert_eq!(
-        result["verification"]["acceptance"]["passed"], 1,
-        "{result:#}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -236,33 +221,14 @@ async fn go_a_hard_coded_answer_fails_the_hidden_acceptance_test() {
     );
     let hard_coded =
         "if text == \"hi\" {\n\t\treturn \"HI!\"\n\t}\n\treturn strings.ToUpper(text) + \"?\"";
-    let project = go_project();
-    hide_acceptance_tests(&project, &[hidden]);
-    let (task, result, _stub) = tester_run(
-        &project,
-        vec![fix(&[("shout.go", GO_SHOUT_BUG, hard_coded)])],
-        acceptance(&["shout_more_test.go"]),
+    hard_coded_then_honest(
+        go_project,
+        hidden,
+        ("shout.go", GO_SHOUT_BUG),
+        hard_coded,
+        GO_SHOUT_OK,
     )
     .await;
-    assert_eq!(task.status, TaskStatus::Failed, "{result:#}");
-    assert_eq!(
-        result["verification"]["acceptance"]["failed"], 1,
-        "{result:#}"
-    );
-
-    let project = go_project();
-    hide_acceptance_tests(&project, &[hidden]);
-    let (task, result, _stub) = tester_run(
-        &project,
-        vec![fix(&[("shout.go", GO_SHOUT_BUG, GO_SHOUT_OK)])],
-        acceptance(&["shout_more_test.go"]),
-    )
-    .await;
-    assert_eq!(task.status, TaskStatus::Completed, "{result:#}");
-    assert_eq!(
-        result["verification"]["acceptance"]["passed"], 1,
-        "{result:#}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -146,15 +146,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
     if let Some(note) = repairer.budget_refused.take() {
         return Err(ReleaseTask::new(note).into());
     }
-    let plan = Plan {
-        project: &settings.project,
-        framework: p.framework,
-        timeout,
-        full: runs.full_selection(),
-        task,
-        gate: limits.quality_gate,
-        checkout: runs.latest.keys().cloned().collect(),
-    };
+    let plan = Plan::of(&runs, task, timeout, limits.quality_gate);
     let confirmed = match confirm(&mut origin, &plan, &runs, &mut finish, &mut history).await {
         Ok(c) => c,
         Err(e) => return Err(report_failure(&p.reporter, e).await),

@@ -60,6 +60,26 @@ pub(crate) struct Plan<'a> {
     pub checkout: std::collections::BTreeSet<String>,
 }
 
+impl<'a> Plan<'a> {
+    /// The re-run of a cycle's `runs` for `task`, held to `gate`.
+    pub fn of(
+        runs: &'a super::runs::Runs,
+        task: &'a Task,
+        timeout: Duration,
+        gate: f64,
+    ) -> Plan<'a> {
+        Plan {
+            project: &runs.project,
+            framework: runs.framework,
+            timeout,
+            full: runs.full_selection(),
+            task,
+            gate,
+            checkout: runs.latest.keys().cloned().collect(),
+        }
+    }
+}
+
 /// The tests the task names (`metadata.targets`): node ids, or files.
 pub(crate) fn targets(task: &Task) -> Vec<String> {
     task.metadata
