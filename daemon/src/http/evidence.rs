@@ -3,7 +3,7 @@
 //! when `result.evidence` names a run in the team's own test history that proves it — posted
 //! by the agent holding the task, for this task, on the tree the result names, at or above
 //! the task's gate, with every test the task targets passing, and held to where the task
-//! began ([`super::evidence_start`]): no test that passed in the claimant's first run for the
+//! began (`evidence_start.rs`): no test that passed in the claimant's first run for the
 //! task failing, every acceptance test passing. A coordinator reading
 //! "completed" on such a task can trust it without re-running anything; what the daemon cannot
 //! know is whether the run's outcomes are what the suite really did (a worker could post any
