@@ -22,5 +22,6 @@ mod search;
 mod spend;
 mod statistics;
 mod team_admin;
+mod team_populate;
 mod transfer_columns;
 mod wide_graphs;

@@ -149,7 +149,7 @@ pub(crate) async fn verify(origin: &Origin, plan: &Plan<'_>) -> Result<Verificat
     let ran = started.elapsed() - copied;
     let written = before.written_since(&TreeState::capture(copy.path()));
     let targets = targets(plan.task);
-    let judgement = judge(
+    let mut judgement = judge(
         &outcome.report,
         &Expected {
             gate: plan.gate,
@@ -160,7 +160,6 @@ pub(crate) async fn verify(origin: &Origin, plan: &Plan<'_>) -> Result<Verificat
             checkout: &plan.checkout,
         },
     );
-    let mut judgement = judgement;
     if origin.policy.tests_only && judgement.problems.is_empty() {
         if let Some(rev) = known_bad::revision(&plan.task.metadata).map_err(RoleError::Config)? {
             let failing_at_start: Vec<String> = origin
