@@ -104,7 +104,10 @@ fn copy_tree(from: &Path, to: &Path) {
             continue;
         }
         let (src, dst) = (e.path(), to.join(&name));
-        if e.file_type().unwrap().is_dir() {
+        if name == ".venv" {
+            // The tier fixtures' virtualenv (scripts/install-test-deps): linked, as installed.
+            std::os::unix::fs::symlink(&src, &dst).unwrap();
+        } else if e.file_type().unwrap().is_dir() {
             copy_tree(&src, &dst);
         } else {
             std::fs::copy(&src, &dst).unwrap();

@@ -75,27 +75,21 @@ const ENV: &[(&str, &str)] = &[
     ("HUDDLE_STREAMS_KEEPALIVE_SECS", "1"),
 ];
 
-/// The schemathesis command line (`schemathesis`, or `python3 -m schemathesis.cli` when pip put
-/// the script off `PATH`), or `None` outside CI when it is not installed.
-fn schemathesis() -> Option<Vec<&'static str>> {
-    let candidates = [
-        vec!["schemathesis"],
-        vec!["python3", "-m", "schemathesis.cli"],
-    ];
-    for argv in candidates {
-        let works = Command::new(argv[0])
-            .args(&argv[1..])
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if works {
-            return Some(argv);
-        }
+/// The schemathesis command, from the virtualenv `scripts/install-test-deps` puts it in
+/// (`tests/.venvs/schemathesis`), or `None` outside CI when it is not installed.
+fn schemathesis() -> Option<std::path::PathBuf> {
+    let command = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venvs/schemathesis/bin/schemathesis");
+    let works = Command::new(&command)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if works {
+        return Some(command);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("schemathesis is not installed; scripts/install-test-deps installs it (pip)");
+        panic!("{} is missing; scripts/install-test-deps installs it", command.display());
     }
     eprintln!("SKIPPED: schemathesis is not installed (run scripts/install-test-deps)");
     None
@@ -157,12 +151,11 @@ struct Outcome {
     statuses: Vec<u16>,
 }
 
-fn run(st: &[&str], dir: &Path, url: &str, token: &str, name: &str, select: &[&str]) -> Outcome {
+fn run(st: &Path, dir: &Path, url: &str, token: &str, name: &str, select: &[&str]) -> Outcome {
     let har = dir.join(format!("{name}.har"));
     let log = dir.join(format!("{name}.log"));
     let log_file = std::fs::File::create(&log).expect("log file");
-    let mut child = Command::new(st[0])
-        .args(&st[1..])
+    let mut child = Command::new(st)
         .arg("--config-file")
         .arg(dir.join("schemathesis.toml"))
         .arg("run")

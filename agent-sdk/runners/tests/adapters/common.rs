@@ -14,7 +14,8 @@ pub fn fixture_source(name: &str) -> PathBuf {
 }
 
 /// Directories never copied: installed or generated (yarn berry's `.yarn` holds its cache and
-/// install state). Every `node_modules` is linked instead (a workspace has one per member).
+/// install state). Every `node_modules` and `.venv` is linked instead (a workspace has one
+/// `node_modules` per member; the tier fixtures' `.venv` is `scripts/install-test-deps`'s).
 const NOT_COPIED: &[&str] = &[".yarn", "target", ".huddle", "__pycache__", ".pytest_cache"];
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -26,8 +27,8 @@ fn copy_tree(from: &Path, to: &Path) {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));
-        if name == "node_modules" {
-            std::os::unix::fs::symlink(&src, &dst).expect("link node_modules");
+        if name == "node_modules" || name == ".venv" {
+            std::os::unix::fs::symlink(&src, &dst).expect("link installed packages");
         } else if entry.file_type().expect("file type").is_dir() {
             copy_tree(&src, &dst);
         } else {
