@@ -78,7 +78,8 @@ const ENV: &[(&str, &str)] = &[
 /// The schemathesis command, from the virtualenv `scripts/install-test-deps` puts it in
 /// (`tests/.venvs/schemathesis`), or `None` outside CI when it is not installed.
 fn schemathesis() -> Option<std::path::PathBuf> {
-    let command = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venvs/schemathesis/bin/schemathesis");
+    let command =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".venvs/schemathesis/bin/schemathesis");
     let works = Command::new(&command)
         .arg("--version")
         .stdout(Stdio::null())
@@ -89,7 +90,10 @@ fn schemathesis() -> Option<std::path::PathBuf> {
         return Some(command);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{} is missing; scripts/install-test-deps installs it", command.display());
+        panic!(
+            "{} is missing; scripts/install-test-deps installs it",
+            command.display()
+        );
     }
     eprintln!("SKIPPED: schemathesis is not installed (run scripts/install-test-deps)");
     None

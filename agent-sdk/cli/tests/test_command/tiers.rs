@@ -37,15 +37,19 @@ pub(crate) fn counts(t: &Value) -> (u64, u64, u64, u64, u64) {
     )
 }
 
+/// The tier fixtures run on their `.venv` (`scripts/install-test-deps` makes it), which has
+/// the plugins the other fixtures' interpreter does not.
 fn require_python_modules(modules: &str) {
     require_pytest();
-    let ok = std::process::Command::new("python3")
+    let python = fixture_source("tiers-python").join(".venv/bin/python");
+    let ok = std::process::Command::new(&python)
         .args(["-c", &format!("import {modules}")])
         .status()
         .is_ok_and(|s| s.success());
     assert!(
         ok,
-        "python3 cannot import {modules}: run scripts/install-test-deps"
+        "{} cannot import {modules}: run scripts/install-test-deps",
+        python.display()
     );
 }
 
