@@ -56,6 +56,7 @@ pub struct Settings {
     pub log: LogSettings,
     pub retention: RetentionSettings,
     pub webhooks: WebhookSettings,
+    pub telemetry: TelemetrySettings,
     /// The code-developer model, read by workers (`huddle worker --config`), not the daemon;
     /// accepted here so one file can configure both.
     #[serde(skip_serializing_if = "toml::Table::is_empty")]
@@ -273,6 +274,16 @@ pub struct MetricsSettings {
     /// Empty: `/metrics` on the API's address, for the admin token. An address: `/metrics`
     /// there, without a token (keep it private), and not on the API's address.
     pub listen: String,
+}
+
+/// `[telemetry]`: OpenTelemetry traces (docs/telemetry.md).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetrySettings {
+    /// The OTLP/HTTP collector's base URL (`http://collector:4318`; spans go to its
+    /// `/v1/traces`). Empty: the standard `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, and without those no traces.
+    pub otlp_endpoint: String,
 }
 
 /// `[log]`: how `huddled` writes its log (to stderr; `HUDDLE_LOG` filters it).

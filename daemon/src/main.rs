@@ -57,6 +57,15 @@ async fn main() -> ExitCode {
         }
     };
     init_logging(settings.log.format);
+    let otlp = Some(settings.telemetry.otlp_endpoint.as_str());
+    match huddle_telemetry::start("huddled", otlp) {
+        Ok(Some(url)) => tracing::info!("exporting traces to {url}"),
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("huddled: telemetry: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let unknown = huddle_daemon::config::unknown_env_vars(
         std::env::vars_os().filter_map(|(k, _)| k.into_string().ok()),
     );
@@ -87,7 +96,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match huddle_daemon::run(settings, listener, shutdown_signal()).await {
+    let served = huddle_daemon::run(settings, listener, shutdown_signal()).await;
+    huddle_telemetry::shutdown().await;
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("huddled: {e}");

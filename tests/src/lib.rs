@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clients;
 pub mod http;
 pub mod llm;
+pub mod otlp_receiver;
 pub mod pg;
 pub mod pg_server;
 pub mod pgbouncer;

@@ -97,7 +97,7 @@ impl HuddledProcess {
                     on_line(&line);
                     log.push_str(&line);
                     log.push('\n');
-                    if let Some(rest) = line.split("http://").nth(1) {
+                    if let Some(rest) = line.split("listening on http://").nth(1) {
                         break format!(
                             "http://{}",
                             rest.split_whitespace().next().unwrap_or_default()

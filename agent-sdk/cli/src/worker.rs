@@ -97,6 +97,7 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
         let mut settings =
             RoleSettings::load(project, args.config.as_deref(), |k| std::env::var(k).ok())?;
         settings.report_to = args.report_to.clone();
+        start_telemetry(settings.otlp_endpoint.as_deref())?;
         match &settings.llm {
             Some(llm) => tracing::info!(
                 "code-developer model: {} at {}",
@@ -116,6 +117,7 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
             _ => serve(ctx, args, TesterRole::new(settings), model).await,
         };
     }
+    start_telemetry(None)?;
     let (program, program_args) = args
         .exec
         .split_first()
@@ -170,9 +172,22 @@ async fn serve<H: Handler>(
         worker = worker.project(name).strict_project(args.strict_project);
     }
     let name = args.name.unwrap_or_else(|| args.role.to_string());
-    worker
+    let ran = worker
         .run()
         .instrument(tracing::info_span!("worker", name = %name))
-        .await?;
+        .await;
+    huddle_telemetry::shutdown().await;
+    ran?;
+    Ok(())
+}
+
+/// Exports the worker's spans when an OTLP endpoint is configured (`[telemetry]` or the
+/// `OTEL_EXPORTER_OTLP_*` variables).
+fn start_telemetry(configured: Option<&str>) -> CliResult {
+    match huddle_telemetry::start("huddle-worker", configured) {
+        Ok(Some(url)) => tracing::info!("exporting traces to {url}"),
+        Ok(None) => {}
+        Err(e) => return Err(format!("telemetry: {e}").into()),
+    }
     Ok(())
 }

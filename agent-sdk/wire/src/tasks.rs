@@ -142,6 +142,11 @@ pub struct Task {
     /// claim and a task read; absent elsewhere and when the task was never gated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gates: Vec<crate::GateRecord>,
+    /// The attempt's W3C trace context (`00-<trace id>-<span id>-01`), in a claim's answer
+    /// only: the claimant records its spans under it and sends it as the `traceparent` header
+    /// of its requests, so one attempt is one trace (docs/telemetry.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// A page of tasks; `next` is the `after` cursor for the following page, absent at the end.

@@ -27,6 +27,7 @@ mod messages;
 pub mod openapi;
 mod openapi_types;
 mod outage;
+mod request_traces;
 pub mod routes;
 pub mod scrape;
 pub mod serve;
@@ -36,6 +37,7 @@ mod streams;
 mod task_claims;
 mod task_events;
 mod task_progress;
+mod task_traces;
 mod tasks;
 mod team_admin;
 mod team_export;
@@ -110,6 +112,10 @@ pub fn app(state: AppState) -> Router {
         .merge(mcp::router(&state));
     if state.settings.metrics.listen.is_empty() {
         api = api.route("/metrics", axum::routing::get(scrape::for_admin));
+    }
+    // Per route, as the metrics below; only when traces are exported, so it costs nothing else.
+    if huddle_telemetry::enabled() {
+        api = api.route_layer(axum::middleware::from_fn(request_traces::record));
     }
     api
         // The dashboard is for people, not part of the API or its document.

@@ -94,6 +94,7 @@ pub async fn claim_tasks(
     max_wait: u64,
     departed: &CancellationToken,
 ) -> ApiResult<Vec<Task>> {
+    let started = std::time::SystemTime::now();
     let model = req.model.clone();
     if let Some(m) = &model {
         crate::store::rules::spend::check_model("model", m)?;
@@ -114,6 +115,7 @@ pub async fn claim_tasks(
             }
         }
     }
+    super::task_traces::claimed(caller, &mut tasks, started);
     Ok(tasks)
 }
 
@@ -255,8 +257,11 @@ pub async fn complete_task(
     if let Some(result) = &req.result {
         validate::depth("result", result, state.settings.limits.max_json_depth)?;
     }
+    let started = std::time::SystemTime::now();
     let result = super::evidence::check(state, caller, id, req.result).await?;
-    Ok(state.store.complete_task(caller, id, result).await?)
+    let task = state.store.complete_task(caller, id, result).await?;
+    super::task_traces::closed(caller, &task, task.attempts, "task.complete", started);
+    Ok(task)
 }
 
 /// Completes several held tasks in one request, all or none; answers `{"tasks": [...]}`.
@@ -292,7 +297,11 @@ pub async fn complete_many(
         let result = super::evidence::check(&state, &caller, &t.id, t.result).await?;
         items.push((t.id, result));
     }
+    let started = std::time::SystemTime::now();
     let tasks = state.store.complete_tasks(&caller, items).await?;
+    for task in &tasks {
+        super::task_traces::closed(&caller, task, task.attempts, "task.complete", started);
+    }
     Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())
 }
 
@@ -339,10 +348,15 @@ pub async fn fail_task(
     if let Some(result) = &req.result {
         validate::depth("result", result, state.settings.limits.max_json_depth)?;
     }
-    Ok(state
+    let started = std::time::SystemTime::now();
+    let task = state
         .store
         .fail_task(caller, id, req.reason, req.final_, req.result)
-        .await?)
+        .await?;
+    // The failure counted the attempt it ended.
+    let before = (task.attempts - 1).max(0);
+    super::task_traces::closed(caller, &task, before, "task.fail", started);
+    Ok(task)
 }
 
 /// Gives a held task back without counting an attempt; an optional `note` (why) is posted to
@@ -384,7 +398,9 @@ pub async fn release_task(
     if let Some(note) = &req.note {
         validate::text("note", note, state.settings.limits.max_text_chars)?;
     }
+    let started = std::time::SystemTime::now();
     let task = state.store.release_task(caller, id).await?;
+    super::task_traces::closed(caller, &task, task.attempts, "task.release", started);
     if let Some(note) = req.note {
         let message = PostMessage {
             to: Role::Coordinator.as_str().to_string(),

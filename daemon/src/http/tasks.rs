@@ -93,9 +93,12 @@ pub async fn create_tasks(
     caller: &Caller,
     tasks: Vec<NewTask>,
 ) -> ApiResult<Vec<Task>> {
+    let started = std::time::SystemTime::now();
     let edges = tasks.iter().map(|t| t.blocked_by.len()).sum();
     validate::blocked_by_edges("blockedBy", edges, &state.settings.limits)?;
-    Ok(state.store.create_tasks(caller, tasks).await?)
+    let created = state.store.create_tasks(caller, tasks).await?;
+    super::task_traces::created(caller, &created, started);
+    Ok(created)
 }
 
 /// The filters of a task list: the query string of `GET /tasks` and the MCP `task_list` input.

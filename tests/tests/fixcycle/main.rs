@@ -16,6 +16,7 @@ mod proven;
 mod pytest;
 mod tiers;
 mod tiers_go;
+mod traces;
 mod useless_replies;
 mod verdict_rules;
 mod verdicts;

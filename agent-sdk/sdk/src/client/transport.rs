@@ -164,6 +164,10 @@ impl Client {
         if !call.query.is_empty() {
             req = req.query(&call.query);
         }
+        // Inside a task attempt, the daemon's spans for this request join the attempt's trace.
+        if let Some(attempt) = huddle_telemetry::current() {
+            req = req.header("traceparent", attempt.header());
+        }
         for (name, value) in &call.headers {
             req = req.header(name, value);
         }

@@ -66,6 +66,39 @@ impl LlmClient {
         messages: &[Value],
         budget: &mut Budget,
     ) -> Result<ChatReply, LlmError> {
+        let started = std::time::SystemTime::now();
+        let answer = self.complete_untraced(messages, budget).await;
+        if huddle_telemetry::enabled() {
+            use huddle_telemetry::KeyValue;
+            let mut attributes = vec![KeyValue::new(
+                "gen_ai.request.model",
+                self.config.model.clone(),
+            )];
+            match &answer {
+                Ok(reply) => {
+                    if let Some(u) = reply.usage {
+                        attributes.push(KeyValue::new(
+                            "gen_ai.usage.input_tokens",
+                            u.prompt_tokens as i64,
+                        ));
+                        attributes.push(KeyValue::new(
+                            "gen_ai.usage.output_tokens",
+                            u.completion_tokens as i64,
+                        ));
+                    }
+                }
+                Err(e) => attributes.push(KeyValue::new("error.type", e.to_string())),
+            }
+            huddle_telemetry::record_in_attempt("model_call", started, attributes);
+        }
+        answer
+    }
+
+    async fn complete_untraced(
+        &self,
+        messages: &[Value],
+        budget: &mut Budget,
+    ) -> Result<ChatReply, LlmError> {
         budget.check()?;
         let mut body = json!({
             "model": self.config.model,

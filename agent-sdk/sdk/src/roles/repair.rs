@@ -249,8 +249,20 @@ impl Repairer {
             self.patience.usable();
             return FixOutcome::CannotFix { category, reason };
         }
+        let applying = std::time::SystemTime::now();
         match apply(&runs.project, &fix.edits, &self.policy) {
             Ok(applied) => {
+                huddle_telemetry::record_in_attempt(
+                    "fix_applied",
+                    applying,
+                    vec![
+                        huddle_telemetry::KeyValue::new("huddle.fix.edits", fix.edits.len() as i64),
+                        huddle_telemetry::KeyValue::new(
+                            "huddle.fix.files",
+                            applied.files.join(", "),
+                        ),
+                    ],
+                );
                 tracing::info!(
                     "applied {} edit(s) to {}",
                     fix.edits.len(),

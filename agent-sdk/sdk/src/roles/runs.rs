@@ -76,6 +76,7 @@ impl Runs {
     /// Runs `scope` and returns the scope actually run (an affected run that had to run
     /// everything is a full run) with its results.
     pub async fn run(&mut self, scope: Scope) -> Result<(Scope, Vec<Observed>), RoleError> {
+        let started = std::time::SystemTime::now();
         let (scope, selection) = match scope {
             Scope::Full => (Scope::Full, self.full.clone()),
             Scope::Affected => self.affected_selection(),
@@ -113,6 +114,7 @@ impl Runs {
             report.summary.skipped,
             report.pass_rate()
         );
+        huddle_telemetry::record_in_attempt("test_run", started, run_attributes(&report, scope));
         if scope == Scope::Full {
             self.edited.clear();
             self.latest.clear();
@@ -293,4 +295,29 @@ fn count_as_failed(report: &mut Report, gone: &[(String, Gone)]) {
         }
     }
     report.summary = Summary::of(&report.tests);
+}
+
+/// A test run's span attributes: the framework, the scope and the counts.
+fn run_attributes(report: &Report, scope: Scope) -> Vec<huddle_telemetry::KeyValue> {
+    use huddle_telemetry::KeyValue;
+    if !huddle_telemetry::enabled() {
+        return Vec::new();
+    }
+    let s = &report.summary;
+    vec![
+        KeyValue::new("test.framework", report.framework.name()),
+        KeyValue::new(
+            "test.scope",
+            if scope == Scope::Full {
+                "full"
+            } else {
+                "affected"
+            },
+        ),
+        KeyValue::new("test.passed", s.passed as i64),
+        KeyValue::new("test.failed", s.failed as i64),
+        KeyValue::new("test.errors", s.error as i64),
+        KeyValue::new("test.skipped", s.skipped as i64),
+        KeyValue::new("test.pass_rate", report.pass_rate()),
+    ]
 }

@@ -15,6 +15,15 @@ pub struct WorkerFile {
     pub llm: LlmSettings,
     /// `[cycles]`, as JSON.
     pub cycles: Option<Value>,
+    /// `[telemetry] otlp_endpoint`: where the worker's traces go (docs/telemetry.md).
+    pub otlp_endpoint: Option<String>,
+}
+
+/// `[telemetry]` as written.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TelemetryTable {
+    otlp_endpoint: Option<String>,
 }
 
 impl WorkerFile {
@@ -37,7 +46,18 @@ impl WorkerFile {
             .map(serde_json::to_value)
             .transpose()
             .map_err(|e| RoleError::Config(format!("{} [cycles]: {e}", path.display())))?;
-        Ok(WorkerFile { llm, cycles })
+        let telemetry: TelemetryTable = match table.get("telemetry") {
+            Some(v) => v
+                .clone()
+                .try_into()
+                .map_err(|e| RoleError::Config(format!("{} [telemetry]: {e}", path.display())))?,
+            None => TelemetryTable::default(),
+        };
+        Ok(WorkerFile {
+            llm,
+            cycles,
+            otlp_endpoint: telemetry.otlp_endpoint,
+        })
     }
 }
 
@@ -54,6 +74,9 @@ pub struct RoleSettings {
     pub llm_missing: String,
     /// Who gets the messages (default `coordinator`).
     pub report_to: String,
+    /// The config file's `[telemetry] otlp_endpoint` (the `OTEL_EXPORTER_OTLP_*` variables
+    /// apply without it).
+    pub otlp_endpoint: Option<String>,
 }
 
 impl RoleSettings {
@@ -69,6 +92,7 @@ impl RoleSettings {
             )
             .to_string(),
             report_to: "coordinator".into(),
+            otlp_endpoint: None,
         }
     }
 
@@ -98,6 +122,7 @@ impl RoleSettings {
             None => WorkerFile::default(),
         };
         let mut settings = RoleSettings::new(project);
+        settings.otlp_endpoint = file.otlp_endpoint.clone();
         if let Some(cycles) = &file.cycles {
             settings
                 .cycles

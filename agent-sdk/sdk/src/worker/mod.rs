@@ -235,7 +235,15 @@ impl<H: Handler> Worker<H> {
                 Ok(Some(task)) => {
                     connectivity.up();
                     backoff.reset();
-                    let outcome = self.run_task(task, &connectivity, &stop).await;
+                    let attempt = task
+                        .traceparent
+                        .as_deref()
+                        .and_then(huddle_telemetry::TraceParent::parse);
+                    let outcome = huddle_telemetry::in_attempt(
+                        attempt,
+                        self.run_task(task, &connectivity, &stop),
+                    )
+                    .await;
                     stats.record(outcome);
                 }
                 Ok(None) => {

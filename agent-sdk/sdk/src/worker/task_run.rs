@@ -73,8 +73,13 @@ impl<H: Handler> Worker<H> {
             after_close: after_close.clone(),
         };
         let handler = self.handler.clone();
+        let started = std::time::SystemTime::now();
+        let attempt = huddle_telemetry::current();
+        // The handler runs as a task of its own: the attempt goes with it.
         let mut job: JoinHandle<HandlerResult> =
-            tokio::spawn(async move { handler.handle(task, ctx).await });
+            tokio::spawn(huddle_telemetry::in_attempt(attempt, async move {
+                handler.handle(task, ctx).await
+            }));
 
         let ending = tokio::select! {
             r = &mut job => Ending::Finished(r),
@@ -135,6 +140,14 @@ impl<H: Handler> Worker<H> {
             }
         };
         keeper.stop().await;
+        huddle_telemetry::record_in_attempt(
+            "worker.attempt",
+            started,
+            vec![
+                huddle_telemetry::KeyValue::new("huddle.task.id", id.clone()),
+                huddle_telemetry::KeyValue::new("huddle.outcome", format!("{outcome:?}")),
+            ],
+        );
         outcome
     }
 

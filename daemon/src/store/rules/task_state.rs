@@ -266,6 +266,7 @@ impl TaskState {
             created_at: fmt_time(self.created_at),
             updated_at: fmt_time(self.updated_at),
             gates: Vec::new(),
+            traceparent: None,
         }
     }
 }
