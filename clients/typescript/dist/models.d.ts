@@ -105,6 +105,9 @@ export interface Task {
     updatedAt: string;
     /** The gates that held it and what was decided; on a claim and a task read. */
     gates?: GateRecord[];
+    /** The attempt's W3C trace context, in a claim's answer only: send it back as the
+     * `traceparent` header to join the attempt's trace (docs/telemetry.md). */
+    traceparent?: string;
 }
 /** `PATCH …/tasks/{id}`: fields to change; `metadata` is merged. */
 export interface TaskPatch {

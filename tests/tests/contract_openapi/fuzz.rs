@@ -28,7 +28,7 @@ const CONFIG: &str = r#"
 "path.team" = "qa"
 
 [generation]
-max-examples = 60
+max-examples = 35
 
 [checks.negative_data_rejection]
 expected-statuses = [400, 401, 403, 404, 409, 412, 413, 429]

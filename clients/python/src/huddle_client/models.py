@@ -159,6 +159,9 @@ class Task:
     #: The gates that held it and what was decided; on a claim and a task read (empty
     #: elsewhere, and when it was never gated).
     gates: List[GateRecord] = field(default_factory=list)
+    #: The attempt's W3C trace context, in a claim's answer only: send it back as the
+    #: ``traceparent`` header to join the attempt's trace (docs/telemetry.md).
+    traceparent: Optional[str] = None
     _nested = {"gates": GateRecord}
 
     @property
