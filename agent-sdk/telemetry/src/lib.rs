@@ -124,7 +124,7 @@ pub async fn in_attempt<F: Future>(attempt: Option<TraceParent>, work: F) -> F::
 
 /// The attempt the current task works on ([`in_attempt`]).
 pub fn current() -> Option<TraceParent> {
-    ATTEMPT.try_with(|a| a.clone()).ok().flatten()
+    ATTEMPT.try_with(|a| *a).ok().flatten()
 }
 
 /// [`record`] under the current attempt; nothing outside one.

@@ -189,6 +189,28 @@ pub fn counts_text(s: &Summary) -> String {
     out
 }
 
+/// The verdict's span: the pass rate, the gate and whether it was met.
+fn verdict_span(data: &Value) {
+    use huddle_telemetry::KeyValue;
+    if !huddle_telemetry::enabled() {
+        return;
+    }
+    let number = |k: &str| data.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let attributes = vec![
+        KeyValue::new("test.pass_rate", number("passRate")),
+        KeyValue::new("huddle.quality_gate", number("qualityGate")),
+        KeyValue::new(
+            "huddle.quality_gate_passed",
+            data.get("qualityGatePassed")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        ),
+        KeyValue::new("test.total", number("total") as i64),
+        KeyValue::new("test.passed", number("passed") as i64),
+    ];
+    huddle_telemetry::record_in_attempt("verdict", std::time::SystemTime::now(), attributes);
+}
+
 #[cfg(test)]
 mod tests {
     use super::{counts_text, scrubbed};
@@ -230,26 +252,4 @@ mod tests {
         assert_eq!(data["details"]["password"], "[REDACTED:secret]");
         assert_eq!(data["passRate"], 50.0);
     }
-}
-
-/// The verdict's span: the pass rate, the gate and whether it was met.
-fn verdict_span(data: &Value) {
-    use huddle_telemetry::KeyValue;
-    if !huddle_telemetry::enabled() {
-        return;
-    }
-    let number = |k: &str| data.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    let attributes = vec![
-        KeyValue::new("test.pass_rate", number("passRate")),
-        KeyValue::new("huddle.quality_gate", number("qualityGate")),
-        KeyValue::new(
-            "huddle.quality_gate_passed",
-            data.get("qualityGatePassed")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        ),
-        KeyValue::new("test.total", number("total") as i64),
-        KeyValue::new("test.passed", number("passed") as i64),
-    ];
-    huddle_telemetry::record_in_attempt("verdict", std::time::SystemTime::now(), attributes);
 }
