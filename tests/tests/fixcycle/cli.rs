@@ -11,13 +11,16 @@ use huddle_tests::llm::team::team;
 use huddle_tests::llm::LlmStub;
 use std::process::Stdio;
 
-const KEY: &str = "sk-secret-cli-key-0123456789";
+/// The model key the worker is given (it must never reach a log or a message).
+pub const KEY: &str = "sk-secret-cli-key-0123456789";
 
-async fn worker(
+/// `huddle worker --role tester --project DIR`, with the stub as its model when given; not
+/// started.
+pub fn worker_command(
     h: &Huddle,
     project: &std::path::Path,
     stub: Option<&LlmStub>,
-) -> tokio::process::Child {
+) -> tokio::process::Command {
     let root = project.to_str().unwrap();
     let mut cmd = h.command(&[
         "worker",
@@ -44,10 +47,21 @@ async fn worker(
             .env("HUDDLE_LLM_MODEL", "stub-model")
             .env("HUDDLE_LLM_API_KEY", KEY);
     }
-    cmd.spawn().expect("huddle worker starts")
+    cmd
 }
 
-async fn stop(child: tokio::process::Child) -> String {
+async fn worker(
+    h: &Huddle,
+    project: &std::path::Path,
+    stub: Option<&LlmStub>,
+) -> tokio::process::Child {
+    worker_command(h, project, stub)
+        .spawn()
+        .expect("huddle worker starts")
+}
+
+/// SIGTERM, then the worker's log once it exited.
+pub async fn stop(child: tokio::process::Child) -> String {
     let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let out = child.wait_with_output().await.unwrap();

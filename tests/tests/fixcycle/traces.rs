@@ -14,9 +14,6 @@ use huddle_tests::otlp_receiver::{Receiver, Span};
 use huddle_tests::process::HuddledProcess;
 use huddle_tests::{eventually, ADMIN};
 use std::collections::BTreeSet;
-use std::process::Stdio;
-
-const KEY: &str = "sk-trace-test-key-0123456789";
 
 fn names(spans: &[&Span]) -> BTreeSet<String> {
     spans.iter().map(|s| s.name.clone()).collect()
@@ -60,26 +57,15 @@ async fn a_task_attempt_is_one_trace_across_the_daemon_and_the_worker() {
         .unwrap();
 
     let project = pytest_project(true, false);
-    let stub = LlmStub::start(KEY, vec![fix(&[("pkg/strings.py", SHOUT_BUG, SHOUT_OK)])]).await;
+    let stub = LlmStub::start(
+        super::cli::KEY,
+        vec![fix(&[("pkg/strings.py", SHOUT_BUG, SHOUT_OK)])],
+    )
+    .await;
     let h = Huddle::new(&daemon.url, &tester_token, "qa");
-    let root = project.root.to_str().unwrap();
-    let mut cmd = h.command(&[
-        "worker",
-        "--role",
-        "tester",
-        "--project",
-        root,
-        "--wait",
-        "1s",
-    ]);
-    cmd.env_remove("HUDDLE_CONFIG")
-        .env("HUDDLE_LLM_BASE_URL", &stub.base_url)
-        .env("HUDDLE_LLM_MODEL", "stub-model")
-        .env("HUDDLE_LLM_API_KEY", KEY)
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.base_url)
-        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    let mut cmd = super::cli::worker_command(&h, &project.root, Some(&stub));
+    cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.base_url)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100");
     let child = cmd.spawn().expect("huddle worker starts");
 
     eventually(420, "TEST-001 completed", || async {
@@ -87,10 +73,7 @@ async fn a_task_attempt_is_one_trace_across_the_daemon_and_the_worker() {
     })
     .await;
     // SIGTERM: the worker stops, sending what it still holds.
-    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let out = child.wait_with_output().await.unwrap();
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    let log = super::cli::stop(child).await;
     assert!(log.contains("exporting traces to"), "{log}");
 
     let wanted = [
