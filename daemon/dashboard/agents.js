@@ -16,7 +16,7 @@ export function mountAgents(root, state, api) {
   replace(root,
     h('div', { class: 'toolbar' }, h('h2', {}, 'Agents'), count),
     h('table', { class: 'agents', id: 'agent-list' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'role'), h('th', {}, 'last seen'), h('th', {}, 'holding'), h('th', { title: 'Over the whole history, counted by the server' }, 'messages sent'), h('th', { title: 'Model tokens in the team\'s spend ledger' }, 'model tokens'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'name'), h('th', {}, 'role'), h('th', {}, 'last seen'), h('th', {}, 'holding'), h('th', { title: 'The worktree and fix branch of each held task (its workspace note on the bus)' }, 'workspace'), h('th', { title: 'Over the whole history, counted by the server' }, 'messages sent'), h('th', { title: 'Model tokens in the team\'s spend ledger' }, 'model tokens'))),
       body));
   // "12s ago" moves on its own.
   const ticker = setInterval(() => visible && draw(), 5000);
@@ -54,6 +54,11 @@ export function mountAgents(root, state, api) {
         holding.get(t.claimedBy).push(t.id);
       }
     }
+    // taskId → its newest workspace note (`impl_progress`, phase `workspace`).
+    const places = new Map();
+    for (const m of state.messages) {
+      if (m.type === 'impl_progress' && m.data?.phase === 'workspace' && typeof m.data.taskId === 'string') places.set(m.data.taskId, m.data);
+    }
     const since = Date.now() - countedAt;
     if (since > COUNT_REFRESH_MS || (since > 2000 && [...state.agents.keys()].some((n) => !counted.has(n)))) countSent();
     // The server's count, plus what the stream brought past the newest message it counted.
@@ -69,7 +74,7 @@ export function mountAgents(root, state, api) {
 
     const agents = [...state.agents.values()].sort((a, b) => ROLE_ORDER.indexOf(a.role) - ROLE_ORDER.indexOf(b.role) || (a.name < b.name ? -1 : 1));
     count.textContent = `${agents.length} agents`;
-    replace(body, agents.length === 0 ? h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No agents yet.')) : agents.map((a) => {
+    replace(body, agents.length === 0 ? h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No agents yet.')) : agents.map((a) => {
       const seen = Date.parse(a.lastSeenAt);
       const ago = Number.isNaN(seen) ? 'never' : `${duration(now - seen)} ago`;
       const fresh = !Number.isNaN(seen) && now - seen < 60_000;
@@ -78,6 +83,10 @@ export function mountAgents(root, state, api) {
         h('td', {}, h('span', { class: `role role-${ROLE_ORDER.includes(a.role) ? a.role : 'other'}` }, a.role)),
         h('td', { title: a.lastSeenAt || 'never seen' }, ago),
         h('td', {}, (holding.get(a.name) || []).join(', ') || '—'),
+        h('td', { class: 'workspace' }, (holding.get(a.name) || []).filter((id) => places.has(id)).map((id) => {
+          const p = places.get(id);
+          return h('span', { class: 'workspace-of', 'data-task': id, title: `${p.workspace} at ${p.base}` }, h('code', {}, p.branch));
+        })),
         h('td', { class: 'num', 'data-sent': sent.has(a.name) ? String(sent.get(a.name)) : '' }, sent.has(a.name) ? String(sent.get(a.name)) : '…'),
         h('td', { class: 'num', 'data-tokens': String(tokens.get(a.name) ?? 0) }, String(tokens.get(a.name) ?? 0)));
     }));

@@ -149,6 +149,11 @@ export function mountTaskDetail(root, state, api, me) {
         : null,
       task.activeForm ? row('active form', task.activeForm) : null,
       task.failureReason ? row('failure', h('span', { class: 'failure' }, task.failureReason)) : null,
+      typeof task.result?.branch === 'string'
+        ? row('fix branch', h('code', { class: 'fix-branch' }, task.result.branch),
+          ` at ${String(task.result.commit ?? '').slice(0, 12)} from ${String(task.result.base ?? '').slice(0, 12)} — `,
+          h('code', {}, `huddle task merge ${task.id}`))
+        : null,
       task.result != null
         ? row('result', h('details', { class: 'raw-result' }, h('summary', {}, 'raw JSON'), h('pre', { class: 'capped' }, JSON.stringify(task.result, null, 2))))
         : null,

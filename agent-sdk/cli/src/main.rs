@@ -21,6 +21,7 @@ mod output;
 mod parse;
 mod spend;
 mod status;
+mod task_merge;
 mod tasks;
 mod teams;
 mod transfer;

@@ -69,6 +69,19 @@ pub enum TaskCmd {
         /// The task (`TEST-001`).
         id: String,
     },
+    /// Bring a task's fix branch (`huddle/<id>`, from a worker's worktree) into the current
+    /// branch: a merge commit, or with --rebase its commits replayed on top. A conflict
+    /// leaves the checkout as it was and tells the coordinators (fix_required).
+    Merge {
+        /// The task (`TEST-001`).
+        id: String,
+        /// Replay the branch's commits (linear history) instead of a merge commit.
+        #[arg(long)]
+        rebase: bool,
+        /// The checkout to merge in (default: the current directory).
+        #[arg(long, default_value = ".")]
+        project: std::path::PathBuf,
+    },
     /// Change a task's fields; --if-match makes it fail if the task changed since you read it.
     Update {
         /// The task (`TEST-001`).
@@ -256,6 +269,11 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             table.print()
         }
         TaskCmd::Show { id } => show(ctx, &id).await,
+        TaskCmd::Merge {
+            id,
+            rebase,
+            project,
+        } => crate::task_merge::merge(ctx, &id, rebase, &project).await,
         TaskCmd::Update {
             id,
             subject,
@@ -394,6 +412,19 @@ async fn show(ctx: &Ctx, id: &str) -> CliResult {
         fields.push(("metadata", task.metadata.to_string()));
     }
     if let Some(result) = &task.result {
+        if let Some(branch) = result["branch"].as_str() {
+            let commit = result["commit"].as_str().unwrap_or("-");
+            let base = result["base"].as_str().unwrap_or("-");
+            fields.push((
+                "fix branch",
+                format!(
+                    "{branch} at {} (from {}); `huddle task merge {}` applies it",
+                    &commit[..commit.len().min(12)],
+                    &base[..base.len().min(12)],
+                    task.id
+                ),
+            ));
+        }
         fields.push(("result", result.to_string()));
     }
     if let Some(reason) = &task.failure_reason {

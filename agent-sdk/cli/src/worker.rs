@@ -13,6 +13,7 @@ use crate::{CliResult, Ctx};
 use clap::Args;
 use huddle_sdk::roles::{ExecutorRole, RoleSettings, TesterRole};
 use huddle_sdk::wire::Role;
+use huddle_sdk::workspace::{WorkspaceMode, WorkspaceSettings, DEFAULT_POOL_SIZE};
 use huddle_sdk::{ExecHandler, Handler, Worker};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -62,10 +63,25 @@ pub struct WorkerArgs {
     /// With --project: not the tasks that name no project either.
     #[arg(long, requires = "project", conflicts_with = "any_project")]
     strict_project: bool,
-    /// With --project: take tasks of every project (the checkout's lock still keeps two
-    /// workers from judging one tree at once).
+    /// With --project: take tasks of every project (each task still works in its own
+    /// worktree, or under the checkout's lock in place).
     #[arg(long, requires = "project")]
     any_project: bool,
+    /// With --project: where each task works. `worktree` (the default): in a git repository,
+    /// a git worktree of its own at the task's `baseRef` (else HEAD), from a pool kept in the
+    /// repository's git directory, so that workers on one repository work in parallel; a fix
+    /// that meets the gate is committed on `huddle/<task id>` and the checkout is never
+    /// edited. `in-place`: the checkout itself, one task at a time (also without git).
+    #[arg(long, requires = "project", default_value = "worktree", value_parser = workspace_mode)]
+    workspace: WorkspaceMode,
+    /// With --project: worktrees kept per repository (the least recently used is evicted
+    /// beyond it; a worker waits while all are in use).
+    #[arg(long, requires = "project", default_value_t = DEFAULT_POOL_SIZE, value_parser = pool_size)]
+    pool_size: usize,
+    /// With --project: commit a failed verdict's changes on `huddle/<task id>` too, for a
+    /// person to look at (by default a failed or released task leaves no branch).
+    #[arg(long, requires = "project")]
+    keep_failed_branches: bool,
     /// With --project: who gets the messages (an agent, a role or `*`).
     #[arg(long, default_value = "coordinator")]
     report_to: String,
@@ -78,6 +94,17 @@ pub struct WorkerArgs {
         value_name = "PROGRAM [ARGS]..."
     )]
     exec: Vec<String>,
+}
+
+fn workspace_mode(text: &str) -> Result<WorkspaceMode, String> {
+    text.parse()
+}
+
+fn pool_size(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n @ 1..=64) => Ok(n),
+        _ => Err(format!("`{text}` is not a pool size (1 to 64 worktrees)")),
+    }
 }
 
 fn worker_role(text: &str) -> Result<Role, String> {
@@ -97,6 +124,11 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
         let mut settings =
             RoleSettings::load(project, args.config.as_deref(), |k| std::env::var(k).ok())?;
         settings.report_to = args.report_to.clone();
+        settings.workspace = WorkspaceSettings {
+            mode: args.workspace,
+            pool_size: args.pool_size,
+            keep_failed: args.keep_failed_branches,
+        };
         start_telemetry(settings.otlp_endpoint.as_deref())?;
         match &settings.llm {
             Some(llm) => tracing::info!(

@@ -49,3 +49,5 @@ pub mod edits;
 pub mod llm;
 /// The built-in tester and executor roles: runners + model + messages, as worker handlers.
 pub mod roles;
+/// Where a task works: a git worktree per claim from a pool, fixes delivered as branches.
+pub mod workspace;

@@ -34,6 +34,9 @@ pub enum Scripted {
     /// Waits until the test opens the gate, then answers: holds a worker inside its cycle
     /// for as long as the test needs, without a timed sleep.
     Gate(Arc<tokio::sync::Notify>, Box<Scripted>),
+    /// The answer of the first pair whose text the request's messages contain: for workers
+    /// asking at once, each about its own failure.
+    ByPrompt(Vec<(&'static str, Scripted)>),
 }
 
 /// A text answer.
@@ -193,6 +196,14 @@ async fn complete(
                 gate.notified().await;
                 *then
             }
+            Scripted::ByPrompt(choices) => {
+                let text = request["messages"].to_string();
+                choices
+                    .into_iter()
+                    .find(|(needle, _)| text.contains(needle))
+                    .map(|(_, reply)| reply)
+                    .unwrap_or_else(|| error(500, "stub: no scripted reply matches the prompt"))
+            }
             other => break other,
         };
     };
@@ -218,6 +229,8 @@ async fn complete(
             }
             Json(body).into_response()
         }
-        Scripted::Delay(..) | Scripted::Gate(..) => unreachable!("waits are unwrapped above"),
+        Scripted::Delay(..) | Scripted::Gate(..) | Scripted::ByPrompt(..) => {
+            unreachable!("waits and choices are unwrapped above")
+        }
     }
 }

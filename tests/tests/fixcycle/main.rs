@@ -21,3 +21,4 @@ mod useless_replies;
 mod verdict_rules;
 mod verdicts;
 mod visibility;
+mod worktrees;

@@ -3,7 +3,6 @@
 //! files only, and records its results in shared memory at `execution_results.<layer>` (and
 //! `execution_results.pass_rate`, `.coverage`) with a merge patch.
 
-use super::checkout::lock_checkout;
 use super::drive::drive;
 use super::evidence::evidence;
 use super::history::RunHistory;
@@ -11,7 +10,7 @@ use super::repair::Repairer;
 use super::report::{round, CycleSummary};
 use super::runs::Runs;
 use super::settings::RoleSettings;
-use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy};
+use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy, task_suite};
 use super::tester::conclude;
 use super::verify::origin::Origin;
 use super::verify::{confirm, Plan};
@@ -19,9 +18,9 @@ use super::RoleError;
 use crate::cycles::executor::ExecutorCycle;
 use crate::cycles::StopReason;
 use crate::edits::Policy;
-use crate::runners::Selection;
 use crate::wire::Task;
 use crate::worker::{Handler, HandlerResult, ReleaseTask, TaskContext};
+use crate::workspace::Workspace;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,28 +91,21 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Err(e) => return Err(report_failure(&p.reporter, RoleError::Config(e.to_string())).await),
     };
     let layer = layer(task);
-    let suite = match task.metadata.get("paths").and_then(Value::as_array) {
-        Some(paths) => Selection::Paths(
-            paths
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-        ),
-        None => Selection::All,
-    };
+    let suite = task_suite(task);
     tracing::info!("{}: QA run of layer {layer}", task.id);
-    let _checkout = lock_checkout(&settings.project, &p.reporter, ctx).await?;
-    let timeout = Duration::from_secs(limits.run_timeout_secs);
-    let mut runs = Runs::new(
+    let workspace = Workspace::acquire(
         &settings.project,
-        p.framework,
-        timeout,
-        suite,
-        limits.coverage,
-    );
+        &settings.workspace,
+        task,
+        &p.reporter,
+        ctx,
+    )
+    .await?;
+    let project = workspace.project.clone();
+    let timeout = Duration::from_secs(limits.run_timeout_secs);
+    let mut runs = Runs::new(&project, p.framework, timeout, suite, limits.coverage);
     let policy = task_policy(task, Policy::executor());
-    let mut origin = match Origin::capture(&settings.project, &policy).await {
+    let mut origin = match Origin::capture(&project, &policy).await {
         Ok(o) => o,
         Err(e) => {
             let e = RoleError::Config(format!("recording the task's starting files: {e}"));
@@ -124,7 +116,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         settings.llm.clone(),
         settings.llm_missing.clone(),
         policy,
-        &settings.project,
+        &project,
     )
     .with_ledger(ctx.client().clone(), &task.id);
     let mut cycle = ExecutorCycle::new(limits.clone());
@@ -196,13 +188,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         tiers: None,
         gates: task.gates.clone(),
     };
-    let evidence = evidence(
-        &settings.project,
-        report.as_ref(),
-        &runs.vanished,
-        &history.last,
-    )
-    .await;
+    let evidence = evidence(&project, report.as_ref(), &runs.vanished, &history.last).await;
     let verification = confirmed.map(|c| c.json);
     conclude(
         &summary,
@@ -210,6 +196,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &repairer,
         evidence,
         verification,
+        (&workspace, settings.workspace.keep_failed),
     )
     .await
 }

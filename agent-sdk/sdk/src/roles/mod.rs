@@ -19,7 +19,7 @@
 
 mod ask_person;
 mod changes;
-mod checkout;
+pub(crate) mod checkout;
 mod decisions;
 mod drive;
 mod evidence;
@@ -31,7 +31,7 @@ pub mod report;
 mod runs;
 mod scope;
 pub mod settings;
-mod setup;
+pub(crate) mod setup;
 pub mod summary;
 pub mod tester;
 mod tiered;

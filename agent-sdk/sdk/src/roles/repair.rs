@@ -78,6 +78,11 @@ impl Repairer {
         }
     }
 
+    /// The model fixes are asked of, when there is one.
+    pub fn model(&self) -> Option<&str> {
+        self.llm.as_ref().map(|l| l.config().model.as_str())
+    }
+
     /// Reserves every model call of `task` with the daemon before making it, and settles it
     /// after with the tokens used, so the team's budget holds (issue 51).
     pub fn with_ledger(mut self, client: Client, task: &str) -> Repairer {

@@ -5,6 +5,7 @@
 use super::RoleError;
 use crate::cycles::CycleConfig;
 use crate::llm::{LlmClient, LlmError, LlmSettings};
+use crate::workspace::WorkspaceSettings;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -77,6 +78,8 @@ pub struct RoleSettings {
     /// The config file's `[telemetry] otlp_endpoint` (the `OTEL_EXPORTER_OTLP_*` variables
     /// apply without it).
     pub otlp_endpoint: Option<String>,
+    /// Where each task works (a worktree per claim by default).
+    pub workspace: WorkspaceSettings,
 }
 
 impl RoleSettings {
@@ -93,6 +96,7 @@ impl RoleSettings {
             .to_string(),
             report_to: "coordinator".into(),
             otlp_endpoint: None,
+            workspace: WorkspaceSettings::default(),
         }
     }
 

@@ -141,3 +141,18 @@ pub(crate) fn task_policy(task: &Task, role: Policy) -> Policy {
         ..role
     }
 }
+
+/// The tests a task runs: the metadata's `paths` (test files or directories), else the whole
+/// suite.
+pub(crate) fn task_suite(task: &Task) -> crate::runners::Selection {
+    match task.metadata.get("paths").and_then(Value::as_array) {
+        Some(paths) => crate::runners::Selection::Paths(
+            paths
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+        ),
+        None => crate::runners::Selection::All,
+    }
+}

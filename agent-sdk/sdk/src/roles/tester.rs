@@ -3,7 +3,6 @@
 //! cannot solve it.
 
 use super::changes::{change_fields, ChangeSummary};
-use super::checkout::lock_checkout;
 use super::drive::drive;
 use super::evidence::evidence;
 use super::history::RunHistory;
@@ -11,16 +10,16 @@ use super::repair::Repairer;
 use super::report::{round, stop_text, CycleSummary};
 use super::runs::Runs;
 use super::settings::RoleSettings;
-use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy};
+use super::setup::{interrupted, prepare, report_failure, task_cycle, task_policy, task_suite};
 use super::verify::origin::Origin;
 use super::verify::{confirm, Plan};
 use super::RoleError;
 use crate::cycles::tester::TesterCycle;
 use crate::cycles::{Finish, StopReason};
 use crate::edits::Policy;
-use crate::runners::Selection;
 use crate::wire::Task;
 use crate::worker::{Handler, HandlerResult, ReleaseTask, TaskContext};
+use crate::workspace::Workspace;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,21 +56,23 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         Ok(l) => l,
         Err(e) => return Err(report_failure(&p.reporter, RoleError::Config(e.to_string())).await),
     };
-    let _checkout = lock_checkout(&settings.project, &p.reporter, ctx).await?;
-    let timeout = Duration::from_secs(limits.run_timeout_secs);
-    let mut runs = Runs::new(
+    let workspace = Workspace::acquire(
         &settings.project,
-        p.framework,
-        timeout,
-        Selection::All,
-        false,
-    );
-    runs.tiered = match super::tiered::Tiered::for_task(&settings.project, task) {
+        &settings.workspace,
+        task,
+        &p.reporter,
+        ctx,
+    )
+    .await?;
+    let project = workspace.project.clone();
+    let timeout = Duration::from_secs(limits.run_timeout_secs);
+    let mut runs = Runs::new(&project, p.framework, timeout, task_suite(task), false);
+    runs.tiered = match super::tiered::Tiered::for_task(&project, task) {
         Ok(t) => t,
         Err(e) => return Err(report_failure(&p.reporter, RoleError::Config(e)).await),
     };
     let policy = task_policy(task, Policy::tester());
-    let mut origin = match Origin::capture(&settings.project, &policy).await {
+    let mut origin = match Origin::capture(&project, &policy).await {
         Ok(o) => o,
         Err(e) => {
             let e = RoleError::Config(format!("recording the task's starting files: {e}"));
@@ -82,7 +83,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         settings.llm.clone(),
         settings.llm_missing.clone(),
         policy,
-        &settings.project,
+        &project,
     )
     .with_ledger(ctx.client().clone(), &task.id);
     let mut cycle = TesterCycle::new(limits.clone());
@@ -138,13 +139,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
             .and_then(super::tiered::Tiered::summary),
         gates,
     };
-    let evidence = evidence(
-        &settings.project,
-        report.as_ref(),
-        &runs.vanished,
-        &history.last,
-    )
-    .await;
+    let evidence = evidence(&project, report.as_ref(), &runs.vanished, &history.last).await;
     let verification = confirmed.map(|c| c.json);
     conclude(
         &summary,
@@ -152,6 +147,7 @@ async fn run(settings: &RoleSettings, task: &Task, ctx: &TaskContext) -> Handler
         &repairer,
         evidence,
         verification,
+        (&workspace, settings.workspace.keep_failed),
     )
     .await
 }
@@ -167,6 +163,7 @@ pub(crate) async fn conclude(
     repairer: &Repairer,
     evidence: Value,
     verification: Option<Value>,
+    (workspace, keep_failed): (&Workspace, bool),
 ) -> HandlerResult {
     let model_use = (repairer.calls, repairer.tokens());
     let f: &Finish = &summary.finish;
@@ -251,7 +248,7 @@ pub(crate) async fn conclude(
     if let Some(by) = &accepted {
         data["acceptedBelowGate"] = serde_json::json!(by);
     }
-    let text = format!(
+    let mut text = format!(
         "{}: {} ({}%) after {} iteration(s), gate {}{}",
         summary.task_id,
         data["counts"].as_str().unwrap_or(""),
@@ -268,8 +265,35 @@ pub(crate) async fn conclude(
         },
         flags(summary, &changes.files),
     );
+    let passed = f.passed || accepted.is_some();
+    if let Some(base) = workspace.base() {
+        data["base"] = base.into();
+    }
+    if passed || keep_failed {
+        let message = commit_message(summary, &text, repairer.model());
+        match workspace
+            .deliver(&summary.task_id, &changes.files, &message)
+            .await
+        {
+            Some(Ok(delivered)) => {
+                text.push_str(&format!("; the fix is on branch {}", delivered.branch));
+                if let (Some(o), Value::Object(fields)) = (data.as_object_mut(), delivered.fields())
+                {
+                    o.extend(fields);
+                }
+            }
+            Some(Err(e)) if passed => {
+                // The fix would be lost with the worktree's reset: not a completed task.
+                let why = format!("the fix met the gate but could not be committed: {e}");
+                reporter.error("delivery_failed", &why, "git").await;
+                return Err(why.into());
+            }
+            Some(Err(e)) => tracing::warn!("{}: keeping the failed fix: {e}", summary.task_id),
+            None => {}
+        }
+    }
     reporter.post("test_result", text, data.clone()).await;
-    if f.passed || accepted.is_some() {
+    if passed {
         data.as_object_mut().map(|o| o.remove("summary"));
         Ok(data)
     } else {
@@ -283,6 +307,17 @@ pub(crate) async fn conclude(
         .with_result(data)
         .into())
     }
+}
+
+/// The commit of a delivered fix: the verdict line (it names the task), then trailers a
+/// script can read.
+fn commit_message(summary: &CycleSummary, verdict: &str, model: Option<&str>) -> String {
+    format!(
+        "{verdict}\n\n{} by huddle.\n\nHuddle-Task: {}\nHuddle-Model: {}\n",
+        summary.title,
+        summary.task_id,
+        model.unwrap_or("none"),
+    )
 }
 
 /// The markdown report with what the cycle changed: the files (test files marked) and, for
