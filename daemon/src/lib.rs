@@ -36,6 +36,7 @@ pub mod replicas;
 pub mod retention;
 pub mod store;
 pub mod webhooks;
+pub mod workspaces;
 
 use config::Settings;
 use http::AppState;
@@ -118,6 +119,7 @@ pub async fn build(settings: Settings) -> Result<Built, DaemonError> {
         replicas,
         presence: Arc::default(),
         question_gauges: Arc::default(),
+        workspaces: Arc::default(),
         shutdown: CancellationToken::new(),
     });
     Ok(Built {

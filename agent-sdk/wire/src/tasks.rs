@@ -279,6 +279,28 @@ pub struct Heartbeat {
         skip_serializing_if = "Option::is_none"
     )]
     pub lease_ms: Option<u64>,
+    /// Where the holder works on the task (its worktree and fix branch), shown on
+    /// `/metrics` while the lease holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceNote>,
+}
+
+/// A worker's workspace for a task it holds, as its heartbeats report it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkspaceNote {
+    /// The directory the task works in (a git worktree, or the checkout).
+    #[cfg_attr(feature = "openapi", schema(max_length = 1024))]
+    pub path: String,
+    /// The branch a fix goes to.
+    #[cfg_attr(feature = "openapi", schema(max_length = 255))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit the workspace started from.
+    #[cfg_attr(feature = "openapi", schema(max_length = 64))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 /// `POST …/tasks/{id}/complete`

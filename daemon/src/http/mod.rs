@@ -99,6 +99,8 @@ pub struct AppParts {
     pub presence: Arc<crate::presence::Presence>,
     /// Open questions per team, as the deadline sweep last counted them (for `/metrics`).
     pub question_gauges: Arc<crate::gate_deadlines::QuestionGauges>,
+    /// Where each held task is worked on, from its heartbeats (for `/metrics`).
+    pub workspaces: Arc<crate::workspaces::Workspaces>,
     /// Cancelled on shutdown: ends SSE streams and long polls so in-flight requests can finish.
     pub shutdown: CancellationToken,
 }

@@ -35,6 +35,7 @@ async fn exposition(state: &AppState) -> Response {
 /// its series go with it — they are written here, not registered with the recorder).
 async fn render(state: &AppState) -> String {
     let mut text = crate::metrics::handle().render();
+    state.workspaces.render(&mut text);
     match state.store.team_counters().await {
         Ok(teams) => {
             team_gauges(&mut text, &teams);

@@ -217,7 +217,17 @@ pub async fn heartbeat_task(
     req: Heartbeat,
 ) -> ApiResult<Task> {
     let lease_ms = lease(state, req.lease_ms)?;
-    Ok(state.store.heartbeat(caller, id, lease_ms).await?)
+    if let Some(note) = &req.workspace {
+        validate::workspace(note)?;
+    }
+    let task = state.store.heartbeat(caller, id, lease_ms).await?;
+    if let Some(note) = req.workspace {
+        let until = crate::workspaces::now_ms() + lease_ms as i64;
+        state
+            .workspaces
+            .note(&caller.team, &task.id, &caller.agent, note, until);
+    }
+    Ok(task)
 }
 
 /// Completes a task the caller holds, with an optional result.
@@ -261,6 +271,7 @@ pub async fn complete_task(
     let result = super::evidence::check(state, caller, id, req.result).await?;
     let task = state.store.complete_task(caller, id, result).await?;
     super::task_traces::closed(caller, &task, task.attempts, "task.complete", started);
+    state.workspaces.forget(&caller.team, &task.id);
     Ok(task)
 }
 
@@ -301,6 +312,7 @@ pub async fn complete_many(
     let tasks = state.store.complete_tasks(&caller, items).await?;
     for task in &tasks {
         super::task_traces::closed(&caller, task, task.attempts, "task.complete", started);
+        state.workspaces.forget(&caller.team, &task.id);
     }
     Ok((StatusCode::OK, axum::Json(ClaimedTasks { tasks })).into_response())
 }
@@ -356,6 +368,7 @@ pub async fn fail_task(
     // The failure counted the attempt it ended.
     let before = (task.attempts - 1).max(0);
     super::task_traces::closed(caller, &task, before, "task.fail", started);
+    state.workspaces.forget(&caller.team, &task.id);
     Ok(task)
 }
 
@@ -401,6 +414,7 @@ pub async fn release_task(
     let started = std::time::SystemTime::now();
     let task = state.store.release_task(caller, id).await?;
     super::task_traces::closed(caller, &task, task.attempts, "task.release", started);
+    state.workspaces.forget(&caller.team, &task.id);
     if let Some(note) = req.note {
         let message = PostMessage {
             to: Role::Coordinator.as_str().to_string(),

@@ -20,6 +20,7 @@ pub mod isolation;
 pub mod isolation_streams;
 pub mod memory;
 pub mod mixed;
+pub mod parallel_repair;
 pub mod pg_server;
 pub mod proc_cpu;
 pub mod raw_queue;
@@ -68,6 +69,10 @@ pub enum Scenario {
     /// run's `GET /healthz`, beside the committed baseline (`tests/guard-baseline.json`);
     /// names what grew past the tolerance, never fails. `--write-baseline` refreshes it.
     Guard,
+    /// `--failures` independent failures in one git repository repaired by 2 and 4 testers,
+    /// each task in its own worktree, against 2 testers taking turns on the checkout's lock:
+    /// wall time until every task is closed (in-process workers, the stub model).
+    ParallelRepair,
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios. With
@@ -128,6 +133,9 @@ pub struct Args {
     /// Default: the daemon's, 1,000.
     #[arg(long)]
     pub max_batch: Option<usize>,
+    /// `parallel-repair` only: the independent failures (1–50).
+    #[arg(long, default_value_t = 8)]
+    pub failures: usize,
     /// `guard` only: the baseline file to compare with (default `tests/guard-baseline.json`).
     #[arg(long)]
     pub baseline: Option<std::path::PathBuf>,
@@ -269,7 +277,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         Scenario::Floor => floor::run(&admin, &args.sizes, daemon).await,
         Scenario::Search => search::run(&admin, &args.sizes).await,
         Scenario::Attacks => attacks::run(&admin, &args.sizes).await,
-        Scenario::All | Scenario::Compare | Scenario::Guard => {
+        Scenario::All | Scenario::Compare | Scenario::Guard | Scenario::ParallelRepair => {
             unreachable!("run by the caller")
         }
     };
@@ -306,6 +314,10 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
 pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
     if args.scenario == Scenario::Compare && args.backend == BenchBackend::Postgres {
         return compare_postgres::run(&args, |f| emit(&args, f)).await;
+    }
+    if args.scenario == Scenario::ParallelRepair {
+        parallel_repair::run(args.failures).await?;
+        return Ok(Vec::new());
     }
     if args.scenario == Scenario::Guard {
         if args.backend != BenchBackend::Sqlite {

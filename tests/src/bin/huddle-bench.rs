@@ -16,7 +16,12 @@ async fn main() -> ExitCode {
         huddle_tests::process::use_huddled_binary(daemon.clone());
     }
     // `guard` prints a table of its own.
-    if args.markdown && args.scenario != bench::Scenario::Guard {
+    if args.markdown
+        && !matches!(
+            args.scenario,
+            bench::Scenario::Guard | bench::Scenario::ParallelRepair
+        )
+    {
         println!("{MARKDOWN_HEADER}");
     }
     match bench::main(args).await {

@@ -12,6 +12,7 @@ mod messages;
 mod people;
 mod project_claims;
 mod spend;
+mod task_merge;
 mod tasks;
 mod team_transfer;
 mod worker;

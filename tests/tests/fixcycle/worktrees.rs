@@ -3,11 +3,11 @@
 //! `huddle/<task id>` holding only that task's files; the user's checkout is never edited.
 
 use huddle_sdk::wire::TaskStatus;
-use huddle_tests::eventually;
 use huddle_tests::llm::projects::{pytest_project, Project, SHOUT_BUG, SHOUT_OK};
 use huddle_tests::llm::stub::{fix, Scripted};
 use huddle_tests::llm::team::{settings, team};
 use huddle_tests::llm::LlmStub;
+use huddle_tests::{eventually, ADMIN};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -105,6 +105,32 @@ async fn two_testers_on_one_repository_repair_in_parallel_each_on_its_own_branch
         .collect();
     assert_eq!(places.len(), 2, "{places:?}");
     assert_ne!(places[0], places[1], "each task has a worktree of its own");
+    // /metrics shows each held task's worktree and branch (from the heartbeats).
+    let scrape = || async {
+        reqwest::Client::new()
+            .get(format!("{}/metrics", t.daemon.url))
+            .bearer_auth(ADMIN)
+            .send()
+            .await
+            .expect("scrape")
+            .text()
+            .await
+            .expect("body")
+    };
+    eventually(60, "both workspaces on /metrics", || async {
+        let text = scrape().await;
+        ["TEST-001", "TEST-002"].iter().all(|id| {
+            text.lines().any(|l| {
+                l.starts_with("huddle_task_workspace{")
+                    && l.contains(&format!("task=\"{id}\""))
+                    && l.contains(&format!("branch=\"huddle/{id}\""))
+                    && places
+                        .iter()
+                        .any(|p| l.contains(&format!("workspace=\"{p}\"")))
+            })
+        })
+    })
+    .await;
     first.notify_one();
     second.notify_one();
 
@@ -128,6 +154,11 @@ async fn two_testers_on_one_repository_repair_in_parallel_each_on_its_own_branch
         assert!(message.starts_with(id), "{message}");
         assert!(message.contains("Huddle-Model: stub-model"), "{message}");
     }
+    let text = scrape().await;
+    assert!(
+        !text.contains("huddle_task_workspace{"),
+        "closed tasks leave /metrics: {text}"
+    );
     let verdicts = t.messages("test_result").await;
     assert!(
         verdicts.iter().all(|m| m.data["branch"].is_string()),

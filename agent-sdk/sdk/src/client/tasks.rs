@@ -6,7 +6,7 @@ use super::transport::{decode, Call};
 use super::{Client, Error};
 use crate::wire::{
     ClaimRequest, ClaimedTasks, CompleteItem, CompleteTask, CompleteTasks, FailTask, Heartbeat,
-    NewTask, ReleaseTask, Task, TaskList, TaskPatch,
+    NewTask, ReleaseTask, Task, TaskList, TaskPatch, WorkspaceNote,
 };
 use reqwest::{Method, Response, StatusCode};
 use std::time::Duration;
@@ -113,8 +113,19 @@ impl Client {
     /// `POST …/tasks/{id}/heartbeat`: extends the caller's lease (by `lease`, or the daemon's
     /// default). 409 ([`Error::is_conflict`]) or 404 means the lease is gone.
     pub async fn heartbeat(&self, id: &str, lease: Option<Duration>) -> Result<Task, Error> {
+        self.heartbeat_with(id, lease, None).await
+    }
+
+    /// A heartbeat that also says where the task is worked on (shown on `/metrics`).
+    pub async fn heartbeat_with(
+        &self,
+        id: &str,
+        lease: Option<Duration>,
+        workspace: Option<WorkspaceNote>,
+    ) -> Result<Task, Error> {
         let body = Heartbeat {
             lease_ms: lease.map(|d| d.as_millis() as u64),
+            workspace,
         };
         let call = Call::post(self.team_url(&["tasks", id, "heartbeat"])?)
             .json(&body)?

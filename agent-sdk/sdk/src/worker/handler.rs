@@ -1,7 +1,7 @@
 //! What a worker runs for each task: the [`Handler`] trait and the [`TaskContext`] it gets.
 
 use crate::client::Client;
-use crate::wire::{PostMessage, Task};
+use crate::wire::{PostMessage, Task, WorkspaceNote};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
@@ -121,6 +121,15 @@ pub struct TaskContext {
     pub(crate) cancel: CancellationToken,
     /// Messages to post once the task is completed or failed.
     pub(crate) after_close: Arc<Mutex<Vec<PostMessage>>>,
+    /// Where the task is worked on, sent with the heartbeats (the next one at once).
+    pub(crate) workspace: Arc<WorkspaceSlot>,
+}
+
+/// The workspace the heartbeats report, and a wake-up for the heartbeat loop.
+#[derive(Debug, Default)]
+pub(crate) struct WorkspaceSlot {
+    pub note: Mutex<Option<WorkspaceNote>>,
+    pub changed: tokio::sync::Notify,
 }
 
 impl TaskContext {
@@ -132,6 +141,17 @@ impl TaskContext {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(message);
+    }
+
+    /// Says where the task is worked on: the next heartbeat (sent now) carries it, and the
+    /// daemon shows it on `/metrics` while the lease holds.
+    pub fn set_workspace(&self, note: WorkspaceNote) {
+        *self
+            .workspace
+            .note
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(note);
+        self.workspace.changed.notify_one();
     }
 
     /// A client acting as the worker's agent in the worker's team.

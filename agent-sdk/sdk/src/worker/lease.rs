@@ -2,6 +2,7 @@
 //! when the lease is lost.
 
 use super::connectivity::Connectivity;
+use super::handler::WorkspaceSlot;
 use crate::client::{Backoff, Client};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,17 +27,22 @@ impl LeaseKeeper {
         lease: Duration,
         handler: CancellationToken,
         connectivity: Arc<Connectivity>,
+        workspace: Arc<WorkspaceSlot>,
     ) -> LeaseKeeper {
         let stop = CancellationToken::new();
         let lost = CancellationToken::new();
+        let signals = Signals {
+            handler,
+            stop: stop.clone(),
+            lost: lost.clone(),
+        };
         let task = tokio::spawn(heartbeat_loop(
             client,
             id,
             lease,
-            handler,
             connectivity,
-            stop.clone(),
-            lost.clone(),
+            workspace,
+            signals,
         ));
         LeaseKeeper { stop, lost, task }
     }
@@ -53,15 +59,27 @@ impl LeaseKeeper {
     }
 }
 
+/// The loop's cancellations: the handler's (cancelled with the lease), the loop's own stop,
+/// and the lease lost.
+struct Signals {
+    handler: CancellationToken,
+    stop: CancellationToken,
+    lost: CancellationToken,
+}
+
 async fn heartbeat_loop(
     client: Client,
     id: String,
     lease: Duration,
-    handler: CancellationToken,
     connectivity: Arc<Connectivity>,
-    stop: CancellationToken,
-    lost: CancellationToken,
+    workspace: Arc<WorkspaceSlot>,
+    signals: Signals,
 ) {
+    let Signals {
+        handler,
+        stop,
+        lost,
+    } = signals;
     let every = (lease / 3).max(Duration::from_millis(10));
     // The daemon started the lease when it took the claim, a few milliseconds before its answer
     // reached us; two thirds of the lease are left between heartbeats to absorb such gaps.
@@ -76,11 +94,18 @@ async fn heartbeat_loop(
     loop {
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
+            // A new workspace goes out at once (the daemon shows it while the lease holds).
+            _ = workspace.changed.notified() => {}
             _ = stop.cancelled() => return,
         }
+        let note = workspace
+            .note
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let sent_at = Instant::now();
         let answer = tokio::select! {
-            r = client.heartbeat(&id, Some(lease)) => Some(r),
+            r = client.heartbeat_with(&id, Some(lease), note) => Some(r),
             _ = tokio::time::sleep_until(valid_until) => None,
             _ = stop.cancelled() => return,
         };

@@ -59,18 +59,21 @@ impl<H: Handler> Worker<H> {
         let holder = task.claimed_by.clone();
         tracing::info!(task = %id, attempt = task.attempts + 1, "claimed {id}: {}", task.subject);
         let cancel = CancellationToken::new();
+        let workspace = Arc::new(super::handler::WorkspaceSlot::default());
         let keeper = LeaseKeeper::start(
             self.client.clone(),
             id.clone(),
             self.lease,
             cancel.clone(),
             connectivity.clone(),
+            workspace.clone(),
         );
         let after_close = Arc::new(std::sync::Mutex::new(Vec::new()));
         let ctx = TaskContext {
             client: self.client.clone(),
             cancel: cancel.clone(),
             after_close: after_close.clone(),
+            workspace,
         };
         let handler = self.handler.clone();
         let started = std::time::SystemTime::now();

@@ -109,10 +109,21 @@ impl Workspace {
         ctx: &TaskContext,
     ) -> Result<Workspace, HandlerError> {
         let base_ref = task.metadata.get("baseRef").and_then(Value::as_str);
-        let repo = match settings.mode {
+        let mut repo = match settings.mode {
             WorkspaceMode::Worktree => Repo::of(project).await,
             WorkspaceMode::InPlace => None,
         };
+        // A repository without a commit yet has nothing to make a worktree from.
+        if let (Some(r), None) = (&repo, base_ref) {
+            if r.commit_of("HEAD").await.is_err() {
+                tracing::info!(
+                    "{}: no commit yet in {}: working in place",
+                    task.id,
+                    r.top.display()
+                );
+                repo = None;
+            }
+        }
         let Some(repo) = repo else {
             if let Some(base) = base_ref {
                 tracing::warn!(
@@ -121,6 +132,11 @@ impl Workspace {
                 );
             }
             let lock = lock_checkout(project, reporter, ctx).await?;
+            ctx.set_workspace(crate::wire::WorkspaceNote {
+                path: project.to_string_lossy().into_owned(),
+                branch: None,
+                base: None,
+            });
             return Ok(Workspace {
                 project: project.to_path_buf(),
                 held: Held::InPlace(lock),
@@ -199,6 +215,11 @@ impl Workspace {
             },
         };
         let branch = branch_name(&task.id);
+        ctx.set_workspace(crate::wire::WorkspaceNote {
+            path: workspace.project.to_string_lossy().into_owned(),
+            branch: Some(branch.clone()),
+            base: Some(base.clone()),
+        });
         reporter
             .post(
                 "impl_progress",

@@ -240,6 +240,7 @@ impl Huddle {
                 let mcp_lease = super::lease_renewal::mcp_lease_ms(&self.state);
                 let req = Heartbeat {
                     lease_ms: args.lease_ms.or(Some(mcp_lease)),
+                    workspace: None,
                 };
                 task_claims::heartbeat_task(&self.state, &caller, &args.id, req).await
             },

@@ -141,6 +141,26 @@ pub fn text(field: &str, value: &str, max: usize) -> Result<(), StoreError> {
     optional_text(field, value, max)
 }
 
+/// A heartbeat's `workspace`: a path, and a branch and base of bounded length, printable.
+pub fn workspace(note: &huddle_wire::WorkspaceNote) -> Result<(), StoreError> {
+    let fields = [
+        ("workspace.path", Some(note.path.as_str()), 1024),
+        ("workspace.branch", note.branch.as_deref(), 255),
+        ("workspace.base", note.base.as_deref(), 64),
+    ];
+    for (field, value, max) in fields {
+        let Some(value) = value else { continue };
+        text(field, value, max)?;
+        if value.chars().any(char::is_control) {
+            return Err(StoreError::invalid(
+                field,
+                format!("`{field}` must not hold control characters"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// An optional text of bounded length.
 pub fn optional_text(field: &str, value: &str, max: usize) -> Result<(), StoreError> {
     if value.chars().count() > max {
