@@ -227,6 +227,8 @@ async function main() {
   }
   check((await page.locator('#agent-list tr[data-agent="tester"]').textContent()).includes('TEST-001'), 'the tester holds TEST-001');
   check((await page.locator('#agent-list tr[data-agent="watcher"] .role').textContent()) === 'observer', 'roles are shown');
+  check((await page.locator('#agent-list tr[data-agent="tester"] .workspace-of[data-task="TEST-001"]').textContent()) === 'huddle/TEST-001',
+    'the Agents view shows the fix branch of the task the tester holds');
   await waitFor(() => document.querySelector('#agent-list tr[data-agent="tester"] td[data-tokens]')?.dataset.tokens === '150',
     null, "the tester's model tokens from the spend ledger");
   await shot('agents');

@@ -68,8 +68,8 @@ pub struct WorkerArgs {
     #[arg(long, requires = "project")]
     any_project: bool,
     /// With --project: where each task works. `worktree` (the default): in a git repository,
-    /// a git worktree of its own at the task's `baseRef` (else HEAD), from a pool kept in the
-    /// repository's git directory, so that workers on one repository work in parallel; a fix
+    /// a git worktree of its own at the task's `baseRef` (else HEAD), from a pool kept in a
+    /// cache directory (--worktrees), so that workers on one repository work in parallel; a fix
     /// that meets the gate is committed on `huddle/<task id>` and the checkout is never
     /// edited. `in-place`: the checkout itself, one task at a time (also without git).
     #[arg(long, requires = "project", default_value = "worktree", value_parser = workspace_mode)]
@@ -78,6 +78,10 @@ pub struct WorkerArgs {
     /// beyond it; a worker waits while all are in use).
     #[arg(long, requires = "project", default_value_t = DEFAULT_POOL_SIZE, value_parser = pool_size)]
     pool_size: usize,
+    /// With --project: where the worktree pools live (one directory per repository; default
+    /// `$XDG_CACHE_HOME/huddle/worktrees`, else `~/.cache/huddle/worktrees`).
+    #[arg(long, requires = "project", env = "HUDDLE_WORKTREES")]
+    worktrees: Option<PathBuf>,
     /// With --project: commit a failed verdict's changes on `huddle/<task id>` too, for a
     /// person to look at (by default a failed or released task leaves no branch).
     #[arg(long, requires = "project")]
@@ -128,6 +132,7 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
             mode: args.workspace,
             pool_size: args.pool_size,
             keep_failed: args.keep_failed_branches,
+            root: args.worktrees.clone(),
         };
         start_telemetry(settings.otlp_endpoint.as_deref())?;
         match &settings.llm {

@@ -291,14 +291,14 @@ pub struct Heartbeat {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WorkspaceNote {
     /// The directory the task works in (a git worktree, or the checkout).
-    #[cfg_attr(feature = "openapi", schema(max_length = 1024))]
+    #[cfg_attr(feature = "openapi", schema(max_length = 1024, pattern = "\\S"))]
     pub path: String,
     /// The branch a fix goes to.
-    #[cfg_attr(feature = "openapi", schema(max_length = 255))]
+    #[cfg_attr(feature = "openapi", schema(max_length = 255, pattern = "\\S"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// The commit the workspace started from.
-    #[cfg_attr(feature = "openapi", schema(max_length = 64))]
+    #[cfg_attr(feature = "openapi", schema(max_length = 64, pattern = "\\S"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
 }

@@ -62,9 +62,12 @@ pub fn llm(stub: &LlmStub, timeout_secs: u64) -> LlmSettings {
     }
 }
 
-/// Role settings for `project`, with the stub as the model when given.
+/// Role settings for `project`, with the stub as the model when given, and its worktree pools
+/// beside it.
 pub fn settings(project: &Path, stub: Option<&LlmStub>) -> RoleSettings {
-    let s = RoleSettings::new(project);
+    let mut s = RoleSettings::new(project);
+    // The worktrees beside the project, in its temporary directory: gone with it.
+    s.workspace.root = Some(project.parent().unwrap_or(project).join("huddle-worktrees"));
     match stub {
         Some(stub) => s.with_llm(llm(stub, 10)).unwrap(),
         None => s,

@@ -178,6 +178,15 @@ pub(super) async fn seed(coord: &Api, tester: &Api) -> usize {
     }
 
     let mut n = 0;
+    // The tester's workspace note for TEST-001: the Agents view shows its fix branch.
+    post(
+        tester,
+        &mut n,
+        "impl_progress",
+        "TEST-001: working in a worktree (a fix goes to huddle/TEST-001)",
+        json!({"taskId": "TEST-001", "phase": "workspace", "workspace": "/src/app/.git/huddle/worktrees/wt-1", "base": "c3d4e5f6a7b8c9d0", "branch": "huddle/TEST-001"}),
+    )
+    .await;
     let progress = |task: &str, iteration: u32, max: u32, rate: f64, strategy: &str| json!({"taskId": task, "iteration": iteration, "maxIterations": max, "passRate": rate, "strategy": strategy});
     let data = progress("TEST-008", 1, 3, 90.0, "conservative");
     post(

@@ -30,6 +30,7 @@ async fn executor_verdict(reply: &str) -> (TaskStatus, Value) {
             .read("tests/test_strings.py")
             .replace("\"HI!\"", "\"HI?\""),
     );
+    project.git(&["commit", "-q", "-am", "the test still expects the bug"]);
     let stub = LlmStub::start(
         "sk-stub",
         vec![fix(&[("tests/test_strings.py", "== \"HI?\"", reply)])],

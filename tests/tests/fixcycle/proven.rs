@@ -134,6 +134,10 @@ async fn pytest_the_honest_fix_completes_on_the_re_run_as_evidence() {
     // The daemon checked the evidence: the run named is the clean copy's.
     assert_eq!(stored["evidence"]["checked"]["by"], "huddled", "{stored:#}");
     assert_eq!(stored["evidence"]["runId"], result["evidence"]["runId"]);
+    // The fix is on the task's branch; the checkout keeps the bug until it is merged.
+    assert_eq!(stored["branch"], "huddle/TEST-001", "{stored:#}");
+    assert!(project.read("pkg/strings.py").contains(SHOUT_BUG));
+    project.git(&["merge", "-q", "huddle/TEST-001"]);
     assert!(project.read("pkg/strings.py").contains(SHOUT_OK));
 }
 

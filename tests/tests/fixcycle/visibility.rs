@@ -52,14 +52,20 @@ async fn a_fix_is_on_the_bus_with_its_diff_and_the_result_names_the_tree_it_ran_
         "{:?}",
         task.failure_reason
     );
-    assert_eq!(project.read("pkg/strings.py"), STRINGS_PY);
+    // The fix is on the task's branch, the checkout as it was.
+    let fixed = git(&project.root, &["show", "huddle/TEST-001:pkg/strings.py"]);
+    assert_eq!(format!("{fixed}\n"), STRINGS_PY);
+    assert!(project.read("pkg/strings.py").contains(SHOUT_BUG));
 
-    // Full-run progress before any repair, then the fix with its diff.
+    // Where the task works, then full-run progress before any repair, then the fix with its
+    // diff.
     let progress = t.messages("impl_progress").await;
-    assert_eq!(progress[0].data["phase"], "fullRunStarted");
-    assert_eq!(progress[1].data["phase"], "fullRunFinished");
+    assert_eq!(progress[0].data["phase"], "workspace");
+    assert_eq!(progress[0].data["base"], head.as_str());
+    assert_eq!(progress[1].data["phase"], "fullRunStarted");
+    assert_eq!(progress[2].data["phase"], "fullRunFinished");
     assert_eq!(
-        progress[1].summary,
+        progress[2].summary,
         "TEST-001: full run finished: 6 of 7 run passed, 1 failed"
     );
     let fixed = progress

@@ -3,8 +3,9 @@
 //! git or with `--workspace in-place`, the checkout itself under its lock (one task at a time).
 //!
 //! - [`git`]: the git commands.
-//! - [`pool`]: the worktree pool (per repository, shared by worker processes, bounded, least
-//!   recently used evicted, leftovers of a crash cleaned at the next start).
+//! - [`pool`]: the worktree pool (per repository, outside the checkout, shared by worker
+//!   processes, bounded, least recently used evicted, leftovers of a crash cleaned at the next
+//!   start).
 //! - [`branch`]: a fix delivered as a commit on `huddle/<task id>`.
 //!
 //! [`git`]: crate::workspace::git
@@ -16,7 +17,7 @@ pub(crate) mod git;
 pub(crate) mod pool;
 
 pub use branch::{branch_name, Delivered};
-pub use pool::DEFAULT_POOL_SIZE;
+pub use pool::{default_root, DEFAULT_POOL_SIZE};
 
 use crate::roles::checkout::{lock_checkout, CheckoutLock};
 use crate::roles::setup::report_failure;
@@ -62,6 +63,8 @@ pub struct WorkspaceSettings {
     pub pool_size: usize,
     /// Commit a failed verdict's changes on `huddle/<task id>` too (for a person to look at).
     pub keep_failed: bool,
+    /// Where the pools live (default [`pool::default_root`]).
+    pub root: Option<PathBuf>,
 }
 
 impl Default for WorkspaceSettings {
@@ -70,6 +73,7 @@ impl Default for WorkspaceSettings {
             mode: WorkspaceMode::Worktree,
             pool_size: DEFAULT_POOL_SIZE,
             keep_failed: false,
+            root: None,
         }
     }
 }
@@ -160,12 +164,13 @@ impl Workspace {
                 );
             }
         }
-        let pool = Pool::new(repo.clone(), settings.pool_size);
+        let root = settings.root.clone().unwrap_or_else(pool::default_root);
+        let pool = Pool::new(repo.clone(), settings.pool_size, &root);
         let first = TIDIED
             .lock()
             .map(|mut t| {
                 t.get_or_insert_with(HashSet::new)
-                    .insert(repo.common_dir.clone())
+                    .insert(pool.dir().to_path_buf())
             })
             .unwrap_or(false);
         if first {

@@ -1,13 +1,16 @@
 //! A per-repository pool of git worktrees, shared by every worker process on that repository.
 //!
-//! The pool lives in the repository's git directory (`<git dir>/huddle/worktrees/wt-N`), where
-//! no test runner walks and no `git status` of the user's checkout shows it. Each slot has a
+//! The pool lives outside the checkout, under the worktrees root (`--worktrees`, else
+//! `$XDG_CACHE_HOME/huddle/worktrees`, else `~/.cache/huddle/worktrees`), in a directory per
+//! repository (`<name>-<hash of its git directory>/wt-N`). Not inside the repository's `.git`:
+//! jest and vitest ignore every file whose path crosses a `.git` directory. Each slot has a
 //! lock file beside it (`wt-N.lock`, an exclusive `flock` while a task works in it; its mtime
 //! is when it was last used); `pool.lock` is held only while a slot is chosen, created or
 //! evicted. A reused slot keeps its ignored files (dependency installs, build output) and is
 //! reset and cleaned to the task's base before the task sees it.
 
 use super::git::{git, Repo};
+use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -18,6 +21,22 @@ const LINKED: &[&str] = &["node_modules", ".venv", "venv"];
 
 /// The default number of worktrees kept per repository.
 pub const DEFAULT_POOL_SIZE: usize = 4;
+
+/// In a pool's directory: the git directory of its repository.
+const REPO_FILE: &str = "repository";
+
+/// Where pools live by default: `$XDG_CACHE_HOME/huddle/worktrees`, else
+/// `$HOME/.cache/huddle/worktrees`, else the temporary directory's `huddle-worktrees`.
+pub fn default_root() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    match cache {
+        Some(cache) => cache.join("huddle").join("worktrees"),
+        None => std::env::temp_dir().join("huddle-worktrees"),
+    }
+}
 
 /// A repository's pool.
 #[derive(Debug, Clone)]
@@ -43,8 +62,16 @@ pub(crate) enum Taken {
 }
 
 impl Pool {
-    pub(crate) fn new(repo: Repo, bound: usize) -> Pool {
-        let dir = repo.common_dir.join("huddle").join("worktrees");
+    /// The pool of `repo` under `root` (see [`default_root`]).
+    pub(crate) fn new(repo: Repo, bound: usize, root: &Path) -> Pool {
+        let name = repo
+            .top
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "repo".into());
+        let digest = Sha256::digest(repo.common_dir.to_string_lossy().as_bytes());
+        let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let dir = root.join(format!("{name}-{hash}"));
         Pool {
             repo,
             dir,
@@ -52,9 +79,15 @@ impl Pool {
         }
     }
 
+    /// The pool's directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// After a crash: git forgets worktrees whose directories are gone, and directories git
     /// does not know as worktrees (a half-made slot) are removed, unless a live task holds them.
     pub(crate) async fn tidy(&self) {
+        self.forget_deleted_repositories();
         let _ = git(&self.repo.top, &["worktree", "prune"]).await;
         let Ok(known) = git(&self.repo.top, &["worktree", "list", "--porcelain"]).await else {
             return;
@@ -80,10 +113,38 @@ impl Pool {
         }
     }
 
+    /// Pools beside this one whose repository is gone (a deleted clone) are removed whole.
+    fn forget_deleted_repositories(&self) {
+        let Some(root) = self.dir.parent() else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(root) else {
+            return;
+        };
+        for pool in entries.flatten().map(|e| e.path()) {
+            let Ok(repo) = std::fs::read_to_string(pool.join(REPO_FILE)) else {
+                continue;
+            };
+            if pool != self.dir && !Path::new(repo.trim()).exists() {
+                tracing::info!(
+                    "removing {}: its repository {} is gone",
+                    pool.display(),
+                    repo.trim()
+                );
+                let _ = std::fs::remove_dir_all(&pool);
+            }
+        }
+    }
+
     /// A slot at `base` (reset and cleaned), or [`Taken::Full`].
     pub(crate) async fn take(&self, base: &str) -> Result<Taken, String> {
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        // Which repository the pool is for, so that a later tidy can tell when it is gone.
+        let _ = std::fs::write(
+            self.dir.join(REPO_FILE),
+            self.repo.common_dir.to_string_lossy().as_bytes(),
+        );
         let pool_lock = self.lock_pool().await?;
         let mut slots = self.slots();
         // The most recently used first: its installs and build output are the warmest.

@@ -7,7 +7,8 @@ use std::path::Path;
 
 async fn repository() -> (tempfile::TempDir, Repo, String) {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+    let root = &dir.path().join("repo");
+    std::fs::create_dir(root).unwrap();
     std::fs::write(root.join("code.py"), "x = 1\n").unwrap();
     std::fs::write(root.join(".gitignore"), "build/\nnode_modules/\n").unwrap();
     std::fs::create_dir(root.join("node_modules")).unwrap();
@@ -46,11 +47,15 @@ fn read(path: &Path) -> String {
 
 #[tokio::test]
 async fn a_reused_worktree_is_reset_and_cleaned_but_keeps_ignored_installs() {
-    let (_dir, repo, head) = repository().await;
-    let pool = Pool::new(repo.clone(), 2);
+    let (dir, repo, head) = repository().await;
+    let pool = Pool::new(repo.clone(), 2, &dir.path().join("pools"));
     let first = slot(&pool, &head).await;
     let path = first.path.clone();
-    assert!(path.starts_with(&repo.common_dir), "{}", path.display());
+    assert!(
+        !path.starts_with(&repo.top),
+        "outside the checkout: {}",
+        path.display()
+    );
     assert!(
         path.join("node_modules").join("dep.js").exists(),
         "the checkout's installs are linked in"
@@ -80,8 +85,8 @@ async fn a_reused_worktree_is_reset_and_cleaned_but_keeps_ignored_installs() {
 
 #[tokio::test]
 async fn the_pool_is_bounded_and_evicts_the_least_recently_used() {
-    let (_dir, repo, head) = repository().await;
-    let pool = Pool::new(repo.clone(), 2);
+    let (dir, repo, head) = repository().await;
+    let pool = Pool::new(repo.clone(), 2, &dir.path().join("pools"));
     let a = slot(&pool, &head).await;
     let b = slot(&pool, &head).await;
     assert_ne!(a.path, b.path);
@@ -93,7 +98,7 @@ async fn the_pool_is_bounded_and_evicts_the_least_recently_used() {
     drop(a);
     drop(b);
     // `a` was taken first, so it is the least recently used; a pool of one keeps `b`.
-    let small = Pool::new(repo.clone(), 1);
+    let small = Pool::new(repo.clone(), 1, &dir.path().join("pools"));
     let kept = slot(&small, &head).await;
     assert_eq!(kept.path, b_path, "the most recently used is reused");
     assert!(!a_path.exists(), "the least recently used is evicted");
@@ -103,8 +108,8 @@ async fn the_pool_is_bounded_and_evicts_the_least_recently_used() {
 
 #[tokio::test]
 async fn leftovers_of_a_crash_are_tidied() {
-    let (_dir, repo, head) = repository().await;
-    let pool = Pool::new(repo.clone(), 4);
+    let (dir, repo, head) = repository().await;
+    let pool = Pool::new(repo.clone(), 4, &dir.path().join("pools"));
     let a = slot(&pool, &head).await;
     let gone = a.path.clone();
     drop(a);
@@ -118,4 +123,17 @@ async fn leftovers_of_a_crash_are_tidied() {
     assert_eq!(listed.lines().count(), 1, "{listed}");
     let again = slot(&pool, &head).await;
     assert!(again.path.join("code.py").exists());
+
+    // Another repository's pool under the same root, whose clone was deleted, goes too.
+    let (other_dir, other, other_head) = repository().await;
+    let other_pool = Pool::new(other.clone(), 4, &dir.path().join("pools"));
+    drop(slot(&other_pool, &other_head).await);
+    assert!(other_pool.dir().exists());
+    drop(other_dir);
+    pool.tidy().await;
+    assert!(
+        !other_pool.dir().exists(),
+        "a deleted repository's pool is removed"
+    );
+    assert!(pool.dir().exists());
 }

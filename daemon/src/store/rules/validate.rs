@@ -141,7 +141,7 @@ pub fn text(field: &str, value: &str, max: usize) -> Result<(), StoreError> {
     optional_text(field, value, max)
 }
 
-/// A heartbeat's `workspace`: a path, and a branch and base of bounded length, printable.
+/// A heartbeat's `workspace`: a path, and a branch and base, each not blank and bounded.
 pub fn workspace(note: &huddle_wire::WorkspaceNote) -> Result<(), StoreError> {
     let fields = [
         ("workspace.path", Some(note.path.as_str()), 1024),
@@ -149,13 +149,8 @@ pub fn workspace(note: &huddle_wire::WorkspaceNote) -> Result<(), StoreError> {
         ("workspace.base", note.base.as_deref(), 64),
     ];
     for (field, value, max) in fields {
-        let Some(value) = value else { continue };
-        text(field, value, max)?;
-        if value.chars().any(char::is_control) {
-            return Err(StoreError::invalid(
-                field,
-                format!("`{field}` must not hold control characters"),
-            ));
+        if let Some(value) = value {
+            text(field, value, max)?;
         }
     }
     Ok(())
