@@ -180,7 +180,7 @@ async function main() {
     const senders = [...document.querySelectorAll('#message-log tr.msg .route strong')].map((s) => s.textContent);
     return senders.length > 0 && senders.every((s) => s === 'tester');
   }, null, 'only rows from tester');
-  check((await page.locator('#message-log tr.msg').count()) === 12, 'the tester sent 12 of the messages');
+  check((await page.locator('#message-log tr.msg').count()) === 13, 'the tester sent 13 of the messages');
   await page.selectOption('#filter-from', '');
   await result.click();
   const detail = page.locator('#message-log tr.msg-details', { hasText: '"passRate": 96' });
