@@ -147,9 +147,11 @@ async fn a_waiting_claimer_gets_the_held_back_task_when_the_holders_lease_expire
 async fn concurrent_claimers_never_hold_two_overlapping_tasks() {
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
-    let tasks: Vec<Value> = (1..=4)
+    // Each racer owns one task, so each claim sees another task and only the exclusion keeps
+    // them apart.
+    let tasks: Vec<Value> = (0..8)
         .map(|i| {
-            json!({"id": format!("TEST-{i:03}"), "subject": "s",
+            json!({"id": format!("TEST-{i:03}"), "subject": "s", "owner": format!("racer{i}"),
                         "metadata": scope(&["src/**", &format!("tests/t{i}.py")])})
         })
         .collect();
@@ -160,7 +162,7 @@ async fn concurrent_claimers_never_hold_two_overlapping_tasks() {
     for i in 0..8 {
         workers.push(d.agent("qa", &format!("racer{i}"), "tester").await);
     }
-    for round in 1..=4 {
+    for round in 1..=8 {
         let got: Vec<Option<Value>> =
             futures::future::join_all(workers.iter().map(|w| w.claim(json!({"max": 2})))).await;
         let winners: Vec<(usize, String)> = got
