@@ -11,6 +11,7 @@ mod memory;
 mod messages;
 mod people;
 mod project_claims;
+mod scope_claims;
 mod spend;
 mod tasks;
 mod team_transfer;
