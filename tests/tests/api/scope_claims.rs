@@ -70,6 +70,13 @@ async fn a_task_whose_scope_overlaps_one_in_progress_waits_and_others_are_taken(
     assert_eq!(claimed_id(&w[1]).await.as_deref(), Some("TEST-003"));
     assert_eq!(claimed_id(&w[2]).await.as_deref(), Some("TEST-004"));
     assert_eq!(claimed_id(&w[3]).await, None);
+    // The same with a project filter (on PostgreSQL, the scoped claim's filtered query).
+    for filter in [
+        json!({"project": "p"}),
+        json!({"project": "p", "strictProject": true}),
+    ] {
+        assert_eq!(w[3].claim(filter).await, None);
+    }
 
     let why = reasons(&c, "TEST-002").await;
     assert_eq!(why.len(), 1, "{why:?}");

@@ -120,21 +120,23 @@ async fn choose(
 ) -> StoreResult<(Vec<String>, Vec<i64>)> {
     let in_project = match project {
         None => String::new(),
-        Some(p) if p.strict => format!("and {TASK_PROJECT} = $7"),
-        Some(_) => format!("and ({TASK_PROJECT} = $7 or {TASK_PROJECT} is null)"),
+        Some(p) if p.strict => format!("and {TASK_PROJECT} = $8"),
+        Some(_) => format!("and ({TASK_PROJECT} = $8 or {TASK_PROJECT} is null)"),
     };
     let text = format!(
+        // `id` breaks ties: `number` is unique only within a prefix, and the pages must not
+        // skip a row that shares its `(created_at, number)` with the last one read.
         "select id, metadata, version, created_at, number from tasks
          where team_id = $1 and status = 'pending' and unmet_blockers = 0
            and prefix = any($2)
            and (owner is null or owner = $3 or owner = $4)
-           and (created_at, number) > ($5, $6)
+           and (created_at, number, id) > ($5, $6, $7)
            {in_project}
-         order by created_at, number
+         order by created_at, number, id
          limit {PAGE}"
     );
     let (mut ids, mut versions) = (Vec::new(), Vec::new());
-    let mut after = (i64::MIN, i64::MIN);
+    let mut after = (i64::MIN, i64::MIN, String::new());
     loop {
         let query = sqlx::query(&text)
             .bind(caller.team_id)
@@ -142,7 +144,8 @@ async fn choose(
             .bind(&caller.agent)
             .bind(caller.role.as_str())
             .bind(after.0)
-            .bind(after.1);
+            .bind(after.1)
+            .bind(after.2.clone());
         let query = match project {
             Some(p) => query.bind(p.name.as_str()),
             None => query,
@@ -151,7 +154,11 @@ async fn choose(
         for row in &rows {
             let id: String = row.try_get("id")?;
             let metadata: String = row.try_get("metadata")?;
-            after = (row.try_get("created_at")?, row.try_get("number")?);
+            after = (
+                row.try_get("created_at")?,
+                row.try_get("number")?,
+                id.clone(),
+            );
             if walk.admit(&id, &metadata) {
                 ids.push(id);
                 versions.push(row.try_get::<i64, _>("version")?);
