@@ -185,10 +185,25 @@ impl Bridge<'_> {
             (TaskStatus::Completed, _) => Verdict::Deny(format!(
                 "Task {claude_id} ({id}) is already completed in huddle."
             )),
-            (TaskStatus::Pending, _) if !task.blocked_by.is_empty() => Verdict::Deny(format!(
-                "Task {claude_id} ({id}) is blocked in huddle by {}.",
-                task.blocked_by.join(", ")
-            )),
+            (TaskStatus::Pending, _) => {
+                // The daemon's own reasons (blockers, a question, another task's overlapping
+                // file scope, named with its holder); a daemon without them: the blockers.
+                match self.client.why_not_ready(id).await {
+                    Ok(why) if !why.reasons.is_empty() => {
+                        let reasons: Vec<&str> =
+                            why.reasons.iter().map(|r| r.message.as_str()).collect();
+                        Verdict::Deny(format!(
+                            "Task {claude_id} ({id}) cannot be claimed in huddle now: {}.",
+                            reasons.join("; ")
+                        ))
+                    }
+                    Err(_) if !task.blocked_by.is_empty() => Verdict::Deny(format!(
+                        "Task {claude_id} ({id}) is blocked in huddle by {}.",
+                        task.blocked_by.join(", ")
+                    )),
+                    _ => Verdict::Allow,
+                }
+            }
             _ => Verdict::Allow,
         }
     }

@@ -26,6 +26,7 @@ mod tasks;
 mod teams;
 mod transfer;
 mod webhooks;
+mod why_not_ready;
 mod worker;
 
 use clap::{Parser, Subcommand};

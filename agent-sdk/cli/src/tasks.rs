@@ -82,6 +82,12 @@ pub enum TaskCmd {
         #[arg(long, default_value = ".")]
         project: std::path::PathBuf,
     },
+    /// Why a task is not handed to a claim now: blockers, a question for a person, or a file
+    /// scope (metadata `scope`) overlapping a task in progress. Nothing listed: claimable.
+    WhyNotReady {
+        /// The task (`TEST-001`).
+        id: String,
+    },
     /// Change a task's fields; --if-match makes it fail if the task changed since you read it.
     Update {
         /// The task (`TEST-001`).
@@ -274,6 +280,7 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             rebase,
             project,
         } => crate::task_merge::merge(ctx, &id, rebase, &project).await,
+        TaskCmd::WhyNotReady { id } => crate::why_not_ready::run(ctx, &id).await,
         TaskCmd::Update {
             id,
             subject,

@@ -37,6 +37,7 @@ mod streams;
 mod task_claims;
 mod task_events;
 mod task_progress;
+mod task_readiness;
 mod task_traces;
 mod tasks;
 mod team_admin;

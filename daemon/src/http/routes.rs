@@ -5,8 +5,8 @@
 
 use super::{
     budget, cursors, gates, health, holder_questions, me, memory, message_search, messages,
-    openapi, spend, streams, task_claims, task_events, task_progress, tasks, team_admin,
-    team_settings, teams, test_history, webhooks, AppState,
+    openapi, spend, streams, task_claims, task_events, task_progress, task_readiness, tasks,
+    team_admin, team_settings, teams, test_history, webhooks, AppState,
 };
 use axum::routing::get;
 use utoipa::OpenApi;
@@ -39,6 +39,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(holder_questions::ask))
         .routes(routes!(holder_questions::decision))
         .routes(routes!(task_events::task_events))
+        .routes(routes!(task_readiness::why_not_ready))
         .routes(routes!(messages::post, messages::list))
         .routes(routes!(messages::post_many))
         .routes(routes!(message_search::search))

@@ -18,6 +18,7 @@ pub mod open;
 pub mod postgres;
 pub mod quotas;
 pub mod read_shares;
+pub mod readiness;
 pub mod retention;
 pub mod rules;
 pub mod schema;
@@ -82,6 +83,9 @@ pub trait Store:
     async fn create_tasks(&self, caller: &Caller, tasks: Vec<NewTask>) -> StoreResult<Vec<Task>>;
     async fn list_tasks(&self, team_id: i64, filter: TaskFilter) -> StoreResult<Page<Task>>;
     async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task>;
+    /// The team's tasks in progress that have a file scope ([`rules::scope`]), for
+    /// `why-not-ready`.
+    async fn scope_held(&self, team_id: i64) -> StoreResult<Vec<rules::scope::Held>>;
     async fn update_task(
         &self,
         caller: &Caller,

@@ -223,7 +223,7 @@ async fn an_edit_after_asking_refuses_the_decision_until_asked_again() {
     );
     for edit in [
         json!({"subject": "other"}),
-        json!({"metadata": {"scope": "all"}}),
+        json!({"metadata": {"area": "all"}}),
     ] {
         c.patch(&c.t("/tasks/TEST-001"), edit)
             .await

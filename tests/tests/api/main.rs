@@ -20,6 +20,7 @@ mod progress;
 mod project_claims;
 mod quotas;
 mod retention;
+mod scope_claims;
 mod search;
 mod spend;
 mod stream_lag;

@@ -157,3 +157,37 @@ async fn putting_a_task_back_to_pending_releases_it_in_huddle() {
     assert!(task["claimedBy"].is_null(), "{task}");
     assert!(!state.path().join("s-3.json").exists(), "no longer held");
 }
+
+#[tokio::test]
+async fn taking_a_task_whose_scope_overlaps_one_in_progress_is_denied_naming_the_holder() {
+    let d = TestDaemon::start().await;
+    let lead = d.team("qa").await;
+    let tester = d.agent("qa", "tester-1", "tester").await;
+    let other = d.agent("qa", "tester-2", "tester").await;
+    // TEST-002 first, so the other tester's plain claim takes it.
+    for (id, n, scope) in [("TEST-002", "2", "src"), ("TEST-001", "1", "src/auth.py")] {
+        lead.post(
+            &lead.t("/tasks"),
+            json!({"id": id, "subject": "auth", "metadata": {
+                "claudeTaskId": n, "project": format!("claude-task:{n}"), "scope": [scope]}}),
+        )
+        .await
+        .expect_status(201);
+    }
+    let held = other.claim(json!({})).await.expect("a task");
+    assert_eq!(held["id"], "TEST-002");
+    let state = tempfile::tempdir().unwrap();
+    let event = json!({
+        "session_id": "s-4", "hook_event_name": "PreToolUse", "tool_name": "TaskUpdate",
+        "tool_input": {"taskId": "1", "status": "in_progress"}, "tool_use_id": "toolu_4",
+    });
+    let out = hook(&d.url, &tester.token, state.path(), &event).await;
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("deny"), "{said}");
+    assert!(
+        said.contains("TEST-002") && said.contains("tester-2") && said.contains("src/auth.py"),
+        "the model reads which task and holder: {said}"
+    );
+    let task = lead.get(&lead.t("/tasks/TEST-001")).await.body;
+    assert_eq!(task["status"], "pending", "{task}");
+}

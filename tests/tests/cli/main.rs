@@ -11,6 +11,7 @@ mod memory;
 mod messages;
 mod people;
 mod project_claims;
+mod scope_claims;
 mod spend;
 mod task_merge;
 mod tasks;

@@ -11,6 +11,7 @@ mod leases;
 mod limits;
 mod project_claims;
 mod prompts;
+mod readiness;
 mod search;
 mod team_msg;
 mod tool_access;

@@ -6,10 +6,11 @@ use super::history::call;
 use huddle_tests::TestDaemon;
 use serde_json::{json, Value};
 
-const TOOLS: [&str; 30] = [
+const TOOLS: [&str; 31] = [
     "task_create",
     "task_list",
     "task_get",
+    "task_why_not_ready",
     "task_update",
     "task_claim",
     "task_heartbeat",

@@ -10,6 +10,7 @@ mod lease_queue;
 mod limits;
 mod pgbouncer;
 mod read_shares;
+mod scope_claims;
 mod team_batches;
 mod team_delete;
 

@@ -9,7 +9,7 @@ use serde_json::json;
 
 fn of(id: &str, project: Option<&str>) -> NewTask {
     NewTask {
-        metadata: project.map(|p| json!({ "project": p, "scope": "x" })),
+        metadata: project.map(|p| json!({ "project": p, "area": "x" })),
         ..task(id, &[])
     }
 }

@@ -6,7 +6,7 @@ use super::transport::{decode, Call};
 use super::{Client, Error};
 use crate::wire::{
     ClaimRequest, ClaimedTasks, CompleteItem, CompleteTask, CompleteTasks, FailTask, Heartbeat,
-    NewTask, ReleaseTask, Task, TaskList, TaskPatch, WorkspaceNote,
+    NewTask, ReleaseTask, Task, TaskList, TaskPatch, WhyNotReady, WorkspaceNote,
 };
 use reqwest::{Method, Response, StatusCode};
 use std::time::Duration;
@@ -54,6 +54,13 @@ impl Client {
     /// `GET …/tasks/{id}`; [`Error::is_not_found`] when there is no such task.
     pub async fn get_task(&self, id: &str) -> Result<Task, Error> {
         self.json(Call::get(self.team_url(&["tasks", id])?)).await
+    }
+
+    /// `GET …/tasks/{id}/why-not-ready`: what keeps the task from a claim now (blockers, a
+    /// question, a file scope overlapping a task in progress); no reasons when claimable.
+    pub async fn why_not_ready(&self, id: &str) -> Result<WhyNotReady, Error> {
+        self.json(Call::get(self.team_url(&["tasks", id, "why-not-ready"])?))
+            .await
     }
 
     /// `PATCH …/tasks/{id}`; with `if_match`, 412 ([`Error::is_stale`]) when the task's version

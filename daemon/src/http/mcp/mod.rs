@@ -20,6 +20,7 @@ mod memory_tools;
 mod operations;
 mod outputs;
 mod prompts;
+mod readiness_tools;
 mod schemas;
 mod search_tools;
 mod spend_tools;

@@ -45,6 +45,11 @@ pub const OPERATIONS: &[Operation] = &[
         through: through!(gate_records::read_task),
     },
     Operation {
+        tool: "task_why_not_ready",
+        operation_ids: &["whyNotReady"],
+        through: through!(task_readiness::reasons),
+    },
+    Operation {
         tool: "task_update",
         operation_ids: &["updateTask"],
         through: through!(tasks::update_task),

@@ -121,6 +121,7 @@ pub fn output_of(tool: &str) -> Output {
         | "task_fail" | "task_answer" => Output::Component("Task"),
         "task_gate" | "task_ask" => Output::Component("Gated"),
         "task_decision" => Output::Component("GateRecord"),
+        "task_why_not_ready" => Output::Component("WhyNotReady"),
         "agent_list" => Output::Component("AgentList"),
         "whoami" => Output::Inline(json!({
             "type": "object",

@@ -10,7 +10,7 @@ use crate::store::Caller;
 pub fn action_of(tool: &str) -> Option<Action> {
     Some(match tool {
         "task_create" => Action::CreateTasks,
-        "task_list" | "task_get" | "task_decision" => Action::ReadTasks,
+        "task_list" | "task_get" | "task_decision" | "task_why_not_ready" => Action::ReadTasks,
         "task_update" | "task_gate" | "task_answer" => Action::EditTasks,
         "task_claim" => Action::ClaimTasks,
         "task_heartbeat" | "task_release" | "task_complete" | "task_fail" | "task_ask" => {

@@ -50,6 +50,7 @@ impl Huddle {
             + Self::gate_router()
             + Self::team_msg_router()
             + Self::spend_router()
+            + Self::readiness_router()
     }
 }
 

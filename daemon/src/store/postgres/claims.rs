@@ -6,6 +6,7 @@ use super::super::types::Caller;
 use super::db::Db;
 use super::rows::load_task;
 use super::rows::{append_event, TASK_PROJECT};
+use super::scope_claims::{self, SCOPED};
 use super::task_state::{edges_from_row, load, save, save_all, state_from_row, EDGE_COLUMNS};
 use super::tx::Tx;
 use super::DB_NOW_MS;
@@ -16,7 +17,8 @@ use sqlx::Row;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
 /// is empty, the caller's name or the caller's role, and whose project `project` admits: picked, updated and read back with their
-/// edges in one statement. No team lock: rows another claim holds are skipped. The
+/// edges in one statement. No team lock: rows another claim holds are skipped. While the
+/// search has a ready task with a file scope, the claim is made by [`scope_claims::claim`]. The
 /// statement writes what `TaskState::claim` and `prepare_save` would (in progress, holder,
 /// lease, one version more, updated now); the store contract tests hold both backends to it.
 pub async fn claim(
@@ -48,19 +50,35 @@ pub async fn claim(
         // the team were taken and so plans every claim anew (a tenth of the claim's time). One
         // prepared statement per `max`, at most MAX_CLAIM_BATCH, which the connections'
         // statement cache has room for.
-        "update tasks set status = 'in_progress', claimed_by = $3, lease_expires_at = $5,
-                heard_until = null, version = version + 1, updated_at = $6
-         where team_id = $1 and id = any(array(
-             select id from tasks
-             where team_id = $1 and status = 'pending' and unmet_blockers = 0
-               and prefix = any($2)
-               and (owner is null or owner = $3 or owner = $4)
-               {in_project}
-             order by created_at, number
-             limit {max}
-             for update skip locked
-         ))
-         returning {STATE_COLUMNS}, number, {EDGE_COLUMNS}"
+        // Scoped tasks are never taken here (`scope_claims.rs`): `scoped` probes the partial
+        // index for one this search could take (an empty range in a team without scopes) and,
+        // when there is one, nothing is taken and the claim is made under the team's scope
+        // lock instead. The row comes back even when nothing was claimed (the left join).
+        "with scoped as materialized (
+             select exists(
+                 select 1 from tasks
+                 where team_id = $1 and status = 'pending' and unmet_blockers = 0
+                   and {SCOPED} and prefix = any($2)
+             ) as waiting
+         ),
+         claimed as (
+             update tasks set status = 'in_progress', claimed_by = $3, lease_expires_at = $5,
+                     heard_until = null, version = version + 1, updated_at = $6
+             where team_id = $1 and id = any(array(
+                 select id from tasks
+                 where team_id = $1 and status = 'pending' and unmet_blockers = 0
+                   and prefix = any($2)
+                   and (owner is null or owner = $3 or owner = $4)
+                   {in_project}
+                   and not {SCOPED} and not (select waiting from scoped)
+                 order by created_at, number
+                 limit {max}
+                 for update skip locked
+             ))
+             returning {STATE_COLUMNS}, number, {EDGE_COLUMNS}
+         )
+         select claimed.*, scoped.waiting as scope_waiting
+         from scoped left join claimed on true"
     );
     // One statement per `max` and filter kind (none, strict, loose): workers claim with a
     // few of these; a rare one past the cache's room is prepared again, not refused.
@@ -75,7 +93,16 @@ pub async fn claim(
         Some(p) => query.bind(p.name.as_str()),
         None => query,
     };
-    let rows = query.fetch_all(tx.conn()).await?;
+    let mut rows = query.fetch_all(tx.conn()).await?;
+    let scope_waiting = match rows.first() {
+        Some(row) => row.try_get::<bool, _>("scope_waiting")?,
+        None => false,
+    };
+    // Nothing claimed: the one row the left join kept has no task.
+    rows.retain(|r| matches!(r.try_get::<Option<String>, _>("id"), Ok(Some(_))));
+    if scope_waiting {
+        rows = scope_claims::claim(tx, caller, prefixes, project, lease_ms, max).await?;
+    }
     let mut claimed = Vec::with_capacity(rows.len());
     for row in &rows {
         let number: i64 = row.try_get("number")?;

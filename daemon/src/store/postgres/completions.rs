@@ -143,6 +143,12 @@ async fn complete_held(
         return Err(refusal(tx, caller, missing).await);
     }
     tx.touch_agent(team_id, &caller.agent);
+    if done
+        .values()
+        .any(|(s, _)| s.metadata.contains(rules::scope::SCOPE_KEY_TEXT))
+    {
+        tx.scope_freed(team_id);
+    }
     // Each completion readies nothing unless the task blocks others.
     let blocking: Vec<String> = done
         .values()

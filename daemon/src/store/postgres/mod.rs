@@ -34,6 +34,7 @@ mod replicas;
 mod retention;
 mod rows;
 mod schema;
+mod scope_claims;
 mod search;
 mod spend;
 mod spend_calls;

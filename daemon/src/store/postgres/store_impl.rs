@@ -2,6 +2,7 @@
 
 use super::super::error::{StoreError, StoreResult};
 use super::super::read_shares::ReadShare;
+use super::super::rules::scope::Held;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
@@ -191,6 +192,10 @@ impl Store for PostgresStore {
 
     async fn get_task(&self, team_id: i64, id: &str) -> StoreResult<Task> {
         load_task(self.read_team(team_id).await?.db(), team_id, id).await
+    }
+
+    async fn scope_held(&self, team_id: i64) -> StoreResult<Vec<Held>> {
+        super::scope_claims::held(self.read_team(team_id).await?.db(), team_id).await
     }
 
     async fn update_task(

@@ -94,6 +94,9 @@ pub async fn save_all_with_edges(
         return Ok(Vec::new());
     };
     let now = tx.now_ms();
+    if states.iter().any(|s| rules::scope::frees_scope(s, event)) {
+        tx.scope_freed(team_id);
+    }
     let mut states = states;
     for s in &mut states {
         s.prepare_save(now);

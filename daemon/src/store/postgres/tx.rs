@@ -47,6 +47,9 @@ struct TeamSeqs {
     msg_start: i64,
     /// Tasks this transaction left ready to claim.
     ready: Vec<ReadyTask>,
+    /// A scoped task left `in_progress`: tasks its scope held back may be claimable now
+    /// without having become ready, so every claimer is woken ([`Tx::scope_freed`]).
+    scope_freed: bool,
     /// Events to insert on commit, in order: type, JSON data. Numbered on commit.
     events: Vec<(String, String)>,
     /// Agents whose last-seen time is set on commit.
@@ -65,6 +68,7 @@ impl TeamSeqs {
             msg: 0,
             msg_start: 0,
             ready: Vec::new(),
+            scope_freed: false,
             events: Vec::new(),
             touched: Vec::new(),
             tokens_changed: false,
@@ -219,6 +223,12 @@ impl Tx {
         self.seqs(team_id).ready.push(task);
     }
 
+    /// A task whose scope held others back left `in_progress` (`rules::scope::frees_scope`):
+    /// on commit, every replica wakes all the team's claimers.
+    pub fn scope_freed(&mut self, team_id: i64) {
+        self.seqs(team_id).scope_freed = true;
+    }
+
     /// Numbers and inserts the events, touches the agents, saves the sequences, announces each
     /// team's new rows, and commits. The notifications are delivered only if the commit
     /// succeeds, in commit order — which, per team, is sequence order: the statement that
@@ -228,7 +238,7 @@ impl Tx {
         for (team_id, s) in std::mem::take(&mut self.teams) {
             let msgs = s.msg - s.msg_start;
             let changed = msgs > 0 || !s.events.is_empty();
-            let announce = changed || !s.ready.is_empty();
+            let announce = changed || !s.ready.is_empty() || s.scope_freed;
             if !announce && s.touched.is_empty() {
                 continue;
             }
@@ -240,7 +250,7 @@ impl Tx {
                 team_id,
                 msgs: (0, 0),
                 events: (0, 0),
-                tasks_changed: overflow,
+                tasks_changed: overflow || s.scope_freed,
                 tokens_changed: s.tokens_changed,
                 ready: if overflow { Vec::new() } else { s.ready },
             }

@@ -4,7 +4,7 @@
 //! A task's transitions are in `task_state`, blocker edges and the cycle search in `blockers`,
 //! the bus's rules in `messages`, message search's words in `search`, shared memory's in
 //! `memory`, input checks in `validate`, which tasks a claim filtered by project may take in
-//! `project`.
+//! `project`, which tasks may not be in progress together (their file scopes) in `scope`.
 
 mod blockers;
 mod lists;
@@ -13,6 +13,7 @@ mod memory_patch;
 mod messages;
 pub mod project;
 pub mod quota;
+pub mod scope;
 mod search;
 pub mod spend;
 mod task_state;
@@ -108,6 +109,7 @@ pub fn validate_new_task(
         validate::object(&at("metadata"), m)?;
         validate::depth(&at("metadata"), m, limits.max_json_depth)?;
         project::check_metadata(&at("metadata"), m)?;
+        scope::check_metadata(&at("metadata"), m)?;
     }
     if t.blocked_by.len() > limits.max_blocked_by {
         return Err(StoreError::invalid(
@@ -277,6 +279,7 @@ pub fn apply_patch_fields(
         validate::object("metadata", &m)?;
         validate::depth("metadata", &m, limits.max_json_depth)?;
         project::check_metadata("metadata", &m)?;
+        scope::check_metadata("metadata", &m)?;
         let mut merged = parse_json(&task.metadata);
         json_patch::merge(&mut merged, &m);
         task.metadata = merged.to_string();

@@ -1,10 +1,12 @@
 //! The live side of tasks: claim, heartbeat, complete, fail, release and lease expiry.
 
 use super::super::error::{StoreError, StoreResult};
+use super::super::rules::scope::{self, Admission};
 use super::super::rules::{TaskState, STATE_COLUMNS};
 use super::super::types::Caller;
 use super::empty_claims::Exhausted;
 use super::rows::{load_state, load_task, state_from_row, touch_agent, TASK_PROJECT};
+use super::scopes;
 use super::task_state::save;
 use super::writer::WriteCtx;
 use crate::hub::ProjectFilter;
@@ -13,7 +15,8 @@ use rusqlite::params;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
 /// is empty, the caller's name or the caller's role, and whose project `project` admits.
-/// Atomic because the single writer runs it.
+/// A task whose scope overlaps one in progress is left for later ([`Admission`]). Atomic
+/// because the single writer runs it: the scopes read are the scopes held.
 pub fn claim(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
@@ -24,36 +27,32 @@ pub fn claim(
 ) -> StoreResult<Vec<Task>> {
     let prefixes_json =
         serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
-    // The ready rows come back whole: no second read per claimed task.
     let team_id = caller.team_id;
     let max = max.max(1);
-    let mut ready: Vec<TaskState> = ctx
-        .conn
-        .prepare_cached(&format!(
-            "select {STATE_COLUMNS} from tasks indexed by tasks_ready
-             where team_id = ?1 and status = 'pending' and unmet_blockers = 0
-               and prefix in (select value from json_each(?2))
-               and (owner is null or owner = ?3 or owner = ?4)
-               and (?6 is null or {TASK_PROJECT} = ?6 or (?7 and {TASK_PROJECT} is null))
-             order by created_at, number
-             limit ?5 + 1"
-        ))?
-        .query_map(
-            params![
-                team_id,
-                prefixes_json,
-                caller.agent,
-                caller.role.as_str(),
-                max as i64,
-                project.map(|p| &p.name),
-                project.is_some_and(|p| !p.strict),
-            ],
-            |r| state_from_row(team_id, r),
-        )?
-        .collect::<Result<_, _>>()?;
-    touch_agent(ctx, team_id, &caller.agent)?;
     // One row past `max` tells whether this claim leaves anything it could have taken.
-    if ready.len() <= max {
+    let want = max + 1;
+    let search = Search {
+        caller,
+        prefixes_json: &prefixes_json,
+        project,
+    };
+    let mut scoped = false;
+    let mut ready = search.ready(ctx, want as i64, want, |t| {
+        scoped |= t.metadata.contains(scope::SCOPE_KEY_TEXT);
+        true
+    })?;
+    // A scoped task among them: walk the ready tasks again, past those whose scope overlaps a
+    // task in progress (or one this claim takes). Only then is anything more read.
+    let mut passed_over = false;
+    if scoped {
+        let mut walk = Admission::new(scopes::held(ctx.conn, team_id)?);
+        ready = search.ready(ctx, -1, want, |t| walk.admit(&t.id, &t.metadata))?;
+        passed_over = walk.passed_over;
+    }
+    touch_agent(ctx, team_id, &caller.agent)?;
+    // A task passed over for its scope is still ready but was not taken: the searches are not
+    // empty (it becomes claimable with no `TaskReady`, see `task_state::save`).
+    if ready.len() <= max && !passed_over {
         let proof = Exhausted {
             prefixes: prefixes.to_vec(),
             agent: caller.agent.clone(),
@@ -70,6 +69,61 @@ pub fn claim(
         claimed.push(save(ctx, task, "task.claimed")?);
     }
     Ok(claimed)
+}
+
+/// What a claim looks for: ready tasks of its prefixes, owners and project.
+struct Search<'a> {
+    caller: &'a Caller,
+    prefixes_json: &'a str,
+    project: Option<&'a ProjectFilter>,
+}
+
+impl Search<'_> {
+    /// The oldest ready tasks, read whole (no second read per claimed task), up to `limit` rows
+    /// (`-1`: no limit; the rows are stepped through only until `want` are kept), keeping
+    /// those `keep` accepts.
+    fn ready(
+        &self,
+        ctx: &mut WriteCtx<'_>,
+        limit: i64,
+        want: usize,
+        mut keep: impl FnMut(&TaskState) -> bool,
+    ) -> StoreResult<Vec<TaskState>> {
+        let (caller, project) = (self.caller, self.project);
+        let team_id = caller.team_id;
+        let mut stmt = ctx.conn.prepare_cached(&format!(
+            "select {STATE_COLUMNS} from tasks indexed by tasks_ready
+             where team_id = ?1 and status = 'pending' and unmet_blockers = 0
+               and prefix in (select value from json_each(?2))
+               and (owner is null or owner = ?3 or owner = ?4)
+               and (?6 is null or {TASK_PROJECT} = ?6 or (?7 and {TASK_PROJECT} is null))
+             order by created_at, number
+             limit ?5"
+        ))?;
+        let rows = stmt.query_map(
+            params![
+                team_id,
+                self.prefixes_json,
+                caller.agent,
+                caller.role.as_str(),
+                limit,
+                project.map(|p| &p.name),
+                project.is_some_and(|p| !p.strict),
+            ],
+            |r| state_from_row(team_id, r),
+        )?;
+        let mut kept = Vec::with_capacity(want.min(64));
+        for row in rows {
+            let task = row?;
+            if keep(&task) {
+                kept.push(task);
+                if kept.len() >= want {
+                    break;
+                }
+            }
+        }
+        Ok(kept)
+    }
 }
 
 /// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.

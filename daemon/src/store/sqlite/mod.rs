@@ -26,6 +26,7 @@ mod progress;
 mod readers;
 mod retention;
 mod rows;
+mod scopes;
 mod search;
 mod spend;
 mod spend_report;

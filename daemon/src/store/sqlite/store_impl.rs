@@ -1,6 +1,7 @@
 //! `Store` for SQLite: writes go to the group-commit writer, reads to the read pool.
 
 use super::super::error::StoreResult;
+use super::super::rules::scope::Held;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
@@ -135,6 +136,12 @@ impl Store for SqliteStore {
             .read_team(team_id, move |conn| {
                 super::rows::load_task(conn, team_id, &id)
             })
+            .await
+    }
+
+    async fn scope_held(&self, team_id: i64) -> StoreResult<Vec<Held>> {
+        self.readers
+            .read_team(team_id, move |conn| super::scopes::held(conn, team_id))
             .await
     }
 

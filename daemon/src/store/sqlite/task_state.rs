@@ -1,7 +1,7 @@
 //! Saving a task's state back in one statement; the transitions are `rules::TaskState`'s.
 
 use super::super::error::StoreResult;
-use super::super::rules::TaskState;
+use super::super::rules::{scope, TaskState};
 use super::deps;
 use super::rows::{append_event, edges_of};
 use super::writer::WriteCtx;
@@ -41,6 +41,7 @@ pub fn save(ctx: &mut WriteCtx<'_>, mut state: TaskState, event: &str) -> StoreR
     let (team_id, id) = (state.team_id, state.id.clone());
     let delta = state.dependents_delta();
     let may_be_ready = state.may_be_ready();
+    let frees_scope = scope::frees_scope(&state, event);
     let edges = edges_of(ctx.conn, team_id, &id)?;
     // With no dependents (`blocks`), no counter to adjust.
     let blocks_any = !edges.1.is_empty();
@@ -55,6 +56,9 @@ pub fn save(ctx: &mut WriteCtx<'_>, mut state: TaskState, event: &str) -> StoreR
         if let Some(ready) = deps::ready_task(ctx.conn, team_id, &id)? {
             ctx.publish(team_id, Publish::TaskReady(ready));
         }
+    }
+    if frees_scope {
+        ctx.publish(team_id, Publish::TasksChanged);
     }
     Ok(task)
 }
