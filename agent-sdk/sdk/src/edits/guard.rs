@@ -154,10 +154,7 @@ pub fn check_path(rel: &str, policy: &Policy) -> Result<(), Refusal> {
     }
     super::verdict_rules::check_path(rel, policy)?;
     if let Some(scope) = &policy.scope {
-        if !scope
-            .iter()
-            .any(|p| rel.starts_with(p.trim_start_matches("./")))
-        {
+        if !scope.iter().any(|p| in_scope(rel, p)) {
             return Err(Refusal::OutOfScope {
                 path: rel.to_string(),
                 scope: scope.join(", "),
@@ -165,6 +162,26 @@ pub fn check_path(rel: &str, policy: &Policy) -> Result<(), Refusal> {
         }
     }
     Ok(())
+}
+
+/// Whether `rel` is inside one entry of a task's `scope`: a glob (`src/**/*.py`), or a path
+/// that is the file itself or a directory above it (`src/parser` holds `src/parser/a.py`, not
+/// `src/parser_old.py`), as the daemon reads it when it keeps overlapping tasks apart.
+pub(crate) fn in_scope(rel: &str, entry: &str) -> bool {
+    let entry = entry.trim_start_matches("./").trim_end_matches('/');
+    if entry.is_empty() || entry == "." {
+        return true;
+    }
+    if entry.contains(['*', '?', '[', '{']) {
+        return globset::GlobBuilder::new(entry)
+            .literal_separator(true)
+            .build()
+            .is_ok_and(|g| g.compile_matcher().is_match(rel));
+    }
+    rel == entry
+        || rel
+            .strip_prefix(entry)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 const CODE_EXTENSIONS: &[&str] = &[

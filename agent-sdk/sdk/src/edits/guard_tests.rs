@@ -186,3 +186,18 @@ fn the_tester_leaves_tests_and_test_configuration_alone_unless_allowed() {
     ));
     assert!(check_content("pyproject.toml", py, &deselect, &allowed).is_ok());
 }
+
+#[test]
+fn a_scope_entry_is_a_glob_or_a_path_at_a_component_boundary() {
+    assert!(in_scope("src/parser/a.py", "src/parser"));
+    assert!(in_scope("src/parser/a.py", "./src/parser/"));
+    assert!(in_scope("src/parser.py", "src/parser.py"));
+    assert!(!in_scope("src/parser_old.py", "src/parser"));
+    assert!(in_scope("src/parser/deep/a.py", "src/parser/**"));
+    assert!(in_scope("src/a.py", "src/*.py"));
+    assert!(
+        !in_scope("src/deep/a.py", "src/*.py"),
+        "* stays within a directory"
+    );
+    assert!(!in_scope("lib/a.py", "src/**"));
+}
