@@ -45,6 +45,11 @@ pub enum TaskCmd {
         /// With --gate: only a person (a `lead` token) may answer it.
         #[arg(long, requires = "gate")]
         person_only: bool,
+        /// Set the metadata `scope` (the files the fix may touch, which the daemon keeps apart
+        /// from other tasks in progress) from the test files in metadata `paths`: those files
+        /// and the source files they are named after, found in this checkout.
+        #[arg(long, value_name = "CHECKOUT", num_args = 0..=1, default_missing_value = ".")]
+        scope_from_tests: Option<std::path::PathBuf>,
     },
     /// List tasks (all pages, or up to --limit).
     Ls {
@@ -201,7 +206,12 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             gate,
             approval,
             person_only,
+            scope_from_tests,
         } => {
+            let metadata = match scope_from_tests {
+                Some(checkout) => Some(scope_from_tests_of(metadata, &checkout)?),
+                None => metadata,
+            };
             let (id, prefix) = if parse::is_task_id(&id_or_prefix) {
                 (Some(id_or_prefix), None)
             } else {
@@ -451,6 +461,44 @@ async fn show(ctx: &Ctx, id: &str) -> CliResult {
         }
     }
     Ok(())
+}
+
+/// `metadata` with its `scope` derived from its `paths` (test files) in `checkout`.
+fn scope_from_tests_of(
+    metadata: Option<serde_json::Value>,
+    checkout: &std::path::Path,
+) -> Result<serde_json::Value, String> {
+    let mut metadata = metadata.unwrap_or_else(|| serde_json::json!({}));
+    let Some(object) = metadata.as_object_mut() else {
+        return Err("--metadata must be a JSON object".into());
+    };
+    if object.contains_key("scope") {
+        return Err("give metadata `scope` or --scope-from-tests, not both".into());
+    }
+    let tests: Vec<String> = object
+        .get("paths")
+        .and_then(serde_json::Value::as_array)
+        .map(|p| {
+            p.iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if tests.is_empty() {
+        return Err(
+            "--scope-from-tests reads the test files in metadata `paths`: give some".into(),
+        );
+    }
+    if !checkout.is_dir() {
+        return Err(format!(
+            "--scope-from-tests {}: no such directory",
+            checkout.display()
+        ));
+    }
+    let scope = huddle_sdk::roles::scope_of_tests(checkout, &tests);
+    object.insert("scope".into(), scope.into());
+    Ok(metadata)
 }
 
 /// The tasks named by `ids`, fetched together.

@@ -12,6 +12,7 @@ mod messages;
 mod people;
 mod project_claims;
 mod scope_claims;
+mod scope_from_tests;
 mod spend;
 mod task_merge;
 mod tasks;

@@ -41,6 +41,7 @@ mod verify;
 pub use executor::ExecutorRole;
 pub use history::checkout_project;
 pub use report::{CycleSummary, Reporter};
+pub use scope::scope_of_tests;
 pub use settings::{RoleSettings, WorkerFile};
 pub use tester::TesterRole;
 

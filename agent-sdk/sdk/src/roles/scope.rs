@@ -98,6 +98,33 @@ fn subject(file: &str) -> String {
         .to_string()
 }
 
+/// The files a fix for `tests` (test files or directories, relative to `project`) may touch:
+/// the tests themselves and the non-test code files named after them (`tests/test_cart.py` →
+/// `cart.py` wherever it is), in that order, each once — a task's `scope` as
+/// `huddle task add --scope-from-tests` derives it.
+pub fn scope_of_tests(project: &Path, tests: &[String]) -> Vec<String> {
+    let mut scope: Vec<String> = Vec::new();
+    let mut stems = Vec::new();
+    for t in tests {
+        let t = t.trim_start_matches("./").trim_end_matches('/').to_string();
+        if project.join(&t).is_file() {
+            stems.push(subject(&t));
+        }
+        if !scope.contains(&t) {
+            scope.push(t);
+        }
+    }
+    let mut sources = Vec::new();
+    find_sources(project, "", 0, &stems, &mut sources);
+    sources.sort();
+    for s in sources {
+        if !scope.contains(&s) {
+            scope.push(s);
+        }
+    }
+    scope
+}
+
 /// Non-test code files whose stem is one of `stems`.
 fn find_sources(root: &Path, rel: &str, depth: usize, stems: &[String], out: &mut Vec<String>) {
     if depth > 8 || stems.is_empty() {
