@@ -213,7 +213,11 @@ impl TierCtx<'_> {
         let tier_dir = self.dir.join(tier.as_str());
         let mut env = self.opts.run.env.clone();
         let mut running = None;
+        // The tests join the services' sandboxed loopback, when there are services.
+        let mut net = None;
         if tier.needs_services() && !self.specs.is_empty() {
+            let sandbox = self.opts.run.sandbox.resolve()?;
+            let sandbox = sandbox.as_deref();
             let log_dir = tier_dir.join("services");
             let statuses = match &self.opts.services {
                 // Kept up across tiers and runs: never stopped here.
@@ -226,16 +230,20 @@ impl TierCtx<'_> {
                             &env,
                             self.fingerprint,
                             self.opts.run.kill_grace,
+                            sandbox,
                         )
                         .await?;
                     env.extend(lease.env);
+                    net = lease.net;
                     out.services_reused = lease.reused;
                     lease.statuses
                 }
                 None => {
                     let (r, statuses) =
-                        services::start_all(self.project, self.specs, &log_dir, &env).await?;
+                        services::start_all(self.project, self.specs, &log_dir, &env, sandbox)
+                            .await?;
                     env.extend(r.env.iter().cloned());
+                    net = r.net.clone();
                     running = Some(r);
                     statuses
                 }
@@ -267,7 +275,7 @@ impl TierCtx<'_> {
                 self.browser_env(&mut env);
             }
             let result = self
-                .run_groups(tier, files, timeout, &tier_dir, env, &mut out)
+                .run_groups(tier, files, timeout, &tier_dir, (env, net), &mut out)
                 .await;
             if let Some(r) = running.take() {
                 r.stop(self.opts.run.kill_grace).await;
@@ -299,7 +307,7 @@ impl TierCtx<'_> {
         files: &[&Classified],
         timeout: Duration,
         tier_dir: &Path,
-        env: Vec<(String, String)>,
+        (env, net): (Vec<(String, String)>, Option<crate::sandbox::NetNs>),
         out: &mut TierOutcome,
     ) -> Result<(), RunnerError> {
         for run in tier_runs(self.project, tier, files) {
@@ -314,6 +322,7 @@ impl TierCtx<'_> {
                 timeout,
                 env: run_env,
                 runs_dir: Some(tier_dir.to_path_buf()),
+                sandbox_net: net.clone(),
                 ..self.opts.run.clone()
             };
             let outcome = run_tests(self.project, fw, &opts).await?;
