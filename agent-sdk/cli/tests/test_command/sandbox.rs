@@ -1,0 +1,53 @@
+//! `huddle test --sandbox` as a real process: `required` without bubblewrap (simulated by
+//! `HUDDLE_BWRAP=/nonexistent`) fails before any test runs, naming why; `auto` then runs the
+//! tests without a sandbox and says so; `off` never looks for bwrap.
+
+use crate::common::{fixture, require_pytest};
+
+fn huddle_test(project: &str, mode: &str) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
+        .args(["test", "--project", project, "--sandbox", mode])
+        .env("HUDDLE_BWRAP", "/nonexistent")
+        .env_remove("HUDDLE_TOKEN")
+        .env_remove("HUDDLE_TEAM")
+        .output()
+        .expect("huddle runs")
+}
+
+#[test]
+fn sandbox_required_without_bubblewrap_fails_before_any_test_runs() {
+    require_pytest();
+    let project = fixture("pytest");
+    let dir = project.path().to_str().unwrap();
+
+    let out = huddle_test(dir, "required");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--sandbox required: bubblewrap (bwrap) is not installed")
+            && stderr.contains("/nonexistent"),
+        "{stderr}"
+    );
+    assert!(
+        !project.path().join(".huddle/runs").exists(),
+        "no run was made"
+    );
+
+    let auto = huddle_test(dir, "auto");
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert_eq!(
+        auto.status.code(),
+        Some(1),
+        "the fixture's failures: {stderr}"
+    );
+    assert_eq!(
+        stderr.matches("tests run without a sandbox").count(),
+        1,
+        "said once: {stderr}"
+    );
+
+    let off = huddle_test(dir, "off");
+    let stderr = String::from_utf8_lossy(&off.stderr);
+    assert_eq!(off.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("sandbox"), "{stderr}");
+}
