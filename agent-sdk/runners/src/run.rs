@@ -62,6 +62,9 @@ pub async fn run_tests(
     opts: &RunOptions,
 ) -> Result<RunOutcome, RunnerError> {
     let canonical = canonical_project(project)?;
+    // Refused options write nothing, not even the runs directory the sandbox binds.
+    check_options(opts)?;
+    adapters::check_runner_args(framework, opts)?;
     let runs_dir = opts
         .runs_dir
         .clone()

@@ -4,9 +4,16 @@ use crate::process::Invocation;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// bwrap's arguments running `inv` with write access to `writable` only, in a fresh network
-/// namespace when `own_net` (else the caller has already entered one).
-pub(super) fn bwrap_args(writable: &[PathBuf], own_net: bool, inv: &Invocation) -> Vec<OsString> {
+/// What a command gets of its own beyond the mount, user and PID namespaces.
+pub(super) struct Own {
+    /// A network namespace (else the caller has already entered one).
+    pub net: bool,
+    /// A session (`--new-session`: no writing into the caller's terminal).
+    pub session: bool,
+}
+
+/// bwrap's arguments running `inv` with write access to `writable` only.
+pub(super) fn bwrap_args(writable: &[PathBuf], own: Own, inv: &Invocation) -> Vec<OsString> {
     let mut a = Args::default();
     a.push(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
     a.push(["--tmpfs", "/dev/shm", "--tmpfs", "/tmp"]);
@@ -37,16 +44,13 @@ pub(super) fn bwrap_args(writable: &[PathBuf], own_net: bool, inv: &Invocation) 
         "--unshare-uts",
     ]);
     a.push(["--unshare-cgroup-try", "--cap-drop", "ALL"]);
-    if own_net {
+    if own.net {
         a.push(["--unshare-net"]);
     }
-    a.push([
-        "--new-session",
-        "--die-with-parent",
-        "--setenv",
-        "TMPDIR",
-        "/tmp",
-    ]);
+    if own.session {
+        a.push(["--new-session"]);
+    }
+    a.push(["--die-with-parent", "--setenv", "TMPDIR", "/tmp"]);
     for name in credential_vars(inv) {
         a.0.push("--unsetenv".into());
         a.0.push(name);
@@ -101,7 +105,7 @@ fn tool_dirs(homes: &[PathBuf], inv: &Invocation) -> Vec<PathBuf> {
     if let Some(p) = inv.env.iter().find(|(k, _)| k == "PATH") {
         candidates.extend(std::env::split_paths(&p.1));
     }
-    let mut out: Vec<PathBuf> = Vec::new();
+    let mut out: Vec<PathBuf> = tool_vars(inv);
     for c in candidates {
         let Some(dir) = top_under_home(homes, &c) else {
             continue;
@@ -114,6 +118,42 @@ fn tool_dirs(homes: &[PathBuf], inv: &Invocation) -> Vec<PathBuf> {
             if d.is_dir() && !out.contains(&d) {
                 out.push(d);
             }
+        }
+    }
+    out
+}
+
+/// Variables naming where tools are, whose directories stay visible (read-only) even in
+/// `/tmp` or a home: Playwright's browsers, huddle's Chromium, toolchains.
+const TOOL_VARS: &[&str] = &[
+    "PLAYWRIGHT_BROWSERS_PATH",
+    "HUDDLE_CHROMIUM",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GOROOT",
+    "GOMODCACHE",
+    "VIRTUAL_ENV",
+    "NVM_DIR",
+];
+
+fn tool_vars(inv: &Invocation) -> Vec<PathBuf> {
+    let value = |name: &str| {
+        let set = inv.env.iter().rev().find(|(k, _)| k == name);
+        set.map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os(name))
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    for name in TOOL_VARS {
+        let Some(dir) = value(name).and_then(|v| Path::new(&v).canonicalize().ok()) else {
+            continue;
+        };
+        let dir = if dir.is_file() {
+            dir.parent().map(Path::to_path_buf).unwrap_or(dir)
+        } else {
+            dir
+        };
+        if dir != Path::new("/") && !out.contains(&dir) {
+            out.push(dir);
         }
     }
     out

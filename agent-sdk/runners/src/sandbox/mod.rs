@@ -87,26 +87,45 @@ pub struct Jail {
     bwrap: PathBuf,
     writable: Vec<PathBuf>,
     net: Option<NetNs>,
+    /// `--new-session`: off for services, so that stopping their process group reaches
+    /// them (SIGTERM first) as it does without a sandbox.
+    new_session: bool,
 }
 
 impl Jail {
     /// A sandbox that may write in `writable` (made absolute and free of symlinks; missing
-    /// directories are left out).
+    /// directories are left out), and in the directory a `node_modules` symlink there points
+    /// to (a copy's linked packages: vite and jest write their caches into them).
     pub fn new(bwrap: PathBuf, writable: &[&Path]) -> Jail {
-        let writable = writable
-            .iter()
-            .filter_map(|d| d.canonicalize().ok())
-            .collect();
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for dir in writable {
+            let linked = dir.join("node_modules");
+            let linked = linked.is_symlink().then_some(linked);
+            for d in std::iter::once(dir.to_path_buf()).chain(linked) {
+                match d.canonicalize() {
+                    Ok(d) if !dirs.contains(&d) => dirs.push(d),
+                    _ => {}
+                }
+            }
+        }
+        let writable = dirs;
         Jail {
             bwrap,
             writable,
             net: None,
+            new_session: true,
         }
     }
 
     /// The same sandbox in `net`'s network namespace (a tier's services' loopback).
     pub fn in_net(mut self, net: Option<NetNs>) -> Jail {
         self.net = net;
+        self
+    }
+
+    /// The same sandbox keeping the caller's session and process group (services).
+    pub fn in_callers_session(mut self) -> Jail {
+        self.new_session = false;
         self
     }
 
@@ -122,8 +141,17 @@ impl Jail {
 
     /// `inv` run inside the sandbox: bwrap (behind `nsenter` when it joins a [`NetNs`]) with
     /// `inv` after `--`; the environment and working directory carry over.
+    /// A program that does not exist is left unwrapped, so that starting it fails as it
+    /// would without a sandbox (huddle's "not found" errors), not inside bwrap.
     pub fn wrap(&self, inv: &Invocation) -> Invocation {
-        let bwrap_args = args::bwrap_args(&self.writable, self.net.is_none(), inv);
+        if !program_exists(&inv.program) {
+            return inv.clone();
+        }
+        let own = args::Own {
+            net: self.net.is_none(),
+            session: self.new_session,
+        };
+        let bwrap_args = args::bwrap_args(&self.writable, own, inv);
         let mut out = match &self.net {
             Some(net) => {
                 let mut out = net.enter_command();
@@ -136,6 +164,14 @@ impl Jail {
         out.env = inv.env.clone();
         out.cwd = inv.cwd.clone();
         out
+    }
+}
+
+fn program_exists(program: &Path) -> bool {
+    if program.components().count() > 1 {
+        program.is_file()
+    } else {
+        probe::on_path(&program.to_string_lossy()).is_some()
     }
 }
 

@@ -121,7 +121,8 @@ pub async fn start_all(
         Some(bwrap) => {
             let net = crate::sandbox::NetNs::create(bwrap).await?;
             running.net = Some(net.clone());
-            Some(Jail::new(bwrap.to_path_buf(), &[project]).in_net(Some(net)))
+            let jail = Jail::new(bwrap.to_path_buf(), &[project]).in_net(Some(net));
+            Some(jail.in_callers_session())
         }
         None => None,
     };
