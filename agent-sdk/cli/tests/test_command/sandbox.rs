@@ -1,6 +1,6 @@
-//! `huddle test --sandbox` as a real process: `required` without bubblewrap (simulated by
-//! `HUDDLE_BWRAP=/nonexistent`) fails before any test runs, naming why; `auto` then runs the
-//! tests without a sandbox and says so; `off` never looks for bwrap.
+//! `huddle test --sandbox` and `huddle worker --sandbox` as real processes: `required` without
+//! bubblewrap (simulated by `HUDDLE_BWRAP=/nonexistent`) fails before any test runs, naming
+//! why; `auto` then runs the tests without a sandbox and says so; `off` never looks for bwrap.
 
 use crate::common::{fixture, require_pytest};
 
@@ -50,4 +50,24 @@ fn sandbox_required_without_bubblewrap_fails_before_any_test_runs() {
     let stderr = String::from_utf8_lossy(&off.stderr);
     assert_eq!(off.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("sandbox"), "{stderr}");
+}
+
+#[test]
+fn a_worker_with_sandbox_required_and_no_bubblewrap_refuses_to_start() {
+    let project = fixture("pytest");
+    // No daemon listens there: the worker must stop before it ever connects.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
+        .args(["--token", "unused", "--url", "http://127.0.0.1:1", "worker"])
+        .args(["--role", "tester", "--sandbox", "required", "--project"])
+        .arg(project.path())
+        .env("HUDDLE_BWRAP", "/nonexistent")
+        .env_remove("HUDDLE_TEAM")
+        .output()
+        .expect("huddle runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--sandbox required: bubblewrap (bwrap) is not installed"),
+        "{stderr}"
+    );
 }

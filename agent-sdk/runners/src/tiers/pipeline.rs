@@ -197,13 +197,15 @@ impl TierCtx<'_> {
         out.timeout_secs = timeout.as_secs();
         if tier == Tier::Pbt {
             let paths: Vec<String> = files.iter().map(|c| c.file.clone()).collect();
-            let missing = super::pbt::missing_pbt_library(
+            let probe = super::pbt::missing_pbt_library(
                 self.project,
                 self.framework,
                 &paths,
                 &self.opts.run,
-            )
-            .await?;
+            );
+            // The probe runs the project's interpreter in the project: sandboxed too.
+            let jail = crate::sandbox::for_run(self.project, self.dir, &self.opts.run)?;
+            let missing = crate::sandbox::confined(jail, probe).await?;
             if let Some(missing) = missing {
                 out.skipped = Some(SkipReason::NoPbtLibrary);
                 out.skip_detail = Some(missing);
