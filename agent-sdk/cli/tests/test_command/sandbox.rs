@@ -71,3 +71,22 @@ fn a_worker_with_sandbox_required_and_no_bubblewrap_refuses_to_start() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_bwrap_that_cannot_create_namespaces_is_refused_by_required() {
+    require_pytest();
+    let project = fixture("pytest");
+    // `false` stands for a bwrap whose namespaces the kernel refuses: the probe fails.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
+        .args(["test", "--sandbox", "required", "--project"])
+        .arg(project.path())
+        .env("HUDDLE_BWRAP", "/bin/false")
+        .output()
+        .expect("huddle runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--sandbox required: bubblewrap (/bin/false) cannot create namespaces"),
+        "{stderr}"
+    );
+}

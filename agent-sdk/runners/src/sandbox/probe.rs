@@ -1,6 +1,7 @@
-//! Finding a bwrap that works: once per process, by running `bwrap --ro-bind / / true` (a
-//! bwrap that is installed but cannot create namespaces — a container without user
-//! namespaces, a kernel that forbids them — fails there, not in the middle of a run).
+//! Finding a bwrap that works: once per process, by running `bwrap --ro-bind / /
+//! --unshare-user --unshare-pid --unshare-net true` — the namespaces every sandboxed command
+//! gets — so that a bwrap that is installed but cannot create them (a container without user
+//! namespaces, a kernel or a setuid bwrap that forbids them) fails there, not in a run.
 
 use std::path::PathBuf;
 use std::sync::{Once, OnceLock};
@@ -18,7 +19,8 @@ pub fn probe() -> Result<PathBuf, String> {
 fn run_probe() -> Result<PathBuf, String> {
     let bwrap = locate()?;
     let out = std::process::Command::new(&bwrap)
-        .args(["--ro-bind", "/", "/", "true"])
+        .args(["--ro-bind", "/", "/", "--unshare-user", "--unshare-pid"])
+        .args(["--unshare-net", "true"])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("bubblewrap ({}) cannot run: {e}", bwrap.display()))?;
