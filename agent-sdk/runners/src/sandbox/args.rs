@@ -12,8 +12,13 @@ pub(super) struct Own {
     pub session: bool,
 }
 
-/// bwrap's arguments running `inv` with write access to `writable` only.
-pub(super) fn bwrap_args(writable: &[PathBuf], own: Own, inv: &Invocation) -> Vec<OsString> {
+/// bwrap's arguments running `inv` with write access to `writable` only: (directory, path it
+/// is mounted at).
+pub(super) fn bwrap_args(
+    writable: &[(PathBuf, PathBuf)],
+    own: Own,
+    inv: &Invocation,
+) -> Vec<OsString> {
     let mut a = Args::default();
     a.push(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
     a.push(["--tmpfs", "/dev/shm", "--tmpfs", "/tmp"]);
@@ -34,8 +39,8 @@ pub(super) fn bwrap_args(writable: &[PathBuf], own: Own, inv: &Invocation) -> Ve
             }
         }
     }
-    for dir in writable {
-        a.path2("--bind", dir, Some(dir));
+    for (dir, at) in writable {
+        a.path2("--bind", dir, Some(at));
     }
     a.push([
         "--unshare-user",

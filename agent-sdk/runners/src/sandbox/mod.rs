@@ -85,7 +85,8 @@ impl Sandbox {
 #[derive(Debug, Clone)]
 pub struct Jail {
     bwrap: PathBuf,
-    writable: Vec<PathBuf>,
+    /// (directory, path it is mounted at).
+    writable: Vec<(PathBuf, PathBuf)>,
     net: Option<NetNs>,
     /// `--new-session`: off for services, so that stopping their process group reaches
     /// them (SIGTERM first) as it does without a sandbox.
@@ -97,15 +98,26 @@ impl Jail {
     /// directories are left out), and in the directory a `node_modules` symlink there points
     /// to (a copy's linked packages: vite and jest write their caches into them).
     pub fn new(bwrap: PathBuf, writable: &[&Path]) -> Jail {
-        let mut dirs: Vec<PathBuf> = Vec::new();
+        let mut dirs: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut add = |dir: PathBuf, at: PathBuf| {
+            if !dirs.contains(&(dir.clone(), at.clone())) {
+                dirs.push((dir, at));
+            }
+        };
         for dir in writable {
-            let linked = dir.join("node_modules");
-            let linked = linked.is_symlink().then_some(linked);
-            for d in std::iter::once(dir.to_path_buf()).chain(linked) {
-                match d.canonicalize() {
-                    Ok(d) if !dirs.contains(&d) => dirs.push(d),
-                    _ => {}
-                }
+            let Ok(real) = dir.canonicalize() else {
+                continue;
+            };
+            add(real.clone(), real.clone());
+            let link = real.join("node_modules");
+            let Ok(target) = link.canonicalize() else {
+                continue;
+            };
+            add(target.clone(), target.clone());
+            // A chain of links (a worktree's to the checkout's, the checkout's to the packages)
+            // may pass through hidden directories (/tmp): each hop is mounted where it was.
+            for hop in link_hops(&link) {
+                add(target.clone(), hop);
             }
         }
         let writable = dirs;
@@ -165,6 +177,24 @@ impl Jail {
         out.cwd = inv.cwd.clone();
         out
     }
+}
+
+/// The paths a symlink chain from `link` goes through, `link` excluded (at most 8 hops).
+fn link_hops(link: &Path) -> Vec<PathBuf> {
+    let mut hops = Vec::new();
+    let mut cur = link.to_path_buf();
+    while hops.len() < 8 {
+        let Ok(next) = std::fs::read_link(&cur) else {
+            break;
+        };
+        let next = cur.parent().map_or(next.clone(), |p| p.join(&next));
+        if !next.is_symlink() {
+            break;
+        }
+        hops.push(next.clone());
+        cur = next;
+    }
+    hops
 }
 
 fn program_exists(program: &Path) -> bool {
