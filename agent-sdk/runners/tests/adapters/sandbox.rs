@@ -25,7 +25,9 @@ def test_writes_in_the_workspace():
     pathlib.Path("made-by-the-test.txt").write_text("ok")
 
 def test_writes_in_tmp():
-    pathlib.Path("/tmp/huddle-sandbox-scratch").write_text("ok")
+    scratch = pathlib.Path("/tmp", f"huddle-sandbox-{os.getpid()}")
+    scratch.write_text("ok")
+    scratch.unlink()
 
 def test_writes_outside_the_workspace():
     pathlib.Path(os.environ["OUTSIDE"], "escaped.txt").write_text("x")
