@@ -69,6 +69,10 @@ pub struct TestArgs {
     /// required.
     #[arg(long, value_enum, default_value = "auto")]
     pub plugins: PluginPolicy,
+    /// Run the tests (and a tier's services) in a bubblewrap sandbox: the host read-only but
+    /// the project, no network, homes hidden. auto: when bwrap works; required: or fail.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub sandbox: huddle_runners::Sandbox,
     /// Where run directories go (default: PROJECT/.huddle/runs).
     #[arg(long)]
     pub runs_dir: Option<PathBuf>,
@@ -166,6 +170,7 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
             timeout: Duration::from_secs(args.timeout),
             plugins: args.plugins,
             runs_dir: args.runs_dir.clone(),
+            sandbox: args.sandbox,
             ..RunOptions::default()
         };
         return crate::tiers_command::execute(args, fw, opts, notes).await;
@@ -185,6 +190,7 @@ async fn execute_inner(args: &TestArgs, notes: &mut String) -> Result<CommandOut
         plugins: args.plugins,
         runs_dir: args.runs_dir.clone(),
         runner_args: args.runner_args.clone(),
+        sandbox: args.sandbox,
         ..RunOptions::default()
     };
     if args.list {

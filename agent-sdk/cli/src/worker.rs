@@ -89,6 +89,10 @@ pub struct WorkerArgs {
     /// With --project: who gets the messages (an agent, a role or `*`).
     #[arg(long, default_value = "coordinator")]
     report_to: String,
+    /// With --project: run the tests (and anything the cycle runs) in a bubblewrap sandbox.
+    /// auto: when bwrap works; required: or refuse to start; off: never.
+    #[arg(long, value_enum, default_value = "auto", requires = "project")]
+    sandbox: huddle_runners::Sandbox,
     /// The program to run per task, then its arguments; must come last.
     #[arg(
         long,
@@ -125,6 +129,9 @@ pub async fn run(ctx: &Ctx, args: WorkerArgs) -> CliResult {
         if !project.is_dir() {
             return Err(format!("--project {}: no such directory", project.display()).into());
         }
+        // Every run of this worker's roles takes it (RunOptions::default).
+        huddle_runners::Sandbox::set_process_default(args.sandbox);
+        args.sandbox.resolve()?;
         let mut settings =
             RoleSettings::load(project, args.config.as_deref(), |k| std::env::var(k).ok())?;
         settings.report_to = args.report_to.clone();

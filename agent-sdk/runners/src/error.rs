@@ -42,6 +42,9 @@ pub enum RunnerError {
     /// Reading changed files from git failed.
     #[error("git: {0}")]
     Git(String),
+    /// `--sandbox required` without a working bubblewrap, or the services' sandbox failed.
+    #[error("{0}")]
+    Sandbox(String),
     /// A file or process operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -72,7 +75,8 @@ impl RunnerError {
             | RunnerError::UnknownFramework(_)
             | RunnerError::Unsupported(_)
             | RunnerError::NoPreviousRun(_)
-            | RunnerError::NoProject(_) => 2,
+            | RunnerError::NoProject(_)
+            | RunnerError::Sandbox(_) => 2,
             RunnerError::Git(_) | RunnerError::Io { .. } => 1,
         }
     }

@@ -19,6 +19,7 @@
 //! - [`scrub`]: secret removal and truncation for anything sent to a model or the bus.
 //! - [`text`]: runner output made parseable whatever bytes a test wrote (U+FFFD, never a lost
 //!   run).
+//! - [`sandbox`]: runs in bubblewrap (read-only host, no network, hidden homes).
 //! - [`coverage`]: istanbul, coverage.py and go profiles → one line percentage.
 //!
 //! The `huddle test` command built on these lives in the `huddle-cli` crate. Feature `clap`
@@ -50,6 +51,7 @@ pub mod python_imports;
 pub mod report;
 pub mod run;
 pub mod rundir;
+pub mod sandbox;
 pub mod scrub;
 pub mod text;
 pub mod tiers;
@@ -62,3 +64,4 @@ pub use limits::OutputLimits;
 pub use options::{Listing, PluginPolicy, RunOptions, Selection};
 pub use report::{Coverage, Outcome, Report, Summary, TestResult};
 pub use run::{list_tests, run_tests, RunOutcome};
+pub use sandbox::Sandbox;

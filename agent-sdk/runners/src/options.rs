@@ -69,6 +69,12 @@ pub struct RunOptions {
     /// `sys.path`, so a module there cannot stand in for pytest or the standard library; it is
     /// appended after them instead) and without its cache.
     pub isolated: bool,
+    /// Whether the runner (and every process it starts) runs in a bubblewrap sandbox
+    /// ([`crate::sandbox`]); default [`crate::Sandbox::process_default`].
+    pub sandbox: crate::sandbox::Sandbox,
+    /// The network namespace the sandboxed run joins (its tier's services' loopback); set by
+    /// the tiers pipeline. `None`: a namespace of its own.
+    pub sandbox_net: Option<crate::sandbox::NetNs>,
 }
 
 impl Default for RunOptions {
@@ -86,6 +92,8 @@ impl Default for RunOptions {
             output: crate::limits::OutputLimits::default(),
             build_tags: Vec::new(),
             isolated: false,
+            sandbox: crate::sandbox::Sandbox::process_default(),
+            sandbox_net: None,
         }
     }
 }

@@ -123,6 +123,8 @@ pub async fn run_capped(
 ) -> std::io::Result<Captured> {
     // Output also goes, as it arrives, to the run's tap when a caller counts ([`crate::live`]).
     let tap = crate::live::current_tap();
+    // Inside a sandboxed run, bwrap runs it ([`crate::sandbox::confined`]).
+    let inv = &*crate::sandbox::wrap_current(inv);
     let mut cmd = tokio::process::Command::new(&inv.program);
     cmd.args(&inv.args)
         .current_dir(&inv.cwd)

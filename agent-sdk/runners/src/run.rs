@@ -61,7 +61,17 @@ pub async fn run_tests(
     framework: Framework,
     opts: &RunOptions,
 ) -> Result<RunOutcome, RunnerError> {
-    crate::live::tapping(framework, run_suite(project, framework, opts)).await
+    let canonical = canonical_project(project)?;
+    // Refused options write nothing, not even the runs directory the sandbox binds.
+    check_options(opts)?;
+    adapters::check_runner_args(framework, opts)?;
+    let runs_dir = opts
+        .runs_dir
+        .clone()
+        .unwrap_or_else(|| rundir::default_runs_dir(&canonical));
+    let jail = crate::sandbox::for_run(&canonical, &runs_dir, opts)?;
+    let run = run_suite(project, framework, opts);
+    crate::live::tapping(framework, crate::sandbox::confined(jail, run)).await
 }
 
 async fn run_suite(
@@ -275,7 +285,10 @@ pub async fn list_tests(
     std::fs::create_dir_all(&scratch)
         .map_err(|e| RunnerError::io(format!("creating {}", scratch.display()), e))?;
     let ctx = Ctx::new(&project, &scratch, opts);
-    let listing = adapters::list(framework, &ctx).await;
+    let listing = match crate::sandbox::for_run(&project, &scratch, opts) {
+        Ok(jail) => crate::sandbox::confined(jail, adapters::list(framework, &ctx)).await,
+        Err(e) => Err(e),
+    };
     let _ = std::fs::remove_dir_all(&scratch);
     let mut listing = listing?;
     crate::report::disambiguate_ids(listing.tests.iter_mut());

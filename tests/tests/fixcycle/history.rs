@@ -13,6 +13,9 @@ const COIN: &str = "tests/test_flaky.py::test_coin";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_known_flaky_failure_is_rerun_before_any_repair_and_the_bus_says_so() {
+    // The counter is outside the project, which a sandboxed run may not write: no sandbox
+    // (nextest runs each test in a process of its own).
+    huddle_sdk::runners::Sandbox::set_process_default(huddle_sdk::runners::Sandbox::Off);
     let project = pytest_project(false, false);
     let counter = project
         .root

@@ -20,6 +20,7 @@ pub(crate) fn args(project: &Path) -> TestArgs {
         timeout: 300,
         coverage: false,
         plugins: PluginPolicy::Auto,
+        sandbox: huddle_runners::Sandbox::Auto,
         runs_dir: None,
         runner_args: Vec::new(),
         tiers: Default::default(),

@@ -174,6 +174,7 @@ fn explain_args(project: &Path) -> TestArgs {
         timeout: 60,
         coverage: false,
         plugins: PluginPolicy::Auto,
+        sandbox: huddle_runners::Sandbox::Auto,
         runs_dir: None,
         runner_args: Vec::new(),
         tiers: Default::default(),

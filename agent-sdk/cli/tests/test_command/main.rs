@@ -16,6 +16,7 @@ mod detect;
 mod guard;
 mod live_line;
 mod process;
+mod sandbox;
 mod scrub;
 mod tiers;
 mod tiers_go_node;

@@ -197,13 +197,15 @@ impl TierCtx<'_> {
         out.timeout_secs = timeout.as_secs();
         if tier == Tier::Pbt {
             let paths: Vec<String> = files.iter().map(|c| c.file.clone()).collect();
-            let missing = super::pbt::missing_pbt_library(
+            let probe = super::pbt::missing_pbt_library(
                 self.project,
                 self.framework,
                 &paths,
                 &self.opts.run,
-            )
-            .await?;
+            );
+            // The probe runs the project's interpreter in the project: sandboxed too.
+            let jail = crate::sandbox::for_run(self.project, self.dir, &self.opts.run)?;
+            let missing = crate::sandbox::confined(jail, probe).await?;
             if let Some(missing) = missing {
                 out.skipped = Some(SkipReason::NoPbtLibrary);
                 out.skip_detail = Some(missing);
@@ -213,7 +215,11 @@ impl TierCtx<'_> {
         let tier_dir = self.dir.join(tier.as_str());
         let mut env = self.opts.run.env.clone();
         let mut running = None;
+        // The tests join the services' sandboxed loopback, when there are services.
+        let mut net = None;
         if tier.needs_services() && !self.specs.is_empty() {
+            let sandbox = self.opts.run.sandbox.resolve()?;
+            let sandbox = sandbox.as_deref();
             let log_dir = tier_dir.join("services");
             let statuses = match &self.opts.services {
                 // Kept up across tiers and runs: never stopped here.
@@ -226,16 +232,20 @@ impl TierCtx<'_> {
                             &env,
                             self.fingerprint,
                             self.opts.run.kill_grace,
+                            sandbox,
                         )
                         .await?;
                     env.extend(lease.env);
+                    net = lease.net;
                     out.services_reused = lease.reused;
                     lease.statuses
                 }
                 None => {
                     let (r, statuses) =
-                        services::start_all(self.project, self.specs, &log_dir, &env).await?;
+                        services::start_all(self.project, self.specs, &log_dir, &env, sandbox)
+                            .await?;
                     env.extend(r.env.iter().cloned());
+                    net = r.net.clone();
                     running = Some(r);
                     statuses
                 }
@@ -267,7 +277,7 @@ impl TierCtx<'_> {
                 self.browser_env(&mut env);
             }
             let result = self
-                .run_groups(tier, files, timeout, &tier_dir, env, &mut out)
+                .run_groups(tier, files, timeout, &tier_dir, (env, net), &mut out)
                 .await;
             if let Some(r) = running.take() {
                 r.stop(self.opts.run.kill_grace).await;
@@ -299,7 +309,7 @@ impl TierCtx<'_> {
         files: &[&Classified],
         timeout: Duration,
         tier_dir: &Path,
-        env: Vec<(String, String)>,
+        (env, net): (Vec<(String, String)>, Option<crate::sandbox::NetNs>),
         out: &mut TierOutcome,
     ) -> Result<(), RunnerError> {
         for run in tier_runs(self.project, tier, files) {
@@ -314,6 +324,7 @@ impl TierCtx<'_> {
                 timeout,
                 env: run_env,
                 runs_dir: Some(tier_dir.to_path_buf()),
+                sandbox_net: net.clone(),
                 ..self.opts.run.clone()
             };
             let outcome = run_tests(self.project, fw, &opts).await?;

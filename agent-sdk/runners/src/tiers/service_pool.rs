@@ -41,13 +41,16 @@ pub struct Lease {
     pub statuses: Vec<ServiceStatus>,
     /// Whether they were already up (started by an earlier tier or run).
     pub reused: bool,
+    /// The sandbox's network namespace they listen in, which the tests join.
+    pub net: Option<crate::sandbox::NetNs>,
 }
 
 impl ServicePool {
     /// The pool's services for `specs`: the running ones when all of them are still up and
     /// started from the same `fingerprint`, else a fresh start (logging into `log_dir`).
     /// Services that do not all become healthy are stopped at once and not kept, so the next
-    /// tier tries again.
+    /// tier tries again. `sandbox`: the bwrap they run under, if any.
+    #[allow(clippy::too_many_arguments)]
     pub async fn acquire(
         &self,
         project: &Path,
@@ -56,6 +59,7 @@ impl ServicePool {
         env: &[(String, String)],
         fingerprint: u64,
         grace: Duration,
+        sandbox: Option<&Path>,
     ) -> Result<Lease, RunnerError> {
         let mut held = self.held.lock().await;
         if let Some(h) = held.as_mut() {
@@ -64,17 +68,19 @@ impl ServicePool {
                     env: h.running.env.clone(),
                     statuses: h.statuses.clone(),
                     reused: true,
+                    net: h.running.net.clone(),
                 });
             }
         }
         if let Some(dead) = held.take() {
             dead.running.stop(grace).await;
         }
-        let (running, statuses) = start_all(project, specs, log_dir, env).await?;
+        let (running, statuses) = start_all(project, specs, log_dir, env, sandbox).await?;
         let lease = Lease {
             env: running.env.clone(),
             statuses: statuses.clone(),
             reused: false,
+            net: running.net.clone(),
         };
         if statuses.iter().all(|s| s.healthy) && statuses.len() == specs.len() {
             *held = Some(Held {

@@ -5,6 +5,8 @@
 
 use super::project_file::ServiceSpec;
 use crate::error::RunnerError;
+use crate::process::Invocation;
+use crate::sandbox::{Jail, NetNs};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +48,9 @@ pub struct Running {
     /// Variables the tests get: `HUDDLE_SERVICE_URL`, `HUDDLE_SERVICE_<NAME>_URL`,
     /// `HUDDLE_SERVICE_<NAME>_PORT` and each service's `env`.
     pub env: Vec<(String, String)>,
+    /// The sandbox's network namespace the services listen in, which the tests must join;
+    /// `None` without a sandbox.
+    pub net: Option<crate::sandbox::NetNs>,
 }
 
 impl Running {
@@ -99,19 +104,37 @@ fn signal(child: &tokio::process::Child, sig: Signal) {
 /// Starts every service in `specs` (sorted by name), each logging to `<log_dir>/<name>.log`,
 /// and waits for each to become healthy. Returns the running services and one status per
 /// service; a service that does not become healthy stays in `Running` (so it is stopped with
-/// the others) and its status says why, with its log's tail.
+/// the others) and its status says why, with its log's tail. With `sandbox` (the bwrap to use)
+/// they run sandboxed, writing only in the project, in a network namespace of their own
+/// ([`Running::net`]).
 pub async fn start_all(
     project: &Path,
     specs: &BTreeMap<String, ServiceSpec>,
     log_dir: &Path,
     env: &[(String, String)],
+    sandbox: Option<&Path>,
 ) -> Result<(Running, Vec<ServiceStatus>), RunnerError> {
     std::fs::create_dir_all(log_dir)
         .map_err(|e| RunnerError::io(format!("creating {}", log_dir.display()), e))?;
     let mut running = Running::default();
+    let jail = match sandbox {
+        Some(bwrap) => {
+            let net = crate::sandbox::NetNs::create(bwrap).await?;
+            running.net = Some(net.clone());
+            let jail = Jail::new(bwrap.to_path_buf(), &[project]).in_net(Some(net));
+            Some(jail.in_callers_session())
+        }
+        None => None,
+    };
     let mut statuses = Vec::new();
     for (name, spec) in specs {
-        let status = start_one(project, name, spec, log_dir, env, &mut running).await?;
+        let at = Target {
+            project,
+            log_dir,
+            env,
+            jail: jail.as_ref(),
+        };
+        let status = start_one(&at, name, spec, &mut running).await?;
         let healthy = status.healthy;
         statuses.push(status);
         if !healthy {
@@ -126,12 +149,19 @@ pub async fn start_all(
 /// to another process between the pick and its bind.
 const PORT_ATTEMPTS: usize = 3;
 
+/// Where and how the services start.
+struct Target<'a> {
+    project: &'a Path,
+    log_dir: &'a Path,
+    env: &'a [(String, String)],
+    /// The sandbox they run in, if any.
+    jail: Option<&'a Jail>,
+}
+
 async fn start_one(
-    project: &Path,
+    at: &Target<'_>,
     name: &str,
     spec: &ServiceSpec,
-    log_dir: &Path,
-    env: &[(String, String)],
     running: &mut Running,
 ) -> Result<ServiceStatus, RunnerError> {
     let picks_port = spec.command.contains("{port}")
@@ -143,7 +173,7 @@ async fn start_one(
         } else {
             spec.port
         };
-        let started = start_on(project, name, spec, log_dir, env, port).await?;
+        let started = start_on(at, name, spec, port).await?;
         let (status, child, outcome) = match started {
             Started::NotSpawned(status) => return Ok(status),
             Started::Spawned(status, child, outcome) => (status, child, outcome),
@@ -226,13 +256,12 @@ fn finish(
 
 /// Spawns the service on `port` and waits for it to become healthy (or exit, or time out).
 async fn start_on(
-    project: &Path,
+    at: &Target<'_>,
     name: &str,
     spec: &ServiceSpec,
-    log_dir: &Path,
-    env: &[(String, String)],
     port: Option<u16>,
 ) -> Result<Started, RunnerError> {
+    let (project, log_dir, env) = (at.project, at.log_dir, at.env);
     let fill = |s: &str| match port {
         Some(p) => s.replace("{port}", &p.to_string()),
         None => s.to_string(),
@@ -260,8 +289,13 @@ async fn start_on(
         .map_err(|e| RunnerError::io(format!("opening {}", log.display()), e))?;
     let service_env: Vec<(String, String)> =
         spec.env.iter().map(|(k, v)| (k.clone(), fill(v))).collect();
-    let mut cmd = tokio::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
+    let mut inv = Invocation::new(&argv[0], &cwd);
+    inv.args.extend(argv[1..].iter().map(Into::into));
+    if let Some(jail) = at.jail {
+        inv = jail.wrap(&inv);
+    }
+    let mut cmd = tokio::process::Command::new(&inv.program);
+    cmd.args(&inv.args)
         .current_dir(&cwd)
         .envs(env.iter().cloned())
         .envs(service_env.iter().cloned())
@@ -304,18 +338,37 @@ async fn start_on(
         .interval_secs
         .map_or(DEFAULT_HEALTH_INTERVAL, Duration::from_secs)
         .max(Duration::from_millis(100));
-    let outcome = wait_healthy(&mut child, health.as_deref(), port, timeout, interval).await;
+    let net = running_net(at);
+    let probe = Probe {
+        health: health.as_deref(),
+        port,
+        net: net.as_ref(),
+    };
+    let outcome = wait_healthy(&mut child, &probe, timeout, interval).await;
     Ok(Started::Spawned(status, Box::new(child), outcome))
+}
+
+/// The sandbox's namespace the services of `at` run in.
+fn running_net(at: &Target<'_>) -> Option<NetNs> {
+    at.jail.and_then(Jail::net).cloned()
+}
+
+/// What a health check checks: `GET health`, else a TCP connect to `port`, from inside `net`
+/// when the services are sandboxed (huddle cannot reach that loopback).
+struct Probe<'a> {
+    health: Option<&'a str>,
+    port: Option<u16>,
+    net: Option<&'a NetNs>,
 }
 
 /// Polls until the service answers, exits, or `timeout` passes.
 async fn wait_healthy(
     child: &mut tokio::process::Child,
-    health: Option<&str>,
-    port: Option<u16>,
+    probe: &Probe<'_>,
     timeout: Duration,
     interval: Duration,
 ) -> Result<(), String> {
+    let (health, port) = (probe.health, probe.port);
     let client = reqwest::Client::builder()
         .timeout(interval.max(Duration::from_secs(2)))
         .build()
@@ -325,17 +378,26 @@ async fn wait_healthy(
         if let Ok(Some(exit)) = child.try_wait() {
             return Err(format!("it exited ({exit}) before it was healthy"));
         }
-        let check = match (health, port) {
-            (Some(url), _) => match client.get(url).send().await {
+        let check = match (health, port, probe.net) {
+            (Some(url), _, Some(net)) => {
+                net.http_ok(url, interval.max(Duration::from_secs(2))).await
+            }
+            (None, Some(p), Some(net)) => match net.listening(p) {
+                true => Ok(()),
+                false => Err(format!(
+                    "TCP 127.0.0.1:{p}: nothing listens (in the sandbox)"
+                )),
+            },
+            (Some(url), _, None) => match client.get(url).send().await {
                 Ok(r) if r.status().is_success() || r.status().is_redirection() => Ok(()),
                 Ok(r) => Err(format!("GET {url} answered {}", r.status())),
                 Err(e) => Err(format!("GET {url}: {}", error_chain(&e))),
             },
-            (None, Some(p)) => tokio::net::TcpStream::connect(("127.0.0.1", p))
+            (None, Some(p), None) => tokio::net::TcpStream::connect(("127.0.0.1", p))
                 .await
                 .map(drop)
                 .map_err(|e| format!("TCP 127.0.0.1:{p}: {e}")),
-            (None, None) => Err("nothing to check".into()),
+            (None, None, _) => Err("nothing to check".into()),
         };
         let last = match check {
             Ok(()) => return Ok(()),

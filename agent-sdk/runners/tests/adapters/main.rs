@@ -34,6 +34,7 @@ mod pytest;
 mod pytest_duplicates;
 mod report;
 mod runner_args;
+mod sandbox;
 mod scrub;
 mod scrub_encoded;
 mod scrub_runs;

@@ -44,7 +44,9 @@ async fn a_service_on_a_picked_port_is_healthy_logged_and_stopped() {
             "web".to_string(),
             spec("python3 -m http.server {port} --bind 127.0.0.1", health),
         )]);
-        let (running, statuses) = start_all(project.path(), &specs, &logs, &[]).await.unwrap();
+        let (running, statuses) = start_all(project.path(), &specs, &logs, &[], None)
+            .await
+            .unwrap();
         assert!(statuses[0].healthy, "{statuses:?}");
         let expected_check = if health.is_some() {
             "GET http://"
@@ -86,7 +88,7 @@ async fn a_service_that_exits_is_unhealthy_with_its_log_tail_at_once() {
             Some("http://127.0.0.1:{port}/health"),
         ),
     )]);
-    let (running, statuses) = start_all(project.path(), &specs, project.path(), &[])
+    let (running, statuses) = start_all(project.path(), &specs, project.path(), &[], None)
         .await
         .unwrap();
     let s = &statuses[0];
@@ -110,7 +112,7 @@ async fn dropping_the_running_services_stops_them() {
         "web".to_string(),
         spec("python3 -m http.server {port} --bind 127.0.0.1", None),
     )]);
-    let (running, statuses) = start_all(project.path(), &specs, project.path(), &[])
+    let (running, statuses) = start_all(project.path(), &specs, project.path(), &[], None)
         .await
         .unwrap();
     assert!(statuses[0].healthy);
@@ -165,7 +167,9 @@ async fn a_service_that_lost_its_picked_port_is_started_again_on_another() {
             ),
         )]);
         let logs = project.path().join("logs");
-        let (running, statuses) = start_all(project.path(), &specs, &logs, &[]).await.unwrap();
+        let (running, statuses) = start_all(project.path(), &specs, &logs, &[], None)
+            .await
+            .unwrap();
         assert_eq!(statuses[0].healthy, healthy, "{mode}: {statuses:?}");
         let counted = std::fs::read_to_string(project.path().join("starts")).unwrap();
         assert_eq!(counted, starts, "{mode}: starts");

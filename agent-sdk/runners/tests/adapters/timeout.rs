@@ -46,6 +46,8 @@ async fn times_out(
             ("FIXTURE_SLOW".into(), "1".into()),
             ("FIXTURE_PID_FILE".into(), pid_file.display().to_string()),
         ],
+        // The grandchild's PID must be the host's: a sandbox's PIDs are its namespace's.
+        sandbox: huddle_runners::Sandbox::Off,
         ..opts()
     };
     let outcome = run_tests(project.path(), fw, &opts)

@@ -35,6 +35,8 @@ async fn timed_out_run(plugins: PluginPolicy) -> (tempfile::TempDir, Report) {
             ("FIXTURE_SLOW".into(), "1".into()),
             ("FIXTURE_PID_FILE".into(), pid_file.display().to_string()),
         ],
+        // The grandchild's PID must be the host's, and the shared target directory writable.
+        sandbox: huddle_runners::Sandbox::Off,
         ..opts()
     };
     let report = run_tests(project.path(), Framework::Cargo, &opts)
