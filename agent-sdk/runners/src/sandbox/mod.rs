@@ -93,10 +93,15 @@ pub struct Jail {
     new_session: bool,
 }
 
+/// Dependency directories a workspace links from the checkout (the worktree pool and the
+/// verdict's clean copy link them).
+pub const LINKED_DEPENDENCIES: &[&str] = &["node_modules", ".venv", "venv"];
+
 impl Jail {
     /// A sandbox that may write in `writable` (made absolute and free of symlinks; missing
-    /// directories are left out), and in the directory a `node_modules` symlink there points
-    /// to (a copy's linked packages: vite and jest write their caches into them).
+    /// directories are left out), and in the directories its dependency links point to
+    /// ([`LINKED_DEPENDENCIES`]: a worktree's or a copy's linked installs, which may live
+    /// in a hidden home; vite and jest write their caches into `node_modules`).
     pub fn new(bwrap: PathBuf, writable: &[&Path]) -> Jail {
         let mut dirs: Vec<(PathBuf, PathBuf)> = Vec::new();
         let mut add = |dir: PathBuf, at: PathBuf| {
@@ -109,15 +114,18 @@ impl Jail {
                 continue;
             };
             add(real.clone(), real.clone());
-            let link = real.join("node_modules");
-            let Ok(target) = link.canonicalize() else {
-                continue;
-            };
-            add(target.clone(), target.clone());
-            // A chain of links (a worktree's to the checkout's, the checkout's to the packages)
-            // may pass through hidden directories (/tmp): each hop is mounted where it was.
-            for hop in link_hops(&link) {
-                add(target.clone(), hop);
+            for name in LINKED_DEPENDENCIES {
+                let link = real.join(name);
+                let Ok(target) = link.canonicalize() else {
+                    continue;
+                };
+                add(target.clone(), target.clone());
+                // A chain of links (a worktree's to the checkout's, the checkout's to the
+                // packages) may pass through hidden directories (/tmp, a home): each hop is
+                // mounted where it was.
+                for hop in link_hops(&link) {
+                    add(target.clone(), hop);
+                }
             }
         }
         let writable = dirs;
