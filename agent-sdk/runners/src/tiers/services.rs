@@ -64,11 +64,15 @@ impl Running {
     /// Stops every service's process group: SIGTERM, then SIGKILL after `grace`.
     pub async fn stop(mut self, grace: Duration) {
         for (_, child) in &mut self.children {
-            signal(child, Signal::Term);
+            // The group's id, kept: once the leader is reaped the child has no id, while
+            // processes of its group (a sandbox's, a grandchild) may still be going.
+            let group = child.id();
+            signal(group, Signal::Term);
             let _ = tokio::time::timeout(grace, child.wait()).await;
             // Whatever is left in its group (a child that ignored SIGTERM) goes now.
-            signal(child, Signal::Kill);
+            signal(group, Signal::Kill);
             let _ = child.wait().await;
+            group_gone(group, grace).await;
         }
         self.children.clear();
     }
@@ -77,7 +81,7 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         for (_, child) in &mut self.children {
-            signal(child, Signal::Kill);
+            signal(child.id(), Signal::Kill);
         }
     }
 }
@@ -87,9 +91,25 @@ enum Signal {
     Kill,
 }
 
-fn signal(child: &tokio::process::Child, sig: Signal) {
+/// Waits (up to `limit`) until no process is left in `group`: SIGKILL is delivered at once,
+/// but the processes of a sandbox's PID namespace end a moment after its outer process.
+async fn group_gone(group: Option<u32>, limit: Duration) {
     #[cfg(unix)]
-    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+    if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
+        let deadline = tokio::time::Instant::now() + limit;
+        let pgid = nix::unistd::Pid::from_raw(pid);
+        while nix::sys::signal::killpg(pgid, None).is_ok() && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (group, limit);
+}
+
+fn signal(group: Option<u32>, sig: Signal) {
+    #[cfg(unix)]
+    if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
         let sig = match sig {
             Signal::Term => nix::sys::signal::Signal::SIGTERM,
             Signal::Kill => nix::sys::signal::Signal::SIGKILL,
@@ -98,7 +118,7 @@ fn signal(child: &tokio::process::Child, sig: Signal) {
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), sig);
     }
     #[cfg(not(unix))]
-    let _ = (child, sig);
+    let _ = (group, sig);
 }
 
 /// Starts every service in `specs` (sorted by name), each logging to `<log_dir>/<name>.log`,

@@ -9,6 +9,9 @@ pub(crate) async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
+        // No hook runs: a worktree's files (a `.husky` directory a hooks path names) may have
+        // been written by a model.
+        .args(["-c", "core.hooksPath=/dev/null"])
         .args(args)
         // Never a prompt (credentials, an editor) from a worker nobody watches.
         .env("GIT_TERMINAL_PROMPT", "0")
