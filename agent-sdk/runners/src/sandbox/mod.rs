@@ -2,7 +2,7 @@
 //! in the workspace, its run directories and a private `/tmp`; the home directories hidden
 //! behind empty tmpfs mounts; no network but a private loopback; its own PID namespace and
 //! session, gone with huddle. [`Sandbox`] is the caller's choice (`auto`, `required`, `off`);
-//! [`Jail`] turns an [`Invocation`] into the same command run inside bwrap ([`args`]); a tier's
+//! [`Jail`] turns an [`Invocation`] into the same command run inside bwrap (`args.rs`); a tier's
 //! services and its tests share one network namespace, held open by a [`NetNs`] ([`netns`]).
 //!
 //! Every process [`crate::process`] starts inside [`confined`] runs wrapped: the suite and

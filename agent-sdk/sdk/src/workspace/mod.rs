@@ -2,14 +2,12 @@
 //! on one repository repair in parallel and the user's checkout is never edited; or, without
 //! git or with `--workspace in-place`, the checkout itself under its lock (one task at a time).
 //!
-//! - [`git`]: the git commands.
-//! - [`pool`]: the worktree pool (per repository, outside the checkout, shared by worker
+//! - `git.rs`: the git commands.
+//! - `pool.rs`: the worktree pool (per repository, outside the checkout, shared by worker
 //!   processes, bounded, least recently used evicted, leftovers of a crash cleaned at the next
 //!   start).
 //! - [`branch`]: a fix delivered as a commit on `huddle/<task id>`.
 //!
-//! [`git`]: crate::workspace::git
-//! [`pool`]: crate::workspace::pool
 //! [`branch`]: crate::workspace::branch
 
 pub mod branch;
@@ -63,7 +61,7 @@ pub struct WorkspaceSettings {
     pub pool_size: usize,
     /// Commit a failed verdict's changes on `huddle/<task id>` too (for a person to look at).
     pub keep_failed: bool,
-    /// Where the pools live (default [`pool::default_root`]).
+    /// Where the pools live (default [`default_root`]).
     pub root: Option<PathBuf>,
 }
 
