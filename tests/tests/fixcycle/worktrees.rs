@@ -5,7 +5,7 @@
 use huddle_sdk::wire::TaskStatus;
 use huddle_tests::llm::projects::{pytest_project, Project, SHOUT_BUG, SHOUT_OK};
 use huddle_tests::llm::stub::{fix, Scripted};
-use huddle_tests::llm::team::{settings, team};
+use huddle_tests::llm::team::{settings, team, Team};
 use huddle_tests::llm::LlmStub;
 use huddle_tests::{eventually, ADMIN};
 use serde_json::json;
@@ -32,6 +32,16 @@ fn files(project: &Project) -> std::collections::BTreeMap<String, String> {
     let mut tree = project.tree();
     tree.retain(|path, _| !path.starts_with(".git/"));
     tree
+}
+
+/// The worktree of each task's `workspace` note, in order.
+async fn workspaces(t: &Team) -> Vec<String> {
+    t.messages("impl_progress")
+        .await
+        .into_iter()
+        .filter(|m| m.data["phase"] == "workspace")
+        .map(|m| m.data["workspace"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// `git args…` in `dir`, its output.
@@ -96,13 +106,7 @@ async fn two_testers_on_one_repository_repair_in_parallel_each_on_its_own_branch
         let task = t.coord.get_task(id).await.unwrap();
         assert_eq!(task.status, TaskStatus::InProgress, "{id} while both wait");
     }
-    let places: Vec<_> = t
-        .messages("impl_progress")
-        .await
-        .into_iter()
-        .filter(|m| m.data["phase"] == "workspace")
-        .map(|m| m.data["workspace"].as_str().unwrap().to_string())
-        .collect();
+    let places = workspaces(&t).await;
     assert_eq!(places.len(), 2, "{places:?}");
     assert_ne!(places[0], places[1], "each task has a worktree of its own");
     // /metrics shows each held task's worktree and branch (from the heartbeats).
@@ -195,16 +199,7 @@ async fn a_failed_verdict_leaves_no_branch_and_the_next_task_gets_a_clean_worktr
     assert_eq!(failed.status, TaskStatus::Failed);
     let branches = git_out(&project, &["branch", "--list", "huddle/*"]);
     assert_eq!(branches, "", "a failed task leaves no branch");
-    let worktree = t
-        .messages("impl_progress")
-        .await
-        .into_iter()
-        .find(|m| m.data["phase"] == "workspace")
-        .unwrap()
-        .data["workspace"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let worktree = workspaces(&t).await.remove(0);
 
     // Leftovers in the worktree: a tracked file changed (calc's bug fixed) and an untracked
     // test file. The next task takes the same worktree, reset and cleaned: neither counts.
@@ -219,13 +214,7 @@ async fn a_failed_verdict_leaves_no_branch_and_the_next_task_gets_a_clean_worktr
     t.task("TEST-002", json!({})).await;
     let next = t.closed("TEST-002").await;
     assert_eq!(next.status, TaskStatus::Failed, "no fix for either bug");
-    let places: Vec<String> = t
-        .messages("impl_progress")
-        .await
-        .into_iter()
-        .filter(|m| m.data["phase"] == "workspace")
-        .map(|m| m.data["workspace"].as_str().unwrap().to_string())
-        .collect();
+    let places = workspaces(&t).await;
     let expected = worktree.to_string_lossy().into_owned();
     assert_eq!(places, vec![expected.clone(), expected], "reused");
     let counts = &next.result.unwrap()["evidence"]["counts"];

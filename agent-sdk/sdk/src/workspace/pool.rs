@@ -288,12 +288,7 @@ impl Pool {
     /// The slot's lock when no one holds it, `None` when someone does.
     fn try_lock_slot(&self, name: &str) -> Result<Option<File>, String> {
         let path = self.lock_path(name);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let file = open_lock_file(&path)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(file)),
             Err(TryLockError::WouldBlock) => Ok(None),
@@ -305,17 +300,22 @@ impl Pool {
     /// but an eviction's).
     async fn lock_pool(&self) -> Result<File, String> {
         let path = self.dir.join("pool.lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let file = open_lock_file(&path)?;
         tokio::task::spawn_blocking(move || file.lock().map(|()| file))
             .await
             .map_err(|e| format!("locking the worktree pool: {e}"))?
             .map_err(|e| format!("cannot lock {}: {e}", path.display()))
     }
+}
+
+/// A lock file, made if missing and never truncated (its mtime says when a slot was used).
+fn open_lock_file(path: &Path) -> Result<File, String> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
 fn slot_name(path: &Path) -> String {
