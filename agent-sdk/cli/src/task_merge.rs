@@ -26,6 +26,19 @@ pub async fn merge(ctx: &Ctx, id: &str, rebase: bool, dir: &Path) -> CliResult {
         .into());
     };
     let base = result["base"].as_str().unwrap_or_default();
+    // The result is the holder's word, handed to git as arguments: a branch that git would
+    // read as an option, or a commit that is not one, is refused before git sees it.
+    check_branch(dir, branch)?;
+    for (field, value) in [("commit", commit), ("base", base)] {
+        // A merge needs no base; a replay does (`base..branch`).
+        let optional = field == "base" && value.is_empty() && !rebase;
+        if !(optional || is_commit_id(value)) {
+            return Err(format!(
+                "{id}'s result names a {field} that is not a commit id: {value:?}"
+            )
+            .into());
+        }
+    }
     match git(dir, &["rev-parse", "--verify", "--quiet", branch]) {
         Ok(at) if at != commit => eprintln!(
             "huddle: {branch} moved since {id} committed {} (now {}): using the branch",
@@ -78,6 +91,24 @@ pub async fn merge(ctx: &Ctx, id: &str, rebase: bool, dir: &Path) -> CliResult {
         Err(e) => format!("telling the coordinators failed: {e}"),
     };
     Err(format!("{id}: {reason}; the {verb} was aborted, the checkout is as it was; {told}").into())
+}
+
+/// A branch name git accepts as one (`git check-ref-format --branch`), never an option.
+fn check_branch(dir: &Path, branch: &str) -> Result<(), String> {
+    let valid = !branch.starts_with('-')
+        && git(dir, &["check-ref-format", "--branch", branch]).is_ok_and(|b| b == branch);
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "the task's result names a branch git would not take as one: {branch:?}"
+        ))
+    }
+}
+
+/// 40 (SHA-1) or 64 (SHA-256) hexadecimal digits.
+fn is_commit_id(text: &str) -> bool {
+    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Runs `git -C dir args…`: its trimmed output, or git's own words.

@@ -45,6 +45,11 @@ fn repository() -> (tempfile::TempDir, String, String) {
 /// A daemon, team `qa`, TEST-001 completed by a tester with the branch in its result; the
 /// coordinator's `huddle` and SDK client.
 async fn completed_task(base: &str, fix: &str) -> (TestDaemon, Huddle, Client) {
+    completed_with(json!({"branch": "huddle/TEST-001", "commit": fix, "base": base})).await
+}
+
+/// The same with `result` as the tester wrote it.
+async fn completed_with(result: Value) -> (TestDaemon, Huddle, Client) {
     let d = TestDaemon::start().await;
     let coord = d.team("qa").await;
     let tester = d.agent("qa", "tester-1", "tester").await;
@@ -60,7 +65,6 @@ async fn completed_task(base: &str, fix: &str) -> (TestDaemon, Huddle, Client) {
         .unwrap();
     let held = tester_client.claim(&ClaimRequest::default()).await.unwrap();
     assert_eq!(held.unwrap().id, "TEST-001");
-    let result = json!({"branch": "huddle/TEST-001", "commit": fix, "base": base});
     tester_client
         .complete("TEST-001", Some(result))
         .await
@@ -164,4 +168,33 @@ async fn a_task_without_a_branch_is_a_clear_error() {
     assert!(err.contains("names no fix branch"), "{err}");
     assert!(err.contains("has no result yet"), "{err}");
     assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), base);
+}
+
+#[tokio::test]
+async fn a_result_that_would_smuggle_an_option_into_git_is_refused() {
+    let (dir, base, fix) = repository();
+    let root = dir.path().to_str().unwrap();
+    let marker = dir.path().join("pwned");
+    for (result, expected) in [
+        (
+            json!({"branch": format!("--output={}", marker.display()), "commit": fix, "base": base}),
+            "a branch git would not take as one",
+        ),
+        (
+            json!({"branch": "huddle/TEST-001", "commit": fix, "base": "--exec=touch pwned"}),
+            "base that is not a commit id",
+        ),
+        (
+            json!({"branch": "huddle/TEST-001", "commit": "HEAD~1", "base": base}),
+            "commit that is not a commit id",
+        ),
+    ] {
+        let (_d, huddle, _) = completed_with(result).await;
+        let (_, err) = huddle
+            .fails(&["task", "merge", "TEST-001", "--rebase", "--project", root])
+            .await;
+        assert!(err.contains(expected), "{err}");
+        assert_eq!(git(dir.path(), &["rev-parse", "HEAD"]), base);
+        assert!(!marker.exists());
+    }
 }
