@@ -22,6 +22,7 @@ mod parse;
 mod spend;
 mod status;
 mod task_merge;
+mod task_scope;
 mod tasks;
 mod teams;
 mod transfer;

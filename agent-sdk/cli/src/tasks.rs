@@ -209,7 +209,7 @@ pub async fn run(ctx: &Ctx, cmd: TaskCmd) -> CliResult {
             scope_from_tests,
         } => {
             let metadata = match scope_from_tests {
-                Some(checkout) => Some(scope_from_tests_of(metadata, &checkout)?),
+                Some(checkout) => Some(crate::task_scope::from_tests(metadata, &checkout)?),
                 None => metadata,
             };
             let (id, prefix) = if parse::is_task_id(&id_or_prefix) {
@@ -461,44 +461,6 @@ async fn show(ctx: &Ctx, id: &str) -> CliResult {
         }
     }
     Ok(())
-}
-
-/// `metadata` with its `scope` derived from its `paths` (test files) in `checkout`.
-fn scope_from_tests_of(
-    metadata: Option<serde_json::Value>,
-    checkout: &std::path::Path,
-) -> Result<serde_json::Value, String> {
-    let mut metadata = metadata.unwrap_or_else(|| serde_json::json!({}));
-    let Some(object) = metadata.as_object_mut() else {
-        return Err("--metadata must be a JSON object".into());
-    };
-    if object.contains_key("scope") {
-        return Err("give metadata `scope` or --scope-from-tests, not both".into());
-    }
-    let tests: Vec<String> = object
-        .get("paths")
-        .and_then(serde_json::Value::as_array)
-        .map(|p| {
-            p.iter()
-                .filter_map(serde_json::Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    if tests.is_empty() {
-        return Err(
-            "--scope-from-tests reads the test files in metadata `paths`: give some".into(),
-        );
-    }
-    if !checkout.is_dir() {
-        return Err(format!(
-            "--scope-from-tests {}: no such directory",
-            checkout.display()
-        ));
-    }
-    let scope = huddle_sdk::roles::scope_of_tests(checkout, &tests);
-    object.insert("scope".into(), scope.into());
-    Ok(metadata)
 }
 
 /// The tasks named by `ids`, fetched together.

@@ -4,6 +4,8 @@
 //! [`Running`] kills the groups).
 
 use super::project_file::ServiceSpec;
+use super::service_health::{wait_healthy, Probe};
+use super::service_signals::{group_gone, signal, Signal};
 use crate::error::RunnerError;
 use crate::process::Invocation;
 use crate::sandbox::{Jail, NetNs};
@@ -11,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Default time a service has to become healthy.
 pub const DEFAULT_HEALTH_TIMEOUT: Duration = Duration::from_secs(60);
@@ -84,41 +86,6 @@ impl Drop for Running {
             signal(child.id(), Signal::Kill);
         }
     }
-}
-
-enum Signal {
-    Term,
-    Kill,
-}
-
-/// Waits (up to `limit`) until no process is left in `group`: SIGKILL is delivered at once,
-/// but the processes of a sandbox's PID namespace end a moment after its outer process.
-async fn group_gone(group: Option<u32>, limit: Duration) {
-    #[cfg(unix)]
-    if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
-        let deadline = tokio::time::Instant::now() + limit;
-        let pgid = nix::unistd::Pid::from_raw(pid);
-        while nix::sys::signal::killpg(pgid, None).is_ok() && tokio::time::Instant::now() < deadline
-        {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = (group, limit);
-}
-
-fn signal(group: Option<u32>, sig: Signal) {
-    #[cfg(unix)]
-    if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
-        let sig = match sig {
-            Signal::Term => nix::sys::signal::Signal::SIGTERM,
-            Signal::Kill => nix::sys::signal::Signal::SIGKILL,
-        };
-        // ESRCH (already gone) is expected.
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), sig);
-    }
-    #[cfg(not(unix))]
-    let _ = (group, sig);
 }
 
 /// Starts every service in `specs` (sorted by name), each logging to `<log_dir>/<name>.log`,
@@ -371,78 +338,6 @@ async fn start_on(
 /// The sandbox's namespace the services of `at` run in.
 fn running_net(at: &Target<'_>) -> Option<NetNs> {
     at.jail.and_then(Jail::net).cloned()
-}
-
-/// What a health check checks: `GET health`, else a TCP connect to `port`, from inside `net`
-/// when the services are sandboxed (huddle cannot reach that loopback).
-struct Probe<'a> {
-    health: Option<&'a str>,
-    port: Option<u16>,
-    net: Option<&'a NetNs>,
-}
-
-/// Polls until the service answers, exits, or `timeout` passes.
-async fn wait_healthy(
-    child: &mut tokio::process::Child,
-    probe: &Probe<'_>,
-    timeout: Duration,
-    interval: Duration,
-) -> Result<(), String> {
-    let (health, port) = (probe.health, probe.port);
-    let client = reqwest::Client::builder()
-        .timeout(interval.max(Duration::from_secs(2)))
-        .build()
-        .map_err(|e| format!("no HTTP client: {e}"))?;
-    let started = Instant::now();
-    loop {
-        if let Ok(Some(exit)) = child.try_wait() {
-            return Err(format!("it exited ({exit}) before it was healthy"));
-        }
-        let check = match (health, port, probe.net) {
-            (Some(url), _, Some(net)) => {
-                net.http_ok(url, interval.max(Duration::from_secs(2))).await
-            }
-            (None, Some(p), Some(net)) => match net.listening(p) {
-                true => Ok(()),
-                false => Err(format!(
-                    "TCP 127.0.0.1:{p}: nothing listens (in the sandbox)"
-                )),
-            },
-            (Some(url), _, None) => match client.get(url).send().await {
-                Ok(r) if r.status().is_success() || r.status().is_redirection() => Ok(()),
-                Ok(r) => Err(format!("GET {url} answered {}", r.status())),
-                Err(e) => Err(format!("GET {url}: {}", error_chain(&e))),
-            },
-            (None, Some(p), None) => tokio::net::TcpStream::connect(("127.0.0.1", p))
-                .await
-                .map(drop)
-                .map_err(|e| format!("TCP 127.0.0.1:{p}: {e}")),
-            (None, None, _) => Err("nothing to check".into()),
-        };
-        let last = match check {
-            Ok(()) => return Ok(()),
-            Err(e) => e,
-        };
-        if started.elapsed() + interval > timeout {
-            return Err(format!(
-                "not healthy after {}s; last check: {last}",
-                timeout.as_secs()
-            ));
-        }
-        // The poll interval itself: the service gets time to come up between checks.
-        tokio::time::sleep(interval).await;
-    }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 /// `http://host:port/health` → `http://host:port`.

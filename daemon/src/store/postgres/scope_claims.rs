@@ -19,7 +19,7 @@
 //! batcher, as for any deadlock).
 
 use super::super::error::StoreResult;
-use super::super::rules::scope::{self, Admission, Held};
+use super::super::rules::scope::{Admission, Held};
 use super::super::rules::STATE_COLUMNS;
 use super::super::types::Caller;
 use super::db::Db;
@@ -51,13 +51,7 @@ pub async fn held(db: Db<'_>, team_id: i64) -> StoreResult<Vec<Held>> {
     .bind(team_id)
     .fetch_all(db)
     .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(id, holder, metadata)| {
-            let globs = scope::of_metadata(&metadata)?;
-            Some(Held { id, holder, globs })
-        })
-        .collect())
+    Ok(Held::of_rows(rows))
 }
 
 /// Takes up to `max` of the oldest ready tasks the claim may take, passing over those whose

@@ -33,6 +33,19 @@ pub struct Held {
     pub globs: Vec<String>,
 }
 
+impl Held {
+    /// The scoped ones among `(id, holder, metadata)` rows of tasks in progress, as both
+    /// backends read them.
+    pub fn of_rows(rows: Vec<(String, Option<String>, String)>) -> Vec<Held> {
+        rows.into_iter()
+            .filter_map(|(id, holder, metadata)| {
+                let globs = of_metadata(&metadata)?;
+                Some(Held { id, holder, globs })
+            })
+            .collect()
+    }
+}
+
 /// Why a task's scope keeps it from being claimed now: the task in progress holding an
 /// overlapping scope, and the first pair of globs found to overlap (the task's, the holder's).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,11 +18,5 @@ pub fn held(conn: &Connection, team_id: i64) -> StoreResult<Vec<Held>> {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })?
         .collect::<Result<_, _>>()?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(id, holder, metadata)| {
-            let globs = scope::of_metadata(&metadata)?;
-            Some(Held { id, holder, globs })
-        })
-        .collect())
+    Ok(Held::of_rows(rows))
 }
