@@ -18,6 +18,8 @@
 //!   scrape time and written by `http/scrape.rs` (not registered here, so a deleted team's
 //!   series disappear);
 //! - `huddle_claims_known_empty_total` — claims answered empty without the SQLite writer;
+//! - `huddle_claims_handed_over_total` — waiting claimers served inside the SQLite write that
+//!   made their task ready (`store/sqlite/writer/handoff.rs`);
 //! - `huddle_claims_undelivered_total` — tasks claimed for a client that left before the answer
 //!   (disconnected, timed out or cancelled), released at once without using an attempt;
 //! - `huddle_writer_unsent` — team writes not yet handed to the SQLite writer;
@@ -117,6 +119,10 @@ fn describe() {
     describe_counter!(
         "huddle_claims_known_empty_total",
         "claims answered empty without a write: their searches were known to find nothing (SQLite)"
+    );
+    describe_counter!(
+        "huddle_claims_handed_over_total",
+        "waiting claimers served inside the write that made their task ready (SQLite)"
     );
     describe_counter!(
         "huddle_claims_undelivered_total",
@@ -241,6 +247,12 @@ pub fn leases_expired(n: usize) {
 /// A claim answered empty from what earlier claims proved, without the writer.
 pub fn claim_known_empty() {
     counter!("huddle_claims_known_empty_total").increment(1);
+}
+
+/// A waiting claimer served inside the write that made its task ready, in place of a wake
+/// and a write of its own (`huddle_claims_handed_over_total`).
+pub fn claim_handed_over() {
+    counter!("huddle_claims_handed_over_total").increment(1);
 }
 
 /// A long poll (`claim`, `inbox`) waiting now, counted in `huddle_long_polls_waiting{kind}`

@@ -9,8 +9,8 @@
 
 use super::error::{ApiError, ApiResult};
 use super::{AppState, AuthEpoch, Revocation};
-use crate::hub::ProjectFilter;
-use crate::store::{Caller, StoreError};
+use crate::hub::{ProjectFilter, WaitTicket};
+use crate::store::{Caller, ClaimToPark, HandedOver, StoreError, StoreResult, Undelivered};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -53,17 +53,131 @@ pub async fn claim_waiting(
         let Some(ticket) = ticket.filter(|_| tasks.is_empty()) else {
             return Ok(tasks);
         };
-        let woken = tokio::select! {
-            _ = ticket.woken() => true,
-            _ = tokio::time::sleep_until(deadline) => false,
-            _ = state.shutdown.cancelled() => false,
-            _ = departed.cancelled() => false,
-            _ = revocation.revoked(&state.auth) => return Err(ApiError::revoked_while_waiting()),
+        // Left with the ticket: the write that makes a task ready for this claimer may claim it
+        // for it there and then (a store that does not take parked claims wakes it instead).
+        let mut handed = Handed::park(state, caller, &plan, &ticket);
+        let end = tokio::select! {
+            _ = ticket.woken() => End::Woken,
+            answer = handed.answer(), if handed.is_parked() => End::HandedOver(answer),
+            _ = tokio::time::sleep_until(deadline) => End::Stop,
+            _ = state.shutdown.cancelled() => End::Stop,
+            _ = departed.cancelled() => End::Stop,
+            _ = revocation.revoked(&state.auth) => End::Revoked,
         };
-        if !woken {
-            return Ok(Vec::new());
+        match end {
+            End::Woken => ticket.take_wake(), // used by the look that follows
+            End::HandedOver(answer) => {
+                let tasks = answer?;
+                if tasks.is_empty() {
+                    continue; // the write that claimed them failed: look again
+                }
+                return Ok(handed.delivered(departed, tasks).await);
+            }
+            End::Stop => {
+                let tasks = handed.settle(&ticket).await;
+                return Ok(handed.delivered(departed, tasks).await);
+            }
+            End::Revoked => {
+                let tasks = handed.settle(&ticket).await;
+                release_undelivered(state, caller, tasks).await;
+                return Err(ApiError::revoked_while_waiting());
+            }
         }
-        ticket.take_wake(); // used by the look that follows
+    }
+}
+
+/// Why a wait ended.
+enum End {
+    Woken,
+    HandedOver(StoreResult<Vec<huddle_wire::Task>>),
+    Stop,
+    Revoked,
+}
+
+/// A claim parked with the store while its claimer waits. Tasks claimed with it that never
+/// reach the claimer (it left, or stopped waiting as they were claimed) are released, as a
+/// look's are.
+struct Handed {
+    answer: Option<HandedOver>,
+    state: AppState,
+    caller: Caller,
+}
+
+impl Handed {
+    fn park(state: &AppState, caller: &Caller, plan: &ClaimPlan, ticket: &WaitTicket) -> Handed {
+        let (owner, holder) = (state.clone(), caller.clone());
+        let runtime = tokio::runtime::Handle::current();
+        let undelivered: Undelivered = Box::new(move |tasks| {
+            runtime.spawn(async move { release_undelivered(&owner, &holder, tasks).await });
+        });
+        let claim = ClaimToPark {
+            prefixes: &plan.prefixes,
+            project: plan.project.as_ref(),
+            lease_ms: plan.lease_ms,
+            max: plan.max,
+        };
+        Handed {
+            answer: state.store.park_claim(ticket, caller, claim, undelivered),
+            state: state.clone(),
+            caller: caller.clone(),
+        }
+    }
+
+    fn is_parked(&self) -> bool {
+        self.answer.is_some()
+    }
+
+    /// The store's answer (pending for ever when nothing is parked).
+    async fn answer(&mut self) -> StoreResult<Vec<huddle_wire::Task>> {
+        let Some(answer) = self.answer.as_mut() else {
+            return std::future::pending().await;
+        };
+        // A store that dropped the claim unanswered claimed nothing with it.
+        let outcome = answer.await.unwrap_or_else(|_| Ok(Vec::new()));
+        self.answer = None;
+        outcome
+    }
+
+    /// Takes the claim back; if the store took it first, waits for its answer (one batch).
+    async fn settle(&mut self, ticket: &WaitTicket) -> Vec<huddle_wire::Task> {
+        if !self.is_parked() || ticket.withdraw() {
+            self.answer = None;
+            return Vec::new();
+        }
+        self.answer().await.unwrap_or_default()
+    }
+
+    /// `tasks` for the claimer, unless it left meanwhile: then they are released.
+    async fn delivered(
+        &self,
+        departed: &CancellationToken,
+        tasks: Vec<huddle_wire::Task>,
+    ) -> Vec<huddle_wire::Task> {
+        if departed.is_cancelled() {
+            release_undelivered(&self.state, &self.caller, tasks).await;
+            return Vec::new();
+        }
+        tasks
+    }
+}
+
+impl Drop for Handed {
+    /// The claimer is gone before the answer was read: an answer already sent is released
+    /// here; one not yet sent can no longer be, and the store releases it (`undelivered`).
+    fn drop(&mut self) {
+        let Some(mut answer) = self.answer.take() else {
+            return;
+        };
+        answer.close();
+        if let Ok(Ok(tasks)) = answer.try_recv() {
+            if tasks.is_empty() {
+                return;
+            }
+            let (state, caller) = (self.state.clone(), self.caller.clone());
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move { release_undelivered(&state, &caller, tasks).await });
+            }
+        }
     }
 }
 

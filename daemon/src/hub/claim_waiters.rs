@@ -6,7 +6,14 @@
 //! claimer or its role, and a project its filter admits). A claimer woken but gone before it looked again passes the wake on,
 //! so a ready task is never left while someone who could take it sleeps. Changes that cannot
 //! name their tasks (a PostgreSQL notice from another replica) still wake everyone.
+//!
+//! A store may go further than a wake: a waiting claimer leaves its claim with its place in the
+//! queue ([`WaitTicket::park`]), and the write that makes a task ready takes it
+//! ([`ClaimWaiters::take_parcel`]) and claims for that claimer in the same transaction — one
+//! commit per task handed out instead of two. The parcel is opaque here; only the store that
+//! parked it reads it.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
@@ -59,6 +66,19 @@ struct Slot {
     notify: Notify,
     /// Why the claimer was woken; set under the waiters' lock when it leaves the queue.
     woken_by: Mutex<Option<Wake>>,
+    /// The claim it left for the store to serve; changed only under the waiters' lock.
+    parked: Mutex<Parked>,
+}
+
+/// What a store left with a waiting claimer so it can claim for it inside the write that makes
+/// a task ready; opaque to the hub.
+pub type Parcel = Box<dyn Any + Send>;
+
+enum Parked {
+    Nothing,
+    Left(Parcel),
+    /// Taken by the store: its answer comes over the store's own channel.
+    Serving,
 }
 
 #[derive(Debug, Clone)]
@@ -78,6 +98,10 @@ impl Slot {
                 .project
                 .as_ref()
                 .is_none_or(|f| f.admits(task.project.as_deref()))
+    }
+
+    fn serving(&self) -> bool {
+        matches!(*lock(&self.parked), Parked::Serving)
     }
 
     fn wake(&self, why: Wake) {
@@ -107,6 +131,7 @@ impl ClaimWaiters {
             project: project.cloned(),
             notify: Notify::new(),
             woken_by: Mutex::new(None),
+            parked: Mutex::new(Parked::Nothing),
         });
         let mut waiting = lock(&self.waiting);
         let ticket = waiting.next_ticket;
@@ -119,13 +144,14 @@ impl ClaimWaiters {
         }
     }
 
-    /// Wakes the longest-waiting claimer that could take `task`; false if none could.
+    /// Wakes the longest-waiting claimer that could take `task`; false if none could. A
+    /// claimer the store is serving is passed over: its claim is under way.
     pub fn wake_one(&self, task: &ReadyTask) -> bool {
         let mut waiting = lock(&self.waiting);
         let Some(ticket) = waiting
             .by_ticket
             .iter()
-            .find(|(_, slot)| slot.could_take(task))
+            .find(|(_, slot)| slot.could_take(task) && !slot.serving())
             .map(|(ticket, _)| *ticket)
         else {
             return false;
@@ -133,6 +159,42 @@ impl ClaimWaiters {
         let slot = waiting.by_ticket.remove(&ticket).expect("found above");
         slot.wake(Wake::Ready(task.clone()));
         true
+    }
+
+    /// The parcel of the claimer `task` would wake, when it left one: the store claims for it
+    /// now and answers it itself, and must then call [`ClaimWaiters::served`] with the ticket.
+    /// `None` when that claimer left none: it is woken after the commit, as ever.
+    pub fn take_parcel(&self, task: &ReadyTask) -> Option<(u64, Parcel)> {
+        let waiting = lock(&self.waiting);
+        let (ticket, slot) = waiting
+            .by_ticket
+            .iter()
+            .find(|(_, slot)| slot.could_take(task) && !slot.serving())?;
+        let mut parked = lock(&slot.parked);
+        match std::mem::replace(&mut *parked, Parked::Serving) {
+            Parked::Left(parcel) => Some((*ticket, parcel)),
+            other => {
+                *parked = other;
+                None
+            }
+        }
+    }
+
+    /// The store is done with the parcel of `ticket`. `back`: it claimed nothing, and the
+    /// claimer keeps waiting where it was, parcel and all (if it is still there); `None`: the
+    /// claimer is answered and leaves the queue.
+    pub fn served(&self, ticket: u64, back: Option<Parcel>) {
+        let mut waiting = lock(&self.waiting);
+        match back {
+            None => {
+                waiting.by_ticket.remove(&ticket);
+            }
+            Some(parcel) => {
+                if let Some(slot) = waiting.by_ticket.get(&ticket) {
+                    *lock(&slot.parked) = Parked::Left(parcel);
+                }
+            }
+        }
     }
 
     /// Wakes every waiting claimer.
@@ -173,6 +235,24 @@ impl WaitTicket {
     pub fn take_wake(self) {
         lock(&self.slot.woken_by).take();
     }
+
+    /// Leaves a claim for the store to serve in the write that makes a task ready.
+    pub fn park(&self, parcel: Parcel) {
+        let _waiting = lock(&self.waiters.waiting);
+        *lock(&self.slot.parked) = Parked::Left(parcel);
+    }
+
+    /// Takes the parcel back. False when the store took it first: a claim made with it is
+    /// under way or done, and its answer comes over the store's channel.
+    pub fn withdraw(&self) -> bool {
+        let _waiting = lock(&self.waiters.waiting);
+        let mut parked = lock(&self.slot.parked);
+        if matches!(*parked, Parked::Serving) {
+            return false;
+        }
+        *parked = Parked::Nothing;
+        true
+    }
 }
 
 impl Drop for WaitTicket {
@@ -190,119 +270,5 @@ impl Drop for WaitTicket {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn ready(prefix: &str, owner: Option<&str>) -> ReadyTask {
-        ReadyTask {
-            prefix: prefix.into(),
-            owner: owner.map(Into::into),
-            project: None,
-        }
-    }
-
-    fn ready_in(project: Option<&str>) -> ReadyTask {
-        ReadyTask {
-            project: project.map(Into::into),
-            ..ready("TEST", None)
-        }
-    }
-
-    fn filter(name: &str, strict: bool) -> ProjectFilter {
-        ProjectFilter {
-            name: name.into(),
-            strict,
-        }
-    }
-
-    fn prefixes(p: &[&str]) -> Vec<String> {
-        p.iter().map(|s| s.to_string()).collect()
-    }
-
-    async fn is_woken(t: &WaitTicket) -> bool {
-        tokio::time::timeout(Duration::from_millis(0), t.woken())
-            .await
-            .is_ok()
-    }
-
-    #[tokio::test]
-    async fn a_ready_task_wakes_only_the_oldest_claimer_that_could_take_it() {
-        let q = Arc::new(ClaimWaiters::default());
-        let qarun = q.register("e1", "executor", &prefixes(&["QARUN"]), None);
-        let first = q.register("t1", "tester", &prefixes(&["TEST"]), None);
-        let second = q.register("t2", "tester", &prefixes(&["TEST"]), None);
-        assert!(q.wake_one(&ready("TEST", None)));
-        assert!(is_woken(&first).await);
-        assert!(!is_woken(&second).await);
-        assert!(!is_woken(&qarun).await);
-        assert_eq!(q.len(), 2);
-    }
-
-    #[tokio::test]
-    async fn an_owned_task_wakes_its_owner_or_a_claimer_of_its_role() {
-        let q = Arc::new(ClaimWaiters::default());
-        let other = q.register("t1", "tester", &prefixes(&["TEST"]), None);
-        let owner = q.register("t2", "tester", &prefixes(&["TEST"]), None);
-        assert!(q.wake_one(&ready("TEST", Some("t2"))));
-        assert!(is_woken(&owner).await);
-        assert!(!is_woken(&other).await);
-        assert!(q.wake_one(&ready("TEST", Some("tester"))));
-        assert!(is_woken(&other).await);
-        assert!(!q.wake_one(&ready("TEST", Some("nobody"))));
-    }
-
-    #[tokio::test]
-    async fn a_project_task_wakes_only_a_claimer_whose_filter_admits_it() {
-        let q = Arc::new(ClaimWaiters::default());
-        let shop = filter("shop", false);
-        let calc_only = filter("calc", true);
-        let other = q.register("t1", "tester", &prefixes(&["TEST"]), Some(&shop));
-        let strict = q.register("t2", "tester", &prefixes(&["TEST"]), Some(&calc_only));
-        assert!(q.wake_one(&ready_in(Some("calc"))));
-        assert!(is_woken(&strict).await);
-        assert!(!is_woken(&other).await);
-        assert!(!q.wake_one(&ready_in(Some("calc"))));
-        strict.take_wake();
-        // A task naming no project: any claimer but a strict one.
-        let strict = q.register("t2", "tester", &prefixes(&["TEST"]), Some(&calc_only));
-        assert!(q.wake_one(&ready_in(None)));
-        assert!(is_woken(&other).await);
-        assert!(!is_woken(&strict).await);
-    }
-
-    #[tokio::test]
-    async fn a_woken_claimer_that_leaves_without_looking_passes_the_wake_on() {
-        let q = Arc::new(ClaimWaiters::default());
-        let gone = q.register("t1", "tester", &prefixes(&["TEST"]), None);
-        let next = q.register("t2", "tester", &prefixes(&["TEST"]), None);
-        q.wake_one(&ready("TEST", None));
-        drop(gone);
-        assert!(is_woken(&next).await);
-        assert!(q.is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_claimer_that_used_its_wake_passes_nothing_on() {
-        let q = Arc::new(ClaimWaiters::default());
-        let used = q.register("t1", "tester", &prefixes(&["TEST"]), None);
-        let next = q.register("t2", "tester", &prefixes(&["TEST"]), None);
-        q.wake_one(&ready("TEST", None));
-        used.woken().await;
-        used.take_wake();
-        assert!(!is_woken(&next).await);
-        assert_eq!(q.len(), 1);
-    }
-
-    #[tokio::test]
-    async fn wake_all_wakes_everyone_and_empties_the_queue() {
-        let q = Arc::new(ClaimWaiters::default());
-        let a = q.register("t1", "tester", &prefixes(&["TEST"]), None);
-        let b = q.register("e1", "executor", &prefixes(&["QARUN"]), None);
-        q.wake_all();
-        assert!(is_woken(&a).await && is_woken(&b).await);
-        assert!(q.is_empty());
-        drop(a); // nothing to pass on
-        assert!(q.is_empty());
-    }
-}
+#[path = "claim_waiters_tests.rs"]
+mod tests;

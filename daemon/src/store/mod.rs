@@ -103,6 +103,18 @@ pub trait Store:
         lease_ms: u64,
         max: usize,
     ) -> StoreResult<Vec<Task>>;
+    /// Leaves a waiting claimer's claim with its place in the queue, for the store to serve in
+    /// the write that makes a task ready (SQLite: `sqlite/writer/handoff.rs`). `None` when this
+    /// store does not: the claimer is woken and looks again.
+    fn park_claim(
+        &self,
+        _ticket: &crate::hub::WaitTicket,
+        _caller: &Caller,
+        _claim: ClaimToPark<'_>,
+        _undelivered: Undelivered,
+    ) -> Option<HandedOver> {
+        None
+    }
     /// Claims up to `max` ready tasks of any project.
     async fn claim_tasks(
         &self,

@@ -118,3 +118,18 @@ pub type MemoryOps = std::sync::Arc<dyn Fn(&serde_json::Value) -> serde_json::Va
 
 /// One entry of the shared memory's bounded history (the wire type, returned as is).
 pub use huddle_wire::history::MemoryChange;
+
+/// A waiting claimer's claim, left for the store to serve ([`super::Store::park_claim`]).
+pub struct ClaimToPark<'a> {
+    pub prefixes: &'a [String],
+    pub project: Option<&'a crate::hub::ProjectFilter>,
+    pub lease_ms: u64,
+    pub max: usize,
+}
+
+/// What to do with tasks claimed for a parked claimer that no longer listens (release them).
+pub type Undelivered = Box<dyn FnOnce(Vec<huddle_wire::Task>) + Send>;
+
+/// The answer to a parked claim: the tasks claimed, once durable; none when the write that
+/// claimed them failed (look again).
+pub type HandedOver = tokio::sync::oneshot::Receiver<super::StoreResult<Vec<huddle_wire::Task>>>;

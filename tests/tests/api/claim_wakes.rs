@@ -2,7 +2,7 @@
 //! ready, and only a claimer that may take the task is woken for it.
 
 use huddle_tests::http::Api;
-use huddle_tests::TestDaemon;
+use huddle_tests::{eventually, TestDaemon};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -183,4 +183,86 @@ async fn a_large_batch_of_new_tasks_wakes_every_waiting_claimer() {
     got.sort();
     got.dedup();
     assert_eq!(got.len(), 4, "four distinct tasks: {got:?}");
+}
+
+/// A sample's value in the daemon's `/metrics` text, `name` with its labels as printed
+/// (e.g. `huddle_long_polls_waiting{kind="claim"}`); 0 when absent.
+async fn metric(d: &TestDaemon, name: &str) -> f64 {
+    let text = reqwest::Client::new()
+        .get(format!("{}/metrics", d.url))
+        .bearer_auth(huddle_tests::ADMIN)
+        .send()
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("metrics text");
+    text.lines()
+        .filter_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .filter_map(|value| value.trim().parse::<f64>().ok())
+        .sum()
+}
+
+const HANDED_OVER: &str = "huddle_claims_handed_over_total";
+
+#[tokio::test]
+async fn on_sqlite_a_waiting_claimer_is_served_in_the_write_that_made_its_task_ready() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let sqlite = std::env::var("HUDDLE_TEST_BACKEND").as_deref() != Ok("postgres");
+    let before = metric(&d, HANDED_OVER).await;
+    // A claimer counts as parked once its first look is done; its claim is left with the queue
+    // a moment later, so a task created in between wakes it instead. A few rounds make sure
+    // the handover is seen (the first almost always is).
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let name = format!("w{rounds}");
+        let w = park(&d, &c, &name, "tester").await;
+        let id = format!("TEST-{rounds:03}");
+        create(&c, json!({"id": id, "subject": "handed over"})).await;
+        assert_eq!(woken_with(w).await, id);
+        let task = c.get(&c.t(&format!("/tasks/{id}"))).await.body;
+        assert_eq!(task["status"], "in_progress");
+        assert_eq!(task["claimedBy"], name.as_str());
+        let handed = metric(&d, HANDED_OVER).await - before;
+        if !sqlite {
+            assert_eq!(
+                handed, 0.0,
+                "PostgreSQL wakes claimers; it hands nothing over"
+            );
+            break;
+        }
+        if handed >= 1.0 {
+            break;
+        }
+        assert!(rounds < 20, "no claim was handed over in {rounds} rounds");
+    }
+}
+
+#[tokio::test]
+async fn a_claimer_that_left_while_waiting_takes_no_task_with_it() {
+    let d = TestDaemon::start().await;
+    let c = d.team("qa").await;
+    let waiting = r#"huddle_long_polls_waiting{kind="claim"}"#;
+    let gone = park(&d, &c, "gone", "tester").await;
+    eventually(20, "the claim to wait", || async {
+        metric(&d, waiting).await >= 1.0
+    })
+    .await;
+    gone.abort(); // the connection closes with the client's task
+    eventually(20, "the daemon to see the client leave", || async {
+        metric(&d, waiting).await == 0.0
+    })
+    .await;
+    create(
+        &c,
+        json!({"id": "TEST-001", "subject": "for whoever is here"}),
+    )
+    .await;
+    let other = d.agent("qa", "here", "tester").await;
+    let task = other.claim(json!({})).await.expect("the task is free");
+    assert_eq!(task["id"], "TEST-001");
+    assert_eq!(task["claimedBy"], "here");
+    assert_eq!(task["attempts"], 0, "the client that left used no attempt");
 }

@@ -120,28 +120,29 @@ fn adjust_unmet(conn: &Connection, team_id: i64, task: &str, delta: i64) -> Stor
 }
 
 /// Keeps dependents' counters right when `task` enters (`delta = -1`) or leaves (`+1`) the
-/// completed state, and returns the dependents this left ready to claim. Runs in the same
-/// transaction as the status change.
+/// completed state, and returns the dependents this left ready to claim (with their ids). Runs
+/// in the same transaction as the status change.
 pub fn adjust_dependents(
     conn: &Connection,
     team_id: i64,
     task: &str,
     delta: i64,
-) -> StoreResult<Vec<ReadyTask>> {
+) -> StoreResult<Vec<(String, ReadyTask)>> {
     let mut ready = Vec::new();
     let mut stmt = conn.prepare_cached(&format!(
         "update tasks set unmet_blockers = unmet_blockers + ?3
          where team_id = ?1 and id in (select task_id from task_deps where team_id = ?1 and blocker_id = ?2)
-         returning prefix, owner, status = 'pending' and unmet_blockers = 0, {TASK_PROJECT}"
+         returning prefix, owner, status = 'pending' and unmet_blockers = 0, {TASK_PROJECT}, id"
     ))?;
     let mut rows = stmt.query(params![team_id, task, delta])?;
     while let Some(r) = rows.next()? {
         if r.get::<_, bool>(2)? {
-            ready.push(ReadyTask {
+            let task = ReadyTask {
                 prefix: r.get(0)?,
                 owner: r.get(1)?,
                 project: r.get(3)?,
-            });
+            };
+            ready.push((r.get(4)?, task));
         }
     }
     Ok(ready)

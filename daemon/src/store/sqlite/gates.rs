@@ -17,7 +17,6 @@ use super::usage;
 use super::writer::WriteCtx;
 use super::{tasks, SqliteStore};
 use crate::config::LimitSettings as Limits;
-use crate::hub::Publish;
 use async_trait::async_trait;
 use huddle_wire::{AnswerRequest, GateRequest, Task, TaskPatch};
 
@@ -154,7 +153,7 @@ impl GateStore for SqliteStore {
 fn drop_question(ctx: &mut WriteCtx<'_>, team_id: i64, id: &str, qid: &str) -> StoreResult<()> {
     deps::remove_blocker(ctx.conn, team_id, id, qid)?;
     if let Some(ready) = deps::ready_task(ctx.conn, team_id, id)? {
-        ctx.publish(team_id, Publish::TaskReady(ready));
+        ctx.ready(team_id, id, ready);
     }
     Ok(())
 }

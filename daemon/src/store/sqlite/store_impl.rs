@@ -5,11 +5,14 @@ use super::super::rules::scope::Held;
 use super::super::rules::{MemoryChangeKind, MemoryLimits, ProjectFilter};
 use super::super::test_history::{HistoryLimits, StoredRun};
 use super::super::types::{
-    BytePage, Caller, MemoryChange, MemoryOps, MessageFilter, MessageSearch, Page, Posted,
-    ProgressQuery, StreamCursors, TaskFilter,
+    BytePage, Caller, ClaimToPark, HandedOver, MemoryChange, MemoryOps, MessageFilter,
+    MessageSearch, Page, Posted, ProgressQuery, StreamCursors, TaskFilter, Undelivered,
 };
 use super::super::Store;
-use super::{agents, claims, events, gates, memory, messages, tasks, test_history, SqliteStore};
+use super::{
+    agents, claims, events, gates, memory, messages, tasks, test_history, writer, SqliteStore,
+};
+use crate::hub::WaitTicket;
 use async_trait::async_trait;
 use huddle_wire::{
     Agent, Event, Memory, Message, NewTask, PostMessage, Role, Task, TaskPatch, TaskStatus, Team,
@@ -198,6 +201,16 @@ impl Store for SqliteStore {
                 claims::claim(ctx, &caller, &prefixes, project.as_ref(), lease_ms, max)
             })
             .await
+    }
+
+    fn park_claim(
+        &self,
+        ticket: &WaitTicket,
+        caller: &Caller,
+        claim: ClaimToPark<'_>,
+        undelivered: Undelivered,
+    ) -> Option<HandedOver> {
+        Some(writer::park(ticket, caller, claim, undelivered))
     }
 
     async fn heartbeat(&self, caller: &Caller, id: &str, lease_ms: u64) -> StoreResult<Task> {

@@ -47,14 +47,14 @@ pub fn save(ctx: &mut WriteCtx<'_>, mut state: TaskState, event: &str) -> StoreR
     let blocks_any = !edges.1.is_empty();
     let task = state.into_task(edges);
     if let Some(delta) = delta.filter(|_| blocks_any) {
-        for ready in deps::adjust_dependents(ctx.conn, team_id, &id, delta)? {
-            ctx.publish(team_id, Publish::TaskReady(ready));
+        for (dependent, ready) in deps::adjust_dependents(ctx.conn, team_id, &id, delta)? {
+            ctx.ready(team_id, &dependent, ready);
         }
     }
     append_event(ctx, team_id, event, &task)?;
     if may_be_ready {
         if let Some(ready) = deps::ready_task(ctx.conn, team_id, &id)? {
-            ctx.publish(team_id, Publish::TaskReady(ready));
+            ctx.ready(team_id, &id, ready);
         }
     }
     if frees_scope {

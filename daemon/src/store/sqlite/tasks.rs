@@ -9,7 +9,7 @@ use super::task_state::save;
 use super::usage;
 use super::writer::WriteCtx;
 use crate::config::LimitSettings as Limits;
-use crate::hub::{Publish, ReadyTask};
+use crate::hub::ReadyTask;
 use huddle_wire::{NewTask, Task, TaskPatch};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
@@ -104,7 +104,7 @@ pub fn create(
         };
         append_event(ctx, team_id, "task.created", &task)?;
         if let Some(ready) = ready {
-            ctx.publish(team_id, Publish::TaskReady(ready));
+            ctx.ready(team_id, &task.id, ready);
         }
         created.push(task);
     }

@@ -16,7 +16,7 @@ use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};
 use super::outage::Outage;
 use super::unsent::Unsent;
-use crate::hub::{Hub, Publish};
+use crate::hub::{Hub, Publish, ReadyTask};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,7 +24,9 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 mod batch;
+mod handoff;
 use batch::run_batch;
+pub use handoff::park;
 
 /// What a job sees: the connection (inside the batch transaction) and where to record effects
 /// that must be published after the commit.
@@ -45,6 +47,13 @@ pub struct WriteCtx<'c> {
 /// What a batch does after it commits, in the order its jobs asked.
 enum Effect {
     Publish(i64, Publish),
+    /// Task `id` became claimable: a `TaskReady`, unless a parked claim took it in the same
+    /// batch (`handoff.rs`).
+    Ready {
+        team_id: i64,
+        id: String,
+        task: ReadyTask,
+    },
     /// A claim took every task its searches could find.
     Exhausted(i64, Exhausted),
 }
@@ -58,6 +67,16 @@ struct TeamSeqs {
 impl WriteCtx<'_> {
     pub fn publish(&mut self, team_id: i64, item: Publish) {
         self.effects.push(Effect::Publish(team_id, item));
+    }
+
+    /// Task `id` has just become claimable: a claimer parked for it may take it in this batch;
+    /// otherwise one is woken after the commit.
+    pub fn ready(&mut self, team_id: i64, id: &str, task: ReadyTask) {
+        self.effects.push(Effect::Ready {
+            team_id,
+            id: id.to_string(),
+            task,
+        });
     }
 
     /// Records, for after the commit, that a claim left its searches empty.
@@ -142,6 +161,9 @@ pub struct Published {
 impl Published {
     fn apply(&self, effect: Effect) {
         match effect {
+            Effect::Ready { team_id, task, .. } => {
+                self.apply(Effect::Publish(team_id, Publish::TaskReady(task)))
+            }
             Effect::Publish(team_id, item) => {
                 // Unmarked before the wake: a claimer woken for this task must not be told
                 // the search is empty.

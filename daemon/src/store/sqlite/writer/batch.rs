@@ -139,6 +139,8 @@ pub(super) fn run_batch(
         finishers.push(finish);
     }
     queue.batch_done(alone);
+    // Claimers parked for the tasks this batch made ready claim in it, not in a batch of their own.
+    let served = super::handoff::serve(&mut ctx, &published.hub, || started.elapsed() < BATCH_TIME);
     let commit_started = std::time::Instant::now();
     let committed = ctx
         .flush_seqs()
@@ -159,6 +161,9 @@ pub(super) fn run_batch(
         committed: committed.is_ok(),
         failed_read_only: false,
     };
+    for claim in served {
+        claim.answer(committed.is_ok());
+    }
     for finish in finishers {
         finish(committed.as_ref().map(|_| ()).map_err(clone_error));
     }
@@ -170,7 +175,7 @@ fn is_read_only(e: &rusqlite::Error) -> bool {
 }
 
 /// The batch's `begin` and `commit` and the savepoints (twice per job): kept prepared.
-fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<usize> {
+pub(super) fn exec_cached(conn: &Connection, sql: &str) -> rusqlite::Result<usize> {
     conn.prepare_cached(sql)?.execute([])
 }
 
