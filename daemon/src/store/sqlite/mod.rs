@@ -159,9 +159,13 @@ fn open_writer(path: &Path, synchronous: Synchronous) -> StoreResult<Connection>
     configure(&conn, synchronous)?;
     // Checkpoints run on a thread of their own (`checkpointer.rs`), not inside a commit. A WAL
     // that a burst (or a long-lived reader) grew is cut back to 64 MiB when it starts over.
+    // Each job runs in a savepoint, whose journal SQLite spills past 64 KiB to a new temporary
+    // file (created, written, unlinked and closed): a batched claim or completion did that in
+    // every batch. In memory it holds only the pages the open job changed.
     conn.execute_batch(
         "pragma wal_autocheckpoint = 0;
-         pragma journal_size_limit = 67108864;",
+         pragma journal_size_limit = 67108864;
+         pragma temp_store = memory;",
     )
     .map_err(map_sqlite_error)?;
     // Every statement the writer runs stays prepared: at rusqlite's default of 16, the ~100
