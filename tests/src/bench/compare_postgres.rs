@@ -113,10 +113,12 @@ async fn huddle_phase(
     sizes.claim_batch = batch;
     let prepared = claim::prepare(&admin, &sizes, &urls).await;
     let daemon_cpu = || daemons.iter().map(|d| d.cpu_seconds()).sum::<f64>();
+    server.statements_reset()?;
     let meter = CpuMeter::start(server.postmaster_pid(), daemon_cpu());
     let mut figures = prepared.drive().await;
     let (cpu, seconds) = meter.finish(daemon_cpu());
     let tasks = (figures.throughput_per_s * figures.elapsed_s).round() as usize;
+    eprint!("{}", server.statements_report(&db, tasks)?);
     let per_task = seconds.per_task_us(tasks);
     let mode = if batch > 1 { "batched" } else { "unbatched" };
     figures.scenario = format!(

@@ -103,6 +103,7 @@ pub fn run(
         .arg(DB);
     // pgbench (under `runuser`, which waits for it) is the only child started and reaped
     // between start and finish, so the reaped children's CPU is the client's.
+    server.statements_reset()?;
     let meter = CpuMeter::start(server.postmaster_pid(), 0.0);
     let out = check(&mut pgbench, "pgbench")?;
     let (shares, seconds) = meter.finish(0.0);
@@ -111,6 +112,7 @@ pub fn run(
         .trim()
         .parse()
         .map_err(|e| format!("count of done jobs: {e}"))?;
+    eprint!("{}", server.statements_report(DB, done)?);
     let tps =
         parse_after(&out, "tps = ").ok_or_else(|| format!("no tps in pgbench output: {out}"))?;
     let scripts = parse_after(&out, "number of transactions actually processed: ")
