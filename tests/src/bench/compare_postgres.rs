@@ -74,7 +74,9 @@ pub async fn run(args: &Args, emit: impl Fn(&Figures)) -> Result<Vec<Figures>, S
             if !args.json && !args.markdown {
                 eprintln!("huddle: batch {batch}, {replicas} replica(s)…");
             }
-            let phase = huddle_phase(&server, args, batch, replicas, batches_per_team).await?;
+            let mut phase = huddle_phase(&server, args, batch, replicas, batches_per_team).await?;
+            // The raw rows and one replica's of this batching ran before.
+            add_cpu_ratios(&phases, &mut phase);
             emit(&phase.figures);
             phases.push(phase);
         }
@@ -84,7 +86,7 @@ pub async fn run(args: &Args, emit: impl Fn(&Figures)) -> Result<Vec<Figures>, S
     if !args.json {
         println!("\n{table}\n{cpu_table}");
     }
-    Ok(with_cpu_ratios(phases))
+    Ok(phases.into_iter().map(|p| p.figures).collect())
 }
 
 /// `replicas` huddled processes on a fresh database of the cluster, `claim` across them.
@@ -265,37 +267,96 @@ fn cpu_summary(phases: &[Phase]) -> String {
     out
 }
 
-/// The phases' figures, huddle's carrying the CPU ratios as a note and in their settings.
-fn with_cpu_ratios(phases: Vec<Phase>) -> Vec<Figures> {
-    let ratios: Vec<[Option<f64>; 3]> = phases.iter().map(|p| cpu_ratios(&phases, p)).collect();
-    phases
-        .into_iter()
-        .zip(ratios)
-        .map(|(p, [r64, r16, r1])| {
-            let mut figures = p.figures;
-            if p.replicas.is_none() {
-                return figures;
-            }
-            let show = |r: Option<f64>| r.map_or("—".into(), |r| format!("{r:.2}×"));
-            figures = figures.note(
-                "cpu per task ratios",
-                format!(
-                    "total ÷ raw total: {} (64 clients), {} (16 clients); \
-                     postgres ÷ 1 replica's: {}",
-                    show(r64),
-                    show(r16),
-                    show(r1)
-                ),
-            );
-            if let Some(settings) = figures.settings.as_object_mut() {
-                settings.insert(
-                    "cpuPerTaskRatios".into(),
-                    serde_json::json!({
-                        "totalToRaw64": r64, "totalToRaw16": r16, "postgresToOneReplica": r1,
-                    }),
-                );
-            }
-            figures
-        })
-        .collect()
+/// A huddle phase's CPU ratios (`cpu_ratios` against the phases before it), as a note and in
+/// its settings.
+fn add_cpu_ratios(before: &[Phase], phase: &mut Phase) {
+    let [r64, r16, r1] = cpu_ratios(before, phase);
+    let show = |r: Option<f64>| r.map_or("—".into(), |r| format!("{r:.2}×"));
+    phase.figures.notes.push((
+        "cpu per task ratios".into(),
+        format!(
+            "total ÷ raw total: {} (64 clients), {} (16 clients); postgres ÷ 1 replica's: {}",
+            show(r64),
+            show(r16),
+            show(r1)
+        ),
+    ));
+    if let Some(settings) = phase.figures.settings.as_object_mut() {
+        settings.insert(
+            "cpuPerTaskRatios".into(),
+            serde_json::json!({
+                "totalToRaw64": r64, "totalToRaw16": r16, "postgresToOneReplica": r1,
+            }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::stats::Latencies;
+    use std::time::Duration;
+
+    fn phase(replicas: Option<usize>, clients: usize, database: f64, other: f64) -> Phase {
+        let figures = Figures::new(
+            &format!("{replicas:?} {clients}"),
+            "tasks",
+            1000,
+            Duration::from_secs(1),
+            &mut Latencies::default(),
+        );
+        let (other, reaped_children) = match replicas {
+            Some(_) => (other, 0.0),
+            None => (0.0, other),
+        };
+        Phase {
+            figures,
+            batch: 50,
+            replicas,
+            batches_per_team: None,
+            clients,
+            cpu: CpuShares::default(),
+            per_task: CpuPerTask {
+                database,
+                other,
+                reaped_children,
+            },
+        }
+    }
+
+    #[test]
+    fn ratios_are_to_the_raw_total_and_one_replicas_database() {
+        let phases = vec![
+            phase(None, 16, 28.0, 2.0),
+            phase(None, 64, 58.0, 2.0),
+            phase(Some(1), 64, 45.0, 15.0),
+            phase(Some(2), 64, 54.0, 21.0),
+        ];
+        let close = |got: Option<f64>, want: f64| {
+            assert!((got.unwrap() - want).abs() < 1e-9, "{got:?} ≠ {want}")
+        };
+        let [r64, r16, r1] = cpu_ratios(&phases, &phases[2]);
+        close(r64, 1.0);
+        close(r16, 2.0);
+        assert_eq!(r1, None, "one replica is not compared with itself");
+        let [r64, r16, r1] = cpu_ratios(&phases, &phases[3]);
+        close(r64, 1.25);
+        close(r16, 2.5);
+        close(r1, 1.2);
+        assert_eq!(cpu_ratios(&phases, &phases[0]), [None; 3]);
+        // Another batching has no raw row to divide by.
+        let mut unbatched = phase(Some(1), 64, 300.0, 150.0);
+        unbatched.batch = 1;
+        assert_eq!(cpu_ratios(&phases, &unbatched), [None; 3]);
+
+        let table = cpu_summary(&phases);
+        assert!(
+            table.contains("| Some(2) 64 | 54.0 | 21.0 | — | 75.0 | 1.25× | 2.50× | 1.20× |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| None 64 | 58.0 | — | 2.0 | 60.0 | — | — | — |"),
+            "{table}"
+        );
+    }
 }
