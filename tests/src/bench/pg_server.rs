@@ -148,6 +148,62 @@ impl PgServer {
         }
     }
 
+    /// Whether `HUDDLE_BENCH_PG_OPTS` loads `pg_stat_statements`
+    /// (`-c shared_preload_libraries=pg_stat_statements`): then phases print their statements.
+    pub fn statements_enabled() -> bool {
+        std::env::var("HUDDLE_BENCH_PG_OPTS").is_ok_and(|o| o.contains("pg_stat_statements"))
+    }
+
+    /// Forgets the statements counted so far (when `statements_enabled`); call it before a
+    /// phase's CPU meter starts, as psql is a child process.
+    pub fn statements_reset(&self) -> Result<(), String> {
+        if !Self::statements_enabled() {
+            return Ok(());
+        }
+        self.psql(
+            "postgres",
+            "create extension if not exists pg_stat_statements",
+        )?;
+        self.psql("postgres", "select pg_stat_statements_reset()")?;
+        Ok(())
+    }
+
+    /// The statements database `db` ran since `statements_reset`, most execution time first,
+    /// as lines of calls per task, rows per call, execution µs per task and the query's start;
+    /// empty unless `statements_enabled`.
+    pub fn statements_report(&self, db: &str, tasks: usize) -> Result<String, String> {
+        if !Self::statements_enabled() {
+            return Ok(String::new());
+        }
+        let tasks = tasks.max(1);
+        let out = self.psql(
+            "postgres",
+            &format!(
+                "select calls, rows, total_exec_time, \
+                        left(regexp_replace(query, '\\s+', ' ', 'g'), 110) \
+                   from pg_stat_statements s join pg_database d on d.oid = s.dbid \
+                  where d.datname = '{db}' order by total_exec_time desc limit 15"
+            ),
+        )?;
+        let mut report = format!("statements of {db} ({tasks} tasks):\n");
+        for line in out.lines() {
+            let mut f = line.splitn(4, '|');
+            let num = |s: Option<&str>| s.and_then(|s| s.trim().parse::<f64>().ok());
+            let (Some(calls), Some(rows), Some(ms), Some(query)) =
+                (num(f.next()), num(f.next()), num(f.next()), f.next())
+            else {
+                continue;
+            };
+            report.push_str(&format!(
+                "  {:>7.3} calls/task {:>7.1} rows/call {:>8.1} µs/task  {query}\n",
+                calls / tasks as f64,
+                rows / calls.max(1.0),
+                ms * 1000.0 / tasks as f64,
+            ));
+        }
+        Ok(report)
+    }
+
     /// The postmaster's process id (first line of `postmaster.pid`).
     pub fn postmaster_pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;

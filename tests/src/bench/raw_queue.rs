@@ -3,7 +3,7 @@
 //! transaction), then complete (another) — one task at a time or `batch` per transaction.
 
 use super::pg_server::{as_pg, check, PgServer};
-use super::proc_cpu::CpuMeter;
+use super::proc_cpu::{CpuMeter, CpuSeconds, CpuShares};
 use super::stats::{Figures, Latencies};
 use std::process::Command;
 use std::time::Duration;
@@ -58,14 +58,26 @@ pub fn create_database(server: &PgServer) -> Result<(), String> {
     Ok(())
 }
 
+/// One pgbench run's figures and the CPU behind them.
+pub struct RawRun {
+    pub figures: Figures,
+    pub shares: CpuShares,
+    /// The database's (postmaster tree) and pgbench's (`reaped_children`) over the run,
+    /// pgbench's connecting included.
+    pub seconds: CpuSeconds,
+    /// Rows completed.
+    pub tasks: usize,
+}
+
 /// One pgbench run: `clients` connections, `batch` tasks per claim (1 = one at a time).
-/// Tasks per second are the rows completed over pgbench's own time without connecting.
+/// Tasks per second are the rows completed over pgbench's own time without connecting; CPU
+/// is over the whole pgbench run, its connections' backends starting included.
 pub fn run(
     server: &PgServer,
     tasks: usize,
     clients: usize,
     batch: usize,
-) -> Result<Figures, String> {
+) -> Result<RawRun, String> {
     fill(server, tasks)?;
     let script_text = if batch > 1 {
         MANY.replace("BATCH", &batch.to_string())
@@ -80,23 +92,27 @@ pub fn run(
         .status();
     // Never more claims than tasks: a one-task claim that finds nothing would stop its client.
     let per_client = (tasks / (clients * batch)).max(1);
+    // Built before the meter starts: `as_pg` runs `id` as a child of its own.
+    let mut pgbench = as_pg(&server.bin, "pgbench");
+    pgbench
+        .args(["-h", &server.socket_dir(), "-p", &server.port.to_string()])
+        .args(["-U", server.user(), "-n", "-M", "prepared"])
+        .args(["-c", &clients.to_string(), "-j", "2"])
+        .args(["-t", &per_client.to_string(), "-f"])
+        .arg(&script)
+        .arg(DB);
+    // pgbench (under `runuser`, which waits for it) is the only child started and reaped
+    // between start and finish, so the reaped children's CPU is the client's.
+    server.statements_reset()?;
     let meter = CpuMeter::start(server.postmaster_pid(), 0.0);
-    let out = check(
-        as_pg(&server.bin, "pgbench")
-            .args(["-h", &server.socket_dir(), "-p", &server.port.to_string()])
-            .args(["-U", server.user(), "-n", "-M", "prepared"])
-            .args(["-c", &clients.to_string(), "-j", "2"])
-            .args(["-t", &per_client.to_string(), "-f"])
-            .arg(&script)
-            .arg(DB),
-        "pgbench",
-    )?;
-    let cpu = meter.finish(0.0);
+    let out = check(&mut pgbench, "pgbench")?;
+    let (shares, seconds) = meter.finish(0.0);
     let done: usize = server
         .psql(DB, "select count(*) from jobs where status = 'done'")?
         .trim()
         .parse()
         .map_err(|e| format!("count of done jobs: {e}"))?;
+    eprint!("{}", server.statements_report(DB, done)?);
     let tps =
         parse_after(&out, "tps = ").ok_or_else(|| format!("no tps in pgbench output: {out}"))?;
     let scripts = parse_after(&out, "number of transactions actually processed: ")
@@ -113,11 +129,30 @@ pub fn run(
         &mut lat,
     )
     .note("latency", "pgbench average per claim + complete")
-    .note("cpu", cpu.describe(super::proc_cpu::cores()));
+    .note("cpu", shares.describe(super::proc_cpu::cores()));
+    let per_task = seconds.per_task_us(done);
+    figures = figures.note(
+        "cpu per task",
+        format!(
+            "postgres {:.1} µs, pgbench {:.1} µs, total {:.1} µs",
+            per_task.database,
+            per_task.reaped_children,
+            per_task.total()
+        ),
+    );
     figures.settings = serde_json::json!({
-        "synchronous_commit": "on", "clients": clients, "tasks": done, "claimBatch": batch
+        "synchronous_commit": "on", "clients": clients, "tasks": done, "claimBatch": batch,
+        "cpuUsPerTask": {
+            "postgres": per_task.database, "pgbench": per_task.reaped_children,
+            "total": per_task.total(),
+        },
     });
-    Ok(figures)
+    Ok(RawRun {
+        figures,
+        shares,
+        seconds,
+        tasks: done,
+    })
 }
 
 fn parse_after(text: &str, key: &str) -> Option<f64> {
