@@ -68,6 +68,11 @@ pub async fn claim_waiting(
             End::Woken => ticket.take_wake(), // used by the look that follows
             End::HandedOver(answer) => {
                 let tasks = answer?;
+                // Claimed as the token was revoked (both ready at once): not handed to it.
+                if revocation.is_revoked(&state.auth) {
+                    release_undelivered(state, caller, tasks).await;
+                    return Err(ApiError::revoked_while_waiting());
+                }
                 if tasks.is_empty() {
                     continue; // the write that claimed them failed: look again
                 }

@@ -132,4 +132,5 @@ pub type Undelivered = Box<dyn FnOnce(Vec<huddle_wire::Task>) + Send>;
 
 /// The answer to a parked claim: the tasks claimed, once durable; none when the write that
 /// claimed them failed (look again).
-pub type HandedOver = tokio::sync::oneshot::Receiver<super::StoreResult<Vec<huddle_wire::Task>>>;
+pub type HandedOver =
+    tokio::sync::oneshot::Receiver<super::error::StoreResult<Vec<huddle_wire::Task>>>;
