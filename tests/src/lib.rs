@@ -157,6 +157,24 @@ impl TestDaemon {
         Api::new(&self.url, ADMIN)
     }
 
+    /// A sample's value in `/metrics`, `name` with its labels as printed (e.g.
+    /// `huddle_long_polls_waiting{kind="claim"}`), summed over matching lines; 0 when absent.
+    pub async fn metric(&self, name: &str) -> f64 {
+        let text = reqwest::Client::new()
+            .get(format!("{}/metrics", self.url))
+            .bearer_auth(ADMIN)
+            .send()
+            .await
+            .expect("scrape /metrics")
+            .text()
+            .await
+            .expect("the metrics text");
+        text.lines()
+            .filter_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .map(|value| value.trim().parse::<f64>().expect("a number"))
+            .sum()
+    }
+
     /// Creates a team and a coordinator in it; returns the coordinator's API.
     pub async fn team(&self, team: &str) -> Api {
         self.admin()

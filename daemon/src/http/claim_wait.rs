@@ -9,7 +9,7 @@
 
 use super::error::{ApiError, ApiResult};
 use super::{AppState, AuthEpoch, Revocation};
-use crate::hub::{ProjectFilter, WaitTicket};
+use crate::hub::{ProjectFilter, WaitTicket, Withdrawer};
 use crate::store::{Caller, ClaimToPark, HandedOver, StoreError, StoreResult, Undelivered};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -56,45 +56,42 @@ pub async fn claim_waiting(
         // Left with the ticket: the write that makes a task ready for this claimer may claim it
         // for it there and then (a store that does not take parked claims wakes it instead).
         let mut handed = Handed::park(state, caller, &plan, &ticket);
-        let end = tokio::select! {
-            _ = ticket.woken() => End::Woken,
-            answer = handed.answer(), if handed.is_parked() => End::HandedOver(answer),
-            _ = tokio::time::sleep_until(deadline) => End::Stop,
-            _ = state.shutdown.cancelled() => End::Stop,
-            _ = departed.cancelled() => End::Stop,
-            _ = revocation.revoked(&state.auth) => End::Revoked,
+        let (end, answer) = tokio::select! {
+            _ = ticket.woken() => (End::Woken, None),
+            answer = handed.answer(), if handed.is_parked() => (End::HandedOver, Some(answer)),
+            _ = tokio::time::sleep_until(deadline) => (End::Stop, None),
+            _ = state.shutdown.cancelled() => (End::Stop, None),
+            _ = departed.cancelled() => (End::Stop, None),
+            _ = revocation.revoked(&state.auth) => (End::Revoked, None),
         };
+        // Whatever ended the wait, a claim the store already made with the parcel is answered
+        // first (one batch at most), so it is delivered or released, never left held.
+        let tasks = match answer {
+            Some(answer) => answer?,
+            None => handed.settle().await?,
+        };
+        // Claimed as the token was revoked (both ready at once): not handed to it.
+        if end == End::Revoked || revocation.is_revoked(&state.auth) {
+            release_undelivered(state, caller, tasks).await;
+            return Err(ApiError::revoked_while_waiting());
+        }
+        if !tasks.is_empty() {
+            return Ok(handed.delivered(departed, tasks).await);
+        }
         match end {
             End::Woken => ticket.take_wake(), // used by the look that follows
-            End::HandedOver(answer) => {
-                let tasks = answer?;
-                // Claimed as the token was revoked (both ready at once): not handed to it.
-                if revocation.is_revoked(&state.auth) {
-                    release_undelivered(state, caller, tasks).await;
-                    return Err(ApiError::revoked_while_waiting());
-                }
-                if tasks.is_empty() {
-                    continue; // the write that claimed them failed: look again
-                }
-                return Ok(handed.delivered(departed, tasks).await);
-            }
-            End::Stop => {
-                let tasks = handed.settle(&ticket).await;
-                return Ok(handed.delivered(departed, tasks).await);
-            }
-            End::Revoked => {
-                let tasks = handed.settle(&ticket).await;
-                release_undelivered(state, caller, tasks).await;
-                return Err(ApiError::revoked_while_waiting());
-            }
+            // Served nothing: the write that claimed for it failed; look again.
+            End::HandedOver => {}
+            End::Stop | End::Revoked => return Ok(Vec::new()),
         }
     }
 }
 
 /// Why a wait ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum End {
     Woken,
-    HandedOver(StoreResult<Vec<huddle_wire::Task>>),
+    HandedOver,
     Stop,
     Revoked,
 }
@@ -104,6 +101,9 @@ enum End {
 /// look's are.
 struct Handed {
     answer: Option<HandedOver>,
+    /// Takes the parcel back; its own handle, so a dropped wait withdraws before its ticket
+    /// leaves the queue.
+    withdrawer: Withdrawer,
     state: AppState,
     caller: Caller,
 }
@@ -123,6 +123,7 @@ impl Handed {
         };
         Handed {
             answer: state.store.park_claim(ticket, caller, claim, undelivered),
+            withdrawer: ticket.withdrawer(),
             state: state.clone(),
             caller: caller.clone(),
         }
@@ -143,13 +144,14 @@ impl Handed {
         outcome
     }
 
-    /// Takes the claim back; if the store took it first, waits for its answer (one batch).
-    async fn settle(&mut self, ticket: &WaitTicket) -> Vec<huddle_wire::Task> {
-        if !self.is_parked() || ticket.withdraw() {
+    /// Takes the claim back; if the store took it first, waits for its answer (one batch:
+    /// a parcel it hands back unused is dropped, which answers it with nothing).
+    async fn settle(&mut self) -> StoreResult<Vec<huddle_wire::Task>> {
+        if !self.is_parked() || self.withdrawer.withdraw() {
             self.answer = None;
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        self.answer().await.unwrap_or_default()
+        self.answer().await
     }
 
     /// `tasks` for the claimer, unless it left meanwhile: then they are released.
@@ -173,6 +175,9 @@ impl Drop for Handed {
         let Some(mut answer) = self.answer.take() else {
             return;
         };
+        if self.withdrawer.withdraw() {
+            return; // taken back before the store could use it
+        }
         answer.close();
         if let Ok(Ok(tasks)) = answer.try_recv() {
             if tasks.is_empty() {

@@ -77,8 +77,12 @@ pub type Parcel = Box<dyn Any + Send>;
 enum Parked {
     Nothing,
     Left(Parcel),
-    /// Taken by the store: its answer comes over the store's own channel.
-    Serving,
+    /// Taken by the store: its answer comes over the store's own channel. `withdrawn`: the
+    /// claimer stopped waiting meanwhile, so a parcel the store hands back is dropped (which
+    /// answers it) rather than parked again where nobody would take it.
+    Serving {
+        withdrawn: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -101,7 +105,7 @@ impl Slot {
     }
 
     fn serving(&self) -> bool {
-        matches!(*lock(&self.parked), Parked::Serving)
+        matches!(*lock(&self.parked), Parked::Serving { .. })
     }
 
     fn wake(&self, why: Wake) {
@@ -171,7 +175,7 @@ impl ClaimWaiters {
             .iter()
             .find(|(_, slot)| slot.could_take(task) && !slot.serving())?;
         let mut parked = lock(&slot.parked);
-        match std::mem::replace(&mut *parked, Parked::Serving) {
+        match std::mem::replace(&mut *parked, Parked::Serving { withdrawn: false }) {
             Parked::Left(parcel) => Some((*ticket, parcel)),
             other => {
                 *parked = other;
@@ -181,19 +185,23 @@ impl ClaimWaiters {
     }
 
     /// The store is done with the parcel of `ticket`. `back`: it claimed nothing, and the
-    /// claimer keeps waiting where it was, parcel and all (if it is still there); `None`: the
-    /// claimer is answered and leaves the queue.
+    /// claimer keeps waiting where it was, parcel and all, if it is still queued and still
+    /// waiting; otherwise the parcel is dropped here, which answers its claimer with nothing.
+    /// `None`: the claimer is answered and leaves the queue.
     pub fn served(&self, ticket: u64, back: Option<Parcel>) {
         let mut waiting = lock(&self.waiting);
-        match back {
-            None => {
-                waiting.by_ticket.remove(&ticket);
-            }
-            Some(parcel) => {
-                if let Some(slot) = waiting.by_ticket.get(&ticket) {
-                    *lock(&slot.parked) = Parked::Left(parcel);
-                }
-            }
+        let Some(parcel) = back else {
+            waiting.by_ticket.remove(&ticket);
+            return;
+        };
+        if let Some(slot) = waiting.by_ticket.get(&ticket) {
+            let mut parked = lock(&slot.parked);
+            let withdrawn = matches!(*parked, Parked::Serving { withdrawn: true });
+            *parked = if withdrawn {
+                Parked::Nothing
+            } else {
+                Parked::Left(parcel)
+            };
         }
     }
 
@@ -245,9 +253,32 @@ impl WaitTicket {
     /// Takes the parcel back. False when the store took it first: a claim made with it is
     /// under way or done, and its answer comes over the store's channel.
     pub fn withdraw(&self) -> bool {
+        self.withdrawer().withdraw()
+    }
+
+    /// What takes the parcel back, for a caller that may outlive its hold on the ticket.
+    pub fn withdrawer(&self) -> Withdrawer {
+        Withdrawer {
+            waiters: self.waiters.clone(),
+            slot: self.slot.clone(),
+        }
+    }
+}
+
+/// Takes a claimer's parcel back ([`WaitTicket::withdraw`]).
+pub struct Withdrawer {
+    waiters: Arc<ClaimWaiters>,
+    slot: Arc<Slot>,
+}
+
+impl Withdrawer {
+    /// True when nothing is in flight; false when the store took the parcel (its answer comes
+    /// over the store's channel, and a parcel it hands back is dropped).
+    pub fn withdraw(&self) -> bool {
         let _waiting = lock(&self.waiters.waiting);
         let mut parked = lock(&self.slot.parked);
-        if matches!(*parked, Parked::Serving) {
+        if let Parked::Serving { withdrawn } = &mut *parked {
+            *withdrawn = true;
             return false;
         }
         *parked = Parked::Nothing;

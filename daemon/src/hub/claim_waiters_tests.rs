@@ -180,3 +180,25 @@ async fn a_parcel_withdrawn_is_not_served_and_a_gone_claimer_gets_none_back() {
     assert!(is_woken(&waker).await);
     assert!(waker.withdraw());
 }
+
+#[tokio::test]
+async fn a_parcel_handed_back_after_its_claimer_stopped_waiting_is_dropped_not_parked_again() {
+    let q = Arc::new(ClaimWaiters::default());
+    let first = q.register("t1", "tester", &prefixes(&["TEST"]), None);
+    let (answer_to, answered) = tokio::sync::oneshot::channel::<()>();
+    first.park(Box::new(answer_to));
+    let (ticket, parcel) = q.take_parcel(&ready("TEST", None)).unwrap();
+    assert!(
+        !first.withdraw(),
+        "the store holds it: its answer is coming"
+    );
+    // The store claimed nothing with it. Parked again, nobody would answer the claimer, which
+    // is waiting for that answer: dropping it answers (the sender is gone).
+    q.served(ticket, Some(parcel));
+    assert!(answered.await.is_err());
+    assert!(q.take_parcel(&ready("TEST", None)).is_none());
+    assert!(
+        q.wake_one(&ready("TEST", None)),
+        "still queued as a plain waiter"
+    );
+}

@@ -10,7 +10,7 @@
 
 mod claim_waiters;
 
-pub use claim_waiters::{ClaimWaiters, Parcel, ProjectFilter, ReadyTask, WaitTicket};
+pub use claim_waiters::{ClaimWaiters, Parcel, ProjectFilter, ReadyTask, WaitTicket, Withdrawer};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};

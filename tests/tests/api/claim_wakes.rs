@@ -185,24 +185,6 @@ async fn a_large_batch_of_new_tasks_wakes_every_waiting_claimer() {
     assert_eq!(got.len(), 4, "four distinct tasks: {got:?}");
 }
 
-/// A sample's value in the daemon's `/metrics` text, `name` with its labels as printed
-/// (e.g. `huddle_long_polls_waiting{kind="claim"}`); 0 when absent.
-async fn metric(d: &TestDaemon, name: &str) -> f64 {
-    let text = reqwest::Client::new()
-        .get(format!("{}/metrics", d.url))
-        .bearer_auth(huddle_tests::ADMIN)
-        .send()
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("metrics text");
-    text.lines()
-        .filter_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
-        .filter_map(|value| value.trim().parse::<f64>().ok())
-        .sum()
-}
-
 const HANDED_OVER: &str = "huddle_claims_handed_over_total";
 
 #[tokio::test]
@@ -210,7 +192,7 @@ async fn on_sqlite_a_waiting_claimer_is_served_in_the_write_that_made_its_task_r
     let d = TestDaemon::start().await;
     let c = d.team("qa").await;
     let sqlite = std::env::var("HUDDLE_TEST_BACKEND").as_deref() != Ok("postgres");
-    let before = metric(&d, HANDED_OVER).await;
+    let before = d.metric(HANDED_OVER).await;
     // A claimer counts as parked once its first look is done; its claim is left with the queue
     // a moment later, so a task created in between wakes it instead. A few rounds make sure
     // the handover is seen (the first almost always is).
@@ -225,7 +207,7 @@ async fn on_sqlite_a_waiting_claimer_is_served_in_the_write_that_made_its_task_r
         let task = c.get(&c.t(&format!("/tasks/{id}"))).await.body;
         assert_eq!(task["status"], "in_progress");
         assert_eq!(task["claimedBy"], name.as_str());
-        let handed = metric(&d, HANDED_OVER).await - before;
+        let handed = d.metric(HANDED_OVER).await - before;
         if !sqlite {
             assert_eq!(
                 handed, 0.0,
@@ -247,12 +229,12 @@ async fn a_claimer_that_left_while_waiting_takes_no_task_with_it() {
     let waiting = r#"huddle_long_polls_waiting{kind="claim"}"#;
     let gone = park(&d, &c, "gone", "tester").await;
     eventually(20, "the claim to wait", || async {
-        metric(&d, waiting).await >= 1.0
+        d.metric(waiting).await >= 1.0
     })
     .await;
     gone.abort(); // the connection closes with the client's task
     eventually(20, "the daemon to see the client leave", || async {
-        metric(&d, waiting).await == 0.0
+        d.metric(waiting).await == 0.0
     })
     .await;
     create(

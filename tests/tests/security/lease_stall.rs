@@ -176,18 +176,7 @@ async fn a_heartbeat_waiting_behind_its_own_teams_writes_still_counts() {
 
 /// `huddle_writer_unsent` from `/metrics` (0 before it is first set).
 async fn unsent(d: &TestDaemon) -> f64 {
-    let text = reqwest::Client::new()
-        .get(format!("{}/metrics", d.url))
-        .bearer_auth(huddle_tests::ADMIN)
-        .send()
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("body");
-    text.lines()
-        .find_map(|line| line.strip_prefix("huddle_writer_unsent "))
-        .map_or(0.0, |v| v.trim().parse().expect("a number"))
+    d.metric("huddle_writer_unsent").await
 }
 
 /// A stall past the writer's 5 s busy timeout answers the queued writes 503, heartbeats

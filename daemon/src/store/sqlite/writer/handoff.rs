@@ -8,7 +8,7 @@
 //! `claims::claim` a look runs), and answers it once the commit is durable. The task's wake is
 //! then not sent: its claimer holds it. A claim that took nothing goes back to its place.
 
-use super::super::super::error::StoreResult;
+use super::super::super::error::{StoreError, StoreResult};
 use super::super::super::types::{Caller, ClaimToPark, HandedOver, Undelivered};
 use super::super::claims;
 use super::batch::exec_cached;
@@ -16,6 +16,7 @@ use super::{Effect, WriteCtx};
 use crate::hub::{ClaimWaiters, Hub, ProjectFilter, WaitTicket};
 use huddle_wire::Task;
 use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
@@ -138,18 +139,25 @@ pub(super) fn serve(
     served
 }
 
-/// The claim in a savepoint of its own, as a job runs: a refusal rolls back alone.
+/// The claim in a savepoint of its own, as a job runs: a refusal rolls back alone, and so does
+/// a panic (caught, as a job's is, so the writer lives on).
 fn run_in_savepoint(ctx: &mut WriteCtx<'_>, claim: &ParkedClaim) -> StoreResult<Vec<Task>> {
     exec_cached(ctx.conn, "savepoint job").map_err(super::super::map_sqlite_error)?;
     let (mark, seqs_before) = (ctx.effects.len(), ctx.seqs.clone());
-    let outcome = claims::claim(
-        ctx,
-        &claim.caller,
-        &claim.prefixes,
-        claim.project.as_ref(),
-        claim.lease_ms,
-        claim.max,
-    );
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        claims::claim(
+            ctx,
+            &claim.caller,
+            &claim.prefixes,
+            claim.project.as_ref(),
+            claim.lease_ms,
+            claim.max,
+        )
+    }))
+    .unwrap_or_else(|_| {
+        tracing::error!("a claim served in the writer panicked; rolled back");
+        Err(StoreError::Internal("the claim failed".into()))
+    });
     if outcome.is_err() {
         ctx.effects.truncate(mark);
         ctx.seqs = seqs_before;
