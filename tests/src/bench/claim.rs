@@ -2,6 +2,7 @@
 
 use super::client::{add_agent, create_tasks, setup_team, BenchClient};
 use super::stats::{Figures, Latencies};
+use super::thread_cpu::ThreadCpu;
 use super::Sizes;
 use serde_json::json;
 use std::time::Instant;
@@ -10,6 +11,20 @@ use std::time::Instant;
 /// single-daemon case.
 pub async fn run(admin: &BenchClient, sizes: &Sizes, replicas: &[String]) -> Figures {
     prepare(admin, sizes, replicas).await.drive().await
+}
+
+/// [`run`] on one daemon, with its CPU per task over the claims and completions alone (not the
+/// tasks' creation) and the writer thread's part of it.
+pub async fn run_measured(admin: &BenchClient, sizes: &Sizes, url: &str, pid: u32) -> Figures {
+    let prepared = prepare(admin, sizes, &[url.to_string()]).await;
+    let cpu = ThreadCpu::start(pid);
+    let figures = prepared.drive().await;
+    let tasks = sizes.tasks.max(1) as f64;
+    let us = |ns: u64| format!("{:.1} µs", ns as f64 / tasks / 1e3);
+    let (all, writer) = (cpu.elapsed_ns(), cpu.elapsed_ns_of("huddle-writer"));
+    figures
+        .note("daemon CPU per task, claims and completions only", us(all))
+        .note("writer thread CPU per task", us(writer))
 }
 
 /// A team with its tasks created and its workers registered: what is timed is only

@@ -262,6 +262,9 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
     let cpu_before = deployment.cpu_seconds();
     let replicas: Vec<String> = deployment.daemons.iter().map(|d| d.url.clone()).collect();
     let mut figures = match scenario {
+        Scenario::Claim if replicas.len() == 1 => {
+            claim::run_measured(&admin, &args.sizes, &daemon.url, daemon.pid()).await
+        }
         Scenario::Claim => claim::run(&admin, &args.sizes, &replicas).await,
         Scenario::Deps => deps::run(&admin, &args.sizes).await,
         Scenario::Wake => wake::run(&admin, &args.sizes).await,

@@ -10,12 +10,23 @@ use std::collections::HashMap;
 
 /// Nanoseconds on a core so far, per living thread of `pid`.
 fn per_thread_ns(pid: u32) -> HashMap<u32, u64> {
+    per_thread_ns_named(pid, None)
+}
+
+/// [`per_thread_ns`] of the threads named `name` (`/proc/PID/task/TID/comm`), or of all.
+fn per_thread_ns_named(pid: u32, name: Option<&str>) -> HashMap<u32, u64> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return HashMap::new();
     };
     tasks
         .filter_map(|e| {
             let tid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            if let Some(name) = name {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
+                if comm.trim_end() != name {
+                    return None;
+                }
+            }
             let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
             let ns = stat.split_whitespace().next()?.parse().ok()?;
             Some((tid, ns))
@@ -39,8 +50,16 @@ impl ThreadCpu {
 
     /// CPU nanoseconds the process's threads ran since [`ThreadCpu::start`].
     pub fn elapsed_ns(&self) -> u64 {
-        per_thread_ns(self.pid)
-            .into_iter()
+        self.since_start(per_thread_ns(self.pid))
+    }
+
+    /// [`ThreadCpu::elapsed_ns`] of the threads named `name` alone (`huddle-writer`).
+    pub fn elapsed_ns_of(&self, name: &str) -> u64 {
+        self.since_start(per_thread_ns_named(self.pid, Some(name)))
+    }
+
+    fn since_start(&self, now: HashMap<u32, u64>) -> u64 {
+        now.into_iter()
             .map(|(tid, ns)| ns.saturating_sub(self.start.get(&tid).copied().unwrap_or(0)))
             .sum()
     }

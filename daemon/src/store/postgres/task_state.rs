@@ -52,7 +52,9 @@ pub fn state_from_row(team_id: i64, r: &PgRow) -> Result<TaskState, sqlx::Error>
         created_at: r.try_get("created_at")?,
         updated_at: r.try_get("updated_at")?,
         loaded_status: status,
-    })
+        loaded_bytes: 0,
+    }
+    .as_loaded())
 }
 
 /// Loads a task and locks its row until the commit: claims and completions change rows

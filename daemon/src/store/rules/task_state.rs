@@ -40,6 +40,9 @@ pub struct TaskState {
     /// The status when loaded (a decoder sets it to `status`): saving a change into or out of
     /// `completed` adjusts the dependents' unmet-blocker counters.
     pub loaded_status: TaskStatus,
+    /// [`TaskState::stored_bytes`] when loaded: SQLite's writer counts a save's change of size
+    /// into the team's usage (`store/sqlite/writer.rs`, `UsageDelta`).
+    pub loaded_bytes: i64,
 }
 
 impl TaskState {
@@ -74,7 +77,28 @@ impl TaskState {
             created_at: now,
             updated_at: now,
             loaded_status: TaskStatus::Pending,
+            loaded_bytes: 0,
         }
+        .as_loaded()
+    }
+
+    /// Marks the state as it is stored: what a decoder returns and a new task starts from.
+    pub fn as_loaded(mut self) -> Self {
+        self.loaded_status = self.status;
+        self.loaded_bytes = self.stored_bytes();
+        self
+    }
+
+    /// The bytes of text the task stores, as `team_usage.storage_bytes` counts them
+    /// (`octet_length` of each text column).
+    pub fn stored_bytes(&self) -> i64 {
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        (self.subject.len()
+            + self.description.len()
+            + opt(&self.active_form)
+            + self.metadata.len()
+            + opt(&self.result)
+            + opt(&self.failure_reason)) as i64
     }
 
     /// Taken by `agent` until `now + lease_ms`.

@@ -178,8 +178,7 @@ impl Board {
                 if after.version <= before.version {
                     return Err(format!("{} changed without a new version", after.id));
                 }
-                after.loaded_status = after.status;
-                self.tasks[i] = after;
+                self.tasks[i] = after.as_loaded();
             }
             Err(_) if after.version != before.version => {
                 return Err(format!("{} refused but its version moved", after.id));

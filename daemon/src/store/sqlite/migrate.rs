@@ -58,6 +58,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         13,
         include_str!("../../../../migrations/sqlite/0013_spend.sql"),
     ),
+    (
+        14,
+        include_str!("../../../../migrations/sqlite/0014_task_usage_in_writer.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

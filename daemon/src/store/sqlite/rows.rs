@@ -51,7 +51,9 @@ pub fn state_from_row(team_id: i64, r: &Row<'_>) -> rusqlite::Result<TaskState> 
         created_at: r.get(14)?,
         updated_at: r.get(15)?,
         loaded_status: status,
-    })
+        loaded_bytes: 0,
+    }
+    .as_loaded())
 }
 
 /// A task's `blockedBy` and `blocks` (one query for both), each in id order (`TEST-2` before

@@ -14,6 +14,7 @@ use rusqlite::params;
 /// returns the task as sent on the wire.
 pub fn save(ctx: &mut WriteCtx<'_>, mut state: TaskState, event: &str) -> StoreResult<Task> {
     state.prepare_save(ctx.now_ms);
+    ctx.count_saved(&state)?;
     ctx.conn
         .prepare_cached(
             "update tasks set subject = ?3, description = ?4, active_form = ?5, status = ?6, owner = ?7,

@@ -11,12 +11,14 @@
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::error::{StoreError, StoreResult};
+use super::super::rules::TaskState;
 use super::checkpointer::Checkpointer;
 use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};
 use super::outage::Outage;
 use super::unsent::Unsent;
 use crate::hub::{Hub, Publish, ReadyTask};
+use huddle_wire::TaskStatus;
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -58,10 +60,32 @@ enum Effect {
     Exhausted(i64, Exhausted),
 }
 
+/// A team's part of the batch: its sequences, and what its saved tasks changed in its usage.
 #[derive(Debug, Clone, Copy)]
 struct TeamSeqs {
     msg: i64,
     event: i64,
+    usage: UsageDelta,
+}
+
+/// Tasks moved between statuses and bytes stored, counted into `team_usage` once per batch
+/// (`flush_seqs`). Saves used to be counted by a row trigger, whose SQL functions made SQLite
+/// keep a statement journal for every task update: half of the update's cost (migration 0014).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct UsageDelta {
+    /// Pending, in progress, completed, failed, cancelled (`TaskStatus::ALL`'s order).
+    statuses: [i64; 5],
+    bytes: i64,
+}
+
+impl UsageDelta {
+    fn status(&mut self, status: TaskStatus, by: i64) {
+        let at = TaskStatus::ALL
+            .iter()
+            .position(|s| *s == status)
+            .expect("every status is in ALL");
+        self.statuses[at] += by;
+    }
 }
 
 impl WriteCtx<'_> {
@@ -98,7 +122,14 @@ impl WriteCtx<'_> {
                 .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?
                 .ok_or_else(|| StoreError::not_found("team"))?;
-            self.seqs.insert(team_id, TeamSeqs { msg, event });
+            self.seqs.insert(
+                team_id,
+                TeamSeqs {
+                    msg,
+                    event,
+                    usage: UsageDelta::default(),
+                },
+            );
         }
         Ok(self.seqs.get_mut(&team_id).expect("just inserted"))
     }
@@ -132,6 +163,19 @@ impl WriteCtx<'_> {
         }
     }
 
+    /// A saved task's move from the status and size it was loaded with, for the team's usage.
+    pub fn count_saved(&mut self, state: &TaskState) -> StoreResult<()> {
+        let bytes = state.stored_bytes() - state.loaded_bytes;
+        if state.status == state.loaded_status && bytes == 0 {
+            return Ok(());
+        }
+        let usage = &mut self.seqs(state.team_id)?.usage;
+        usage.status(state.loaded_status, -1);
+        usage.status(state.status, 1);
+        usage.bytes += bytes;
+        Ok(())
+    }
+
     /// The team was deleted by this job: later jobs of the batch read its (absent) row again
     /// rather than write under sequences kept from before.
     pub fn forget_team(&mut self, team_id: i64) {
@@ -139,13 +183,33 @@ impl WriteCtx<'_> {
         self.touched.retain(|(team, _), _| *team != team_id);
     }
 
-    /// Writes the batch's sequences back to `teams`.
+    /// Writes the batch's sequences back to `teams`, and its tasks' changes to `team_usage`.
     fn flush_seqs(&mut self) -> rusqlite::Result<()> {
         let mut stmt = self
             .conn
             .prepare_cached("update teams set msg_seq = ?2, event_seq = ?3 where id = ?1")?;
+        let mut usage = self.conn.prepare_cached(
+            "update team_usage set tasks_pending = tasks_pending + ?2,
+                 tasks_in_progress = tasks_in_progress + ?3, tasks_completed = tasks_completed + ?4,
+                 tasks_failed = tasks_failed + ?5, tasks_cancelled = tasks_cancelled + ?6,
+                 storage_bytes = storage_bytes + ?7
+             where team_id = ?1",
+        )?;
         for (team_id, seqs) in &self.seqs {
             stmt.execute(rusqlite::params![team_id, seqs.msg, seqs.event])?;
+            let u = seqs.usage;
+            if u != UsageDelta::default() {
+                let [pending, in_progress, completed, failed, cancelled] = u.statuses;
+                usage.execute(rusqlite::params![
+                    team_id,
+                    pending,
+                    in_progress,
+                    completed,
+                    failed,
+                    cancelled,
+                    u.bytes
+                ])?;
+            }
         }
         Ok(())
     }

@@ -1,5 +1,9 @@
 //! One batch of the writer: the jobs it takes (`BatchFill`), each in its savepoint, one commit,
 //! then the effects published and every job answered.
+//!
+//! An error SQLite answers by rolling the whole transaction back (an I/O error; a full disk in a
+//! statement that keeps no statement journal) ends the batch: no later job runs outside the
+//! transaction, and every job of the batch fails.
 
 use super::super::super::error::{StoreError, StoreResult};
 use super::super::fair_queue::{BatchFill, FairQueue, QueueKey};
@@ -137,15 +141,33 @@ pub(super) fn run_batch(
             let _ = exec_cached(conn, "release job");
         }
         finishers.push(finish);
+        if conn.is_autocommit() {
+            break;
+        }
     }
     queue.batch_done(alone);
+    // SQLite rolled the transaction back under a failing statement: nothing more may run, and
+    // nothing of the batch is kept.
+    let lost = conn.is_autocommit();
+    if lost {
+        tracing::error!("SQLite rolled the batch's transaction back; every job in it fails");
+    }
     // Claimers parked for the tasks this batch made ready claim in it, not in a batch of their own.
-    let served = super::handoff::serve(&mut ctx, &published.hub, || started.elapsed() < BATCH_TIME);
+    let served = if lost {
+        Vec::new()
+    } else {
+        super::handoff::serve(&mut ctx, &published.hub, || started.elapsed() < BATCH_TIME)
+    };
     let commit_started = std::time::Instant::now();
-    let committed = ctx
-        .flush_seqs()
-        .and_then(|_| exec_cached(conn, "commit").map(drop))
-        .map_err(super::super::map_sqlite_error);
+    let committed = if lost {
+        Err(StoreError::Unavailable(
+            "the write was rolled back; try again".into(),
+        ))
+    } else {
+        ctx.flush_seqs()
+            .and_then(|_| exec_cached(conn, "commit").map(drop))
+            .map_err(super::super::map_sqlite_error)
+    };
     crate::metrics::writer_batch(finishers.len(), commit_started.elapsed());
     if committed.is_err() {
         let _ = conn.execute_batch("rollback");
@@ -193,3 +215,7 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "non-string panic".into())
 }
+
+#[cfg(test)]
+#[path = "batch_tests.rs"]
+mod tests;
