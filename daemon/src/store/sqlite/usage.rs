@@ -1,7 +1,8 @@
 //! Team settings and the maintained `team_usage` counters on SQLite (`store::quotas`): the
 //! triggers of migration 0006 keep the counters in every write's transaction, except for new
-//! tasks, which their write counts once here (migration 0008); this file also reads the
-//! counters and stores the admin's overrides.
+//! tasks, which their write counts once here (migration 0008), and saved tasks, which the
+//! writer counts once per batch (`writer.rs`, `UsageDelta`; migration 0014); this file also
+//! reads the counters and stores the admin's overrides.
 
 use super::super::error::StoreResult;
 use super::super::quotas::{
