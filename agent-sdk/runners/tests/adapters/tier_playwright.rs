@@ -19,10 +19,13 @@ use huddle_runners::{Framework, RunOptions};
 use std::path::Path;
 
 /// A browsers directory holding only Debian's ffmpeg, under the revision the installed
-/// Playwright wants (its driver's browsers.json).
+/// Playwright wants (its driver's browsers.json). Asked of the fixture's own `.venv` (the
+/// Python that runs its tests, `scripts/install-test-deps`), not whatever `python3` is first
+/// on the PATH.
 fn ffmpeg_for_playwright(dir: &Path) -> String {
     require_tool("ffmpeg");
-    let out = std::process::Command::new("python3")
+    let python = fixture_source("tiers-playwright-video").join(".venv/bin/python");
+    let out = std::process::Command::new(&python)
         .args([
             "-c",
             "import json, os, playwright; d = os.path.dirname(playwright.__file__); \
@@ -30,7 +33,7 @@ fn ffmpeg_for_playwright(dir: &Path) -> String {
              print(next(x['revision'] for x in b if x['name'] == 'ffmpeg'))",
         ])
         .output()
-        .expect("python3 runs");
+        .unwrap_or_else(|e| panic!("{} runs (scripts/install-test-deps): {e}", python.display()));
     assert!(
         out.status.success(),
         "playwright's browsers.json: {}",
