@@ -48,6 +48,11 @@ async def metric(http, name, labels=""):
     return float(found.group(1)) if found else 0.0
 
 
+# Setting up the 100 waits of `abandon_waits` took more than 30 s once, on a machine running
+# the whole suite at a load average of 18.
+SET_UP_WITHIN = 120
+
+
 async def until(what, check, seconds=30):
     """Waits for `check()` to be true (a condition, never a fixed sleep), or raises."""
     deadline = time.monotonic() + seconds
@@ -148,13 +153,16 @@ async def abandon_waits(report):
         # The clients that give up by themselves start once the others wait, so their clock
         # runs only while their own waits are set up: on a loaded machine, setting up all 100
         # at once took longer than their patience, and they left before the count was reached.
-        await until("60 claims waiting", lambda: _ge(waiting(http, "claim"), 60))
+        await until("60 claims waiting", lambda: _ge(waiting(http, "claim"), 60),
+                    seconds=SET_UP_WITHIN)
         timed_out = [asyncio.create_task(raw(token(i), rpc(f"t{i}", "task_claim", wait), GIVE_UP))
                      for i in range(20)]
         sdk = [asyncio.create_task(sdk_agents[i % 4].session.call_tool(
                    "task_claim", wait, read_timeout_seconds=GIVE_UP)) for i in range(20)]
-        await until("100 claims waiting", lambda: _ge(waiting(http, "claim"), 100))
-        await until("10 inbox reads waiting", lambda: _ge(waiting(http, "inbox"), 10))
+        await until("100 claims waiting", lambda: _ge(waiting(http, "claim"), 100),
+                    seconds=SET_UP_WITHIN)
+        await until("10 inbox reads waiting", lambda: _ge(waiting(http, "inbox"), 10),
+                    seconds=SET_UP_WITHIN)
 
         # Cancel: the notification names the call; the call answers at once, empty.
         for i in range(20):
