@@ -43,11 +43,7 @@ pub(super) fn run_batch(
     if let Err(e) = exec_cached(conn, "begin immediate") {
         // Dropping the jobs drops their reply channels: each caller gets `Unavailable`.
         tracing::debug!(error = %e, "cannot begin a write transaction");
-        for _ in 0..max_batch {
-            if queue.pop().is_none() {
-                break;
-            }
-        }
+        drop_jobs(queue, max_batch);
         return BatchEnd {
             committed: false,
             failed_read_only: is_read_only(&e),
@@ -66,8 +62,11 @@ pub(super) fn run_batch(
                 "writes resumed; leases live before they stopped were renewed"
             ),
             Err(e) => {
-                tracing::warn!(error = %e, "renewing leases after writes stopped failed; retrying");
+                // The batch's jobs fail as when `begin` does: kept waiting, they would hang their
+                // callers while the writer retried the renewal without pause.
+                tracing::warn!(error = %e, "renewing leases after writes stopped failed; the batch's writes fail");
                 let _ = conn.execute_batch("rollback");
+                drop_jobs(queue, max_batch);
                 return BatchEnd {
                     committed: false,
                     failed_read_only: false,
@@ -148,16 +147,18 @@ pub(super) fn run_batch(
     queue.batch_done(alone);
     // SQLite rolled the transaction back under a failing statement: nothing more may run, and
     // nothing of the batch is kept.
-    let lost = conn.is_autocommit();
-    if lost {
-        tracing::error!("SQLite rolled the batch's transaction back; every job in it fails");
-    }
-    // Claimers parked for the tasks this batch made ready claim in it, not in a batch of their own.
+    let mut lost = conn.is_autocommit();
+    // Claimers parked for the tasks this batch made ready claim in it, not in a batch of their own
+    // (`serve` stops at a rollback too).
     let served = if lost {
         Vec::new()
     } else {
         super::handoff::serve(&mut ctx, &published.hub, || started.elapsed() < BATCH_TIME)
     };
+    lost |= conn.is_autocommit();
+    if lost {
+        tracing::error!("SQLite rolled the batch's transaction back; every job in it fails");
+    }
     let commit_started = std::time::Instant::now();
     let committed = if lost {
         Err(StoreError::Unavailable(
@@ -190,6 +191,16 @@ pub(super) fn run_batch(
         finish(committed.as_ref().map(|_| ()).map_err(clone_error));
     }
     ended
+}
+
+/// Drops the next batch's worth of jobs: dropping a job drops its reply channel, so its caller
+/// gets `Unavailable`.
+fn drop_jobs(queue: &mut FairQueue<Queued>, max_batch: usize) {
+    for _ in 0..max_batch {
+        if queue.pop().is_none() {
+            break;
+        }
+    }
 }
 
 fn is_read_only(e: &rusqlite::Error) -> bool {

@@ -96,6 +96,11 @@ pub(super) fn serve(
     let mut taken: HashSet<(i64, String)> = HashSet::new();
     let mut waiters: Option<(i64, Arc<ClaimWaiters>)> = None;
     for (team_id, task, id) in ready {
+        // SQLite rolled the transaction back under a served claim: a claim run now would run
+        // outside it, each savepoint committing on its own while the batch fails.
+        if ctx.conn.is_autocommit() {
+            break;
+        }
         if taken.contains(&(team_id, id.clone())) || !more() {
             continue;
         }
