@@ -1,5 +1,5 @@
 //! `guard`: the daemon's CPU per operation on the paths agents feel — a wake (a task created and
-//! handed to a waiting worker), a claim, a completion, a post and a read — each divided by the
+//! handed to a waiting worker), a claim, a heartbeat, a completion, a post and a read — each divided by the
 //! same run's floor (the CPU of a `GET /healthz`), and compared with the committed baseline
 //! (`guard_baseline.rs`). CPU, not wall time: the machine is shared, and CPU per operation holds
 //! where throughput does not; the ratio to the floor takes out most of what the machine itself
@@ -38,7 +38,9 @@ pub async fn run(args: &Args) -> Result<Vec<Measured>, String> {
     let floor_before = floor(&admin, &daemon, sizes).await;
     let wake = wake(&admin, &coord, &crew, &daemon, sizes.wakes.max(1)).await;
     let (claim, held) = claim(&coord, &crew, &daemon, per_worker).await;
-    let complete = complete(&crew, held, &daemon).await;
+    let heartbeat_body = json!({"leaseMs": 3_600_000});
+    let heartbeat = act_on_held(&crew, &held, &daemon, "heartbeat", heartbeat_body).await;
+    let complete = act_on_held(&crew, &held, &daemon, "complete", json!({})).await;
     let post = each_worker(&crew, &daemon, per_worker, |api, w, i| async move {
         let body = json!({"to": "coordinator", "type": "impl_progress", "summary": format!("w{w} step {i}")});
         api.post_ok(&format!("/v1/teams/{TEAM}/messages"), &body, 201)
@@ -66,6 +68,7 @@ pub async fn run(args: &Args) -> Result<Vec<Measured>, String> {
     let measured = vec![
         Measured::new("wake", 3, wake, 3.0 * floor.sequential_ns),
         Measured::new("claim", 1, claim, floor.concurrent_ns),
+        Measured::new("heartbeat", 1, heartbeat, floor.concurrent_ns),
         Measured::new("complete", 1, complete, floor.concurrent_ns),
         Measured::new("post", 1, post, floor.concurrent_ns),
         Measured::new("read", 1, read, floor.concurrent_ns),
@@ -252,19 +255,26 @@ async fn claim(
     (cpu.elapsed_ns() as f64 / claimed as f64, held)
 }
 
-/// Every worker completes what it holds, one request per task. CPU per completion.
-async fn complete(crew: &[BenchClient], held: Vec<Vec<String>>, daemon: &BenchDaemon) -> f64 {
+/// Every worker posts `action` (`heartbeat`, `complete`) with `body` for each task it holds,
+/// one request per task. CPU per request.
+async fn act_on_held(
+    crew: &[BenchClient],
+    held: &[Vec<String>],
+    daemon: &BenchDaemon,
+    action: &'static str,
+    body: serde_json::Value,
+) -> f64 {
     let total: usize = held.iter().map(Vec::len).sum();
     let cpu = ThreadCpu::start(daemon.pid());
     let handles: Vec<_> = crew
         .iter()
-        .zip(held)
+        .zip(held.iter().cloned())
         .map(|(api, ids)| {
-            let api = api.clone();
+            let (api, body) = (api.clone(), body.clone());
             tokio::spawn(async move {
                 for id in ids {
-                    let path = format!("/v1/teams/{TEAM}/tasks/{id}/complete");
-                    api.post_ok(&path, &json!({}), 200).await;
+                    let path = format!("/v1/teams/{TEAM}/tasks/{id}/{action}");
+                    api.post_ok(&path, &body, 200).await;
                 }
             })
         })

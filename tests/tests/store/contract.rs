@@ -163,6 +163,35 @@ async fn stale_versions_are_refused() {
 }
 
 #[tokio::test]
+async fn a_heartbeat_answers_the_task_as_stored_with_its_edges() {
+    for (store, _dir) in backends().await {
+        let (coord, tester, _) = team(&*store, "qa").await;
+        store
+            .create_tasks(
+                &coord,
+                vec![task("TEST-001", &[]), task("TEST-002", &["TEST-001"])],
+            )
+            .await
+            .unwrap();
+        let claimed = store
+            .claim_task(&tester, prefixes("TEST"), 60_000)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(claimed.id, "TEST-001");
+        let beat = store.heartbeat(&tester, "TEST-001", 600_000).await.unwrap();
+        assert_eq!(beat.version, claimed.version + 1);
+        assert!(beat.lease_expires_at > claimed.lease_expires_at);
+        assert_eq!(beat.blocks, vec!["TEST-002".to_string()]);
+        let stored = store.get_task(coord.team_id, "TEST-001").await.unwrap();
+        assert_eq!(
+            serde_json::to_value(&beat).unwrap(),
+            serde_json::to_value(&stored).unwrap()
+        );
+    }
+}
+
+#[tokio::test]
 async fn only_the_holder_or_a_coordinator_acts_on_a_claim() {
     for (store, _dir) in backends().await {
         let (coord, tester, _) = team(&*store, "qa").await;

@@ -4,7 +4,6 @@ use super::super::error::StoreResult;
 use super::super::rules::STATE_COLUMNS;
 use super::super::types::Caller;
 use super::db::Db;
-use super::rows::load_task;
 use super::rows::{append_event, TASK_PROJECT};
 use super::scope_claims::{self, SCOPED};
 use super::task_state::{edges_from_row, load, save, save_all, state_from_row, EDGE_COLUMNS};
@@ -158,18 +157,19 @@ pub async fn heartbeat(tx: &mut Tx, caller: &Caller, id: &str, lease_ms: u64) ->
     let mut task = load(tx, caller.team_id, id).await?;
     task.heartbeat(caller, tx.now_ms(), lease_ms)?;
     tx.touch_agent(caller.team_id, &caller.agent);
-    sqlx::query(
+    // The answer is the state as saved, its edges read by the update (no second round trip).
+    let row = sqlx::query(&format!(
         "update tasks set lease_expires_at = $3, version = $4, updated_at = $5
-         where team_id = $1 and id = $2",
-    )
+         where team_id = $1 and id = $2 returning {EDGE_COLUMNS}"
+    ))
     .bind(caller.team_id)
     .bind(id)
     .bind(task.lease_expires_at)
     .bind(task.version)
     .bind(task.updated_at)
-    .execute(tx.conn())
+    .fetch_one(tx.conn())
     .await?;
-    load_task(tx.conn(), caller.team_id, id).await
+    Ok(task.into_task(edges_from_row(&row)?))
 }
 
 /// Back to `pending` for another try while attempts remain, `failed` when `final_` or out of

@@ -5,7 +5,7 @@ use super::super::rules::scope::{self, Admission};
 use super::super::rules::{TaskState, STATE_COLUMNS};
 use super::super::types::Caller;
 use super::empty_claims::Exhausted;
-use super::rows::{load_state, load_task, state_from_row, touch_agent, TASK_PROJECT};
+use super::rows::{edges_of, load_state, state_from_row, touch_agent, TASK_PROJECT};
 use super::scopes;
 use super::task_state::save;
 use super::writer::WriteCtx;
@@ -126,7 +126,8 @@ impl Search<'_> {
     }
 }
 
-/// Only the holder (or a coordinator) may extend the lease; no event is recorded for it.
+/// Only the holder (or a coordinator) may extend the lease; no event is recorded for it. The
+/// answer is the state as saved (no second read of the row).
 pub fn heartbeat(
     ctx: &mut WriteCtx<'_>,
     caller: &Caller,
@@ -139,7 +140,8 @@ pub fn heartbeat(
     ctx.conn
         .prepare_cached("update tasks set lease_expires_at = ?3, version = ?4, updated_at = ?5 where team_id = ?1 and id = ?2")?
         .execute(params![caller.team_id, id, task.lease_expires_at, task.version, task.updated_at])?;
-    load_task(ctx.conn, caller.team_id, id)
+    let edges = edges_of(ctx.conn, caller.team_id, id)?;
+    Ok(task.into_task(edges))
 }
 
 pub fn complete(
