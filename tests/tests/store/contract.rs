@@ -162,6 +162,42 @@ async fn stale_versions_are_refused() {
     }
 }
 
+/// A claim whose token was checked before the agent was revoked (a request in the same write
+/// batch as the revocation, a claim parked while it waited, a replica that has not heard yet)
+/// takes nothing: the revocation binds in the store, not only in the token cache.
+#[tokio::test]
+async fn a_claim_checked_before_its_agent_was_revoked_takes_nothing() {
+    for (store, _dir) in backends().await {
+        let (coord, tester, _) = team(&*store, "qa").await;
+        store
+            .create_tasks(&coord, vec![task("TEST-001", &[])])
+            .await
+            .unwrap();
+        store
+            .set_agent_token(coord.team_id, &tester.agent, None)
+            .await
+            .unwrap();
+        let claimed = store
+            .claim_task(&tester, prefixes("TEST"), 60_000)
+            .await
+            .unwrap();
+        assert!(claimed.is_none(), "{claimed:?}");
+        let stored = store.get_task(coord.team_id, "TEST-001").await.unwrap();
+        assert_eq!(
+            (stored.status, stored.claimed_by),
+            (TaskStatus::Pending, None)
+        );
+        // Another tester still takes it.
+        let other = agent(&*store, coord.team_id, "qa", "tester-2", Role::Tester).await;
+        let taken = store
+            .claim_task(&other, prefixes("TEST"), 60_000)
+            .await
+            .unwrap()
+            .expect("the task is still claimable");
+        assert_eq!(taken.claimed_by.as_deref(), Some("tester-2"));
+    }
+}
+
 #[tokio::test]
 async fn a_heartbeat_answers_the_task_as_stored_with_its_edges() {
     for (store, _dir) in backends().await {

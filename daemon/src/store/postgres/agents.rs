@@ -11,6 +11,12 @@ use super::DB_NOW_MS;
 use huddle_wire::{Agent, Role, Team};
 use sqlx::Row;
 
+/// A claim statement's guard, with the team as `$1` and the claimer as `$3`: a revocation
+/// committed after the request's token was checked binds there, and a revoked agent takes
+/// nothing (a caller with no agent row is not revoked).
+pub const CLAIMER_NOT_REVOKED: &str = "not exists (select 1 from agents
+    where team_id = $1 and name = $3 and revoked_at is not null)";
+
 pub async fn create_team(tx: &mut Tx, name: &str) -> StoreResult<Team> {
     validate::name("name", name)?;
     let now = tx.read_clock().await?;

@@ -3,6 +3,7 @@
 use super::super::error::StoreResult;
 use super::super::rules::STATE_COLUMNS;
 use super::super::types::Caller;
+use super::agents::CLAIMER_NOT_REVOKED;
 use super::db::Db;
 use super::rows::{append_event, TASK_PROJECT};
 use super::scope_claims::{self, SCOPED};
@@ -70,6 +71,7 @@ pub async fn claim(
                    and (owner is null or owner = $3 or owner = $4)
                    {in_project}
                    and not {SCOPED} and not (select waiting from scoped)
+                   and {CLAIMER_NOT_REVOKED}
                  order by created_at, number
                  limit {max}
                  for update skip locked

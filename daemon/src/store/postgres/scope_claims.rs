@@ -22,6 +22,7 @@ use super::super::error::StoreResult;
 use super::super::rules::scope::{Admission, Held};
 use super::super::rules::STATE_COLUMNS;
 use super::super::types::Caller;
+use super::agents::CLAIMER_NOT_REVOKED;
 use super::db::Db;
 use super::rows::TASK_PROJECT;
 use super::task_state::EDGE_COLUMNS;
@@ -87,6 +88,7 @@ pub async fn claim(
              join unnest($2::text[], $6::bigint[]) as c(id, version) on t.id = c.id
              where t.team_id = $1 and t.version = c.version
                and t.status = 'pending' and t.unmet_blockers = 0
+               and {CLAIMER_NOT_REVOKED}
              for update of t skip locked
          ))
          returning {STATE_COLUMNS}, number, {EDGE_COLUMNS}"

@@ -71,6 +71,17 @@ fn live_agents(conn: &Connection, team_id: i64) -> StoreResult<usize> {
     Ok(agents as usize)
 }
 
+/// Whether the team's agent `name` was revoked (its row stays; a caller with no row is not).
+pub fn is_revoked(conn: &Connection, team_id: i64, name: &str) -> StoreResult<bool> {
+    Ok(conn
+        .prepare_cached(
+            "select revoked_at is not null from agents where team_id = ?1 and name = ?2",
+        )?
+        .query_row(params![team_id, name], |r| r.get(0))
+        .optional()?
+        .unwrap_or(false))
+}
+
 pub fn authenticate(conn: &Connection, token_hash: &str) -> StoreResult<Option<Caller>> {
     Ok(conn
         .prepare_cached(

@@ -4,6 +4,7 @@ use super::super::error::{StoreError, StoreResult};
 use super::super::rules::scope::{self, Admission};
 use super::super::rules::{TaskState, STATE_COLUMNS};
 use super::super::types::Caller;
+use super::agents;
 use super::empty_claims::Exhausted;
 use super::rows::{edges_of, load_state, state_from_row, touch_agent, TASK_PROJECT};
 use super::scopes;
@@ -28,6 +29,11 @@ pub fn claim(
     let prefixes_json =
         serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
     let team_id = caller.team_id;
+    // The token was checked when the request came in; a revocation committed since (earlier in
+    // this batch, or while a parked claim waited) binds here: a revoked agent takes nothing.
+    if agents::is_revoked(ctx.conn, team_id, &caller.agent)? {
+        return Ok(Vec::new());
+    }
     let max = max.max(1);
     // One row past `max` tells whether this claim leaves anything it could have taken.
     let want = max + 1;
