@@ -149,7 +149,7 @@ pub async fn wait_decision(
         loop {
             tokio::select! {
                 item = events.recv() => match item {
-                    Ok(item) if !item.json.contains(&mention) => continue,
+                    Ok(item) if !item.json().contains(&mention) => continue,
                     Ok(_) | Err(RecvError::Lagged(_)) => break,
                     Err(RecvError::Closed) => return Ok(record),
                 },

@@ -27,12 +27,9 @@ where
 /// through axum's `Sse`, which rescans the data for newlines and resets a keep-alive timer on
 /// every event; here the JSON is compact (no raw newlines) and names are `[a-z0-9_.]`.
 pub fn frame(item: &StreamItem, name: &str) -> Bytes {
-    let mut text = String::with_capacity(item.json.len() + name.len() + 40);
-    let _ = write!(
-        text,
-        "id: {}\nevent: {name}\ndata: {}\n\n",
-        item.seq, item.json
-    );
+    let json = item.json();
+    let mut text = String::with_capacity(json.len() + name.len() + 40);
+    let _ = write!(text, "id: {}\nevent: {name}\ndata: {json}\n\n", item.seq);
     Bytes::from(text)
 }
 

@@ -259,12 +259,14 @@ async fn fetch(
             .list_events(team_id, after, PAGE)
             .await?
             .into_iter()
-            .map(|e| StreamItem {
-                seq: e.seq,
-                json: to_json(&e),
-                kind: e.kind,
-                from: String::new(),
-                to: String::new(),
+            .map(|e| {
+                StreamItem::new(
+                    e.seq,
+                    e.kind.clone(),
+                    String::new(),
+                    String::new(),
+                    to_json(&e),
+                )
             })
             .collect(),
         Source::Messages => state
@@ -280,12 +282,9 @@ async fn fetch(
             .await?
             .items
             .into_iter()
-            .map(|m| StreamItem {
-                seq: m.seq,
-                json: to_json(&m),
-                kind: m.kind,
-                from: m.from,
-                to: m.to,
+            .map(|m| {
+                let json = to_json(&m);
+                StreamItem::new(m.seq, m.kind, m.from, m.to, json)
             })
             .collect(),
     })

@@ -12,12 +12,12 @@ mod claim_waiters;
 
 pub use claim_waiters::{ClaimWaiters, Parcel, ProjectFilter, ReadyTask, WaitTicket, Withdrawer};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{broadcast, watch};
 
 /// One committed item ready to send to streams: its sequence, a few fields for filtering, and
 /// its JSON, serialised once however many subscribers there are.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StreamItem {
     pub seq: i64,
     /// Event type (`task.created`…) or message type (`test_result`…).
@@ -25,7 +25,65 @@ pub struct StreamItem {
     /// Message sender and recipient; empty for events.
     pub from: String,
     pub to: String,
-    pub json: Arc<str>,
+    json: OnceLock<Arc<str>>,
+    /// Makes the JSON on first use ([`StreamItem::lazy`]).
+    make: Option<MakeJson>,
+}
+
+/// An item's JSON, made when a stream first sends it.
+type MakeJson = Arc<dyn Fn() -> String + Send + Sync>;
+
+impl StreamItem {
+    /// An item whose JSON is already made (a message, shared with the event log).
+    pub fn new(seq: i64, kind: String, from: String, to: String, json: Arc<str>) -> StreamItem {
+        StreamItem {
+            seq,
+            kind,
+            from,
+            to,
+            json: OnceLock::from(json),
+            make: None,
+        }
+    }
+
+    /// An event whose JSON `make` formats on first use, on the thread of the stream that sends
+    /// it: the single writer thread that publishes every event never formats one, and an event
+    /// nobody streams is never formatted at all.
+    pub fn lazy(
+        seq: i64,
+        kind: String,
+        make: impl Fn() -> String + Send + Sync + 'static,
+    ) -> StreamItem {
+        StreamItem {
+            seq,
+            kind,
+            from: String::new(),
+            to: String::new(),
+            json: OnceLock::new(),
+            make: Some(Arc::new(make)),
+        }
+    }
+
+    pub fn json(&self) -> &str {
+        self.json
+            .get_or_init(|| match &self.make {
+                Some(make) => make().into(),
+                None => Arc::from("null"),
+            })
+            .as_ref()
+    }
+}
+
+impl std::fmt::Debug for StreamItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamItem")
+            .field("seq", &self.seq)
+            .field("kind", &self.kind)
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("json", &self.json.get())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a committed write asks the hub to announce.

@@ -111,7 +111,7 @@ async fn concurrent_writes_are_published_once_in_sequence_order() {
             .expect("claimers were woken")
             .unwrap();
         // Each published message is the stored one.
-        let first: serde_json::Value = serde_json::from_str(&got_messages[0].json).unwrap();
+        let first: serde_json::Value = serde_json::from_str(got_messages[0].json()).unwrap();
         assert_eq!(first["seq"], 1);
         assert!(first["summary"].as_str().unwrap().starts_with("step "));
         let claimed = store

@@ -185,13 +185,13 @@ where
             let json = serde_json::to_string(&m)
                 .map_err(|e| super::super::error::StoreError::Internal(e.to_string()))?;
             now.msg = m.seq;
-            publish.push(Publish::Message(Arc::new(StreamItem {
-                seq: m.seq,
-                kind: m.kind,
-                from: m.from,
-                to: m.to,
-                json: json.into(),
-            })));
+            publish.push(Publish::Message(Arc::new(StreamItem::new(
+                m.seq,
+                m.kind,
+                m.from,
+                m.to,
+                json.into(),
+            ))));
         }
     }
     if a.events.1 > event_after {
@@ -210,13 +210,12 @@ where
                 }
                 if watched {
                     // Streamed as stored: the data text is spliced into the event's JSON.
-                    publish.push(Publish::Event(Arc::new(StreamItem {
+                    let owned_kind = kind.clone();
+                    publish.push(Publish::Event(Arc::new(StreamItem::lazy(
                         seq,
-                        json: event_json(seq, &kind, &data, created_at)?.into(),
                         kind,
-                        from: String::new(),
-                        to: String::new(),
-                    })));
+                        move || event_json(seq, &owned_kind, &data, created_at),
+                    ))));
                 }
             }
         }

@@ -318,10 +318,11 @@ pub fn check_version(if_match: Option<i64>, current: i64) -> StoreResult<()> {
 }
 
 /// The JSON an event is streamed as; its `data` is already JSON text.
-pub fn event_json(seq: i64, kind: &str, data: &str, created_at_ms: i64) -> StoreResult<String> {
-    let kind_json = serde_json::to_string(kind).map_err(|e| StoreError::Internal(e.to_string()))?;
-    Ok(format!(
+pub fn event_json(seq: i64, kind: &str, data: &str, created_at_ms: i64) -> String {
+    // A JSON string's text (quoted, escaped); writing a `Value` cannot fail.
+    let kind_json = serde_json::Value::from(kind).to_string();
+    format!(
         r#"{{"seq":{seq},"type":{kind_json},"data":{data},"createdAt":"{}"}}"#,
         fmt_time(created_at_ms)
-    ))
+    )
 }

@@ -71,13 +71,13 @@ pub fn post(
     append_event_json(ctx, team_id, "message.posted", json.clone())?;
     ctx.publish(
         team_id,
-        Publish::Message(Arc::new(StreamItem {
+        Publish::Message(Arc::new(StreamItem::new(
             seq,
-            kind: message.kind.clone(),
-            from: message.from.clone(),
-            to: message.to.clone(),
-            json: json.into(),
-        })),
+            message.kind.clone(),
+            message.from.clone(),
+            message.to.clone(),
+            json.into(),
+        ))),
     );
     Ok(Posted {
         message,

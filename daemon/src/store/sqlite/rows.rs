@@ -151,17 +151,11 @@ pub fn append_event_json(
             "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![team_id, seq, kind, data, ctx.now_ms])?;
-    let json = rules::event_json(seq, kind, &data, ctx.now_ms)?;
-    ctx.publish(
-        team_id,
-        Publish::Event(Arc::new(StreamItem {
-            seq,
-            kind: kind.to_string(),
-            from: String::new(),
-            to: String::new(),
-            json: json.into(),
-        })),
-    );
+    let (owned_kind, created_at) = (kind.to_string(), ctx.now_ms);
+    let item = StreamItem::lazy(seq, kind.to_string(), move || {
+        rules::event_json(seq, &owned_kind, &data, created_at)
+    });
+    ctx.publish(team_id, Publish::Event(Arc::new(item)));
     Ok(())
 }
 
