@@ -49,9 +49,10 @@ fn start_with(path: &Path, hub: Arc<Hub>, outage_lease_grace_ms: i64) -> Writer 
     writer
 }
 
-/// Team 1 and, per `(id, created_at, unmet_blockers, status, lease_expires_at)`, a task of it.
+/// Team 1, which the tests' tasks belong to.
 const SEED: &str = "insert into teams (id, name, created_at) values (1, 'team', 0)";
 
+/// A task of team 1 with prefix `A`: its number from `id`, held by `w` when in progress.
 fn task_sql(id: &str, created_at: i64, unmet: i64, status: &str, lease: Option<i64>) -> String {
     let lease = lease.map_or("null".to_string(), |l| l.to_string());
     let number: String = id.chars().filter(char::is_ascii_digit).collect();
