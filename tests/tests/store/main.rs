@@ -13,6 +13,7 @@ mod empty_claims;
 mod failures;
 mod history;
 mod message_with_memory;
+mod prefix_claims;
 mod progress;
 mod project_claims;
 mod published;

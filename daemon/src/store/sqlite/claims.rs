@@ -13,6 +13,7 @@ use super::writer::WriteCtx;
 use crate::hub::ProjectFilter;
 use huddle_wire::Task;
 use rusqlite::params;
+use std::borrow::Cow;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
 /// is empty, the caller's name or the caller's role, and whose project `project` admits.
@@ -26,8 +27,6 @@ pub fn claim(
     lease_ms: u64,
     max: usize,
 ) -> StoreResult<Vec<Task>> {
-    let prefixes_json =
-        serde_json::to_string(prefixes).map_err(|e| StoreError::Internal(e.to_string()))?;
     let team_id = caller.team_id;
     // The token was checked when the request came in; a revocation committed since (earlier in
     // this batch, or while a parked claim waited) binds here: a revoked agent takes nothing.
@@ -39,7 +38,7 @@ pub fn claim(
     let want = max + 1;
     let search = Search {
         caller,
-        prefixes_json: &prefixes_json,
+        prefixes: PrefixTest::of(prefixes)?,
         project,
     };
     let mut scoped = false;
@@ -80,8 +79,44 @@ pub fn claim(
 /// What a claim looks for: ready tasks of its prefixes, owners and project.
 struct Search<'a> {
     caller: &'a Caller,
-    prefixes_json: &'a str,
+    prefixes: PrefixTest<'a>,
     project: Option<&'a ProjectFilter>,
+}
+
+/// The claim's prefixes as an SQL test on `prefix` and its parameters `?2` and `?8`. One or two
+/// are compared in place. A longer list is read from JSON into a table SQLite builds on every
+/// run of the search, which cost a one-prefix claim more than its compare (BENCHMARKS.md,
+/// "A claim's prefixes compared in place").
+struct PrefixTest<'a> {
+    sql: &'static str,
+    first: Cow<'a, str>,
+    second: Option<&'a str>,
+}
+
+impl<'a> PrefixTest<'a> {
+    fn of(prefixes: &'a [String]) -> StoreResult<PrefixTest<'a>> {
+        const IN_PLACE: &str = "prefix in (?2, ?8)";
+        Ok(match prefixes {
+            [one] => PrefixTest {
+                sql: IN_PLACE,
+                first: Cow::Borrowed(one),
+                second: Some(one),
+            },
+            [one, two] => PrefixTest {
+                sql: IN_PLACE,
+                first: Cow::Borrowed(one),
+                second: Some(two),
+            },
+            _ => PrefixTest {
+                sql: "prefix in (select value from json_each(?2)) and ?8 is null",
+                first: Cow::Owned(
+                    serde_json::to_string(prefixes)
+                        .map_err(|e| StoreError::Internal(e.to_string()))?,
+                ),
+                second: None,
+            },
+        })
+    }
 }
 
 impl Search<'_> {
@@ -97,24 +132,27 @@ impl Search<'_> {
     ) -> StoreResult<Vec<TaskState>> {
         let (caller, project) = (self.caller, self.project);
         let team_id = caller.team_id;
+        let prefixes = &self.prefixes;
         let mut stmt = ctx.conn.prepare_cached(&format!(
             "select {STATE_COLUMNS} from tasks indexed by tasks_ready
              where team_id = ?1 and status = 'pending' and unmet_blockers = 0
-               and prefix in (select value from json_each(?2))
+               and {}
                and (owner is null or owner = ?3 or owner = ?4)
                and (?6 is null or {TASK_PROJECT} = ?6 or (?7 and {TASK_PROJECT} is null))
              order by created_at, number
-             limit ?5"
+             limit ?5",
+            prefixes.sql
         ))?;
         let rows = stmt.query_map(
             params![
                 team_id,
-                self.prefixes_json,
+                prefixes.first,
                 caller.agent,
                 caller.role.as_str(),
                 limit,
                 project.map(|p| &p.name),
                 project.is_some_and(|p| !p.strict),
+                prefixes.second,
             ],
             |r| state_from_row(team_id, r),
         )?;
