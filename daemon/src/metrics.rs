@@ -43,7 +43,9 @@
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
-use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics::{
+    counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram, Histogram,
+};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -227,17 +229,67 @@ pub fn error_answered(code: &'static str) {
 
 /// A write batch committed (or not): its size and the commit's duration.
 pub fn writer_batch(jobs: usize, commit: Duration) {
-    histogram!("huddle_writer_batch_size").record(jobs as f64);
-    histogram!("huddle_writer_commit_seconds").record(commit);
+    let writer = WriterHistograms::get();
+    writer.batch_size.record(jobs as f64);
+    writer.commit.record(commit);
 }
 
 /// A write job run: how long it waited in the writer's queue (from being sent to starting) and
 /// how long it ran, by kind: `heavy` (a team whose jobs run alone, `fair_queue::HEAVY`),
 /// `light` (another team's), `store` (a store-wide job, which waits for every job sent before
 /// it).
-pub fn writer_job(kind: &'static str, waited: Duration, ran: Duration) {
-    histogram!("huddle_writer_wait_seconds", "kind" => kind).record(waited);
-    histogram!("huddle_writer_job_seconds", "kind" => kind).record(ran);
+pub fn writer_job(kind: WriterJob, waited: Duration, ran: Duration) {
+    let writer = WriterHistograms::get();
+    writer.wait[kind as usize].record(waited);
+    writer.job[kind as usize].record(ran);
+}
+
+/// The kind of a SQLite write job, the `kind` label of its histograms.
+#[derive(Clone, Copy)]
+pub enum WriterJob {
+    Heavy,
+    Light,
+    Store,
+}
+
+impl WriterJob {
+    const ALL: [WriterJob; 3] = [WriterJob::Heavy, WriterJob::Light, WriterJob::Store];
+
+    fn label(self) -> &'static str {
+        match self {
+            WriterJob::Heavy => "heavy",
+            WriterJob::Light => "light",
+            WriterJob::Store => "store",
+        }
+    }
+}
+
+/// The SQLite writer's histograms, looked up once. The facade's macros hash the name and labels
+/// and search the registry on every call: once per job and batch on the writer thread, where
+/// every microsecond holds up the next batch.
+struct WriterHistograms {
+    wait: [Histogram; 3],
+    job: [Histogram; 3],
+    batch_size: Histogram,
+    commit: Histogram,
+}
+
+impl WriterHistograms {
+    fn get() -> &'static WriterHistograms {
+        static HISTOGRAMS: OnceLock<WriterHistograms> = OnceLock::new();
+        HISTOGRAMS.get_or_init(|| {
+            // The handles belong to the recorder installed when they are made: ours first.
+            handle();
+            WriterHistograms {
+                wait: WriterJob::ALL
+                    .map(|k| histogram!("huddle_writer_wait_seconds", "kind" => k.label())),
+                job: WriterJob::ALL
+                    .map(|k| histogram!("huddle_writer_job_seconds", "kind" => k.label())),
+                batch_size: histogram!("huddle_writer_batch_size"),
+                commit: histogram!("huddle_writer_commit_seconds"),
+            }
+        })
+    }
 }
 
 pub fn leases_expired(n: usize) {

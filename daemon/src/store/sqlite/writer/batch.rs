@@ -8,6 +8,7 @@
 use super::super::super::error::{StoreError, StoreResult};
 use super::super::fair_queue::{BatchFill, FairQueue, QueueKey};
 use super::{Finisher, Published, Queued, WriteCtx};
+use crate::metrics::WriterJob;
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -119,9 +120,9 @@ pub(super) fn run_batch(
         let took = job_started.elapsed();
         queue.record(key, took);
         let kind = match (key, heavy) {
-            (None, _) => "store",
-            (Some(_), true) => "heavy",
-            (Some(_), false) => "light",
+            (None, _) => WriterJob::Store,
+            (Some(_), true) => WriterJob::Heavy,
+            (Some(_), false) => WriterJob::Light,
         };
         crate::metrics::writer_job(kind, waited, took);
         let (ok, finish) = match outcome {
