@@ -41,7 +41,6 @@ fn budget_response(view: BudgetView) -> Response {
         ReadErrors,
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn get(
     State(state): State<AppState>,
     params: RawPathParams,
@@ -79,7 +78,6 @@ pub async fn budget_of(state: &AppState, team_id: i64) -> ApiResult<BudgetView> 
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn put(
     State(state): State<AppState>,
     params: RawPathParams,

@@ -34,7 +34,7 @@ use huddle_wire::{AnswerRequest, Decision, GateRequest, Gated, Task};
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
+#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn gate(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,
@@ -77,7 +77,7 @@ pub async fn gate_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
+#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn answer(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,

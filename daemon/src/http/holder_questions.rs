@@ -43,7 +43,7 @@ use utoipa::IntoParams;
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
+#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn ask(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,

@@ -61,6 +61,7 @@ impl FromRequestParts<AppState> for Principal {
             state.rate.check(&hash)?;
             parts.extensions.insert(epoch);
             state.presence.seen(&caller);
+            in_request_span(&caller);
             return Ok(Principal::Agent(caller));
         }
         // The admin token is known without a lookup.
@@ -79,11 +80,18 @@ impl FromRequestParts<AppState> for Principal {
                 parts.extensions.insert(epoch.by(&hash));
                 state.presence.seen(&caller);
                 state.auth.insert(hash, caller.clone(), epoch);
+                in_request_span(&caller);
                 Ok(Principal::Agent(caller))
             }
             None => Err(failed(ApiError::unauthorized("unknown or revoked token"))),
         }
     }
+}
+
+/// Names the agent on the request's span (`http::request_span`), so every line logged while
+/// the request is answered carries it; one span per request, not one more per handler.
+fn in_request_span(caller: &Caller) {
+    tracing::Span::current().record("agent", caller.agent.as_str());
 }
 
 /// The epoch at which the request's agent was authenticated (see `auth_cache`). Put after the

@@ -122,7 +122,6 @@ fn memory_value(memory: &Memory, pointer: &str) -> ApiResult<serde_json::Value> 
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn patch(
     State(state): State<AppState>,
     Can(caller, _): Can<act::PatchMemory>,
@@ -180,7 +179,6 @@ pub async fn patch_memory(
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn replace(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ReplaceMemory>,

@@ -42,7 +42,6 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn post(
     State(state): State<AppState>,
     Can(caller, _): Can<act::PostMessages>,
@@ -126,7 +125,7 @@ fn valid_key(key: &str) -> bool {
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, count = tracing::field::Empty))]
+#[tracing::instrument(skip_all, fields(count = tracing::field::Empty))]
 pub async fn post_many(
     State(state): State<AppState>,
     Can(caller, _): Can<act::PostMessages>,

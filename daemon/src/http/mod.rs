@@ -151,8 +151,8 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// A request's span: its id (from `x-request-id`), method and path, on every line logged
-/// while it is answered.
+/// A request's span: its id (from `x-request-id`), method, path and, once its token is read, its
+/// agent (`identity.rs`), on every line logged while it is answered.
 fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     let id = request
         .headers()
@@ -164,5 +164,6 @@ fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Spa
         request_id = %id,
         method = %request.method(),
         path = %request.uri().path(),
+        agent = tracing::field::Empty,
     )
 }

@@ -64,7 +64,6 @@ pub struct SpendQuery {
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn reserve(
     State(state): State<AppState>,
     Can(caller, _): Can<act::RecordSpend>,
@@ -116,7 +115,6 @@ pub async fn reserve_call(
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn settle(
     State(state): State<AppState>,
     Can(caller, _): Can<act::RecordSpend>,
@@ -157,7 +155,6 @@ pub async fn settle_call(
         QueryErrors,
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn report(
     State(state): State<AppState>,
     params: RawPathParams,

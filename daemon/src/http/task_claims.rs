@@ -64,7 +64,6 @@ pub fn lease(state: &AppState, requested: Option<u64>) -> ApiResult<u64> {
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn claim(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ClaimTasks>,
@@ -244,7 +243,7 @@ pub async fn heartbeat_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
+#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn complete(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
@@ -288,7 +287,7 @@ pub async fn complete_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, count = tracing::field::Empty))]
+#[tracing::instrument(skip_all, fields(count = tracing::field::Empty))]
 pub async fn complete_many(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
@@ -336,7 +335,7 @@ pub async fn complete_many(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
+#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn fail(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
@@ -387,7 +386,7 @@ pub async fn fail_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
+#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn release(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,

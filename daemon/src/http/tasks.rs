@@ -39,7 +39,6 @@ pub fn task_response(status: StatusCode, task: Task) -> Response {
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn create(
     State(state): State<AppState>,
     Can(caller, _): Can<act::CreateTasks>,
@@ -223,7 +222,7 @@ pub async fn get(
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, task = %id))]
+#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn update(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,

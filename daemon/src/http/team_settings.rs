@@ -25,7 +25,6 @@ use huddle_wire::{TeamSettings, TeamSettingsView};
         ReadErrors,
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn get(
     State(state): State<AppState>,
     params: RawPathParams,
@@ -49,7 +48,6 @@ pub async fn get(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn put(
     State(state): State<AppState>,
     params: RawPathParams,

@@ -33,7 +33,6 @@ use huddle_wire::{Agent, AgentList, CreateAgent, CreateTeam, CreatedAgent, Role,
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn create_team(
     State(state): State<AppState>,
     principal: Principal,
@@ -61,7 +60,6 @@ pub async fn create_team(
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn list_teams(
     State(state): State<AppState>,
     principal: Principal,
@@ -161,7 +159,6 @@ async fn check_manages_agent(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all)]
 pub async fn create_agent(
     State(state): State<AppState>,
     ManagedTeam(team_id, by): ManagedTeam,

@@ -31,7 +31,7 @@ use utoipa::IntoParams;
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent, project = %run.project))]
+#[tracing::instrument(skip_all, fields(project = %run.project))]
 pub async fn post_run(
     State(state): State<AppState>,
     Can(caller, _): Can<act::PostTestRuns>,

@@ -33,7 +33,6 @@ use utoipa::IntoParams;
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn create(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ManageWebhooks>,
@@ -104,7 +103,6 @@ pub struct WebhookPath {
         ReadErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(agent = %caller.agent))]
 pub async fn delete(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ManageWebhooks>,

@@ -123,6 +123,31 @@ async fn json_logs_carry_each_requests_id_and_metrics_listen_apart() {
         "{line}"
     );
 
+    // An agent's request: once its token is read, its lines name the agent too.
+    let created: serde_json::Value = client
+        .post(format!("{api}/v1/teams/qa/agents"))
+        .bearer_auth(ADMIN)
+        .json(&serde_json::json!({"name": "tester-1", "role": "tester"}))
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("json");
+    let token = created["token"].as_str().expect("a token");
+    let agent_id = format!("test-{}", uuid::Uuid::new_v4());
+    let response = client
+        .get(format!("{api}/v1/teams/qa/tasks"))
+        .bearer_auth(token)
+        .header("x-request-id", &agent_id)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 200);
+    d.wait_for("the agent's request, named", |l| {
+        request_id_of(l) == Some(agent_id.as_str()) && l["span"]["agent"] == "tester-1"
+    });
+
     // Without one, the daemon makes one, answers with it and logs it.
     let response = client
         .get(format!("{api}/healthz"))

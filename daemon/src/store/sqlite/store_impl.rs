@@ -105,7 +105,7 @@ impl Store for SqliteStore {
             .await
     }
 
-    #[tracing::instrument(skip(self, tasks), fields(count = tasks.len()))]
+    #[tracing::instrument(skip(self, caller, tasks), fields(count = tasks.len()))]
     async fn create_tasks(&self, caller: &Caller, tasks: Vec<NewTask>) -> StoreResult<Vec<Task>> {
         let caller = caller.clone();
         let default_max = self.options.default_max_attempts;
@@ -148,7 +148,7 @@ impl Store for SqliteStore {
             .await
     }
 
-    #[tracing::instrument(skip(self, patch))]
+    #[tracing::instrument(skip(self, caller, patch))]
     async fn update_task(
         &self,
         caller: &Caller,
@@ -306,7 +306,7 @@ impl Store for SqliteStore {
             .await
     }
 
-    #[tracing::instrument(skip(self, post))]
+    #[tracing::instrument(skip(self, caller, post))]
     async fn post_message(
         &self,
         caller: &Caller,
