@@ -97,15 +97,11 @@ impl<'a> PrefixTest<'a> {
     fn of(prefixes: &'a [String]) -> StoreResult<PrefixTest<'a>> {
         const IN_PLACE: &str = "prefix in (?2, ?8)";
         Ok(match prefixes {
-            [one] => PrefixTest {
+            // One prefix is compared twice (`?8` repeats it).
+            [first] | [first, _] => PrefixTest {
                 sql: IN_PLACE,
-                first: Cow::Borrowed(one),
-                second: Some(one),
-            },
-            [one, two] => PrefixTest {
-                sql: IN_PLACE,
-                first: Cow::Borrowed(one),
-                second: Some(two),
+                first: Cow::Borrowed(first),
+                second: prefixes.last().map(String::as_str),
             },
             _ => PrefixTest {
                 sql: "prefix in (select value from json_each(?2)) and ?8 is null",
