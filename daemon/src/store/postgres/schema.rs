@@ -4,18 +4,74 @@
 
 use super::super::error::{StoreError, StoreResult};
 use super::super::schema::{self, SchemaState, COMPAT_TABLE};
-use sqlx::migrate::Migrator;
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::PgPool;
+use std::borrow::Cow;
 
-fn migrator() -> Migrator {
-    let mut m = sqlx::migrate!("../migrations/postgres");
+/// Each file of `migrations/postgres/` with its text, in version order. Embedded by hand rather
+/// than with `sqlx::migrate!`, whose proc macro builds tokio, sqlx and serde_json once more as
+/// host code in every check and build; the test below keeps this list equal to the directory.
+macro_rules! embedded {
+    ($($file:literal,)*) => {
+        &[$(($file, include_str!(concat!("../../../../migrations/postgres/", $file))),)*]
+    };
+}
+const FILES: &[(&str, &str)] = embedded![
+    "0001_init.sql",
+    "0002_test_history.sql",
+    "0003_message_search.sql",
+    "0004_webhooks.sql",
+    "0005_team_usage.sql",
+    "0006_replicas.sql",
+    "0007_test_run_tier.sql",
+    "0008_usage_slots.sql",
+    "0009_heard_until.sql",
+    "0010_usage_add_plpgsql.sql",
+    "0011_team_questions.sql",
+    "0012_message_filters.sql",
+    "0013_search_per_team.sql",
+    "0014_test_run_task.sql",
+    "0015_spend.sql",
+    "0016_task_scopes.sql",
+];
+
+/// The embedded files as sqlx reads a directory: `<version>_<description>.sql`, the
+/// description's underscores as spaces, `-- no-transaction` first to run outside one.
+#[derive(Debug)]
+struct Embedded;
+
+impl MigrationSource<'static> for Embedded {
+    fn resolve(self) -> futures::future::BoxFuture<'static, Result<Vec<Migration>, BoxDynError>> {
+        Box::pin(async { FILES.iter().map(|(file, sql)| migration(file, sql)).collect() })
+    }
+}
+
+fn migration(file: &str, sql: &'static str) -> Result<Migration, BoxDynError> {
+    let (version, description) = file
+        .strip_suffix(".sql")
+        .and_then(|stem| stem.split_once('_'))
+        .ok_or_else(|| format!("migration {file} is not named <version>_<description>.sql"))?;
+    Ok(Migration::new(
+        version.parse()?,
+        Cow::Owned(description.replace('_', " ")),
+        MigrationType::Simple,
+        Cow::Borrowed(sql),
+        sql.starts_with("-- no-transaction"),
+    ))
+}
+
+async fn migrator() -> StoreResult<Migrator> {
+    let mut m = Migrator::new(Embedded)
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("reading the migrations: {e}")))?;
     m.set_ignore_missing(true);
-    m
+    Ok(m)
 }
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema.
 pub async fn prepare(pool: &PgPool, migrate: bool) -> StoreResult<SchemaState> {
-    let migrator = migrator();
+    let migrator = migrator().await?;
     if migrate {
         migrator
             .run(pool)
@@ -54,4 +110,38 @@ async fn compatible_from(pool: &PgPool) -> StoreResult<Option<i64>> {
     ))
     .fetch_one(pool)
     .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_in_the_directory_is_embedded_as_sqlx_would_read_it() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/postgres");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .expect("the migrations directory")
+            .map(|e| e.expect("a directory entry").file_name().into_string().unwrap())
+            .collect();
+        on_disk.sort();
+        let embedded: Vec<&str> = FILES.iter().map(|(file, _)| *file).collect();
+        assert_eq!(embedded, on_disk, "add the new migration to FILES");
+        for (file, sql) in FILES {
+            let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
+            assert_eq!(*sql, text, "{file}");
+        }
+        let first = migration(FILES[0].0, FILES[0].1).unwrap();
+        assert_eq!((first.version, first.description.as_ref()), (1, "init"));
+        let versions: Vec<i64> = FILES
+            .iter()
+            .map(|(file, sql)| migration(file, sql).unwrap().version)
+            .collect();
+        assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+    }
+
+    #[test]
+    fn a_badly_named_file_is_an_error() {
+        assert!(migration("init.sql", "").is_err());
+        assert!(migration("one_init.sql", "").is_err());
+    }
 }
