@@ -3,7 +3,8 @@
 //!
 //! What is measured, and where:
 //! - `huddle_http_requests_total{method,route,status}` and
-//!   `huddle_http_request_duration_seconds{method,route}` — [`track`], a layer on the router;
+//!   `huddle_http_request_duration_seconds{method,route}` — `http/request_metrics.rs`, a layer
+//!   on the router;
 //!   `route` is the matched route template (`/v1/teams/{team}/tasks`), never the raw path, and
 //!   `unmatched` for anything no route took, so label values stay few;
 //! - `huddle_http_errors_total{code}` — every API error answered, by its code (rate-limited,
@@ -40,15 +41,12 @@
 //! counters. If a program embedding the daemon installed a recorder of its own first, ours is
 //! not installed and `/metrics` shows only the scrape-time gauges' absence — nothing breaks.
 
-use axum::extract::{MatchedPath, Request};
-use axum::middleware::Next;
-use axum::response::Response;
 use metrics::{
     counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram, Histogram,
 };
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 const SECONDS: [f64; 14] = [
@@ -169,56 +167,6 @@ pub async fn upkeep(shutdown: CancellationToken) {
             _ = tick.tick() => handle().run_upkeep(),
             _ = shutdown.cancelled() => return,
         }
-    }
-}
-
-/// Counts and times every request by method, route template and status.
-pub async fn track(request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| route_label(p.as_str()))
-        .unwrap_or_else(|| "unmatched".to_string());
-    let method = method_label(request.method());
-    let started = Instant::now();
-    let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    let labels = [("method", method), ("route", route)];
-    histogram!("huddle_http_request_duration_seconds", &labels).record(started.elapsed());
-    let [method, route] = labels;
-    counter!(
-        "huddle_http_requests_total",
-        &[method, route, ("status", status)]
-    )
-    .increment(1);
-    response
-}
-
-/// A nested service's template ends in axum's private tail parameter; the mount point is the
-/// route.
-fn route_label(template: &str) -> String {
-    match template.find("/{*__private__axum") {
-        Some(at) => template[..at].to_string(),
-        None => template.to_string(),
-    }
-}
-
-/// The standard methods by name, anything else as `other` (a client chooses the method).
-fn method_label(method: &axum::http::Method) -> String {
-    use axum::http::Method;
-    let known = [
-        Method::GET,
-        Method::POST,
-        Method::PUT,
-        Method::PATCH,
-        Method::DELETE,
-        Method::HEAD,
-        Method::OPTIONS,
-    ];
-    if known.contains(method) {
-        method.as_str().to_string()
-    } else {
-        "other".to_string()
     }
 }
 

@@ -27,6 +27,7 @@ mod messages;
 pub mod openapi;
 mod openapi_types;
 mod outage;
+mod request_metrics;
 mod request_traces;
 pub mod routes;
 pub mod scrape;
@@ -120,7 +121,7 @@ pub fn app(state: AppState) -> Router {
     if huddle_telemetry::enabled() {
         api = api.route_layer(axum::middleware::from_fn(request_traces::record));
     }
-    api
+    let mut app = api
         // The dashboard is for people, not part of the API or its document.
         .route("/", axum::routing::get(dashboard::index))
         .route("/dashboard/{asset}", axum::routing::get(dashboard::asset))
@@ -134,20 +135,23 @@ pub fn app(state: AppState) -> Router {
                 "this route does not take that method",
             )
         })
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::middleware::from_fn_with_state(
+        .layer(DefaultBodyLimit::max(body_limit));
+    // Only a store that can become unreachable (PostgreSQL) needs requests failed fast.
+    if state.store.reachability().is_some() {
+        app = app.layer(axum::middleware::from_fn_with_state(
             state.clone(),
             outage::fail_fast,
-        ))
+        ));
+    }
+    app
         // Per route, so the matched template (not the raw path) labels the request.
-        .layer(axum::middleware::from_fn(crate::metrics::track))
+        .layer(axum::middleware::from_fn(request_metrics::track))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         // Outermost: every request has an `x-request-id` (the client's, or a new UUID) before
-        // its span opens, and the answer carries it back.
+        // its span opens, and the answer carries it back. An oversized head is refused before
+        // all of it, by the connection's service (`serve.rs`).
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-        // Outside the request id too: an oversized head is refused before anything else.
-        .layer(axum::middleware::from_fn(serve::limit_head))
         .with_state(state)
 }
 

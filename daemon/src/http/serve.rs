@@ -16,6 +16,7 @@ use crate::config::ServerSettings;
 use axum::extract::ConnectInfo;
 use axum::http::StatusCode;
 use axum::Router;
+use futures::future::Either;
 use huddle_wire::{codes, ErrorBody, ErrorInfo};
 use hyper::body::Incoming;
 use hyper::Request;
@@ -100,8 +101,15 @@ pub async fn serve(
         // The client's address, for limits per address (failed authentications).
         let app = app.clone();
         let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            // Before the router and its layers: refused before anything else runs.
+            if head_over_limit(&req) {
+                use axum::response::IntoResponse;
+                return Either::Left(std::future::ready(Ok(
+                    head_too_large_error().into_response()
+                )));
+            }
             req.extensions_mut().insert(ConnectInfo(peer));
-            app.clone().oneshot(req.map(axum::body::Body::new))
+            Either::Right(app.clone().oneshot(req.map(axum::body::Body::new)))
         });
         let io = TokioIo::new(ApiShapedHeadErrors::new(tcp));
         let connection = graceful.watch(http.serve_connection(io, service));
@@ -159,21 +167,22 @@ pub fn watch_peer(tcp: &TcpStream, timeout_ms: u64) -> std::io::Result<()> {
 /// The head's size as sent (request line, `Name: value` lines, blank line), refused past
 /// [`MAX_HEAD_BYTES`]. hyper refuses heads only when they overflow its buffer, which a head
 /// arriving in one read can exceed; this makes the documented limit the real one.
-pub async fn limit_head(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let line = request.method().as_str().len() + request.uri().to_string().len() + 12;
+fn head_over_limit<B>(request: &Request<B>) -> bool {
+    let line = request.method().as_str().len() + uri_len(request.uri()) + 12;
     let fields: usize = request
         .headers()
         .iter()
         .map(|(name, value)| name.as_str().len() + value.len() + 4)
         .sum();
-    if line + fields + 2 > MAX_HEAD_BYTES {
-        use axum::response::IntoResponse;
-        return head_too_large_error().into_response();
-    }
-    next.run(request).await
+    line + fields + 2 > MAX_HEAD_BYTES
+}
+
+/// The target's length as written on the request line, without formatting it.
+fn uri_len(uri: &axum::http::Uri) -> usize {
+    let scheme = uri.scheme_str().map_or(0, |s| s.len() + "://".len());
+    let authority = uri.authority().map_or(0, |a| a.as_str().len());
+    let path = uri.path_and_query().map_or(0, |p| p.as_str().len());
+    scheme + authority + path
 }
 
 fn head_too_large_error() -> ApiError {
@@ -348,7 +357,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for ApiShapedHeadErrors<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::peer_timeout;
+    use super::{peer_timeout, uri_len};
 
     #[test]
     fn a_peer_timeout_the_kernel_cannot_take_is_taken_as_the_nearest() {
@@ -356,5 +365,19 @@ mod tests {
         assert_eq!(peer_timeout(60_000), 60_000);
         assert_eq!(peer_timeout(1), 1_000);
         assert_eq!(peer_timeout(u64::MAX), 3_600_000);
+    }
+
+    #[test]
+    fn a_targets_length_is_its_formatted_length() {
+        for target in [
+            "/v1/teams/qa/tasks?status=pending&limit=10",
+            "/",
+            "http://example.com:8080/path?q=1",
+            "example.com:443",
+            "*",
+        ] {
+            let uri: axum::http::Uri = target.parse().unwrap();
+            assert_eq!(uri_len(&uri), uri.to_string().len(), "{target}");
+        }
     }
 }

@@ -43,7 +43,12 @@ struct Embedded;
 
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> futures::future::BoxFuture<'static, Result<Vec<Migration>, BoxDynError>> {
-        Box::pin(async { FILES.iter().map(|(file, sql)| migration(file, sql)).collect() })
+        Box::pin(async {
+            FILES
+                .iter()
+                .map(|(file, sql)| migration(file, sql))
+                .collect()
+        })
     }
 }
 
@@ -121,7 +126,12 @@ mod tests {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/postgres");
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .expect("the migrations directory")
-            .map(|e| e.expect("a directory entry").file_name().into_string().unwrap())
+            .map(|e| {
+                e.expect("a directory entry")
+                    .file_name()
+                    .into_string()
+                    .unwrap()
+            })
             .collect();
         on_disk.sort();
         let embedded: Vec<&str> = FILES.iter().map(|(file, _)| *file).collect();
