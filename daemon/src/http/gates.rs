@@ -34,13 +34,13 @@ use huddle_wire::{AnswerRequest, Decision, GateRequest, Gated, Task};
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn gate(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(body): ApiJson<GateRequest>,
 ) -> ApiResult<(StatusCode, Json<Gated>)> {
+    super::name_task(&id);
     Ok((
         StatusCode::CREATED,
         Json(gate_task(&state, &caller, &id, &body).await?),
@@ -77,13 +77,13 @@ pub async fn gate_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn answer(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(body): ApiJson<AnswerRequest>,
 ) -> ApiResult<Json<Task>> {
+    super::name_task(&id);
     Ok(Json(answer_question(&state, &caller, &id, &body).await?))
 }
 

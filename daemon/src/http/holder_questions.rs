@@ -43,13 +43,13 @@ use utoipa::IntoParams;
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn ask(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(body): ApiJson<AskRequest>,
 ) -> ApiResult<(StatusCode, Json<Gated>)> {
+    super::name_task(&id);
     Ok((
         StatusCode::CREATED,
         Json(ask_question(&state, &caller, &id, &body).await?),

@@ -125,7 +125,6 @@ fn valid_key(key: &str) -> bool {
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(count = tracing::field::Empty))]
 pub async fn post_many(
     State(state): State<AppState>,
     Can(caller, _): Can<act::PostMessages>,

@@ -156,7 +156,8 @@ pub fn app(state: AppState) -> Router {
 }
 
 /// A request's span: its id (from `x-request-id`), method, path and, once its token is read, its
-/// agent (`identity.rs`), on every line logged while it is answered.
+/// agent (`identity.rs`), and the task it acts on or its batch's size (`name_task`), on every
+/// line logged while it is answered.
 fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     let id = request
         .headers()
@@ -169,5 +170,13 @@ fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Spa
         method = %request.method(),
         path = %request.uri().path(),
         agent = tracing::field::Empty,
+        task = tracing::field::Empty,
+        count = tracing::field::Empty,
     )
+}
+
+/// Names the task a request acts on on its span, as `identity.rs` names the agent: one span per
+/// request, not one more per handler. A batch's handler records its `count` there too.
+fn name_task(id: &str) {
+    tracing::Span::current().record("task", id);
 }

@@ -243,13 +243,13 @@ pub async fn heartbeat_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn complete(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<CompleteTask>,
 ) -> ApiResult<Response> {
+    super::name_task(&id);
     Ok(task_response(
         StatusCode::OK,
         complete_task(&state, &caller, &id, req).await?,
@@ -287,7 +287,6 @@ pub async fn complete_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(count = tracing::field::Empty))]
 pub async fn complete_many(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
@@ -335,13 +334,13 @@ pub async fn complete_many(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn fail(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<FailTask>,
 ) -> ApiResult<Response> {
+    super::name_task(&id);
     Ok(task_response(
         StatusCode::OK,
         fail_task(&state, &caller, &id, req).await?,
@@ -386,13 +385,13 @@ pub async fn fail_task(
         WriteErrors,
     )
 )]
-#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn release(
     State(state): State<AppState>,
     Can(caller, _): Can<act::ActOnClaims>,
     Path((_, id)): Path<(String, String)>,
     ApiJson(req): ApiJson<ReleaseTask>,
 ) -> ApiResult<Response> {
+    super::name_task(&id);
     Ok(task_response(
         StatusCode::OK,
         release_task(&state, &caller, &id, req).await?,

@@ -222,7 +222,6 @@ pub async fn get(
         (status = 503, response = Unavailable),
     )
 )]
-#[tracing::instrument(skip_all, fields(task = %id))]
 pub async fn update(
     State(state): State<AppState>,
     Can(caller, _): Can<act::EditTasks>,
@@ -230,6 +229,7 @@ pub async fn update(
     IfMatch(if_match): IfMatch,
     ApiJson(patch): ApiJson<TaskPatch>,
 ) -> ApiResult<Response> {
+    super::name_task(&id);
     Ok(task_response(
         StatusCode::OK,
         update_task(&state, &caller, &id, patch, if_match).await?,

@@ -148,6 +148,40 @@ async fn json_logs_carry_each_requests_id_and_metrics_listen_apart() {
         request_id_of(l) == Some(agent_id.as_str()) && l["span"]["agent"] == "tester-1"
     });
 
+    // A request on one task names it on the same span.
+    let lead: serde_json::Value = client
+        .post(format!("{api}/v1/teams/qa/agents"))
+        .bearer_auth(ADMIN)
+        .json(&serde_json::json!({"name": "lead", "role": "coordinator"}))
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("json");
+    let lead = lead["token"].as_str().expect("a token");
+    let created = client
+        .post(format!("{api}/v1/teams/qa/tasks"))
+        .bearer_auth(lead)
+        .json(&serde_json::json!({"id": "TEST-1", "subject": "logged"}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(created.status(), 201);
+    let task_id = format!("test-{}", uuid::Uuid::new_v4());
+    let response = client
+        .patch(format!("{api}/v1/teams/qa/tasks/TEST-1"))
+        .bearer_auth(lead)
+        .header("x-request-id", &task_id)
+        .json(&serde_json::json!({"subject": "logged again"}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 200);
+    d.wait_for("the task's request, named", |l| {
+        request_id_of(l) == Some(task_id.as_str()) && l["span"]["task"] == "TEST-1"
+    });
+
     // Without one, the daemon makes one, answers with it and logs it.
     let response = client
         .get(format!("{api}/healthz"))
