@@ -95,6 +95,21 @@ fn request_id_of(line: &Value) -> Option<&str> {
     line["span"]["request_id"].as_str()
 }
 
+/// A new agent of team `qa`; its token.
+async fn agent_token(client: &reqwest::Client, api: &str, name: &str, role: &str) -> String {
+    let created: serde_json::Value = client
+        .post(format!("{api}/v1/teams/qa/agents"))
+        .bearer_auth(ADMIN)
+        .json(&serde_json::json!({"name": name, "role": role}))
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("json");
+    created["token"].as_str().expect("a token").to_string()
+}
+
 #[tokio::test]
 async fn json_logs_carry_each_requests_id_and_metrics_listen_apart() {
     let mut d = Daemon::start();
@@ -124,21 +139,11 @@ async fn json_logs_carry_each_requests_id_and_metrics_listen_apart() {
     );
 
     // An agent's request: once its token is read, its lines name the agent too.
-    let created: serde_json::Value = client
-        .post(format!("{api}/v1/teams/qa/agents"))
-        .bearer_auth(ADMIN)
-        .json(&serde_json::json!({"name": "tester-1", "role": "tester"}))
-        .send()
-        .await
-        .expect("request")
-        .json()
-        .await
-        .expect("json");
-    let token = created["token"].as_str().expect("a token");
+    let token = agent_token(&client, &api, "tester-1", "tester").await;
     let agent_id = format!("test-{}", uuid::Uuid::new_v4());
     let response = client
         .get(format!("{api}/v1/teams/qa/tasks"))
-        .bearer_auth(token)
+        .bearer_auth(&token)
         .header("x-request-id", &agent_id)
         .send()
         .await
@@ -149,20 +154,10 @@ async fn json_logs_carry_each_requests_id_and_metrics_listen_apart() {
     });
 
     // A request on one task names it on the same span.
-    let lead: serde_json::Value = client
-        .post(format!("{api}/v1/teams/qa/agents"))
-        .bearer_auth(ADMIN)
-        .json(&serde_json::json!({"name": "lead", "role": "coordinator"}))
-        .send()
-        .await
-        .expect("request")
-        .json()
-        .await
-        .expect("json");
-    let lead = lead["token"].as_str().expect("a token");
+    let lead = agent_token(&client, &api, "lead", "coordinator").await;
     let created = client
         .post(format!("{api}/v1/teams/qa/tasks"))
-        .bearer_auth(lead)
+        .bearer_auth(&lead)
         .json(&serde_json::json!({"id": "TEST-1", "subject": "logged"}))
         .send()
         .await
@@ -171,7 +166,7 @@ async fn json_logs_carry_each_requests_id_and_metrics_listen_apart() {
     let task_id = format!("test-{}", uuid::Uuid::new_v4());
     let response = client
         .patch(format!("{api}/v1/teams/qa/tasks/TEST-1"))
-        .bearer_auth(lead)
+        .bearer_auth(&lead)
         .header("x-request-id", &task_id)
         .json(&serde_json::json!({"subject": "logged again"}))
         .send()
