@@ -1,6 +1,7 @@
 //! Settings: defaults, the file, and the environment over it.
 
 use super::*;
+use std::path::Path;
 
 #[test]
 fn environment_overrides_file_and_defaults() {
