@@ -9,9 +9,9 @@ use super::client::{add_agent, create_tasks, setup_team, BenchClient};
 use super::daemon::BenchDaemon;
 use super::guard_baseline::{Baseline, Measured};
 use super::thread_cpu::ThreadCpu;
+use super::wake::long_polls_reach;
 use super::{Args, Sizes};
 use serde_json::json;
-use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 const TEAM: &str = "guard";
@@ -201,18 +201,6 @@ async fn wake(
     }
     long_polls_reach(admin, 0).await;
     ns
-}
-
-/// Waits (up to a minute) until `n` claims wait in the daemon.
-async fn long_polls_reach(admin: &BenchClient, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while admin.metric("huddle_long_polls_waiting").await as usize != n {
-        assert!(
-            Instant::now() < deadline,
-            "{n} long polls never waited in the daemon"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
 }
 
 /// `per_worker` tasks per worker made ready (not measured), then every worker claims one per

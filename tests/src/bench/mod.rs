@@ -221,6 +221,10 @@ pub struct Sizes {
     /// is one `POST …/messages` per message.
     #[arg(long, default_value_t = 1)]
     pub post_batch: usize,
+    /// Bytes of the team's shared memory document before `wake` starts (0: empty), to see what
+    /// a large document costs the writes around it.
+    #[arg(long, default_value_t = 0)]
+    pub memory_bytes: usize,
 }
 
 /// One team with 1,000 subscribers from one address: past the per-team caps on agents and
@@ -267,7 +271,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         }
         Scenario::Claim => claim::run(&admin, &args.sizes, &replicas).await,
         Scenario::Deps => deps::run(&admin, &args.sizes).await,
-        Scenario::Wake => wake::run(&admin, &args.sizes).await,
+        Scenario::Wake => wake::run(&admin, &args.sizes, daemon).await,
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
         Scenario::Memory => memory::run(&admin, &args.sizes, daemon).await,
         Scenario::Mixed => mixed::run(&admin, &args.sizes).await,
