@@ -41,6 +41,10 @@ pub const TEAM_TABLES: [&str; 19] = [
     "teams",
 ];
 
+/// A team's tables only SQLite has, emptied by a trigger as the team's `teams` row goes
+/// (`team_seqs`: the event and message sequences, migration 0015).
+pub const SQLITE_TEAM_TABLES: [&str; 1] = ["team_seqs"];
+
 /// The records of an import after its `team` record, each with its line number (for errors).
 pub type ImportRecords = mpsc::Receiver<(usize, Record)>;
 

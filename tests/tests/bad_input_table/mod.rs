@@ -9,7 +9,8 @@ pub fn snapshot(db: &std::path::Path) -> Vec<(String, i64)> {
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .unwrap();
     let queries = [
-        ("teams", "select count(*) + sum(msg_seq) * 1000 + sum(event_seq) * 100000 + sum(memory_version) * 10000000 from teams"),
+        ("teams", "select count(*) + sum(memory_version) * 10000000 from teams"),
+        ("team_seqs", "select count(*) + sum(msg_seq) * 1000 + sum(event_seq) * 100000 from team_seqs"),
         ("agents", "select count(*) + coalesce(sum(inbox_cursor), 0) * 1000 from agents"),
         ("tasks", "select count(*) + coalesce(sum(version), 0) * 1000 + coalesce(sum(unmet_blockers), 0) * 100000 from tasks"),
         ("task_deps", "select count(*) from task_deps"),

@@ -178,7 +178,7 @@ fn verify(db: &Path, ledger: &Ledger) {
         let counter: i64 = conn
             .query_row(
                 &format!(
-                    "select {} from teams",
+                    "select {} from team_seqs",
                     if table == "messages" {
                         "msg_seq"
                     } else {

@@ -38,7 +38,7 @@ pub fn for_task(
 
 /// The team's newest event and message `seq`.
 pub fn cursors(conn: &Connection, team_id: i64) -> StoreResult<StreamCursors> {
-    conn.prepare_cached("select event_seq, msg_seq from teams where id = ?1")?
+    conn.prepare_cached("select event_seq, msg_seq from team_seqs where team_id = ?1")?
         .query_row(params![team_id], |r| {
             Ok(StreamCursors {
                 events: r.get(0)?,

@@ -62,6 +62,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         14,
         include_str!("../../../../migrations/sqlite/0014_task_usage_in_writer.sql"),
     ),
+    (
+        15,
+        include_str!("../../../../migrations/sqlite/0015_team_seqs.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older
@@ -110,4 +114,48 @@ fn compatible_from(conn: &Connection) -> StoreResult<Option<i64>> {
         [],
         |r| r.get(0),
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+    use rusqlite::Connection;
+
+    fn seqs(conn: &Connection, team: i64) -> Option<(i64, i64)> {
+        use rusqlite::OptionalExtension;
+        conn.query_row(
+            "select msg_seq, event_seq from team_seqs where team_id = ?1",
+            [team],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .unwrap()
+    }
+
+    /// Migration 15 carries each team's sequences over, and its triggers keep a row per team.
+    #[test]
+    fn the_sequences_move_to_team_seqs_with_their_values() {
+        let conn = Connection::open_in_memory().unwrap();
+        for (_, sql) in MIGRATIONS.iter().filter(|(v, _)| *v < 15) {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute(
+            "insert into teams (name, created_at, msg_seq, event_seq) values ('qa', 0, 5, 7)",
+            [],
+        )
+        .unwrap();
+        let (_, sql) = MIGRATIONS.iter().find(|(v, _)| *v == 15).unwrap();
+        conn.execute_batch(sql).unwrap();
+        assert_eq!(seqs(&conn, 1), Some((5, 7)));
+        // A new team (an import's too) starts from its row's values; a deleted one leaves none.
+        conn.execute(
+            "insert into teams (name, created_at, msg_seq, event_seq) values ('moved', 0, 3, 4)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(seqs(&conn, 2), Some((3, 4)));
+        conn.execute("delete from teams where id = 1", []).unwrap();
+        assert_eq!(seqs(&conn, 1), None);
+        assert_eq!(seqs(&conn, 2), Some((3, 4)));
+    }
 }

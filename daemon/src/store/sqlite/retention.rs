@@ -19,7 +19,7 @@ pub fn prune(ctx: &mut WriteCtx<'_>, policy: &RetentionPolicy) -> StoreResult<Pr
     let mut pruned = Pruned::default();
     let teams: Vec<(i64, i64, i64)> = ctx
         .conn
-        .prepare_cached("select id, msg_seq, event_seq from teams")?
+        .prepare_cached("select team_id, msg_seq, event_seq from team_seqs")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
     for (team, msg_seq, event_seq) in teams {

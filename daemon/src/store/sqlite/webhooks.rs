@@ -36,11 +36,19 @@ impl WebhookStore for SqliteStore {
                     .prepare_cached(
                         "insert into webhooks (team_id, url, secret, events, created_by, created_at,
                              message_cursor, event_cursor)
-                         select id, ?2, ?3, ?4, ?5, ?6, msg_seq, event_seq from teams where id = ?1",
+                         select team_id, ?2, ?3, ?4, ?5, ?6, msg_seq, event_seq from team_seqs
+                         where team_id = ?1",
                     )?
                     .execute(params![team_id, url, secret, events, agent, ctx.now_ms])?;
                 let id = ctx.conn.last_insert_rowid();
-                Ok(rules::webhook(id, url, &events, agent, ctx.now_ms, Some(secret)))
+                Ok(rules::webhook(
+                    id,
+                    url,
+                    &events,
+                    agent,
+                    ctx.now_ms,
+                    Some(secret),
+                ))
             })
             .await
     }

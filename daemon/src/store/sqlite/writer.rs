@@ -118,7 +118,7 @@ impl WriteCtx<'_> {
             // No row: the team was deleted after the caller's token was checked.
             let (msg, event) = self
                 .conn
-                .prepare_cached("select msg_seq, event_seq from teams where id = ?1")?
+                .prepare_cached("select msg_seq, event_seq from team_seqs where team_id = ?1")?
                 .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?
                 .ok_or_else(|| StoreError::not_found("team"))?;
@@ -183,11 +183,11 @@ impl WriteCtx<'_> {
         self.touched.retain(|(team, _), _| *team != team_id);
     }
 
-    /// Writes the batch's sequences back to `teams`, and its tasks' changes to `team_usage`.
+    /// Writes the batch's sequences back to `team_seqs`, and its tasks' changes to `team_usage`.
     fn flush_seqs(&mut self) -> rusqlite::Result<()> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("update teams set msg_seq = ?2, event_seq = ?3 where id = ?1")?;
+        let mut stmt = self.conn.prepare_cached(
+            "update team_seqs set msg_seq = ?2, event_seq = ?3 where team_id = ?1",
+        )?;
         let mut usage = self.conn.prepare_cached(
             "update team_usage set tasks_pending = tasks_pending + ?2,
                  tasks_in_progress = tasks_in_progress + ?3, tasks_completed = tasks_completed + ?4,

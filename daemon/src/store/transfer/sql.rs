@@ -3,7 +3,7 @@
 //! Parameter 1 is the team's id and a record's values follow in column order (a team's own row
 //! has only its values).
 
-use super::tables::{Children, Column, Table};
+use super::tables::{Children, Column, Table, SQLITE_KEPT_ELSEWHERE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -26,11 +26,27 @@ impl Dialect {
             _ => format!("{alias}{}", column.name()),
         }
     }
+
+    /// What an export selects for `column` of `table`: the column, or on SQLite the expression
+    /// reading it where SQLite keeps it (`SQLITE_KEPT_ELSEWHERE`).
+    fn read(self, table: &Table, column: &str) -> String {
+        let elsewhere = SQLITE_KEPT_ELSEWHERE
+            .iter()
+            .find(|(t, c, _)| *t == table.name && *c == column);
+        match (self, elsewhere) {
+            (Dialect::Sqlite, Some((_, _, expr))) => format!("{expr} as {column}"),
+            _ => column.to_string(),
+        }
+    }
 }
 
 /// The team's rows of `table` in file order, its children as JSON text under their alias.
 pub fn select(table: &Table, dialect: Dialect) -> String {
-    let mut columns: Vec<String> = table.columns.iter().map(|c| c.to_string()).collect();
+    let mut columns: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| dialect.read(table, c))
+        .collect();
     if let Some(children) = table.children {
         columns.push(format!(
             "{} as {}",
@@ -196,6 +212,17 @@ mod tests {
             select(&TEAMS, Dialect::Postgres),
             "select name, created_at, msg_seq, event_seq, memory_doc, memory_version \
              from teams p where p.id = $1"
+        );
+    }
+
+    #[test]
+    fn sqlite_exports_a_teams_sequences_from_where_it_keeps_them() {
+        assert_eq!(
+            select(&TEAMS, Dialect::Sqlite),
+            "select name, created_at, \
+             (select s.msg_seq from team_seqs s where s.team_id = p.id) as msg_seq, \
+             (select s.event_seq from team_seqs s where s.team_id = p.id) as event_seq, \
+             memory_doc, memory_version from teams p where p.id = ?1"
         );
     }
 }

@@ -52,6 +52,23 @@ pub struct Children {
     pub alias: &'static str,
 }
 
+/// Columns SQLite keeps up to date in another table, each with the expression an export reads
+/// instead (`p` is the exported row): a team's sequences live in `team_seqs` (SQLite migration
+/// 0015), so that storing them does not rewrite the team's memory document; the `teams`
+/// columns only take an import's values, which a trigger copies over.
+pub const SQLITE_KEPT_ELSEWHERE: &[(&str, &str, &str)] = &[
+    (
+        "teams",
+        "msg_seq",
+        "(select s.msg_seq from team_seqs s where s.team_id = p.id)",
+    ),
+    (
+        "teams",
+        "event_seq",
+        "(select s.event_seq from team_seqs s where s.team_id = p.id)",
+    ),
+];
+
 pub const TEAMS: Table = Table {
     kind: "team",
     name: "teams",
