@@ -72,14 +72,15 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   check(diff.includes('+    return total_sum / count_of_items'), `the diff keeps every character: ${diff}`);
   // And shows it: a line's background leaves room below the line above, where an underscore
   // (drawn past the font's descent in some monospace fonts) would otherwise be painted over.
-  // Measured once the page has laid the lines out (a re-render in between leaves them 0×0).
-  await waitFor(() => {
+  // Measured in the same step that sees the lines laid out: a re-render between two steps
+  // leaves the measured spans detached, 0×0.
+  const tight = await (await waitFor(() => {
     const spans = [...document.querySelectorAll('#task-verdict pre.diff span')];
-    return spans.length > 1 && spans.every((s) => s.getBoundingClientRect().height > 0);
-  }, null, 'the diff is laid out');
-  const tight = await verdict.locator('pre.diff span').evaluateAll((spans) => spans.slice(1)
-    .map((s, i) => [spans[i].getBoundingClientRect().bottom, s.getBoundingClientRect().top])
-    .filter(([bottom, top]) => top - bottom < 2));
+    if (spans.length < 2 || !spans.every((s) => s.isConnected && s.getBoundingClientRect().height > 0)) return null;
+    return spans.slice(1)
+      .map((s, i) => [spans[i].getBoundingClientRect().bottom, s.getBoundingClientRect().top])
+      .filter(([bottom, top]) => top - bottom < 2);
+  }, null, 'the diff is laid out')).jsonValue();
   check(tight.length === 0, `diff lines touch, hiding underscores: ${JSON.stringify(tight)}`);
   const gateRow = verdict.locator(`li[data-gate="${qid}"]`);
   const gateText = await gateRow.textContent();
