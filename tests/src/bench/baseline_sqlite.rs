@@ -55,3 +55,31 @@ pub fn run(sync: Sync, per_tx: usize, sizes: &Sizes) -> Result<Figures, String> 
         serde_json::json!({"synchronous": sync.as_str(), "perTransaction": per_tx, "tasks": n});
     Ok(figures)
 }
+
+/// CPU of this thread per durable commit of one small row, `commits` in a row, each its own
+/// transaction, with `synchronous` as the daemon's: the least any durable write costs on this
+/// host, whatever serves it (`wake` sets a create's cost beside it).
+pub fn lone_commit_cpu_us(sync: Sync, commits: usize) -> Result<f64, String> {
+    const WARM_UP: usize = 20;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let conn = rusqlite::Connection::open(dir.path().join("lone.db")).map_err(|e| e.to_string())?;
+    conn.execute_batch(&format!(
+        "pragma journal_mode = wal; pragma synchronous = {};
+         create table jobs (id integer primary key, status text not null, owner text);",
+        sync.as_str()
+    ))
+    .map_err(|e| e.to_string())?;
+    let mut insert = conn
+        .prepare("insert into jobs (status) values ('pending')")
+        .map_err(|e| e.to_string())?;
+    for _ in 0..WARM_UP {
+        insert.execute([]).map_err(|e| e.to_string())?;
+    }
+    let before = super::thread_cpu::this_thread_ns();
+    for _ in 0..commits {
+        // Outside a transaction each statement commits on its own.
+        insert.execute([]).map_err(|e| e.to_string())?;
+    }
+    let spent = super::thread_cpu::this_thread_ns().saturating_sub(before);
+    Ok(spent as f64 / 1e3 / commits.max(1) as f64)
+}

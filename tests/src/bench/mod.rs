@@ -277,7 +277,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
         }
         Scenario::Claim => claim::run(&admin, &args.sizes, &replicas).await,
         Scenario::Deps => deps::run(&admin, &args.sizes).await,
-        Scenario::Wake => wake::run(&admin, &args.sizes, daemon).await,
+        Scenario::Wake => wake::run(&admin, &args.sizes, args.sync, daemon).await,
         Scenario::Bus => bus::run(&admin, &args.sizes).await,
         Scenario::Memory => memory::run(&admin, &args.sizes, daemon).await,
         Scenario::Mixed => mixed::run(&admin, &args.sizes).await,

@@ -34,6 +34,14 @@ fn per_thread_ns_named(pid: u32, name: Option<&str>) -> HashMap<u32, u64> {
         .collect()
 }
 
+/// Nanoseconds the calling thread has spent on a core (`/proc/thread-self/schedstat`).
+pub fn this_thread_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Started before a phase; [`ThreadCpu::elapsed_ns`] after it.
 pub struct ThreadCpu {
     pid: u32,

@@ -7,18 +7,23 @@
 //! claimer waits for (one durable commit). A wake is at least that create and that look, so
 //! their sum divided by three health checks is the lowest ratio a wake can reach while the
 //! requests and the commit cost what they do.
+//!
+//! And, with no daemon at all, a raw SQLite commit of one row in this process with the same
+//! durability: whatever serves it, a wake is at least one durable commit and two requests (the
+//! create and the claim), each at least a health check, which bounds the ratio from below on
+//! this host (`least_ratio`).
 
 use super::client::{add_agent, setup_team, BenchClient};
 use super::daemon::BenchDaemon;
 use super::stats::{Figures, Latencies};
 use super::thread_cpu::ThreadCpu;
-use super::Sizes;
+use super::{Sizes, Sync};
 use serde_json::json;
 use std::future::Future;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Figures {
+pub async fn run(admin: &BenchClient, sizes: &Sizes, sync: Sync, daemon: &BenchDaemon) -> Figures {
     let coord = setup_team(admin, "wake").await;
     let (got_tx, mut got_rx) = mpsc::unbounded_channel::<(String, Instant)>();
     let workers = sizes.workers.clamp(1, 64);
@@ -82,6 +87,13 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
     // The parts, with no claimer left waiting: a create below is a commit and nothing more.
     long_polls_reach(admin, 0).await;
     let parts = Parts::measure(admin, &coord, &probe, daemon, sizes.wakes.max(100)).await;
+    let commits = sizes.wakes.max(100);
+    let raw_commit_us = tokio::task::spawn_blocking(move || {
+        super::baseline_sqlite::lone_commit_cpu_us(sync, commits)
+    })
+    .await
+    .expect("the raw commits' thread")
+    .expect("raw SQLite commits");
     let health3 = 3.0 * parts.health_us;
     Figures::new("wake", "tasks", sizes.wakes, elapsed, &mut lat)
         .note("latency", "create response → worker holds the task")
@@ -111,6 +123,23 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, daemon: &BenchDaemon) -> Fi
                 (parts.create_us + parts.empty_claim_us) / health3
             ),
         )
+        .note(
+            "raw SQLite commit of one row, in process, same durability",
+            format!("{raw_commit_us:.0} µs of CPU"),
+        )
+        .note(
+            "(raw commit + two health checks) ÷ three health checks",
+            format!(
+                "{:.2}× (the least any durable wake can be on this host)",
+                least_ratio(raw_commit_us, parts.health_us)
+            ),
+        )
+}
+
+/// The least a wake's ratio to three health checks can be with one durable commit per task and
+/// two requests (the create and the claim), each costing at least a health check.
+fn least_ratio(raw_commit_us: f64, health_us: f64) -> f64 {
+    (raw_commit_us + 2.0 * health_us) / (3.0 * health_us)
 }
 
 /// Daemon CPU per request, one at a time, of the requests a wake is made of.

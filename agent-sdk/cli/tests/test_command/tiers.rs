@@ -25,6 +25,26 @@ pub(crate) fn tier<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no tier {name} in {report:#}"))
 }
 
+/// Asserts tier `name`'s counts. A mismatch names the tier as reported and each of its runs'
+/// `report.json` (their error entries say what a count alone hides: a build or a sandbox that
+/// failed), so a failure on a busy CI machine can be read after the fact.
+pub(crate) fn assert_counts(report: &Value, name: &str, expected: (u64, u64, u64, u64, u64)) {
+    let t = tier(report, name);
+    let got = counts(t);
+    if got == expected {
+        return;
+    }
+    let mut runs = String::new();
+    for run in t["runs"].as_array().into_iter().flatten() {
+        if let Some(dir) = run["run_dir"].as_str() {
+            let report = std::fs::read_to_string(Path::new(dir).join("report.json"))
+                .unwrap_or_else(|e| format!("(unreadable: {e})"));
+            runs.push_str(&format!("\n{dir}/report.json:\n{report}"));
+        }
+    }
+    panic!("tier {name}: got {got:?}, expected {expected:?}\n{t:#}{runs}");
+}
+
 pub(crate) fn counts(t: &Value) -> (u64, u64, u64, u64, u64) {
     let s = &t["summary"];
     let n = |k: &str| s[k].as_u64().expect("count");
@@ -95,10 +115,10 @@ async fn python_tiers_match_pytest_counts_and_the_service_is_started_and_stopped
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let report = run_json(&out);
     assert_eq!(report["verdict"], "failed");
-    assert_eq!(counts(tier(&report, "unit")), (4, 1, 0, 0, 5));
-    assert_eq!(counts(tier(&report, "pbt")), (3, 1, 0, 0, 4));
-    assert_eq!(counts(tier(&report, "integration")), (3, 1, 0, 0, 4));
-    assert_eq!(counts(tier(&report, "e2e")), (1, 0, 0, 0, 1));
+    assert_counts(&report, "unit", (4, 1, 0, 0, 5));
+    assert_counts(&report, "pbt", (3, 1, 0, 0, 4));
+    assert_counts(&report, "integration", (3, 1, 0, 0, 4));
+    assert_counts(&report, "e2e", (1, 0, 0, 0, 1));
     let pbt = tier(&report, "pbt");
     assert_eq!(
         pbt["timeout_secs"].as_u64(),
@@ -189,8 +209,8 @@ async fn js_tiers_run_vitest_then_playwright_and_keep_the_failures_artifacts() {
     let out = execute(&tiers_args(project.path())).await;
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let report = run_json(&out);
-    assert_eq!(counts(tier(&report, "unit")), (4, 1, 0, 0, 5));
-    assert_eq!(counts(tier(&report, "pbt")), (3, 1, 0, 0, 4));
+    assert_counts(&report, "unit", (4, 1, 0, 0, 5));
+    assert_counts(&report, "pbt", (3, 1, 0, 0, 4));
     assert_eq!(tier(&report, "integration")["skipped"], "no_tests");
     let e2e = tier(&report, "e2e");
     assert_eq!(counts(e2e), (1, 1, 0, 0, 2));
@@ -229,7 +249,7 @@ async fn rust_tiers_run_the_library_then_proptest_then_the_integration_target() 
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     let report = run_json(&out);
     // `cargo test --lib` (4 passed, 1 failed) and `cargo test --doc` (1 passed).
-    assert_eq!(counts(tier(&report, "unit")), (5, 1, 0, 0, 6));
+    assert_counts(&report, "unit", (5, 1, 0, 0, 6));
     let unit_run = Path::new(
         tier(&report, "unit")["runs"][0]["run_dir"]
             .as_str()
@@ -240,8 +260,8 @@ async fn rust_tiers_run_the_library_then_proptest_then_the_integration_target() 
         unit_report.contains("doc-tests/huddle_fixture_tiers_rust::src/lib.rs - encode"),
         "the doc test runs in the unit tier: {unit_report}"
     );
-    assert_eq!(counts(tier(&report, "pbt")), (3, 1, 0, 0, 4));
-    assert_eq!(counts(tier(&report, "integration")), (2, 0, 0, 0, 2));
+    assert_counts(&report, "pbt", (3, 1, 0, 0, 4));
+    assert_counts(&report, "integration", (2, 0, 0, 0, 2));
     assert_eq!(tier(&report, "e2e")["skipped"], "no_tests");
     assert_eq!(
         tier(&report, "pbt")["failures"][0]["test"],
@@ -368,7 +388,7 @@ async fn affected_tiers_run_the_changed_codes_tests_and_name_uncovered_implement
         tier(&report, "unit")["files"],
         serde_json::json!(["tests/unit/test_text.py"])
     );
-    assert_eq!(counts(tier(&report, "unit")), (4, 1, 0, 0, 5));
+    assert_counts(&report, "unit", (4, 1, 0, 0, 5));
     assert_eq!(
         counts(tier(&report, "pbt")),
         (3, 1, 0, 0, 4),
