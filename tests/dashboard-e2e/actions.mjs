@@ -24,7 +24,8 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   check((await page.locator('#task-messages li').count()) === 4, 'four messages about TEST-003');
   check((await page.locator('#task-runs tbody tr').count()) === 2, 'two fix iterations of TEST-003');
   check((await page.locator('#task-runs .rate-below').count()) === 2, '40 % and 35 % are below the gate');
-  check(await page.locator('#task-actions #action-edit').isVisible(), 'a coordinator may edit');
+  // The edit form shows once `/me` has given the role.
+  await page.locator('#task-actions #action-edit').waitFor({ state: 'visible', timeout: PATIENCE });
   await shot('dashboard-task');
 
   // Answer the fix_required: a message to its sender, naming the task and the message.

@@ -167,8 +167,11 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   const seen = page.locator(`#attention li[data-question="${third}"]`);
   await seen.waitFor({ timeout: PATIENCE });
   await waitFor(() => document.getElementById('attention-hint')?.textContent.includes('A coordinator or a lead answers'), null, 'the observer\'s hint');
-  check((await page.locator('#attention textarea, #attention button').count()) === 0, 'no answer controls for an observer');
-  check(await page.locator('#tab-webhooks').isHidden(), 'no Webhooks tab for an observer');
+  // Waited for, not read once: a row drawn before the tasks arrived (a test result with no
+  // task status yet reads as a missed gate, with a Dismiss button) leaves a frame later, and
+  // the coordinator's Webhooks tab is hidden only once the observer's `/me` answers.
+  await waitFor(() => document.querySelectorAll('#attention textarea, #attention button').length === 0, null, 'no answer controls for an observer');
+  await page.locator('#tab-webhooks').waitFor({ state: 'hidden', timeout: PATIENCE });
   await page.evaluate((id) => { location.hash = `#/tasks/${id}`; }, third);
   await page.locator('#view-task .detail-title', { hasText: third }).waitFor({ timeout: PATIENCE });
   check(await page.locator('#gate-actions').isHidden(), 'no answer form in the detail');

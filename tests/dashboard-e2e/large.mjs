@@ -111,6 +111,9 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   // Paging, sorting, a chart for the ticked task only.
   // The table holds the tasks that reported in the messages the page loaded (the newest 1,000
   // and every one since), many pages of them.
+  // Once every task that reported is in (the view's loads arrive one by one), so the page
+  // count read below is the last one.
+  await page.locator('#progress-count', { hasText: `${expected.progressTasks} tasks reported a pass rate` }).waitFor({ timeout: PATIENCE });
   await page.locator('#progress-page', { hasText: /page 1 of \d+/ }).waitFor({ timeout: PATIENCE });
   const pages = Number((await page.locator('#progress-page').textContent()).match(/of (\d+)/)[1]);
   check(pages > 2, `several pages of tasks (${pages})`);
@@ -124,8 +127,6 @@ await withBrowser(async (page, { waitFor, shot, signIn }) => {
   const numbers = rates.map((r) => Number.parseFloat(r));
   check(numbers.every((n, i) => i === 0 || numbers[i - 1] <= n), `rates ascend: ${rates.slice(0, 5)}`);
   check(numbers[0] === expected.worstRate, `the worst first is the API's worst (${numbers[0]} vs ${expected.worstRate})`);
-  // Every task that reported is in the table, as the API counts them.
-  await page.locator('#progress-count', { hasText: `${expected.progressTasks} tasks reported a pass rate` }).waitFor({ timeout: PATIENCE });
   const green = await page.locator('#progress-table tbody .rate').evaluateAll((els) => els
     .filter((e) => Number.parseFloat(e.textContent) < 95 && e.classList.contains('rate-good')).length);
   check(green === 0, `no rate below the gate shows green (${green} do)`);
