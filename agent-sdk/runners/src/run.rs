@@ -70,6 +70,9 @@ pub async fn run_tests(
         .clone()
         .unwrap_or_else(|| rundir::default_runs_dir(&canonical));
     let jail = crate::sandbox::for_run(&canonical, &runs_dir, opts)?;
+    if jail.is_some() && framework == Framework::Cargo {
+        crate::sandbox::cargo_sources::unpack_downloaded(&canonical).await;
+    }
     let run = run_suite(project, framework, opts);
     crate::live::tapping(framework, crate::sandbox::confined(jail, run)).await
 }
@@ -286,7 +289,12 @@ pub async fn list_tests(
         .map_err(|e| RunnerError::io(format!("creating {}", scratch.display()), e))?;
     let ctx = Ctx::new(&project, &scratch, opts);
     let listing = match crate::sandbox::for_run(&project, &scratch, opts) {
-        Ok(jail) => crate::sandbox::confined(jail, adapters::list(framework, &ctx)).await,
+        Ok(jail) => {
+            if jail.is_some() && framework == Framework::Cargo {
+                crate::sandbox::cargo_sources::unpack_downloaded(&project).await;
+            }
+            crate::sandbox::confined(jail, adapters::list(framework, &ctx)).await
+        }
         Err(e) => Err(e),
     };
     let _ = std::fs::remove_dir_all(&scratch);

@@ -90,3 +90,198 @@ fn a_bwrap_that_cannot_create_namespaces_is_refused_by_required() {
         "{stderr}"
     );
 }
+
+/// A cargo project whose dependency cargo has downloaded but not unpacked (a registry's
+/// `.crate`, as after cargo's cleaning of unpacked sources) runs in the sandbox, where
+/// `CARGO_HOME` is read-only: huddle has cargo unpack it first, outside (`cargo_sources.rs`).
+/// The dependency comes from a local registry in a private `CARGO_HOME`, so nothing here
+/// touches the machine's own.
+#[test]
+fn a_dependency_downloaded_but_not_unpacked_is_unpacked_before_a_sandboxed_cargo_run() {
+    crate::common::require_tool("cargo");
+    crate::common::require_tool("tar");
+    crate::common::require_tool("sha256sum");
+    if let Err(why) = huddle_runners::sandbox::probe() {
+        panic!("bubblewrap is required by this test: {why}");
+    }
+    let home = tempfile::tempdir().unwrap();
+    let cargo_home = home.path().join("cargo-home");
+    // Inside CARGO_HOME, which the sandbox shows (read-only); the rest of /tmp it hides.
+    let registry = cargo_home.join("local-registry");
+    local_registry_with_tiny(&registry);
+    std::fs::create_dir_all(&cargo_home).unwrap();
+    std::fs::write(
+        cargo_home.join("config.toml"),
+        format!(
+            "[source.crates-io]\nreplace-with = \"local\"\n\n[source.local]\nlocal-registry = \"{}\"\n",
+            registry.display()
+        ),
+    )
+    .unwrap();
+
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(
+        p.join("Cargo.toml"),
+        "[package]\nname = \"uses-tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [workspace]\n\n[dependencies]\ntiny = \"0.1\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("src/lib.rs"),
+        "pub fn quadruple(x: u32) -> u32 { tiny::double(tiny::double(x)) }\n\n\
+         #[test]\nfn four_times() { assert_eq!(quadruple(3), 12); }\n",
+    )
+    .unwrap();
+    let cargo = |args: &[&str]| {
+        std::process::Command::new("cargo")
+            .args(args)
+            .current_dir(p)
+            .env("CARGO_HOME", &cargo_home)
+            .output()
+            .expect("cargo runs")
+    };
+    let locked = cargo(&["generate-lockfile", "--offline"]);
+    assert!(
+        locked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&locked.stderr)
+    );
+    let unpacked = || {
+        std::fs::read_dir(cargo_home.join("registry/src"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|index| index.path().join("tiny-0.1.0/src/lib.rs").is_file())
+    };
+    assert!(!unpacked(), "resolving the lockfile unpacks nothing");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
+        .args([
+            "test",
+            "--project",
+            p.to_str().unwrap(),
+            "--sandbox",
+            "required",
+            "--json",
+        ])
+        .env("CARGO_HOME", &cargo_home)
+        .env_remove("HUDDLE_TOKEN")
+        .env_remove("HUDDLE_TEAM")
+        .output()
+        .expect("huddle runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("--json prints JSON");
+    assert_eq!(report["summary"]["passed"], 1, "{stdout}");
+    assert_eq!(report["summary"]["error"], 0, "{stdout}");
+    assert!(
+        unpacked(),
+        "tiny 0.1.0 is unpacked in the private CARGO_HOME"
+    );
+}
+
+/// A local registry (cargo's `local-registry` source) holding one crate, `tiny` 0.1.0.
+fn local_registry_with_tiny(registry: &std::path::Path) {
+    let sources = registry.join("sources/tiny-0.1.0");
+    std::fs::create_dir_all(sources.join("src")).unwrap();
+    std::fs::write(
+        sources.join("Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sources.join("src/lib.rs"),
+        "pub fn double(x: u32) -> u32 { x * 2 }\n",
+    )
+    .unwrap();
+    let crate_file = registry.join("tiny-0.1.0.crate");
+    let tar = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&crate_file)
+        .arg("-C")
+        .arg(registry.join("sources"))
+        .arg("tiny-0.1.0")
+        .status()
+        .expect("tar runs");
+    assert!(tar.success());
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&crate_file)
+        .output()
+        .expect("sha256sum runs");
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    let cksum = sum.split_whitespace().next().expect("a checksum");
+    let index = registry.join("index/ti/ny");
+    std::fs::create_dir_all(&index).unwrap();
+    let entry = serde_json::json!({
+        "name": "tiny", "vers": "0.1.0", "deps": [], "cksum": cksum,
+        "features": {}, "yanked": false,
+    });
+    std::fs::write(index.join("tiny"), format!("{entry}\n")).unwrap();
+    std::fs::remove_dir_all(registry.join("sources")).unwrap();
+}
+
+/// Nothing a cargo project configures or builds runs outside the sandbox: its
+/// `.cargo/config.toml` names a `rustc-wrapper` that writes where only a process outside the
+/// sandbox can (the sandbox's `/tmp` is its own). It ran outside twice before: in nextest's
+/// listing (a spawned task had left the run's sandbox scope) and, had it run from the project's
+/// directory, in the `cargo fetch --offline` that unpacks dependencies. The wrapper says where
+/// it ran (`/proc/1/comm` is `bwrap` inside) and what for.
+#[test]
+fn a_projects_cargo_config_never_runs_outside_the_sandbox() {
+    crate::common::require_tool("cargo");
+    if let Err(why) = huddle_runners::sandbox::probe() {
+        panic!("bubblewrap is required by this test: {why}");
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("ran-outside-the-sandbox");
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::create_dir_all(p.join(".cargo")).unwrap();
+    std::fs::write(
+        p.join("Cargo.toml"),
+        "[package]\nname = \"wrapped\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("src/lib.rs"), "#[test]\nfn it_builds() {}\n").unwrap();
+    let wrapper = p.join("wrap.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$(cat /proc/1/comm) $PWD $*\" >> '{}' 2>/dev/null\nexec \"$@\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        p.join(".cargo/config.toml"),
+        format!("[build]\nrustc-wrapper = \"{}\"\n", wrapper.display()),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
+        .args([
+            "test",
+            "--project",
+            p.to_str().unwrap(),
+            "--sandbox",
+            "required",
+        ])
+        .env_remove("HUDDLE_TOKEN")
+        .env_remove("HUDDLE_TEAM")
+        .output()
+        .expect("huddle runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        !marker.exists(),
+        "the project's rustc-wrapper ran outside the sandbox: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+}

@@ -76,7 +76,10 @@ pub(crate) fn invocation(
 pub(crate) fn start_background(ctx: &Ctx<'_>, cargo: &Path, ws: Option<Workspace>) -> Background {
     let (project, run_dir) = (ctx.project.to_path_buf(), ctx.run_dir.to_path_buf());
     let (opts, cargo) = (ctx.opts.clone(), cargo.to_path_buf());
-    tokio::spawn(async move {
+    // In the run's sandbox too: the listing builds the project (its build scripts and proc
+    // macros run), and a spawned task leaves the caller's sandbox scope.
+    let jail = crate::sandbox::current();
+    tokio::spawn(crate::sandbox::confined(jail, async move {
         let ctx = Ctx::new(&project, &run_dir, &opts);
         let ws = match ws {
             Some(ws) => ws,
@@ -84,7 +87,7 @@ pub(crate) fn start_background(ctx: &Ctx<'_>, cargo: &Path, ws: Option<Workspace
         };
         let listed = list_json(&ctx, &cargo, &plan(&ctx, Some(&ws), true)).await?;
         Ok((ws, listed))
-    })
+    }))
 }
 
 fn nodeid(ws: &Workspace, binary_id: &str, name: &str) -> String {

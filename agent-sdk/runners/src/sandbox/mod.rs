@@ -10,6 +10,7 @@
 //! what it does not.
 
 mod args;
+pub mod cargo_sources;
 pub mod netns;
 mod probe;
 
@@ -224,6 +225,12 @@ pub async fn confined<F: Future>(jail: Option<Jail>, run: F) -> F::Output {
         Some(j) => JAIL.scope(j, run).await,
         None => run.await,
     }
+}
+
+/// The sandbox of the current [`confined`] scope, for a task spawned from it: a task-local
+/// does not follow `tokio::spawn`, so the task must enter the scope again.
+pub(crate) fn current() -> Option<Jail> {
+    JAIL.try_with(Jail::clone).ok()
 }
 
 /// `inv` as the current [`confined`] scope runs it.
