@@ -65,11 +65,19 @@ fn rel(root: &Path, p: &Path) -> Option<String> {
 }
 
 impl CrateGraph {
-    /// Reads the graph with `cargo metadata --no-deps` in `project`; the error says why not.
+    /// Reads the graph with `cargo metadata --no-deps` on `project`'s manifest; the error says
+    /// why not. It runs outside any sandbox, so from `/`: run in the project, rustup would
+    /// take the project's `rust-toolchain.toml`, whose `path` may name any program as `cargo`.
     pub fn read(project: &Path) -> Result<Self, String> {
         let out = std::process::Command::new("cargo")
-            .args(["metadata", "--no-deps", "--format-version=1"])
-            .current_dir(project)
+            .args([
+                "metadata",
+                "--no-deps",
+                "--format-version=1",
+                "--manifest-path",
+            ])
+            .arg(project.join("Cargo.toml"))
+            .current_dir("/")
             .output()
             .map_err(|e| format!("cannot run `cargo metadata` ({e})"))?;
         if !out.status.success() {

@@ -285,3 +285,68 @@ fn a_projects_cargo_config_never_runs_outside_the_sandbox() {
         std::fs::read_to_string(&marker).unwrap_or_default()
     );
 }
+
+/// `--affected` reads a cargo project's crate graph outside the sandbox, and rustup takes a
+/// `rust-toolchain.toml` from the working directory: one naming a toolchain directory of the
+/// project's own must never have its `cargo` run there. (`RUSTUP_TOOLCHAIN`, which cargo sets
+/// for the tests it runs and which outranks the file, is removed, as a user's shell has none.)
+#[test]
+fn affected_never_runs_a_toolchain_the_project_names_outside_the_sandbox() {
+    crate::common::require_tool("cargo");
+    crate::common::require_tool("git");
+    if let Err(why) = huddle_runners::sandbox::probe() {
+        panic!("bubblewrap is required by this test: {why}");
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("ran-outside-the-sandbox");
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(
+        p.join("Cargo.toml"),
+        "[package]\nname = \"pinned\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("src/lib.rs"), "#[test]\nfn it_builds() {}\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(p.join("toolchain/bin")).unwrap();
+    for tool in ["cargo", "rustc"] {
+        let exe = p.join("toolchain/bin").join(tool);
+        let script = format!("#!/bin/sh\necho \"{tool} $*\" >> '{}'\n", marker.display());
+        std::fs::write(&exe, script).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        p.join("rust-toolchain.toml"),
+        format!(
+            "[toolchain]\npath = \"{}\"\n",
+            p.join("toolchain").display()
+        ),
+    )
+    .unwrap();
+    // Committed, so the change below is a source file's and the crate graph is read.
+    crate::common::git(p, &["init", "-q"]);
+    crate::common::git(p, &["add", "-A"]);
+    crate::common::git(p, &["commit", "-q", "-m", "start"]);
+    std::fs::write(p.join("src/lib.rs"), "#[test]\nfn it_still_builds() {}\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
+        .args([
+            "test",
+            "--project",
+            p.to_str().unwrap(),
+            "--affected",
+            "--sandbox",
+            "required",
+        ])
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("HUDDLE_TOKEN")
+        .env_remove("HUDDLE_TEAM")
+        .output()
+        .expect("huddle runs");
+    assert!(
+        !marker.exists(),
+        "the project's toolchain ran outside the sandbox: {}\n{}",
+        std::fs::read_to_string(&marker).unwrap_or_default(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
