@@ -98,12 +98,9 @@ fn a_bwrap_that_cannot_create_namespaces_is_refused_by_required() {
 /// touches the machine's own.
 #[test]
 fn a_dependency_downloaded_but_not_unpacked_is_unpacked_before_a_sandboxed_cargo_run() {
-    crate::common::require_tool("cargo");
+    require_cargo_and_bwrap();
     crate::common::require_tool("tar");
     crate::common::require_tool("sha256sum");
-    if let Err(why) = huddle_runners::sandbox::probe() {
-        panic!("bubblewrap is required by this test: {why}");
-    }
     let home = tempfile::tempdir().unwrap();
     let cargo_home = home.path().join("cargo-home");
     // Inside CARGO_HOME, which the sandbox shows (read-only); the rest of /tmp it hides.
@@ -119,21 +116,13 @@ fn a_dependency_downloaded_but_not_unpacked_is_unpacked_before_a_sandboxed_cargo
     )
     .unwrap();
 
-    let project = tempfile::tempdir().unwrap();
-    let p = project.path();
-    std::fs::create_dir_all(p.join("src")).unwrap();
-    std::fs::write(
-        p.join("Cargo.toml"),
-        "[package]\nname = \"uses-tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-         [workspace]\n\n[dependencies]\ntiny = \"0.1\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        p.join("src/lib.rs"),
+    let project = cargo_project(
+        "uses-tiny",
+        "tiny = \"0.1\"",
         "pub fn quadruple(x: u32) -> u32 { tiny::double(tiny::double(x)) }\n\n\
          #[test]\nfn four_times() { assert_eq!(quadruple(3), 12); }\n",
-    )
-    .unwrap();
+    );
+    let p = project.path();
     let cargo = |args: &[&str]| {
         std::process::Command::new("cargo")
             .args(args)
@@ -157,18 +146,8 @@ fn a_dependency_downloaded_but_not_unpacked_is_unpacked_before_a_sandboxed_cargo
     };
     assert!(!unpacked(), "resolving the lockfile unpacks nothing");
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
-        .args([
-            "test",
-            "--project",
-            p.to_str().unwrap(),
-            "--sandbox",
-            "required",
-            "--json",
-        ])
+    let out = huddle_test_in_sandbox(p, &["--json"])
         .env("CARGO_HOME", &cargo_home)
-        .env_remove("HUDDLE_TOKEN")
-        .env_remove("HUDDLE_TEAM")
         .output()
         .expect("huddle runs");
     let (stdout, stderr) = (
@@ -233,48 +212,26 @@ fn local_registry_with_tiny(registry: &std::path::Path) {
 /// it ran (`/proc/1/comm` is `bwrap` inside) and what for.
 #[test]
 fn a_projects_cargo_config_never_runs_outside_the_sandbox() {
-    crate::common::require_tool("cargo");
-    if let Err(why) = huddle_runners::sandbox::probe() {
-        panic!("bubblewrap is required by this test: {why}");
-    }
+    require_cargo_and_bwrap();
     let outside = tempfile::tempdir().unwrap();
     let marker = outside.path().join("ran-outside-the-sandbox");
-    let project = tempfile::tempdir().unwrap();
+    let project = cargo_project("wrapped", "", "#[test]\nfn it_builds() {}\n");
     let p = project.path();
-    std::fs::create_dir_all(p.join("src")).unwrap();
     std::fs::create_dir_all(p.join(".cargo")).unwrap();
-    std::fs::write(
-        p.join("Cargo.toml"),
-        "[package]\nname = \"wrapped\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-    )
-    .unwrap();
-    std::fs::write(p.join("src/lib.rs"), "#[test]\nfn it_builds() {}\n").unwrap();
     let wrapper = p.join("wrap.sh");
-    std::fs::write(
+    script(
         &wrapper,
-        format!(
-            "#!/bin/sh\necho \"$(cat /proc/1/comm) $PWD $*\" >> '{}' 2>/dev/null\nexec \"$@\"\n",
+        &format!(
+            "echo \"$(cat /proc/1/comm) $PWD $*\" >> '{}' 2>/dev/null\nexec \"$@\"",
             marker.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     std::fs::write(
         p.join(".cargo/config.toml"),
         format!("[build]\nrustc-wrapper = \"{}\"\n", wrapper.display()),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
-        .args([
-            "test",
-            "--project",
-            p.to_str().unwrap(),
-            "--sandbox",
-            "required",
-        ])
-        .env_remove("HUDDLE_TOKEN")
-        .env_remove("HUDDLE_TEAM")
+    let out = huddle_test_in_sandbox(p, &[])
         .output()
         .expect("huddle runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -292,29 +249,16 @@ fn a_projects_cargo_config_never_runs_outside_the_sandbox() {
 /// for the tests it runs and which outranks the file, is removed, as a user's shell has none.)
 #[test]
 fn affected_never_runs_a_toolchain_the_project_names_outside_the_sandbox() {
-    crate::common::require_tool("cargo");
+    require_cargo_and_bwrap();
     crate::common::require_tool("git");
-    if let Err(why) = huddle_runners::sandbox::probe() {
-        panic!("bubblewrap is required by this test: {why}");
-    }
     let outside = tempfile::tempdir().unwrap();
     let marker = outside.path().join("ran-outside-the-sandbox");
-    let project = tempfile::tempdir().unwrap();
+    let project = cargo_project("pinned", "", "#[test]\nfn it_builds() {}\n");
     let p = project.path();
-    std::fs::create_dir_all(p.join("src")).unwrap();
-    std::fs::write(
-        p.join("Cargo.toml"),
-        "[package]\nname = \"pinned\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-    )
-    .unwrap();
-    std::fs::write(p.join("src/lib.rs"), "#[test]\nfn it_builds() {}\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(p.join("toolchain/bin")).unwrap();
     for tool in ["cargo", "rustc"] {
-        let exe = p.join("toolchain/bin").join(tool);
-        let script = format!("#!/bin/sh\necho \"{tool} $*\" >> '{}'\n", marker.display());
-        std::fs::write(&exe, script).unwrap();
-        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let echo = format!("echo \"{tool} $*\" >> '{}'", marker.display());
+        script(&p.join("toolchain/bin").join(tool), &echo);
     }
     std::fs::write(
         p.join("rust-toolchain.toml"),
@@ -329,18 +273,8 @@ fn affected_never_runs_a_toolchain_the_project_names_outside_the_sandbox() {
     crate::common::git(p, &["add", "-A"]);
     crate::common::git(p, &["commit", "-q", "-m", "start"]);
     std::fs::write(p.join("src/lib.rs"), "#[test]\nfn it_still_builds() {}\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"))
-        .args([
-            "test",
-            "--project",
-            p.to_str().unwrap(),
-            "--affected",
-            "--sandbox",
-            "required",
-        ])
+    let out = huddle_test_in_sandbox(p, &["--affected"])
         .env_remove("RUSTUP_TOOLCHAIN")
-        .env_remove("HUDDLE_TOKEN")
-        .env_remove("HUDDLE_TEAM")
         .output()
         .expect("huddle runs");
     assert!(
@@ -349,4 +283,50 @@ fn affected_never_runs_a_toolchain_the_project_names_outside_the_sandbox() {
         std::fs::read_to_string(&marker).unwrap_or_default(),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `huddle test --project p --sandbox required` and `extra`, as a process with no daemon.
+fn huddle_test_in_sandbox(p: &std::path::Path, extra: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_huddle"));
+    cmd.arg("test")
+        .arg("--project")
+        .arg(p)
+        .args(["--sandbox", "required"])
+        .args(extra)
+        .env_remove("HUDDLE_TOKEN")
+        .env_remove("HUDDLE_TEAM");
+    cmd
+}
+
+/// Fails loudly unless cargo and a working bubblewrap are here.
+fn require_cargo_and_bwrap() {
+    crate::common::require_tool("cargo");
+    if let Err(why) = huddle_runners::sandbox::probe() {
+        panic!("bubblewrap is required by this test: {why}");
+    }
+}
+
+/// A cargo package `name` (its own workspace) in a temporary directory, with `dependencies`
+/// (lines of its `[dependencies]`) and `lib` as `src/lib.rs`.
+fn cargo_project(name: &str, dependencies: &str, lib: &str) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(
+        p.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [workspace]\n\n[dependencies]\n{dependencies}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(p.join("src/lib.rs"), lib).unwrap();
+    project
+}
+
+/// An executable shell script at `path` running `body`.
+fn script(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
