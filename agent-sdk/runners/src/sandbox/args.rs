@@ -42,6 +42,16 @@ pub(super) fn bwrap_args(
     for (dir, at) in writable {
         a.path2("--bind", dir, Some(at));
     }
+    // A repository's `.git` (a directory, or a worktree's file naming its git directory) stays
+    // read-only in a writable workspace: huddle's own git calls run outside the sandbox, and a
+    // hook, a `core.fsmonitor` or a `.git` file pointing to a git directory of the test's
+    // making would run code there.
+    for (dir, at) in writable {
+        let git = dir.join(".git");
+        if git.symlink_metadata().is_ok() {
+            a.path2("--ro-bind", &git, Some(&at.join(".git")));
+        }
+    }
     a.push([
         "--unshare-user",
         "--unshare-pid",

@@ -194,3 +194,62 @@ async fn a_tiers_service_on_the_sandboxs_loopback_answers_its_tests() {
     // The fixture's known outcome: three pass, one fails on the implementation.
     assert_eq!((t.summary.passed, t.summary.failed), (3, 1));
 }
+
+const GIT_TESTS: &str = r##"
+import pathlib
+
+def test_adds_a_hook():
+    hook = pathlib.Path(".git/hooks/post-commit")
+    hook.write_text("#!/bin/sh\necho ran\n")
+
+def test_sets_an_fsmonitor():
+    with open(".git/config", "a") as config:
+        config.write("[core]\n\tfsmonitor = ./planted.sh\n")
+"##;
+
+/// A repository's `.git` stays read-only in the sandbox's writable workspace: huddle's own git
+/// calls run outside it, where a planted hook or `core.fsmonitor` would run. Without the
+/// sandbox the same tests write both, so the check can fail.
+#[tokio::test]
+async fn a_sandboxed_test_cannot_change_the_repositorys_git_directory() {
+    require_pytest();
+    require_bwrap();
+    require_tool("git");
+    for (mode, planted) in [(Sandbox::Required, false), (Sandbox::Off, true)] {
+        let project = tempfile::Builder::new()
+            .prefix("huddle-sandbox-git-")
+            .tempdir()
+            .unwrap();
+        let p = project.path();
+        git(p, &["init", "-q"]);
+        std::fs::write(p.join("test_git.py"), GIT_TESTS).unwrap();
+        let config_before = std::fs::read_to_string(p.join(".git/config")).unwrap();
+        let opts = RunOptions {
+            sandbox: mode,
+            ..opts()
+        };
+        let report = run_tests(p, Framework::Pytest, &opts)
+            .await
+            .expect("pytest runs")
+            .report;
+        let want = if planted {
+            Outcome::Passed
+        } else {
+            Outcome::Failed
+        };
+        assert_outcomes(
+            &report,
+            &[
+                ("::test_adds_a_hook", want),
+                ("::test_sets_an_fsmonitor", want),
+            ],
+        );
+        let config = std::fs::read_to_string(p.join(".git/config")).unwrap();
+        assert_eq!(config != config_before, planted, "{mode:?}: {config}");
+        assert_eq!(
+            p.join(".git/hooks/post-commit").exists(),
+            planted,
+            "{mode:?}"
+        );
+    }
+}
