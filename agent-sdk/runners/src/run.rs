@@ -70,11 +70,21 @@ pub async fn run_tests(
         .clone()
         .unwrap_or_else(|| rundir::default_runs_dir(&canonical));
     let jail = crate::sandbox::for_run(&canonical, &runs_dir, opts)?;
-    if jail.is_some() && framework == Framework::Cargo {
-        crate::sandbox::cargo_sources::unpack_downloaded(&canonical).await;
-    }
+    before_sandboxed(jail.as_ref(), framework, &canonical).await;
     let run = run_suite(project, framework, opts);
     crate::live::tapping(framework, crate::sandbox::confined(jail, run)).await
+}
+
+/// What a run in `jail` needs done outside it first: a cargo project's downloaded
+/// dependencies unpacked (`sandbox/cargo_sources.rs`).
+async fn before_sandboxed(
+    jail: Option<&crate::sandbox::Jail>,
+    framework: Framework,
+    project: &Path,
+) {
+    if jail.is_some() && framework == Framework::Cargo {
+        crate::sandbox::cargo_sources::unpack_downloaded(project).await;
+    }
 }
 
 async fn run_suite(
@@ -290,9 +300,7 @@ pub async fn list_tests(
     let ctx = Ctx::new(&project, &scratch, opts);
     let listing = match crate::sandbox::for_run(&project, &scratch, opts) {
         Ok(jail) => {
-            if jail.is_some() && framework == Framework::Cargo {
-                crate::sandbox::cargo_sources::unpack_downloaded(&project).await;
-            }
+            before_sandboxed(jail.as_ref(), framework, &project).await;
             crate::sandbox::confined(jail, adapters::list(framework, &ctx)).await
         }
         Err(e) => Err(e),
