@@ -35,6 +35,11 @@ impl BenchDaemon {
         self.process.cpu_seconds()
     }
 
+    /// The daemon's SQLite file (`<data dir>/huddle.db`).
+    pub fn sqlite_file(&self) -> std::path::PathBuf {
+        self._dir.path().join("huddle.db")
+    }
+
     pub fn pid(&self) -> u32 {
         self.process.pid
     }

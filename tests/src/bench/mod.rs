@@ -5,6 +5,7 @@
 //! queue on the very cluster huddle's replicas use (`compare_postgres`).
 
 pub mod attacks;
+pub mod baseline_own_rows;
 pub mod baseline_sqlite;
 pub mod bus;
 pub mod claim;
@@ -31,6 +32,7 @@ pub mod stress;
 pub mod thread_cpu;
 pub mod wake;
 
+use baseline_own_rows::Events;
 use clap::{Parser, ValueEnum};
 use client::BenchClient;
 use daemon::BenchDaemon;
@@ -382,8 +384,26 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             emit(&args, &b);
             all.push(b);
         }
+        for events in [Events::Task, Events::Empty, Events::Omitted] {
+            let own = ratio(own_rows(&args, events).await?, huddle);
+            emit(&args, &own);
+            all.push(own);
+        }
     }
     Ok(all)
+}
+
+/// `baseline_own_rows` at 100 per transaction, on the rows a fresh daemon wrote for
+/// `claim::prepare` (its team, its tasks, its workers), writing `events`.
+async fn own_rows(args: &Args, events: Events) -> Result<Figures, String> {
+    let daemon = BenchDaemon::start(args.sync.as_str(), &[])?;
+    let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
+    claim::prepare(&admin, &args.sizes, std::slice::from_ref(&daemon.url)).await;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let copy = baseline_own_rows::copy_of(&daemon.sqlite_file(), dir.path())?;
+    drop(daemon);
+    let batch = args.sizes.claim_batch.clamp(1, 100);
+    baseline_own_rows::run(args.sync, 100, batch, events, &copy, ("claim", "w0"))
 }
 
 fn ratio(baseline: Figures, huddle: f64) -> Figures {

@@ -1,0 +1,360 @@
+//! huddle's own rows without huddle: the loop of `baseline_sqlite`, committing `per_tx` tasks
+//! per transaction, run on a copy of a real daemon's database after `claim::prepare` filled it,
+//! with the statements huddle's writer runs for a batched claim and completion (`store/sqlite/
+//! claims.rs`, `task_state.rs`, `rows.rs`, `writer.rs`) and nothing else: no HTTP, no JSON
+//! parsing, no queue, no savepoints, no rules. So huddle's distance from the bare loop splits in
+//! two: what its rows cost (the schema, its indexes, the event log) and what its machinery costs.
+
+use super::stats::{Figures, Latencies};
+use super::Sync;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::path::Path;
+use std::time::Instant;
+
+/// `rules::STATE_COLUMNS`, as the writer reads a task.
+const STATE_COLUMNS: &str = "id, subject, description, active_form, status, owner, claimed_by,
+    lease_expires_at, attempts, max_attempts, metadata, result, failure_reason, version, created_at,
+    updated_at";
+
+/// Copies the database of a running daemon (`VACUUM INTO`, a consistent copy) into `dir`.
+pub fn copy_of(live_db: &Path, dir: &Path) -> Result<std::path::PathBuf, String> {
+    let copy = dir.join("own-rows.db");
+    let live = Connection::open_with_flags(live_db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| e.to_string())?;
+    live.execute("vacuum into ?1", [copy.to_string_lossy()])
+        .map_err(|e| e.to_string())?;
+    Ok(copy)
+}
+
+/// A task as the writer holds it, the columns it rewrites.
+struct Held {
+    id: String,
+    subject: String,
+    description: String,
+    metadata: String,
+    attempts: i64,
+    max_attempts: i64,
+    version: i64,
+    created_at: i64,
+}
+
+impl Held {
+    fn of(r: &Row<'_>) -> rusqlite::Result<Held> {
+        Ok(Held {
+            id: r.get(0)?,
+            subject: r.get(1)?,
+            description: r.get(2)?,
+            metadata: r.get(10)?,
+            attempts: r.get(8)?,
+            max_attempts: r.get(9)?,
+            version: r.get(13)?,
+            created_at: r.get(14)?,
+        })
+    }
+
+    /// The event's data: the task as the API shows it (`huddle_wire::Task`'s fields, derived
+    /// serialisation as huddle's), its metadata spliced in as stored.
+    fn event_json(
+        &self,
+        status: &str,
+        holder: Option<&str>,
+        lease: Option<i64>,
+        edges: &Edges,
+    ) -> String {
+        let metadata: &RawValue = serde_json::from_str(&self.metadata)
+            .unwrap_or_else(|_| serde_json::from_str("{}").expect("an empty object is JSON"));
+        serde_json::to_string(&EventTask {
+            id: &self.id,
+            subject: &self.subject,
+            description: &self.description,
+            active_form: None,
+            status,
+            owner: None,
+            claimed_by: holder,
+            lease_expires_at: lease.map(rfc3339),
+            attempts: self.attempts,
+            max_attempts: self.max_attempts,
+            blocked_by: &edges.0,
+            blocks: &edges.1,
+            metadata,
+            result: None,
+            failure_reason: None,
+            version: self.version,
+            created_at: rfc3339(self.created_at),
+            updated_at: rfc3339(self.created_at),
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// What an event's data holds: the task's fields as `huddle_wire::Task` names them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventTask<'a> {
+    id: &'a str,
+    subject: &'a str,
+    description: &'a str,
+    active_form: Option<&'a str>,
+    status: &'a str,
+    owner: Option<&'a str>,
+    claimed_by: Option<&'a str>,
+    lease_expires_at: Option<String>,
+    attempts: i64,
+    max_attempts: i64,
+    blocked_by: &'a [String],
+    blocks: &'a [String],
+    metadata: &'a RawValue,
+    result: Option<&'a str>,
+    failure_reason: Option<&'a str>,
+    version: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+type Edges = (Vec<String>, Vec<String>);
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// What each change writes to the event log.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Events {
+    /// The task as JSON, as huddle does.
+    Task,
+    /// An event row whose data is `{}`: the row without the task it carries.
+    Empty,
+    /// No event row.
+    Omitted,
+}
+
+impl Events {
+    fn label(self) -> &'static str {
+        match self {
+            Events::Task => "huddle's rows",
+            Events::Empty => "huddle's rows, events without the task",
+            Events::Omitted => "huddle's rows without events",
+        }
+    }
+}
+
+/// Where the loop stands: the open transaction's connection, the team, the event sequence.
+struct Loop<'c> {
+    conn: &'c Connection,
+    team_id: i64,
+    agent: &'c str,
+    events: Events,
+    now: i64,
+    seq: i64,
+}
+
+/// Claims `claim_batch` tasks at a time and completes them, `per_tx` tasks per transaction, as
+/// agent `agent` of team `team` in the copy at `db`, until no task is ready.
+pub fn run(
+    sync: Sync,
+    per_tx: usize,
+    claim_batch: usize,
+    events: Events,
+    db: &Path,
+    (team, agent): (&str, &str),
+) -> Result<Figures, String> {
+    let conn = Connection::open(db).map_err(|e| e.to_string())?;
+    // The writer's settings (`store/sqlite/mod.rs`).
+    conn.execute_batch(&format!(
+        "pragma journal_mode = wal; pragma synchronous = {}; pragma foreign_keys = on;
+         pragma cache_size = -8000; pragma temp_store = memory;",
+        sync.as_str()
+    ))
+    .map_err(|e| e.to_string())?;
+    let team_id: i64 = conn
+        .query_row("select id from teams where name = ?1", [team], |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    let (now, seq): (i64, i64) = conn
+        .query_row(
+            "select (select max(updated_at) from tasks where team_id = ?1), event_seq
+             from team_seqs where team_id = ?1",
+            [team_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| e.to_string())?;
+    let mut l = Loop {
+        conn: &conn,
+        team_id,
+        agent,
+        events,
+        now,
+        seq,
+    };
+    let mut lat = Latencies::default();
+    let started = Instant::now();
+    let mut done = 0usize;
+    loop {
+        let t0 = Instant::now();
+        let in_tx = l
+            .transaction(per_tx, claim_batch)
+            .map_err(|e| e.to_string())?;
+        if in_tx == 0 {
+            break;
+        }
+        done += in_tx;
+        lat.push(t0.elapsed());
+    }
+    let name = format!("sqlite raw, {}, {per_tx}/tx", events.label());
+    let mut figures = Figures::new(&name, "tasks", done, started.elapsed(), &mut lat)
+        .note("latency", "one transaction");
+    figures.settings = serde_json::json!({"synchronous": sync.as_str(), "perTransaction": per_tx,
+        "claimBatch": claim_batch, "events": format!("{events:?}"), "tasks": done});
+    Ok(figures)
+}
+
+impl Loop<'_> {
+    /// One transaction of up to `per_tx` tasks claimed and completed; how many.
+    fn transaction(&mut self, per_tx: usize, claim_batch: usize) -> rusqlite::Result<usize> {
+        self.conn.execute_batch("begin immediate")?;
+        let mut in_tx = 0;
+        while in_tx < per_tx {
+            self.now += 1;
+            let claimed = self.claim(claim_batch.min(per_tx - in_tx))?;
+            if claimed.is_empty() {
+                break;
+            }
+            in_tx += claimed.len();
+            self.complete(&claimed)?;
+        }
+        // Once per batch: the team's sequences and its usage counts (`WriteCtx::flush_seqs`).
+        self.conn
+            .prepare_cached(
+                "update team_seqs set msg_seq = msg_seq, event_seq = ?2 where team_id = ?1",
+            )?
+            .execute(params![self.team_id, self.seq])?;
+        self.conn
+            .prepare_cached(
+                "update team_usage set tasks_pending = tasks_pending + ?2,
+                     tasks_in_progress = tasks_in_progress + 0, tasks_completed = tasks_completed + ?3,
+                     tasks_failed = tasks_failed + 0, tasks_cancelled = tasks_cancelled + 0,
+                     storage_bytes = storage_bytes + 0
+                 where team_id = ?1",
+            )?
+            .execute(params![self.team_id, -(in_tx as i64), in_tx as i64])?;
+        self.conn.execute_batch("commit")?;
+        Ok(in_tx)
+    }
+
+    /// The claim's search, then per task its save (the row, its edges, its event).
+    fn claim(&mut self, max: usize) -> rusqlite::Result<Vec<Held>> {
+        let mut ready = self
+            .conn
+            .prepare_cached(&format!(
+                "select {STATE_COLUMNS} from tasks indexed by tasks_ready
+                 where team_id = ?1 and status = 'pending' and unmet_blockers = 0
+                   and prefix in (?2, ?2) and (owner is null or owner = ?3 or owner = ?4)
+                 order by created_at, number limit ?5"
+            ))?
+            .query_map(
+                params![self.team_id, "TEST", self.agent, "tester", (max + 1) as i64],
+                Held::of,
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        ready.truncate(max);
+        let lease = self.now + 60_000;
+        for task in &mut ready {
+            task.version += 1;
+            self.save(task, "in_progress", Some(lease))?;
+            let edges = self.edges_of(&task.id)?;
+            self.append_event("task.claimed", || {
+                task.event_json("in_progress", Some(self.agent), Some(lease), &edges)
+            })?;
+        }
+        Ok(ready)
+    }
+
+    /// Per task: read it, save it completed, its edges, its event.
+    fn complete(&mut self, held: &[Held]) -> rusqlite::Result<()> {
+        for h in held {
+            let mut task = self
+                .conn
+                .prepare_cached(&format!(
+                    "select {STATE_COLUMNS} from tasks where team_id = ?1 and id = ?2"
+                ))?
+                .query_row(params![self.team_id, h.id], Held::of)
+                .optional()?
+                .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+            task.version += 1;
+            self.save(&task, "completed", None)?;
+            let edges = self.edges_of(&task.id)?;
+            self.append_event("task.completed", || {
+                task.event_json("completed", Some(self.agent), None, &edges)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `task_state::save`'s statement.
+    fn save(&self, t: &Held, status: &str, lease: Option<i64>) -> rusqlite::Result<()> {
+        self.conn
+            .prepare_cached(
+                "update tasks set subject = ?3, description = ?4, active_form = ?5, status = ?6, owner = ?7,
+                        claimed_by = ?8, lease_expires_at = ?9, attempts = ?10, metadata = ?11, result = ?12,
+                        failure_reason = ?13, version = ?14, updated_at = ?15
+                 where team_id = ?1 and id = ?2",
+            )?
+            .execute(params![
+                self.team_id,
+                t.id,
+                t.subject,
+                t.description,
+                None::<String>,
+                status,
+                None::<String>,
+                self.agent,
+                lease,
+                t.attempts,
+                t.metadata,
+                None::<String>,
+                None::<String>,
+                t.version,
+                self.now
+            ])?;
+        Ok(())
+    }
+
+    /// `rows::edges_of`'s statement.
+    fn edges_of(&self, id: &str) -> rusqlite::Result<Edges> {
+        let mut stmt = self.conn.prepare_cached(
+            "select blocker_id, 0 from task_deps where team_id = ?1 and task_id = ?2
+             union all
+             select task_id, 1 from task_deps where team_id = ?1 and blocker_id = ?2",
+        )?;
+        let mut rows = stmt.query(params![self.team_id, id])?;
+        let mut edges = (Vec::new(), Vec::new());
+        while let Some(row) = rows.next()? {
+            let other: String = row.get(0)?;
+            if row.get::<_, i64>(1)? == 0 {
+                edges.0.push(other);
+            } else {
+                edges.1.push(other);
+            }
+        }
+        Ok(edges)
+    }
+
+    /// `rows::append_event_json`'s statement, with the data `self.events` asks for.
+    fn append_event(&mut self, kind: &str, data: impl FnOnce() -> String) -> rusqlite::Result<()> {
+        let data = match self.events {
+            Events::Task => data(),
+            Events::Empty => "{}".to_string(),
+            Events::Omitted => return Ok(()),
+        };
+        self.seq += 1;
+        self.conn
+            .prepare_cached(
+                "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![self.team_id, self.seq, kind, data, self.now])?;
+        Ok(())
+    }
+}
