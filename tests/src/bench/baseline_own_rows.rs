@@ -358,3 +358,183 @@ impl Loop<'_> {
         Ok(())
     }
 }
+
+/// CPU of this thread per durable commit of one task's creation with huddle's rows (the task,
+/// its event carrying it, the prefix's counter, the team's sequences and usage), `commits` in a
+/// row, each its own transaction, in the copy at `db` (team `team`): the least a create costs
+/// with huddle's schema on this host, whatever serves it (`wake` sets a create's cost beside it).
+pub fn lone_create_cpu_us(
+    sync: Sync,
+    db: &Path,
+    team: &str,
+    commits: usize,
+) -> Result<f64, String> {
+    const WARM_UP: usize = 20;
+    let conn = Connection::open(db).map_err(|e| e.to_string())?;
+    conn.execute_batch(&format!(
+        "pragma journal_mode = wal; pragma synchronous = {}; pragma foreign_keys = on;
+         pragma cache_size = -8000; pragma temp_store = memory;",
+        sync.as_str()
+    ))
+    .map_err(|e| e.to_string())?;
+    let team_id: i64 = conn
+        .query_row("select id from teams where name = ?1", [team], |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    let mut before = 0;
+    for i in 0..WARM_UP + commits {
+        if i == WARM_UP {
+            before = super::thread_cpu::this_thread_ns();
+        }
+        create_one(&conn, team_id).map_err(|e| e.to_string())?;
+    }
+    let spent = super::thread_cpu::this_thread_ns().saturating_sub(before);
+    Ok(spent as f64 / 1e3 / commits.max(1) as f64)
+}
+
+/// One transaction: the writer's statements for a create (`store/sqlite/tasks.rs`).
+fn create_one(conn: &Connection, team_id: i64) -> rusqlite::Result<()> {
+    const PREFIX: &str = "RAW";
+    conn.execute_batch("begin immediate")?;
+    let number: i64 = conn
+        .prepare_cached("select next_number from task_counters where team_id = ?1 and prefix = ?2")?
+        .query_row(params![team_id, PREFIX], |r| r.get(0))
+        .optional()?
+        .unwrap_or(1);
+    let (seq, now): (i64, i64) = conn
+        .prepare_cached("select event_seq + 1, cast(unixepoch('subsec') * 1000 as integer) from team_seqs where team_id = ?1")?
+        .query_row([team_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let task = Held {
+        id: format!("{PREFIX}-{number}"),
+        subject: "wake".into(),
+        description: String::new(),
+        metadata: "{}".into(),
+        attempts: 0,
+        max_attempts: 3,
+        version: 1,
+        created_at: now,
+    };
+    conn.prepare_cached(
+        "insert into tasks (team_id, id, prefix, number, subject, description, active_form, status, owner,
+                            max_attempts, metadata, created_at, updated_at)
+         values (?1, ?2, ?3, ?4, ?5, ?6, null, 'pending', null, ?7, ?8, ?9, ?9)",
+    )?
+    .execute(params![
+        team_id,
+        task.id,
+        PREFIX,
+        number,
+        task.subject,
+        task.description,
+        task.max_attempts,
+        task.metadata,
+        now
+    ])?;
+    let data = task.event_json("pending", None, None, &(Vec::new(), Vec::new()));
+    conn.prepare_cached(
+        "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, 'task.created', ?3, ?4)",
+    )?
+    .execute(params![team_id, seq, data, now])?;
+    conn.prepare_cached(
+        "insert into task_counters (team_id, prefix, next_number) values (?1, ?2, ?3)
+         on conflict (team_id, prefix) do update set next_number = max(next_number, excluded.next_number)",
+    )?
+    .execute(params![team_id, PREFIX, number + 1])?;
+    conn.prepare_cached(
+        "update team_seqs set msg_seq = msg_seq, event_seq = ?2 where team_id = ?1",
+    )?
+    .execute(params![team_id, seq])?;
+    conn.prepare_cached(
+        "update team_usage set tasks_pending = tasks_pending + 1,
+             tasks_in_progress = tasks_in_progress + 0, tasks_completed = tasks_completed + 0,
+             tasks_failed = tasks_failed + 0, tasks_cancelled = tasks_cancelled + 0,
+             storage_bytes = storage_bytes + ?2
+         where team_id = ?1",
+    )?
+    .execute(params![team_id, (task.subject.len() + 2) as i64])?;
+    conn.execute_batch("commit")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::client::{add_agent, create_tasks, setup_team, BenchClient};
+    use super::super::Sync;
+    use super::{copy_of, lone_create_cpu_us, run, Events};
+    use rusqlite::Connection;
+    use serde_json::{json, Value};
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    const TASKS: usize = 120;
+
+    fn count(db: &Path, sql: &str) -> i64 {
+        Connection::open(db)
+            .unwrap()
+            .query_row(sql, [], |r| r.get(0))
+            .unwrap()
+    }
+
+    fn keys(data: &str) -> BTreeSet<String> {
+        let v: Value = serde_json::from_str(data).unwrap();
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    /// On a copy of a real daemon's rows, the loop claims and completes every task once and
+    /// writes the events asked for; the task it puts in an event has the fields the daemon's own
+    /// events have. A create's commit adds one task and its event.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_loop_runs_the_daemons_rows_to_the_end_with_the_events_asked_for() {
+        let daemon = crate::TestDaemon::start().await;
+        let admin = BenchClient::new(&daemon.url, crate::ADMIN);
+        let coord = setup_team(&admin, "claim").await;
+        let tasks = (1..=TASKS)
+            .map(|i| json!({"id": format!("TEST-{i}"), "subject": "bench"}))
+            .collect();
+        create_tasks(&coord, "claim", tasks).await;
+        add_agent(&admin, "claim", "w0", "tester").await;
+        let live = daemon.data_dir.join("huddle.db");
+        for (events, per_task) in [(Events::Task, 2), (Events::Empty, 2), (Events::Omitted, 0)] {
+            let dir = tempfile::tempdir().unwrap();
+            let copy = copy_of(&live, dir.path()).unwrap();
+            let before = count(&copy, "select count(*) from events");
+            let figures = run(Sync::Full, 100, 50, events, &copy, ("claim", "w0")).unwrap();
+            assert_eq!(figures.settings["tasks"], json!(TASKS), "{events:?}");
+            let completed = "select count(*) from tasks where status = 'completed' and version = 3 and claimed_by = 'w0'";
+            assert_eq!(count(&copy, completed), TASKS as i64, "{events:?}");
+            let added = count(&copy, "select count(*) from events") - before;
+            assert_eq!(added, per_task * TASKS as i64, "{events:?}");
+            assert_eq!(
+                count(&copy, "select event_seq from team_seqs where team_id = (select id from teams where name = 'claim')"),
+                count(&copy, "select max(seq) from events"),
+                "{events:?}: the team's sequence follows its events"
+            );
+            if events == Events::Task {
+                let conn = Connection::open(&copy).unwrap();
+                let data = |kind: &str| -> String {
+                    conn.query_row(
+                        "select data from events where type = ?1 order by seq desc limit 1",
+                        [kind],
+                        |r| r.get(0),
+                    )
+                    .unwrap()
+                };
+                let (created, done) = (data("task.created"), data("task.completed"));
+                assert_eq!(keys(&done), keys(&created));
+                let done: Value = serde_json::from_str(&done).unwrap();
+                assert_eq!(done["status"], "completed");
+                assert_eq!(done["claimedBy"], "w0");
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let copy = copy_of(&live, dir.path()).unwrap();
+        let us = lone_create_cpu_us(Sync::Full, &copy, "claim", 30).unwrap();
+        assert!(us > 0.0);
+        // Twenty warm-up commits, then thirty.
+        assert_eq!(
+            count(&copy, "select count(*) from tasks where prefix = 'RAW'"),
+            50
+        );
+        let created =
+            "select count(*) from events where type = 'task.created' and data like '%\"RAW-%'";
+        assert_eq!(count(&copy, created), 50);
+    }
+}

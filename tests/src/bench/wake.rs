@@ -94,6 +94,7 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, sync: Sync, daemon: &BenchD
     .await
     .expect("the raw commits' thread")
     .expect("raw SQLite commits");
+    let raw_create_us = raw_create_us(daemon, sync, commits).await;
     let health3 = 3.0 * parts.health_us;
     Figures::new("wake", "tasks", sizes.wakes, elapsed, &mut lat)
         .note("latency", "create response → worker holds the task")
@@ -134,6 +135,37 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, sync: Sync, daemon: &BenchD
                 least_ratio(raw_commit_us, parts.health_us)
             ),
         )
+        .note(
+            "raw SQLite commit of a create's rows in huddle's schema, in process",
+            raw_create_us.map_or("n/a (not SQLite)".into(), |us| format!("{us:.0} µs of CPU")),
+        )
+        .note(
+            "(raw create + two health checks) ÷ three health checks",
+            raw_create_us.map_or("n/a".into(), |us| {
+                format!(
+                    "{:.2}× (the least a wake can be with huddle's rows on this host)",
+                    least_ratio(us, parts.health_us)
+                )
+            }),
+        )
+}
+
+/// `baseline_own_rows::lone_create_cpu_us` on a copy of the daemon's database, in team `wake`;
+/// `None` on PostgreSQL (no SQLite file).
+async fn raw_create_us(daemon: &BenchDaemon, sync: Sync, commits: usize) -> Option<f64> {
+    let live = daemon.sqlite_file();
+    if !live.exists() {
+        return None;
+    }
+    let us = tokio::task::spawn_blocking(move || {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let copy = super::baseline_own_rows::copy_of(&live, dir.path())?;
+        super::baseline_own_rows::lone_create_cpu_us(sync, &copy, "wake", commits)
+    })
+    .await
+    .expect("the raw creates' thread")
+    .expect("raw creates in huddle's schema");
+    Some(us)
 }
 
 /// The least a wake's ratio to three health checks can be with one durable commit per task and
