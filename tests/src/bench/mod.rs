@@ -77,7 +77,9 @@ pub enum Scenario {
     ParallelRepair,
     /// Every scenario once.
     All,
-    /// `claim` beside the raw SQLite and PostgreSQL baselines, with ratios. With
+    /// `claim` beside the raw SQLite baselines, with ratios: a bare two-row loop, and the
+    /// writer's own statements on a copy of a daemon's rows (with the task in each event,
+    /// with empty events, without events). With
     /// `--backend postgres`: on one cluster, huddle batched and unbatched with 1, 2 and 3
     /// replicas beside pgbench's raw `SKIP LOCKED` queue doing the same work (16 and 64
     /// clients), with ratios and each phase's CPU shares.
