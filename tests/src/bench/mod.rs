@@ -386,8 +386,8 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
             emit(&args, &b);
             all.push(b);
         }
-        for events in [Events::Task, Events::Empty, Events::Omitted] {
-            let own = ratio(own_rows(&args, events).await?, huddle);
+        for own in own_rows(&args).await? {
+            let own = ratio(own, huddle);
             emit(&args, &own);
             all.push(own);
         }
@@ -395,17 +395,27 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
     Ok(all)
 }
 
-/// `baseline_own_rows` at 100 per transaction, on the rows a fresh daemon wrote for
-/// `claim::prepare` (its team, its tasks, its workers), writing `events`.
-async fn own_rows(args: &Args, events: Events) -> Result<Figures, String> {
+/// `baseline_own_rows` at 100 per transaction, each way of writing events, each on its own
+/// copy of the rows a fresh daemon wrote for `claim::prepare` (its team, tasks and workers).
+async fn own_rows(args: &Args) -> Result<Vec<Figures>, String> {
     let daemon = BenchDaemon::start(args.sync.as_str(), &[])?;
     let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
     claim::prepare(&admin, &args.sizes, std::slice::from_ref(&daemon.url)).await;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let copy = baseline_own_rows::copy_of(&daemon.sqlite_file(), dir.path())?;
-    drop(daemon);
     let batch = args.sizes.claim_batch.clamp(1, 100);
-    baseline_own_rows::run(args.sync, 100, batch, events, &copy, ("claim", "w0"))
+    let mut figures = Vec::new();
+    for events in [Events::Task, Events::Empty, Events::Omitted] {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let copy = baseline_own_rows::copy_of(&daemon.sqlite_file(), dir.path())?;
+        figures.push(baseline_own_rows::run(
+            args.sync,
+            100,
+            batch,
+            events,
+            &copy,
+            ("claim", "w0"),
+        )?);
+    }
+    Ok(figures)
 }
 
 fn ratio(baseline: Figures, huddle: f64) -> Figures {
