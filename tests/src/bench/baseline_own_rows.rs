@@ -7,16 +7,12 @@
 
 use super::stats::{Figures, Latencies};
 use super::Sync;
+use huddle_daemon::store::rules::STATE_COLUMNS;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::path::Path;
 use std::time::Instant;
-
-/// `rules::STATE_COLUMNS`, as the writer reads a task.
-const STATE_COLUMNS: &str = "id, subject, description, active_form, status, owner, claimed_by,
-    lease_expires_at, attempts, max_attempts, metadata, result, failure_reason, version, created_at,
-    updated_at";
 
 /// Copies the database of a running daemon (`VACUUM INTO`, a consistent copy) into `dir`.
 pub fn copy_of(live_db: &Path, dir: &Path) -> Result<std::path::PathBuf, String> {
@@ -26,6 +22,20 @@ pub fn copy_of(live_db: &Path, dir: &Path) -> Result<std::path::PathBuf, String>
     live.execute("vacuum into ?1", [copy.to_string_lossy()])
         .map_err(|e| e.to_string())?;
     Ok(copy)
+}
+
+/// Opens `db` with the writer's settings (`store/sqlite/mod.rs`), except that checkpoints run
+/// inside commits, as in the bare loop: the daemon runs them on a thread of its own, and a WAL
+/// that only grows (no checkpoint at all) made these loops slower, not faster.
+fn open_as_writer(db: &Path, sync: Sync) -> Result<Connection, String> {
+    let conn = Connection::open(db).map_err(|e| e.to_string())?;
+    conn.execute_batch(&format!(
+        "pragma journal_mode = wal; pragma synchronous = {}; pragma foreign_keys = on;
+         pragma cache_size = -8000; pragma temp_store = memory;",
+        sync.as_str()
+    ))
+    .map_err(|e| e.to_string())?;
+    Ok(conn)
 }
 
 /// A task as the writer holds it, the columns it rewrites.
@@ -162,14 +172,7 @@ pub fn run(
     db: &Path,
     (team, agent): (&str, &str),
 ) -> Result<Figures, String> {
-    let conn = Connection::open(db).map_err(|e| e.to_string())?;
-    // The writer's settings (`store/sqlite/mod.rs`).
-    conn.execute_batch(&format!(
-        "pragma journal_mode = wal; pragma synchronous = {}; pragma foreign_keys = on;
-         pragma cache_size = -8000; pragma temp_store = memory;",
-        sync.as_str()
-    ))
-    .map_err(|e| e.to_string())?;
+    let conn = open_as_writer(db, sync)?;
     let team_id: i64 = conn
         .query_row("select id from teams where name = ?1", [team], |r| r.get(0))
         .map_err(|e| e.to_string())?;
@@ -370,13 +373,7 @@ pub fn lone_create_cpu_us(
     commits: usize,
 ) -> Result<f64, String> {
     const WARM_UP: usize = 20;
-    let conn = Connection::open(db).map_err(|e| e.to_string())?;
-    conn.execute_batch(&format!(
-        "pragma journal_mode = wal; pragma synchronous = {}; pragma foreign_keys = on;
-         pragma cache_size = -8000; pragma temp_store = memory;",
-        sync.as_str()
-    ))
-    .map_err(|e| e.to_string())?;
+    let conn = open_as_writer(db, sync)?;
     let team_id: i64 = conn
         .query_row("select id from teams where name = ?1", [team], |r| r.get(0))
         .map_err(|e| e.to_string())?;
