@@ -7,7 +7,7 @@ pub const ADMIN: &str = "bench-admin-token-0123456789abcdef";
 pub struct BenchDaemon {
     process: HuddledProcess,
     pub url: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl BenchDaemon {
@@ -23,7 +23,7 @@ impl BenchDaemon {
         Ok(BenchDaemon {
             url: process.url.clone(),
             process,
-            _dir: dir,
+            dir,
         })
     }
 
@@ -37,7 +37,7 @@ impl BenchDaemon {
 
     /// The daemon's SQLite file (`<data dir>/huddle.db`).
     pub fn sqlite_file(&self) -> std::path::PathBuf {
-        self._dir.path().join("huddle.db")
+        self.dir.path().join("huddle.db")
     }
 
     pub fn pid(&self) -> u32 {

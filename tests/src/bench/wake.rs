@@ -160,7 +160,7 @@ async fn raw_create_us(daemon: &BenchDaemon, sync: Sync, commits: usize) -> Opti
     let us = tokio::task::spawn_blocking(move || {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let copy = super::baseline_own_rows::copy_of(&live, dir.path())?;
-        super::baseline_own_rows::lone_create_cpu_us(sync, &copy, "wake", commits)
+        super::baseline_own_create::lone_create_cpu_us(sync, &copy, "wake", commits)
     })
     .await
     .expect("the raw creates' thread")
