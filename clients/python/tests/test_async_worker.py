@@ -67,7 +67,9 @@ def test_the_async_worker_completes_tasks_with_the_handlers_result_and_stops(tea
 def test_heartbeats_keep_a_task_past_its_lease(team):
     token = team.admin.create_agent("tester", "tester").token
     team.coordinator.create_task({"id": "TEST-001", "subject": "slow"})
-    lease = 1.5
+    # Heartbeats go out every third of the lease: 5 s leaves a beat over 3 s to land on a busy
+    # machine (at 1.5 s, one beat held up by a second under a loaded CI run lost the task).
+    lease = 5.0
     seen = []
 
     async def scenario():
@@ -75,10 +77,10 @@ def test_heartbeats_keep_a_task_past_its_lease(team):
         async with tester, coord:
 
             async def slow(task, ctx):
-                # Hold the task past twice its lease, and until a heartbeat (a concurrent asyncio
-                # task, beating while this handler awaits) renewed it past its first expiry.
+                # Hold the task past one and a half leases, and until a heartbeat (a concurrent
+                # asyncio task, beating while this handler awaits) renewed it past its first expiry.
                 first, started = task.lease_expires_at, time.monotonic()
-                while (await coord.get_task(task.id)).lease_expires_at <= first or time.monotonic() - started < 2 * lease:
+                while (await coord.get_task(task.id)).lease_expires_at <= first or time.monotonic() - started < 1.5 * lease:
                     assert time.monotonic() - started < 30, "the lease was never renewed"
                     await asyncio.sleep(0.05)
                 seen.append(ctx.lease_lost.is_set())

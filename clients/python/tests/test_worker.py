@@ -46,7 +46,8 @@ def test_heartbeats_keep_a_task_past_its_lease(team):
     seen = []
 
     def slow(task, ctx):
-        # Hold the task until its lease (1.5 s) has been renewed past its first expiry.
+        # Hold the task until its lease (5 s, beats every third of it: slack for a busy machine)
+        # has been renewed past its first expiry.
         first = task.lease_expires_at
         while team.coordinator.get_task(task.id).lease_expires_at <= first:
             time.sleep(0.02)
@@ -54,7 +55,7 @@ def test_heartbeats_keep_a_task_past_its_lease(team):
         release.wait(30)
         return "kept"
 
-    worker = Worker(tester, slow, wait=0.5, lease=1.5)
+    worker = Worker(tester, slow, wait=0.5, lease=5)
     thread = run_in_thread(worker)
     deadline = time.monotonic() + 30
     while not seen:

@@ -44,7 +44,8 @@ test("heartbeats keep a task past its lease", async () => {
       lost = ctx.signal.aborted;
       return "kept";
     },
-    { waitMs: 500, leaseMs: 1500, log: quiet },
+    // Beats go out every third of the lease: 5 s leaves slack for a busy machine.
+    { waitMs: 500, leaseMs: 5000, log: quiet },
   );
   const running = worker.run();
   try {
