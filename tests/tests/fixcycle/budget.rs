@@ -42,8 +42,18 @@ async fn a_budget_spent_mid_task_releases_it_and_a_raised_budget_resumes_it() {
     .wait(Duration::from_millis(500));
     tokio::spawn(worker.run_until(t.stop_token()));
 
-    // The first call spends the budget; the second is refused and the task given back.
+    // The first call spends the budget; the second is refused and the task given back. A task
+    // that closes instead fails here at once, with what the team was told.
     eventually(420, "TEST-001 released for the budget", || async {
+        let task = t.coord.get_task("TEST-001").await.unwrap();
+        if !matches!(task.status, TaskStatus::Pending | TaskStatus::InProgress) {
+            let bus = t
+                .coord
+                .list_all_messages(&Default::default())
+                .await
+                .unwrap();
+            panic!("TEST-001 closed instead of being released: {task:#?}\n{bus:#?}");
+        }
         t.messages("task_released").await.iter().any(|m| {
             m.data["task"] == "TEST-001"
                 && m.data["note"]
