@@ -2,7 +2,7 @@
 //! daemon's database: the least a create costs with huddle's schema on this host, whatever
 //! serves it (`wake` sets the daemon's create beside it).
 
-use super::baseline_own_rows::{open_as_writer, TaskRow};
+use super::baseline_own_copy::{open_as_writer, TaskRow};
 use super::Sync;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
@@ -99,7 +99,7 @@ fn create_one(conn: &Connection, team_id: i64) -> rusqlite::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::baseline_own_rows::copy_of;
+    use super::super::baseline_own_copy::copy_of;
     use super::super::client::{setup_team, BenchClient};
     use super::super::Sync;
     use super::lone_create_cpu_us;

@@ -5,6 +5,7 @@
 //! queue on the very cluster huddle's replicas use (`compare_postgres`).
 
 pub mod attacks;
+pub mod baseline_own_copy;
 pub mod baseline_own_create;
 pub mod baseline_own_rows;
 pub mod baseline_sqlite;
@@ -411,7 +412,7 @@ async fn own_rows(args: &Args) -> Result<Vec<Figures>, String> {
     let mut figures = Vec::new();
     for events in [Events::Task, Events::Empty, Events::Omitted] {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let copy = baseline_own_rows::copy_of(&daemon.sqlite_file(), dir.path())?;
+        let copy = baseline_own_copy::copy_of(&daemon.sqlite_file(), dir.path())?;
         figures.push(baseline_own_rows::run(
             args.sync,
             OWN_ROWS_PER_TX,

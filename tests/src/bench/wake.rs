@@ -150,7 +150,7 @@ pub async fn run(admin: &BenchClient, sizes: &Sizes, sync: Sync, daemon: &BenchD
         )
 }
 
-/// `baseline_own_rows::lone_create_cpu_us` on a copy of the daemon's database, in team `wake`;
+/// `baseline_own_create::lone_create_cpu_us` on a copy of the daemon's database, in team `wake`;
 /// `None` on PostgreSQL (no SQLite file).
 async fn raw_create_us(daemon: &BenchDaemon, sync: Sync, commits: usize) -> Option<f64> {
     let live = daemon.sqlite_file();
@@ -159,7 +159,7 @@ async fn raw_create_us(daemon: &BenchDaemon, sync: Sync, commits: usize) -> Opti
     }
     let us = tokio::task::spawn_blocking(move || {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let copy = super::baseline_own_rows::copy_of(&live, dir.path())?;
+        let copy = super::baseline_own_copy::copy_of(&live, dir.path())?;
         super::baseline_own_create::lone_create_cpu_us(sync, &copy, "wake", commits)
     })
     .await
