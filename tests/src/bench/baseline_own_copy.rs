@@ -62,18 +62,20 @@ impl TaskRow {
         })
     }
 
-    /// The event's data: the task as the API shows it (`huddle_wire::Task`'s fields, derived
-    /// serialisation as huddle's), its metadata spliced in as stored.
+    /// The event's data: the task as the API shows it (`huddle_wire::Task`'s fields), its
+    /// metadata spliced in as stored; `packed`, as huddle stores it (a JSON array in that
+    /// order behind the layout's number, `store::rules::task_event`), else as an object.
     pub fn event_json(
         &self,
         status: &str,
         holder: Option<&str>,
         lease: Option<i64>,
         edges: &Edges,
+        packed: bool,
     ) -> String {
         let metadata: &RawValue = serde_json::from_str(&self.metadata)
             .unwrap_or_else(|_| serde_json::from_str("{}").expect("an empty object is JSON"));
-        serde_json::to_string(&EventTask {
+        let task = EventTask {
             id: &self.id,
             subject: &self.subject,
             description: &self.description,
@@ -92,7 +94,12 @@ impl TaskRow {
             version: self.version,
             created_at: rfc3339(self.created_at),
             updated_at: rfc3339(self.updated_at),
-        })
+        };
+        if packed {
+            serde_json::to_string(&task.packed())
+        } else {
+            serde_json::to_string(&task)
+        }
         .unwrap_or_default()
     }
 }
@@ -119,6 +126,56 @@ struct EventTask<'a> {
     version: i64,
     created_at: String,
     updated_at: String,
+}
+
+/// [`EventTask`] as a JSON array behind the layout's number (1).
+#[derive(Serialize)]
+struct PackedTask<'a>(
+    u8,
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a Option<String>,
+    i64,
+    i64,
+    &'a [String],
+    &'a [String],
+    &'a RawValue,
+    Option<&'a str>,
+    Option<&'a str>,
+    i64,
+    &'a str,
+    &'a str,
+);
+
+impl EventTask<'_> {
+    fn packed(&self) -> PackedTask<'_> {
+        PackedTask(
+            1,
+            self.id,
+            self.subject,
+            self.description,
+            self.active_form,
+            self.status,
+            self.owner,
+            self.claimed_by,
+            &self.lease_expires_at,
+            self.attempts,
+            self.max_attempts,
+            self.blocked_by,
+            self.blocks,
+            self.metadata,
+            self.result,
+            self.failure_reason,
+            self.version,
+            &self.created_at,
+            &self.updated_at,
+        )
+    }
 }
 
 pub type Edges = (Vec<String>, Vec<String>);

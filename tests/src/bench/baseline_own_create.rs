@@ -72,7 +72,7 @@ fn create_one(conn: &Connection, team_id: i64) -> rusqlite::Result<()> {
         task.metadata,
         now
     ])?;
-    let data = task.event_json("pending", None, None, &(Vec::new(), Vec::new()));
+    let data = task.event_json("pending", None, None, &(Vec::new(), Vec::new()), true);
     conn.prepare_cached(
         "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, 'task.created', ?3, ?4)",
     )?
@@ -131,7 +131,7 @@ mod tests {
         assert_eq!(count(&copy, raw), 50);
         let created = format!(
             "select count(*) from events where team_id = {team} and type = 'task.created'
-               and json_extract(data, '$.id') like 'RAW-%'"
+               and json_extract(data, '$[1]') like 'RAW-%'"
         );
         assert_eq!(count(&copy, &created), 50);
         assert_eq!(count(&copy, &pending), pending_before + 50);

@@ -17,8 +17,10 @@ use std::time::Instant;
 /// What each change writes to the event log.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Events {
-    /// The task as JSON, as huddle does.
+    /// The task as huddle stores it: its fields in an array, without their names.
     Task,
+    /// The task as an object, as huddle stored it before (and the API shows it).
+    Object,
     /// An event row whose data is `{}`: the row without the task it carries.
     Empty,
     /// No event row.
@@ -29,6 +31,7 @@ impl Events {
     fn label(self) -> &'static str {
         match self {
             Events::Task => "huddle's rows",
+            Events::Object => "huddle's rows, the task in events as an object",
             Events::Empty => "huddle's rows, events without the task",
             Events::Omitted => "huddle's rows without events",
         }
@@ -159,8 +162,8 @@ impl Loop<'_> {
             task.updated_at = self.now;
             self.save(task, "in_progress", Some(lease))?;
             let edges = self.edges_of(&task.id)?;
-            self.append_event("task.claimed", || {
-                task.event_json("in_progress", Some(self.agent), Some(lease), &edges)
+            self.append_event("task.claimed", |packed| {
+                task.event_json("in_progress", Some(self.agent), Some(lease), &edges, packed)
             })?;
         }
         Ok(ready)
@@ -181,8 +184,8 @@ impl Loop<'_> {
             task.updated_at = self.now;
             self.save(&task, "completed", None)?;
             let edges = self.edges_of(&task.id)?;
-            self.append_event("task.completed", || {
-                task.event_json("completed", Some(self.agent), None, &edges)
+            self.append_event("task.completed", |packed| {
+                task.event_json("completed", Some(self.agent), None, &edges, packed)
             })?;
         }
         Ok(())
@@ -238,9 +241,14 @@ impl Loop<'_> {
     }
 
     /// `rows::append_event_json`'s statement, with the data `self.events` asks for.
-    fn append_event(&mut self, kind: &str, data: impl FnOnce() -> String) -> rusqlite::Result<()> {
+    fn append_event(
+        &mut self,
+        kind: &str,
+        data: impl FnOnce(bool) -> String,
+    ) -> rusqlite::Result<()> {
         let data = match self.events {
-            Events::Task => data(),
+            Events::Task => data(true),
+            Events::Object => data(false),
             Events::Empty => "{}".to_string(),
             Events::Omitted => return Ok(()),
         };
@@ -260,6 +268,7 @@ mod tests {
     use super::super::client::{add_agent, create_tasks, setup_team, BenchClient};
     use super::super::Sync;
     use super::{run, Events};
+    use huddle_daemon::store::rules::task_event;
     use rusqlite::Connection;
     use serde_json::{json, Value};
     use std::collections::BTreeSet;
@@ -274,8 +283,7 @@ mod tests {
             .unwrap()
     }
 
-    fn keys(data: &str) -> BTreeSet<String> {
-        let v: Value = serde_json::from_str(data).unwrap();
+    fn keys(v: &Value) -> BTreeSet<String> {
         v.as_object().unwrap().keys().cloned().collect()
     }
 
@@ -293,7 +301,13 @@ mod tests {
         create_tasks(&coord, "claim", tasks).await;
         add_agent(&admin, "claim", "w0", "tester").await;
         let live = daemon.data_dir.join("huddle.db");
-        for (events, per_task) in [(Events::Task, 2), (Events::Empty, 2), (Events::Omitted, 0)] {
+        let all = [
+            (Events::Task, 2),
+            (Events::Object, 2),
+            (Events::Empty, 2),
+            (Events::Omitted, 0),
+        ];
+        for (events, per_task) in all {
             let dir = tempfile::tempdir().unwrap();
             let copy = copy_of(&live, dir.path()).unwrap();
             let before = count(&copy, "select count(*) from events");
@@ -319,7 +333,7 @@ mod tests {
                 "select tasks_completed * 1000 + tasks_pending from team_usage where team_id = {team}"
             );
             assert_eq!(count(&copy, &usage), TASKS as i64 * 1000, "{events:?}");
-            if events == Events::Task {
+            if matches!(events, Events::Task | Events::Object) {
                 let conn = Connection::open(&copy).unwrap();
                 let data = |kind: &str| -> String {
                     conn.query_row(
@@ -329,9 +343,13 @@ mod tests {
                     )
                     .unwrap()
                 };
+                // The daemon's own event (the task's creation) beside the loop's.
                 let (created, done) = (data("task.created"), data("task.completed"));
+                assert!(created.starts_with("[1,"), "{created}");
+                assert_eq!(done.starts_with("[1,"), events == Events::Task, "{done}");
+                let created = task_event::value("task.created", &created);
+                let done = task_event::value("task.completed", &done);
                 assert_eq!(keys(&done), keys(&created));
-                let done: Value = serde_json::from_str(&done).unwrap();
                 assert_eq!(done["status"], "completed");
                 assert_eq!(done["claimedBy"], "w0");
             }

@@ -80,8 +80,8 @@ pub enum Scenario {
     /// Every scenario once.
     All,
     /// `claim` beside the raw SQLite baselines, with ratios: a bare two-row loop, and the
-    /// writer's own statements on a copy of a daemon's rows (with the task in each event,
-    /// with empty events, without events). With
+    /// writer's own statements on a copy of a daemon's rows (with the task in each event as
+    /// huddle stores it and as an object, with empty events, without events). With
     /// `--backend postgres`: on one cluster, huddle batched and unbatched with 1, 2 and 3
     /// replicas beside pgbench's raw `SKIP LOCKED` queue doing the same work (16 and 64
     /// clients), with ratios and each phase's CPU shares.
@@ -410,7 +410,7 @@ async fn own_rows(args: &Args) -> Result<Vec<Figures>, String> {
     claim::prepare(&admin, &args.sizes, std::slice::from_ref(&daemon.url)).await;
     let batch = args.sizes.claim_batch.clamp(1, 100);
     let mut figures = Vec::new();
-    for events in [Events::Task, Events::Empty, Events::Omitted] {
+    for events in [Events::Task, Events::Object, Events::Empty, Events::Omitted] {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let copy = baseline_own_copy::copy_of(&daemon.sqlite_file(), dir.path())?;
         figures.push(baseline_own_rows::run(

@@ -22,6 +22,7 @@ mod retention;
 mod search;
 mod spend;
 mod statistics;
+mod task_event_layout;
 mod team_admin;
 mod team_populate;
 mod transfer_columns;

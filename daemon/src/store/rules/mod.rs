@@ -16,6 +16,7 @@ pub mod quota;
 pub mod scope;
 mod search;
 pub mod spend;
+pub mod task_event;
 mod task_state;
 pub mod validate;
 

@@ -1,6 +1,7 @@
 //! Reading the team's event log (appending is `rows::append_event`, inside each change).
 
 use super::super::error::{StoreError, StoreResult};
+use super::super::rules::task_event;
 use super::super::types::StreamCursors;
 use super::rows::event_from_row;
 use huddle_wire::Event;
@@ -24,11 +25,12 @@ pub fn for_task(
     task_id: &str,
     limit: usize,
 ) -> StoreResult<Vec<Event>> {
-    let mut stmt = conn.prepare_cached(
+    let mut stmt = conn.prepare_cached(&format!(
         "select seq, type, data, created_at from events
-         where team_id = ?1 and type like 'task.%' and json_extract(data, '$.id') = ?2
+         where team_id = ?1 and type like 'task.%' and {id} = ?2
          order by seq desc limit ?3",
-    )?;
+        id = task_event::STORED_TASK_ID
+    ))?;
     let rows = stmt.query_map(
         params![team_id, task_id, limit.clamp(1, 1_000) as i64],
         event_from_row,

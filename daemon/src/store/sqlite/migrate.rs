@@ -66,6 +66,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         15,
         include_str!("../../../../migrations/sqlite/0015_team_seqs.sql"),
     ),
+    (
+        16,
+        include_str!("../../../../migrations/sqlite/0016_task_events_packed.sql"),
+    ),
 ];
 
 /// Applies this binary's missing migrations when `migrate`, then judges the schema: an older

@@ -118,11 +118,12 @@ pub fn message_from_row(row: &Row<'_>) -> rusqlite::Result<Message> {
 }
 
 pub fn event_from_row(row: &Row<'_>) -> rusqlite::Result<Event> {
+    let kind: String = row.get(1)?;
     Ok(Event {
         seq: row.get(0)?,
-        kind: row.get(1)?,
-        data: parse_json(&row.get::<_, String>(2)?),
+        data: rules::task_event::value(&kind, &row.get::<_, String>(2)?),
         created_at: fmt_time(row.get(3)?),
+        kind,
     })
 }
 
@@ -145,18 +146,42 @@ pub fn append_event_json(
     kind: &str,
     data: String,
 ) -> StoreResult<()> {
-    let seq = ctx.next_event_seq(team_id)?;
-    ctx.conn
-        .prepare_cached(
-            "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![team_id, seq, kind, data, ctx.now_ms])?;
+    let seq = insert_event(ctx, team_id, kind, &data)?;
     let (owned_kind, created_at) = (kind.to_string(), ctx.now_ms);
     let item = StreamItem::lazy(seq, kind.to_string(), move || {
         rules::event_json(seq, &owned_kind, &data, created_at)
     });
     ctx.publish(team_id, Publish::Event(Arc::new(item)));
     Ok(())
+}
+
+/// Appends a `task.*` event, its data stored without field names (`rules::task_event`); a
+/// stream that sends it expands it on its own thread.
+pub fn append_task_event(
+    ctx: &mut WriteCtx<'_>,
+    team_id: i64,
+    kind: &str,
+    task: &Task,
+) -> StoreResult<()> {
+    let data = rules::task_event::pack(task);
+    let seq = insert_event(ctx, team_id, kind, &data)?;
+    let (owned_kind, created_at) = (kind.to_string(), ctx.now_ms);
+    let item = StreamItem::lazy(seq, kind.to_string(), move || {
+        let data = rules::task_event::expanded(&owned_kind, &data);
+        rules::event_json(seq, &owned_kind, &data, created_at)
+    });
+    ctx.publish(team_id, Publish::Event(Arc::new(item)));
+    Ok(())
+}
+
+fn insert_event(ctx: &mut WriteCtx<'_>, team_id: i64, kind: &str, data: &str) -> StoreResult<i64> {
+    let seq = ctx.next_event_seq(team_id)?;
+    ctx.conn
+        .prepare_cached(
+            "insert into events (team_id, seq, type, data, created_at) values (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![team_id, seq, kind, data, ctx.now_ms])?;
+    Ok(seq)
 }
 
 /// Marks the agent as seen now (claims, heartbeats and posts count as signs of life). At most

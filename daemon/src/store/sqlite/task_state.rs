@@ -3,7 +3,7 @@
 use super::super::error::StoreResult;
 use super::super::rules::{scope, TaskState};
 use super::deps;
-use super::rows::{append_event, edges_of};
+use super::rows::{append_task_event, edges_of};
 use super::writer::WriteCtx;
 use crate::hub::Publish;
 use huddle_wire::Task;
@@ -52,7 +52,7 @@ pub fn save(ctx: &mut WriteCtx<'_>, mut state: TaskState, event: &str) -> StoreR
             ctx.ready(team_id, &dependent, ready);
         }
     }
-    append_event(ctx, team_id, event, &task)?;
+    append_task_event(ctx, team_id, event, &task)?;
     if may_be_ready {
         if let Some(ready) = deps::ready_task(ctx.conn, team_id, &id)? {
             ctx.ready(team_id, &id, ready);

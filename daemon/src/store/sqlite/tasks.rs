@@ -4,7 +4,7 @@ use super::super::error::{StoreError, StoreResult};
 use super::super::rules::{self, project, quota, TaskState, STATE_COLUMNS};
 use super::super::types::{Caller, Page, TaskFilter};
 use super::deps;
-use super::rows::{append_event, edges_of, load_state, load_task, state_from_row};
+use super::rows::{append_task_event, edges_of, load_state, load_task, state_from_row};
 use super::task_state::save;
 use super::usage;
 use super::writer::WriteCtx;
@@ -102,7 +102,7 @@ pub fn create(
             };
             (task, Some(ready))
         };
-        append_event(ctx, team_id, "task.created", &task)?;
+        append_task_event(ctx, team_id, "task.created", &task)?;
         if let Some(ready) = ready {
             ctx.ready(team_id, &task.id, ready);
         }

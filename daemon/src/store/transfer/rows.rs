@@ -1,6 +1,7 @@
 //! A row of an exported table as its record, and a record as the values its row is written
 //! with, in its table's column order (`tables.rs`): the one mapping both backends share.
 
+use super::super::rules::task_event;
 use super::tables::{self, Table};
 use super::*;
 use serde::de::DeserializeOwned;
@@ -137,12 +138,17 @@ pub fn read(table: &Table, r: &dyn StoredRow) -> StoreResult<Record> {
             key: r.text("key")?,
             seq: r.int("seq")?,
         }),
-        "event" => Record::Event(EventRecord {
-            seq: r.int("seq")?,
-            kind: r.text("type")?,
-            data: r.json("data")?,
-            created_at: r.int("created_at")?,
-        }),
+        "event" => {
+            // A task event's data as the API shows it, however this store keeps it.
+            let kind = r.text("type")?;
+            let data = json_of(&task_event::expanded(&kind, &r.text("data")?))?;
+            Record::Event(EventRecord {
+                seq: r.int("seq")?,
+                kind,
+                data,
+                created_at: r.int("created_at")?,
+            })
+        }
         "memory_change" => Record::MemoryChange(MemoryChangeRecord {
             version: r.int("version")?,
             agent: r.text("agent")?,
