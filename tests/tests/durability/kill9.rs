@@ -3,6 +3,7 @@
 //! write is there, no task completed twice, every retried post stored once, sequences without
 //! gaps, and `PRAGMA integrity_check` is ok. The random seed is printed for reproduction.
 
+use huddle_daemon::store::rules::task_event;
 use huddle_tests::process::HuddledProcess;
 use huddle_tests::Api;
 use rand::{Rng, SeedableRng};
@@ -139,15 +140,30 @@ fn verify(db: &Path, ledger: &Ledger) {
             "acknowledged completion of {id} is missing"
         );
     }
+    // The id as stored in either layout (`store::rules::task_event`).
     let twice: i64 = conn
         .query_row(
-            "select count(*) from (select json_extract(data, '$.id') from events where type = 'task.completed'
-             group by 1 having count(*) > 1)",
+            &format!(
+                "select count(*) from (select {} from events where type = 'task.completed'
+                 group by 1 having count(*) > 1)",
+                task_event::STORED_TASK_ID
+            ),
             [],
             |r| r.get(0),
         )
         .unwrap();
     assert_eq!(twice, 0, "a task was completed twice");
+    let unnamed: i64 = conn
+        .query_row(
+            &format!(
+                "select count(*) from events where type like 'task.%' and {} is null",
+                task_event::STORED_TASK_ID
+            ),
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(unnamed, 0, "every task event names its task");
     for (key, seq) in &ledger.posted {
         let stored: i64 = conn
             .query_row(
