@@ -34,6 +34,7 @@ const FILES: &[(&str, &str)] = embedded![
     "0014_test_run_task.sql",
     "0015_spend.sql",
     "0016_task_scopes.sql",
+    "0017_usage_one_statement.sql",
 ];
 
 /// The embedded files as sqlx reads a directory: `<version>_<description>.sql`, the
