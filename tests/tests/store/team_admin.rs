@@ -1,7 +1,8 @@
 //! A whole team at once, on every backend: deleting it leaves no row of it in any table that
 //! has a team column (found from the schema, so a new table is covered the day it is added)
 //! and spares the other teams; an export imported elsewhere exports the same bytes, SQLite →
-//! SQLite, SQLite → PostgreSQL and back; an import that contradicts itself writes nothing.
+//! SQLite, SQLite → PostgreSQL and back; an import that contradicts itself writes nothing; on
+//! PostgreSQL a team deleted by hand still takes its usage counters with it.
 
 use huddle_daemon::hub::Hub;
 use huddle_daemon::store::team_admin::{SQLITE_TEAM_TABLES, TEAM_TABLES};
@@ -173,6 +174,38 @@ async fn deleting_a_team_leaves_no_row_of_it_in_any_table_and_spares_the_others(
             .unwrap()
             .items;
         assert!(messages.is_empty());
+    }
+}
+
+/// On PostgreSQL the usage counters have no foreign key to their team (migration 0017): a
+/// team deleted by hand, not through huddle, still takes its counter rows with it.
+#[tokio::test]
+async fn a_team_deleted_by_hand_on_postgres_takes_its_usage_counters_with_it() {
+    for (store, _keep, raw) in stores().await {
+        let Raw::Postgres(pool) = &raw else { continue };
+        store.create_team("gone").await.unwrap();
+        store.create_team("kept").await.unwrap();
+        let gone = store.team_id("gone").await.unwrap();
+        let kept = store.team_id("kept").await.unwrap();
+        let usage = "select count(*) from team_usage where team_id = $1";
+        assert!(
+            raw.count(usage, gone).await > 0,
+            "a new team has its counters"
+        );
+        sqlx::query("delete from teams where id = $1")
+            .bind(gone)
+            .execute(pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            raw.count(usage, gone).await,
+            0,
+            "the deleted team's counters"
+        );
+        assert!(
+            raw.count(usage, kept).await > 0,
+            "the other team's counters"
+        );
     }
 }
 
