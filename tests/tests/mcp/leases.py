@@ -5,8 +5,8 @@ nothing claimed and no attempt used. Driven by tests/tests/mcp/leases.rs, which 
 report printed on stdout. Any surprise raises: a traceback on stderr and a non-zero exit.
 
 Environment: HUDDLE_URL, HUDDLE_TEAM, HUDDLE_ADMIN (for /metrics), HUDDLE_COORDINATOR and
-HUDDLE_TESTERS (tester tokens, comma-separated), HUDDLE_TURN_LEASES (how many lease lengths
-the heartbeating turn lasts).
+HUDDLE_TESTERS (tester tokens, comma-separated), HUDDLE_TURN_LEASE_MS (the heartbeating turn's
+lease) and HUDDLE_TURN_LEASES (how many lease lengths the turn lasts).
 """
 
 import asyncio
@@ -26,6 +26,7 @@ TEAM = os.environ["HUDDLE_TEAM"]
 ADMIN = os.environ["HUDDLE_ADMIN"]
 COORD = os.environ["HUDDLE_COORDINATOR"]
 TESTERS = os.environ["HUDDLE_TESTERS"].split(",")
+TURN_LEASE_MS = int(os.environ.get("HUDDLE_TURN_LEASE_MS", "3000"))
 TURN_LEASES = int(os.environ.get("HUDDLE_TURN_LEASES", "4"))
 # How long the impatient clients wait (seconds), and how soon after they leave their waits must
 # be gone: together well under the 25 s the waits ask for.
@@ -93,7 +94,7 @@ async def long_turn(report):
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)) as http:
             await create(http, "TURN", 1)
         # Heartbeats every sixth of the lease: a loaded machine may stall one or two of them.
-        lease = 3000
+        lease = TURN_LEASE_MS
         claimed = await holder.call("task_claim", {"prefixes": ["TURN"], "leaseMs": lease})
         report["claim_answer"] = claimed
         task = claimed["tasks"][0]["id"]
