@@ -26,15 +26,25 @@ fn io(context: String) -> impl FnOnce(std::io::Error) -> RunnerError {
     move |e| RunnerError::io(context, e)
 }
 
+/// Creates `huddle` (a project's `.huddle`) with a `.gitignore` that keeps all of it out of
+/// git, when missing. Best effort: a project huddle cannot write in fails later, with a reason.
+pub(crate) fn ignore_huddle_dir(huddle: &Path) {
+    let ignore = huddle.join(".gitignore");
+    if !ignore.exists() {
+        let _ = std::fs::create_dir_all(huddle);
+        let _ = std::fs::write(
+            ignore,
+            "# huddle's run directories and caches; not source.\n*\n",
+        );
+    }
+}
+
 /// Creates a fresh run directory named after the current UTC time (with `-2`, `-3`… when two
 /// runs start in the same millisecond). A `.huddle/.gitignore` keeps runs out of git.
 pub fn create(runs_dir: &Path) -> Result<PathBuf, RunnerError> {
     std::fs::create_dir_all(runs_dir).map_err(io(format!("creating {}", runs_dir.display())))?;
     if let Some(huddle) = runs_dir.parent().filter(|p| p.ends_with(".huddle")) {
-        let ignore = huddle.join(".gitignore");
-        if !ignore.exists() {
-            let _ = std::fs::write(ignore, "# huddle's run directories; not source.\n*\n");
-        }
+        ignore_huddle_dir(huddle);
     }
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     for n in 1u32.. {

@@ -47,6 +47,9 @@ use std::time::Duration;
 /// In a value of [`RunOptions::env`], the run's own directory (not known before the run).
 pub const RUN_DIR: &str = "{run_dir}";
 
+/// The least time a helper command gets, whatever the run's own timeout.
+const HELPER_TIMEOUT_FLOOR: Duration = Duration::from_secs(60);
+
 /// What an adapter knows during one run.
 #[derive(Debug, Clone)]
 pub(crate) struct Ctx<'a> {
@@ -93,10 +96,15 @@ impl<'a> Ctx<'a> {
         self.run_dir.join(name)
     }
 
-    /// Runs a helper command (a probe, a listing) with a short timeout.
+    /// Runs a helper command (a probe, a listing). The run's timeout bounds the suite, not
+    /// its helpers: a Python start-up on a loaded machine can outlast a two-second run
+    /// limit, and a probe cut short would read as "pytest not installed".
     pub async fn helper(&self, inv: &Invocation) -> Result<Captured, RunnerError> {
         let limits = Limits {
-            timeout: self.opts.timeout.min(Duration::from_secs(300)),
+            timeout: self
+                .opts
+                .timeout
+                .clamp(HELPER_TIMEOUT_FLOOR, Duration::from_secs(300)),
             grace: self.opts.kill_grace,
         };
         crate::process::run(inv, limits)

@@ -71,19 +71,31 @@ fn candidates(ctx: &Ctx<'_>) -> Vec<PathBuf> {
     list
 }
 
-async fn probe(ctx: &Ctx<'_>, candidate: &Path) -> Option<Entry> {
+/// `Ok(None)` when the candidate is not a working Python; an error when the probe ran out of
+/// time, which says nothing about whether pytest is there.
+async fn probe(ctx: &Ctx<'_>, candidate: &Path) -> Result<Option<Entry>, RunnerError> {
     let mut inv = ctx.invocation(candidate);
     inv.arg("-c").arg(PROBE);
-    let out = ctx.helper(&inv).await.ok()?;
-    let parsed: ProbeOutput = serde_json::from_slice(&out.stdout).ok()?;
+    let Ok(out) = ctx.helper(&inv).await else {
+        return Ok(None);
+    };
+    if out.timed_out {
+        return Err(RunnerError::io(
+            format!("asking {} what it can import", candidate.display()),
+            std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer in time"),
+        ));
+    }
+    let Ok(parsed) = serde_json::from_slice::<ProbeOutput>(&out.stdout) else {
+        return Ok(None);
+    };
     let mut depends = vec![candidate.to_path_buf(), parsed.python.executable.clone()];
     depends.extend(parsed.site);
     depends.push(ctx.project.join(".python-version"));
-    Some(Entry {
+    Ok(Some(Entry {
         candidate: candidate.to_path_buf(),
         python: parsed.python,
         stamps: stamps(depends),
-    })
+    }))
 }
 
 /// The first interpreter that can import pytest: the project's `.venv` or `venv`,
@@ -106,7 +118,7 @@ pub(crate) async fn find_python(
         let python = match cache.iter().find(fresh) {
             Some(e) => e.python.clone(),
             None => {
-                let Some(entry) = probe(ctx, candidate).await else {
+                let Some(entry) = probe(ctx, candidate).await? else {
                     continue;
                 };
                 let python = entry.python.clone();

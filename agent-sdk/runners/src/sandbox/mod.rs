@@ -11,6 +11,7 @@
 
 mod args;
 pub mod cargo_sources;
+mod go_cache;
 pub mod netns;
 mod probe;
 
@@ -92,6 +93,8 @@ pub struct Jail {
     /// `--new-session`: off for services, so that stopping their process group reaches
     /// them (SIGTERM first) as it does without a sandbox.
     new_session: bool,
+    /// `GOCACHE` for a Go project ([`go_cache`]).
+    go_cache: Option<PathBuf>,
 }
 
 /// Dependency directories a workspace links from the checkout (the worktree pool and the
@@ -135,7 +138,15 @@ impl Jail {
             writable,
             net: None,
             new_session: true,
+            go_cache: None,
         }
+    }
+
+    /// The same sandbox keeping Go's build cache in `project` when it is a Go project
+    /// ([`go_cache`]): the home that held it is hidden.
+    pub fn keeping_go_builds(mut self, project: &Path) -> Jail {
+        self.go_cache = go_cache::for_project(project);
+        self
     }
 
     /// The same sandbox in `net`'s network namespace (a tier's services' loopback).
@@ -183,6 +194,9 @@ impl Jail {
         };
         out.args.extend(bwrap_args);
         out.env = inv.env.clone();
+        if let Some(cache) = &self.go_cache {
+            go_cache::apply(cache, &mut out.env);
+        }
         out.cwd = inv.cwd.clone();
         out
     }
@@ -254,6 +268,8 @@ pub fn for_run(
     std::fs::create_dir_all(runs_dir)
         .map_err(|e| RunnerError::io(format!("creating {}", runs_dir.display()), e))?;
     Ok(Some(
-        Jail::new(bwrap, &[project, runs_dir]).in_net(opts.sandbox_net.clone()),
+        Jail::new(bwrap, &[project, runs_dir])
+            .in_net(opts.sandbox_net.clone())
+            .keeping_go_builds(project),
     ))
 }

@@ -108,7 +108,9 @@ pub async fn start_all(
         Some(bwrap) => {
             let net = crate::sandbox::NetNs::create(bwrap).await?;
             running.net = Some(net.clone());
-            let jail = Jail::new(bwrap.to_path_buf(), &[project]).in_net(Some(net));
+            let jail = Jail::new(bwrap.to_path_buf(), &[project])
+                .in_net(Some(net))
+                .keeping_go_builds(project);
             Some(jail.in_callers_session())
         }
         None => None,
