@@ -12,7 +12,7 @@ use super::tx::Tx;
 use super::DB_NOW_MS;
 use crate::hub::ProjectFilter;
 use huddle_wire::limits::MAX_CLAIM_BATCH;
-use huddle_wire::{Role, Task};
+use huddle_wire::{Role, Task, TaskStatus};
 use sqlx::Row;
 
 /// Takes up to `max` of the oldest ready tasks whose prefix is one of `prefixes`, whose owner
@@ -104,6 +104,12 @@ pub async fn claim(
     if scope_waiting {
         rows = scope_claims::claim(tx, caller, prefixes, project, lease_ms, max).await?;
     }
+    tx.count_moved(
+        team_id,
+        TaskStatus::Pending,
+        TaskStatus::InProgress,
+        rows.len(),
+    );
     let mut claimed = Vec::with_capacity(rows.len());
     for row in &rows {
         let number: i64 = row.try_get("number")?;

@@ -14,6 +14,7 @@ use super::task_state::{
 };
 use super::tx::Tx;
 use huddle_wire::{Role, Task, TaskStatus};
+use sqlx::Row;
 use std::collections::{HashMap, HashSet};
 
 /// Completes one task: [`complete_many`] with one item (same checks, same errors).
@@ -111,6 +112,7 @@ async fn complete_held(
         // every task in progress per row.
         "with target as materialized (
              select tasks.id as target_id, u.done_result,
+                    coalesce(octet_length(tasks.result), 0) as old_result_bytes,
                     tasks.status = 'in_progress' and tasks.claimed_by = $5
                     and (strpos(tasks.metadata, 'requireEvidence') = 0
                          or (tasks.metadata::jsonb -> 'requireEvidence') is distinct from 'true'::jsonb
@@ -125,7 +127,7 @@ async fn complete_held(
                 version = version + 1, updated_at = $4, result = target.done_result
          from target
          where tasks.team_id = $1 and tasks.id = target.target_id and target.held
-         returning {STATE_COLUMNS}, {EDGE_COLUMNS}"
+         returning {STATE_COLUMNS}, {EDGE_COLUMNS}, target.old_result_bytes"
     ))
     .bind(team_id)
     .bind(&ids)
@@ -135,13 +137,17 @@ async fn complete_held(
     .fetch_all(tx.conn())
     .await?;
     let mut done: HashMap<String, (TaskState, TaskEdges)> = HashMap::new();
+    let mut bytes = 0;
     for row in &rows {
         let state = state_from_row(team_id, row)?;
+        bytes += state.result.as_ref().map_or(0, |r| r.len() as i64)
+            - row.try_get::<i32, _>("old_result_bytes")? as i64;
         done.insert(state.id.clone(), (state, edges_from_row(row)?));
     }
     if let Some(missing) = ids.iter().find(|id| !done.contains_key(*id)) {
         return Err(refusal(tx, caller, missing).await);
     }
+    tx.count_completed(team_id, done.len(), bytes);
     tx.touch_agent(team_id, &caller.agent);
     if done
         .values()

@@ -35,6 +35,7 @@ const FILES: &[(&str, &str)] = embedded![
     "0015_spend.sql",
     "0016_task_scopes.sql",
     "0017_usage_one_statement.sql",
+    "0018_task_usage_in_daemon.sql",
 ];
 
 /// The embedded files as sqlx reads a directory: `<version>_<description>.sql`, the

@@ -102,6 +102,7 @@ pub async fn save_all_with_edges(
     let mut states = states;
     for s in &mut states {
         s.prepare_save(now);
+        tx.count_saved(s);
     }
     let col = |f: &dyn Fn(&TaskState) -> Option<String>| states.iter().map(f).collect::<Vec<_>>();
     let ids: Vec<String> = states.iter().map(|s| s.id.clone()).collect();

@@ -13,11 +13,12 @@
 
 use super::super::error::StoreResult;
 use super::super::rules::quota::TeamBudget;
+use super::super::rules::{TaskState, TaskUsageDelta};
 use super::db::{Db, Pool, PoolTx};
 use super::{CHANNEL, DB_NOW_MS};
 use crate::config::LimitSettings;
 use crate::hub::ReadyTask;
-use huddle_wire::TeamUsage;
+use huddle_wire::{TaskStatus, TeamUsage};
 use std::collections::BTreeMap;
 
 /// Ready tasks one announcement names at most; past that it says only "tasks changed" (every
@@ -59,6 +60,9 @@ struct TeamSeqs {
     /// The team's quota use, read once when a write of this transaction first adds
     /// something and charged in memory after (the triggers keep the stored rows).
     budget: Option<TeamBudget>,
+    /// What the transaction's task updates changed in the team's usage, written with the
+    /// events on commit (migration 0018: no trigger counts updates).
+    usage: TaskUsageDelta,
 }
 
 impl TeamSeqs {
@@ -73,6 +77,7 @@ impl TeamSeqs {
             touched: Vec::new(),
             tokens_changed: false,
             budget: None,
+            usage: TaskUsageDelta::default(),
         }
     }
 }
@@ -179,9 +184,32 @@ impl Tx {
         if let Some(budget) = self.locked(team_id).budget {
             return Ok(budget);
         }
-        let budget = super::usage::budget(self.tx.db(), team_id, limits).await?;
-        self.seqs(team_id).budget = Some(budget);
+        let mut budget = super::usage::budget(self.tx.db(), team_id, limits).await?;
+        // Bytes this transaction's task updates changed are not stored before the commit.
+        let s = self.seqs(team_id);
+        budget.used.storage_bytes = budget
+            .used
+            .storage_bytes
+            .saturating_add_signed(s.usage.bytes);
+        s.budget = Some(budget);
         Ok(budget)
+    }
+
+    /// A saved task's change of status and size, for the team's usage.
+    pub fn count_saved(&mut self, state: &TaskState) {
+        self.seqs(state.team_id).usage.saved(state);
+    }
+
+    /// `n` tasks of the team moved from `from` to `to`, their text unchanged (claims).
+    pub fn count_moved(&mut self, team_id: i64, from: TaskStatus, to: TaskStatus, n: usize) {
+        self.seqs(team_id).usage.moved(from, to, n as i64);
+    }
+
+    /// `n` tasks of the team moved to completed, their stored text `bytes` larger.
+    pub fn count_completed(&mut self, team_id: i64, n: usize, bytes: i64) {
+        let usage = &mut self.seqs(team_id).usage;
+        usage.moved(TaskStatus::InProgress, TaskStatus::Completed, n as i64);
+        usage.bytes += bytes;
     }
 
     /// Counts what a write added against the team's budget, for this transaction's later writes.
@@ -239,7 +267,8 @@ impl Tx {
             let msgs = s.msg - s.msg_start;
             let changed = msgs > 0 || !s.events.is_empty();
             let announce = changed || !s.ready.is_empty() || s.scope_freed;
-            if !announce && s.touched.is_empty() {
+            let usage = s.usage;
+            if !announce && s.touched.is_empty() && usage.is_zero() {
                 continue;
             }
             let overflow = s.ready.len() > MAX_READY_ANNOUNCED
@@ -261,7 +290,8 @@ impl Tx {
             let (kinds, data): (Vec<String>, Vec<String>) = s.events.into_iter().unzip();
             // One round trip for everything the transaction's callers did not need an answer
             // to. `numbered` locks the team's row (held to the commit) and runs first (the
-            // others read it); last-seen times skip an agent row another write holds.
+            // others read it); last-seen times skip an agent row another write holds;
+            // `counted` adds the task updates' usage in the connection's slot (migration 0008).
             sqlx::query(
                 "with numbered as materialized (
                      update teams set msg_seq = case when $3 then $2 else msg_seq end,
@@ -282,6 +312,21 @@ impl Tx {
                          where team_id = $1 and name = any($10)
                            and (last_seen_at is null or last_seen_at < $7 - 1000)
                          for update skip locked)
+                 ),
+                 counted as (
+                     insert into team_usage as u (team_id, slot, tasks_pending,
+                         tasks_in_progress, tasks_completed, tasks_failed, tasks_cancelled,
+                         storage_bytes)
+                     select $1, (pg_backend_pid() % 64)::smallint, $13[1], $13[2], $13[3],
+                            $13[4], $13[5], $14
+                     where $15 and exists (select 1 from teams where id = $1)
+                     on conflict (team_id, slot) do update set
+                         tasks_pending = u.tasks_pending + excluded.tasks_pending,
+                         tasks_in_progress = u.tasks_in_progress + excluded.tasks_in_progress,
+                         tasks_completed = u.tasks_completed + excluded.tasks_completed,
+                         tasks_failed = u.tasks_failed + excluded.tasks_failed,
+                         tasks_cancelled = u.tasks_cancelled + excluded.tasks_cancelled,
+                         storage_bytes = u.storage_bytes + excluded.storage_bytes
                  )
                  select pg_notify($5, $1 || ' ' || (n.msg_seq - $11 + 1) || ' ' || n.msg_seq
                                       || ' ' || (n.event_seq - $4 + 1) || ' ' || n.event_seq
@@ -300,6 +345,9 @@ impl Tx {
             .bind(s.touched)
             .bind(msgs)
             .bind(announce)
+            .bind(usage.statuses.to_vec())
+            .bind(usage.bytes)
+            .bind(!usage.is_zero())
             .execute(self.conn())
             .await?;
         }

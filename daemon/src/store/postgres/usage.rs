@@ -1,7 +1,8 @@
 //! Team settings and the maintained `team_usage` counters on PostgreSQL (`store::quotas`):
 //! the per-statement triggers of migration 0005 keep the counters in every write's
-//! transaction, in one of a team's slots (migration 0008); this file only reads them (summed)
-//! and stores the admin's overrides.
+//! transaction, in one of a team's slots (migration 0008), except task updates, which the
+//! write's `Tx` counts on commit (migration 0018); this file only reads them (summed) and
+//! stores the admin's overrides.
 
 use super::super::error::StoreResult;
 use super::super::quotas::{

@@ -18,6 +18,7 @@ mod search;
 pub mod spend;
 pub mod task_event;
 mod task_state;
+mod task_usage;
 pub mod validate;
 
 pub use blockers::{
@@ -36,6 +37,7 @@ pub use task_state::{
     check_hand_transition, ensure_holder, failure, is_closed, is_ready, lease_expiry, lease_until,
     status_clears_claim, TaskEdges, TaskState, STATE_COLUMNS,
 };
+pub use task_usage::TaskUsageDelta;
 
 use super::error::{StoreError, StoreResult};
 use crate::config::LimitSettings as Limits;

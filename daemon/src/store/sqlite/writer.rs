@@ -11,14 +11,13 @@
 //! whole batch, which is what lets durable throughput scale with load.
 
 use super::super::error::{StoreError, StoreResult};
-use super::super::rules::TaskState;
+use super::super::rules::{TaskState, TaskUsageDelta};
 use super::checkpointer::Checkpointer;
 use super::empty_claims::{EmptyClaims, Exhausted};
 use super::fair_queue::{Admission, FairQueue, QueueKey};
 use super::outage::Outage;
 use super::unsent::Unsent;
 use crate::hub::{Hub, Publish, ReadyTask};
-use huddle_wire::TaskStatus;
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -65,27 +64,10 @@ enum Effect {
 struct TeamSeqs {
     msg: i64,
     event: i64,
-    usage: UsageDelta,
-}
-
-/// Tasks moved between statuses and bytes stored, counted into `team_usage` once per batch
-/// (`flush_seqs`). Saves used to be counted by a row trigger, whose SQL functions made SQLite
-/// keep a statement journal for every task update: half of the update's cost (migration 0014).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct UsageDelta {
-    /// Pending, in progress, completed, failed, cancelled (`TaskStatus::ALL`'s order).
-    statuses: [i64; 5],
-    bytes: i64,
-}
-
-impl UsageDelta {
-    fn status(&mut self, status: TaskStatus, by: i64) {
-        let at = TaskStatus::ALL
-            .iter()
-            .position(|s| *s == status)
-            .expect("every status is in ALL");
-        self.statuses[at] += by;
-    }
+    /// Counted into `team_usage` once per batch (`flush_seqs`). Saves used to be counted by a
+    /// row trigger, whose SQL functions made SQLite keep a statement journal for every task
+    /// update: half of the update's cost (migration 0014).
+    usage: TaskUsageDelta,
 }
 
 impl WriteCtx<'_> {
@@ -127,7 +109,7 @@ impl WriteCtx<'_> {
                 TeamSeqs {
                     msg,
                     event,
-                    usage: UsageDelta::default(),
+                    usage: TaskUsageDelta::default(),
                 },
             );
         }
@@ -165,14 +147,10 @@ impl WriteCtx<'_> {
 
     /// A saved task's move from the status and size it was loaded with, for the team's usage.
     pub fn count_saved(&mut self, state: &TaskState) -> StoreResult<()> {
-        let bytes = state.stored_bytes() - state.loaded_bytes;
-        if state.status == state.loaded_status && bytes == 0 {
+        if state.status == state.loaded_status && state.stored_bytes() == state.loaded_bytes {
             return Ok(());
         }
-        let usage = &mut self.seqs(state.team_id)?.usage;
-        usage.status(state.loaded_status, -1);
-        usage.status(state.status, 1);
-        usage.bytes += bytes;
+        self.seqs(state.team_id)?.usage.saved(state);
         Ok(())
     }
 
@@ -198,7 +176,7 @@ impl WriteCtx<'_> {
         for (team_id, seqs) in &self.seqs {
             stmt.execute(rusqlite::params![team_id, seqs.msg, seqs.event])?;
             let u = seqs.usage;
-            if u != UsageDelta::default() {
+            if !u.is_zero() {
                 let [pending, in_progress, completed, failed, cancelled] = u.statuses;
                 usage.execute(rusqlite::params![
                     team_id,
