@@ -7,6 +7,7 @@ mod batched_writes;
 mod bus;
 mod contract;
 mod counts;
+mod counts_replicas;
 mod cycles;
 mod dependencies;
 mod empty_claims;
