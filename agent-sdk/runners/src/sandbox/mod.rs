@@ -93,7 +93,7 @@ pub struct Jail {
     /// `--new-session`: off for services, so that stopping their process group reaches
     /// them (SIGTERM first) as it does without a sandbox.
     new_session: bool,
-    /// `GOCACHE` for a Go project ([`go_cache`]).
+    /// `GOCACHE` for a Go project (`sandbox/go_cache.rs`).
     go_cache: Option<PathBuf>,
 }
 
@@ -143,7 +143,7 @@ impl Jail {
     }
 
     /// The same sandbox keeping Go's build cache in `project` when it is a Go project
-    /// ([`go_cache`]): the home that held it is hidden.
+    /// (`sandbox/go_cache.rs`): the home that held it is hidden.
     pub fn keeping_go_builds(mut self, project: &Path) -> Jail {
         self.go_cache = go_cache::for_project(project);
         self
