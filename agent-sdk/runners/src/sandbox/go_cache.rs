@@ -1,9 +1,10 @@
 //! Go's build cache inside the sandbox. Go keeps compiled packages in `$GOCACHE`, by default
 //! under the home the sandbox hides behind an empty tmpfs, so every sandboxed `go test` or
-//! `go run` compiled the project and its dependencies again: a tier run's go commands took
-//! 15 s rather than 3. A Go project's sandbox keeps the cache in `<project>/.huddle/go-build`,
-//! which a verdict's clean copy leaves out with the rest of `.huddle`: the clean copy starts
-//! from an empty cache, so nothing a run wrote there reaches the verdict.
+//! `go run` compiled the project and its dependencies again: a fix cycle's narrowed re-run of
+//! the tiers-go fixture took 15 s rather than 6 (BENCHMARKS.md, "Go's build cache"). A Go
+//! project's sandbox keeps the cache in `<project>/.huddle/go-build`, which a verdict's clean
+//! copy leaves out with the rest of `.huddle`: the clean copy starts from an empty cache, so
+//! nothing a run wrote there reaches the verdict.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
