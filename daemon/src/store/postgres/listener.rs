@@ -12,8 +12,9 @@
 
 use super::super::error::StoreResult;
 use super::super::rules::event_json;
+use super::announcement::Announcement;
 use super::team_admin::TEAM_DELETED;
-use super::tx::{Announcement, TOKEN_EVENTS};
+use super::tx::TOKEN_EVENTS;
 use super::{messages, CHANNEL};
 use crate::hub::{Hub, Publish, RemoteRevocation, StreamItem};
 use sqlx::postgres::PgListener;

@@ -16,6 +16,7 @@
 
 mod agents;
 mod analyzer;
+mod announcement;
 mod batcher;
 mod claims;
 mod completions;
