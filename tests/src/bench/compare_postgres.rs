@@ -194,6 +194,12 @@ fn summary(phases: &[Phase], workers: usize) -> String {
         "\nCPU shares are of all {} cores over the timed phase; huddle ran {workers} workers.\n",
         cores()
     ));
+    if let Some(cpus) = super::pg_server::server_cpus() {
+        out.push_str(&format!(
+            "The database ran on CPUs {cpus} only (HUDDLE_BENCH_PG_CPUS); the bench, huddled and \
+             pgbench where the bench was started.\n"
+        ));
+    }
     out
 }
 

@@ -36,6 +36,27 @@ pub fn as_pg(bin: &Path, program: &str) -> Command {
     }
 }
 
+/// `HUDDLE_BENCH_PG_CPUS`, a `taskset` CPU list (`0`, `0-3`): the server runs on those CPUs
+/// only, its backends inheriting them. Started as `taskset -c OTHERS huddle-bench …`, the bench,
+/// its `huddled` replicas and pgbench run on the other CPUs, and the database has cores of its
+/// own, as where it is deployed on a machine of its own.
+pub fn server_cpus() -> Option<String> {
+    std::env::var("HUDDLE_BENCH_PG_CPUS")
+        .ok()
+        .filter(|cpus| !cpus.trim().is_empty())
+}
+
+/// `cmd` run by `taskset -c` on [`server_cpus`], or as it is when that is not set.
+fn on_server_cpus(cmd: Command) -> Command {
+    let Some(cpus) = server_cpus() else {
+        return cmd;
+    };
+    let mut pinned = Command::new("taskset");
+    pinned.args(["-c", &cpus]).arg(cmd.get_program());
+    pinned.args(cmd.get_args());
+    pinned
+}
+
 pub fn check(cmd: &mut Command, what: &str) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
     if !out.status.success() {
@@ -87,7 +108,7 @@ impl PgServer {
             std::env::var("HUDDLE_BENCH_PG_OPTS").unwrap_or_default()
         );
         check(
-            as_pg(&bin, "pg_ctl")
+            on_server_cpus(as_pg(&bin, "pg_ctl"))
                 .arg("-D")
                 .arg(&data)
                 .args(["-o", &opts, "-w", "-l"])
@@ -169,7 +190,8 @@ impl PgServer {
     }
 
     /// The statements database `db` ran since `statements_reset`, most execution time first,
-    /// as lines of calls per task, rows per call, execution µs per task and the query's start;
+    /// as lines of calls per task, rows per call, execution µs per task, buffer pages read per
+    /// task (shared hits and reads: index entries and row versions walked) and the query's start;
     /// empty unless `statements_enabled`.
     pub fn statements_report(&self, db: &str, tasks: usize) -> Result<String, String> {
         if !Self::statements_enabled() {
@@ -179,7 +201,7 @@ impl PgServer {
         let out = self.psql(
             "postgres",
             &format!(
-                "select calls, rows, total_exec_time, \
+                "select calls, rows, total_exec_time, shared_blks_hit + shared_blks_read, \
                         left(regexp_replace(query, '\\s+', ' ', 'g'), 110) \
                    from pg_stat_statements s join pg_database d on d.oid = s.dbid \
                   where d.datname = '{db}' order by total_exec_time desc limit 15"
@@ -187,18 +209,23 @@ impl PgServer {
         )?;
         let mut report = format!("statements of {db} ({tasks} tasks):\n");
         for line in out.lines() {
-            let mut f = line.splitn(4, '|');
+            let mut f = line.splitn(5, '|');
             let num = |s: Option<&str>| s.and_then(|s| s.trim().parse::<f64>().ok());
-            let (Some(calls), Some(rows), Some(ms), Some(query)) =
-                (num(f.next()), num(f.next()), num(f.next()), f.next())
-            else {
+            let (Some(calls), Some(rows), Some(ms), Some(blocks), Some(query)) = (
+                num(f.next()),
+                num(f.next()),
+                num(f.next()),
+                num(f.next()),
+                f.next(),
+            ) else {
                 continue;
             };
             report.push_str(&format!(
-                "  {:>7.3} calls/task {:>7.1} rows/call {:>8.1} µs/task  {query}\n",
+                "  {:>7.3} calls/task {:>7.1} rows/call {:>8.1} µs/task {:>7.1} pages/task  {query}\n",
                 calls / tasks as f64,
                 rows / calls.max(1.0),
                 ms * 1000.0 / tasks as f64,
+                blocks / tasks as f64,
             ));
         }
         Ok(report)

@@ -179,7 +179,18 @@ impl CpuMeter {
     }
 }
 
+/// The machine's cores (the `cpuN` lines of `/proc/stat`), not the ones this process may run
+/// on: with the database pinned apart (`HUDDLE_BENCH_PG_CPUS`) the bench runs on fewer, and
+/// shares stay shares of the whole machine, as `machine_ticks` counts it.
 pub fn cores() -> usize {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let listed = stat
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count();
+    if listed > 0 {
+        return listed;
+    }
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
