@@ -26,7 +26,7 @@ pub fn require_modules(modules: &[&str]) {
 const SCRIPT_DEADLINE: Duration = Duration::from_secs(420);
 
 /// Runs `python3 script` with `env`, fails the test with its stderr when it fails or runs past
-/// [`SCRIPT_DEADLINE`] (then with what it had written), and returns its output.
+/// `SCRIPT_DEADLINE` (then with what it had written), and returns its output.
 pub async fn run(script: &Path, env: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new("python3");
     cmd.arg(script)
