@@ -4,7 +4,11 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Log lines a daemon keeps for a failing test to show (its last warnings and errors).
+const LOG_TAIL_LINES: usize = 60;
 
 /// A `huddled` to start instead of the one built beside the running binary (`huddle-bench
 /// --daemon`: two builds measured side by side by the same bench).
@@ -50,6 +54,8 @@ pub struct HuddledProcess {
     child: Child,
     pub url: String,
     pub pid: u32,
+    /// The last [`LOG_TAIL_LINES`] lines of its log, shown when a test fails with it running.
+    log_tail: Arc<Mutex<std::collections::VecDeque<String>>>,
 }
 
 impl HuddledProcess {
@@ -108,17 +114,30 @@ impl HuddledProcess {
             }
         };
         // Keep draining the log so the daemon never blocks on a full pipe; with
-        // HUDDLE_PROCESS_LOG=1 its lines are shown (the daemon logs warnings and errors).
+        // HUDDLE_PROCESS_LOG=1 its lines are shown (the daemon logs warnings and errors),
+        // and its last lines always are when a test panics (see `Drop`).
         let show = std::env::var("HUDDLE_PROCESS_LOG").as_deref() == Ok("1");
+        let log_tail = Arc::new(Mutex::new(std::collections::VecDeque::new()));
+        let tail = log_tail.clone();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
                 if show {
                     eprintln!("[huddled] {line}");
                 }
+                let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if tail.len() == LOG_TAIL_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line);
             }
         });
         let pid = child.id();
-        Ok(HuddledProcess { child, url, pid })
+        Ok(HuddledProcess {
+            child,
+            url,
+            pid,
+            log_tail,
+        })
     }
 
     /// SIGKILL: no shutdown, no checkpoint — the power-cut case.
@@ -181,6 +200,18 @@ fn proc_status_kb(pid: u32, key: &str) -> u64 {
 
 impl Drop for HuddledProcess {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            let tail = self.log_tail.lock().unwrap_or_else(|e| e.into_inner());
+            eprintln!(
+                "--- the last {} log lines of huddled {} (pid {}) ---",
+                tail.len(),
+                self.url,
+                self.pid
+            );
+            for line in tail.iter() {
+                eprintln!("[huddled {}] {line}", self.pid);
+            }
+        }
         if let Ok(None) = self.child.try_wait() {
             self.stop();
         }

@@ -3,6 +3,7 @@
 //! killed with SIGKILL loses no acknowledged write while the others reclaim its leases.
 
 mod clock;
+mod commit_locks;
 mod completion_recheck;
 mod concurrency;
 mod lease_pool;
@@ -67,7 +68,8 @@ fn named_replica(
     name: &str,
     env: &[(&str, &str)],
 ) -> HuddledProcess {
-    let db_url = format!("{url}?application_name={name}");
+    let join = if url.contains('?') { '&' } else { '?' };
+    let db_url = format!("{url}{join}application_name={name}");
     let mut all = vec![
         ("HUDDLE_DATABASE_URL", db_url.as_str()),
         ("HUDDLE_ADMIN_TOKEN", ADMIN),

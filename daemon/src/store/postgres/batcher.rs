@@ -15,7 +15,8 @@
 //! transaction (exactly as it would have unbatched) and the others again as a batch: one
 //! refused write never makes another fail, and every answer comes from a transaction that
 //! committed or from the write's own refusal. Writes are therefore closures that can run more
-//! than once.
+//! than once. A write that loses a deadlock runs again, and so does a batch whose commit
+//! statement loses one (up to three times each; then the answer is 503).
 //!
 //! Bounds: a queue holds one entry per write whose request is waiting for it, so the daemon's
 //! connection cap bounds it; a team's entry is removed when its last runner finds its queue
@@ -75,7 +76,7 @@ where
     }
 
     fn lost_deadlock(&self) -> bool {
-        matches!(&self.answer, Some(Err(StoreError::Unavailable(m))) if m.starts_with(DEADLOCK_TEXT))
+        self.answer.as_ref().is_some_and(lost_deadlock)
     }
 
     fn finish(self: Box<Self>, committed: StoreResult<()>) {
@@ -89,8 +90,13 @@ where
     }
 }
 
-/// Runs of a write alone after it lost a deadlock.
+/// Runs of a write alone after it lost a deadlock, and of a batch whose commit lost one.
 const DEADLOCK_RETRIES: usize = 3;
+
+/// Whether `result` is a deadlock PostgreSQL broke by rolling this transaction back.
+fn lost_deadlock<T>(result: &StoreResult<T>) -> bool {
+    matches!(result, Err(StoreError::Unavailable(m)) if m.starts_with(DEADLOCK_TEXT))
+}
 
 /// A team's waiting writes and how many runners are taking them.
 #[derive(Default)]
@@ -189,6 +195,7 @@ impl Batcher {
     /// a new batch: one bad write costs its batch one extra transaction, not one per write.
     async fn run_batch(&self, batch: Vec<Box<dyn Job>>) {
         let mut jobs: Vec<Box<dyn Job>> = batch.into_iter().filter(|j| j.wanted()).collect();
+        let mut commit_retries = DEADLOCK_RETRIES;
         while jobs.len() > 1 {
             let mut tx = match Tx::begin(&self.pool).await {
                 Ok(tx) => tx,
@@ -210,6 +217,12 @@ impl Batcher {
                 let started = Instant::now();
                 let committed = tx.commit().await;
                 crate::metrics::writer_batch(jobs.len(), started.elapsed());
+                // The commit's statement lost a deadlock: nothing of the batch was written,
+                // and every write of it can run again.
+                if lost_deadlock(&committed) && commit_retries > 0 {
+                    commit_retries -= 1;
+                    continue;
+                }
                 for job in jobs {
                     job.finish(committed.clone());
                 }
@@ -224,32 +237,31 @@ impl Batcher {
     }
 
     async fn run_alone(&self, mut job: Box<dyn Job>) {
-        let mut tx = match Tx::begin(&self.pool).await {
-            Ok(tx) => tx,
-            Err(e) => return job.finish(Err(e)),
-        };
-        // A write that lost a deadlock to a claim or completion (which take no team lock)
-        // runs again, a few times, before its answer is that error.
-        let mut ran = job.run(&mut tx).await;
-        for _ in 0..DEADLOCK_RETRIES {
-            if ran || !job.lost_deadlock() {
-                break;
-            }
-            drop(tx);
-            tx = match Tx::begin(&self.pool).await {
+        // A write that lost a deadlock to a claim or completion (which take no team lock),
+        // in one of its statements or in the commit's, runs again, a few times, before its
+        // answer is that error.
+        let mut retries = DEADLOCK_RETRIES;
+        loop {
+            let mut tx = match Tx::begin(&self.pool).await {
                 Ok(tx) => tx,
                 Err(e) => return job.finish(Err(e)),
             };
-            ran = job.run(&mut tx).await;
-        }
-        if ran {
+            if !job.run(&mut tx).await {
+                drop(tx);
+                if job.lost_deadlock() && retries > 0 {
+                    retries -= 1;
+                    continue;
+                }
+                return job.finish(Ok(()));
+            }
             let started = Instant::now();
             let committed = tx.commit().await;
             crate::metrics::writer_batch(1, started.elapsed());
-            job.finish(committed);
-        } else {
-            drop(tx);
-            job.finish(Ok(()));
+            if lost_deadlock(&committed) && retries > 0 {
+                retries -= 1;
+                continue;
+            }
+            return job.finish(committed);
         }
     }
 }

@@ -292,7 +292,13 @@ impl Tx {
             // One round trip for everything the transaction's callers did not need an answer
             // to. `numbered` locks the team's row (held to the commit) and runs first (the
             // others read it); last-seen times skip an agent row another write holds;
-            // `counted` adds the task updates' usage in the connection's slot (migration 0008).
+            // `counted` adds the task updates' usage in slot 64, the commit statement's own.
+            // The usage triggers write slots 0-63 (`pg_backend_pid() % 64`, migration 0008)
+            // and hold them from the middle of a transaction, before its team row: were
+            // `counted` to write a trigger's slot after the team's row, a claim's commit and a
+            // message post on a backend with the same slot would take the two rows in
+            // opposite orders and deadlock. Slot 64 is written only here, after the team's
+            // row: whoever holds it waits for nothing more.
             sqlx::query(
                 "with numbered as materialized (
                      update teams set msg_seq = case when $3 then $2 else msg_seq end,
@@ -318,7 +324,7 @@ impl Tx {
                      insert into team_usage as u (team_id, slot, tasks_pending,
                          tasks_in_progress, tasks_completed, tasks_failed, tasks_cancelled,
                          storage_bytes)
-                     select $1, (pg_backend_pid() % 64)::smallint, $13[1], $13[2], $13[3],
+                     select $1, 64::smallint, $13[1], $13[2], $13[3],
                             $13[4], $13[5], $14
                      where $15 and exists (select 1 from teams where id = $1)
                      on conflict (team_id, slot) do update set
