@@ -9,7 +9,8 @@
 //! and replicas. Either kind numbers its events only in its last statement, which updates the
 //! team's row (`teams.event_seq`, and `msg_seq` for a locked write) and holds that row lock to
 //! the commit: events are numbered in commit order, gapless, and announced in that order.
-//! The team's row is always the last lock a write takes, so it never closes a deadlock cycle.
+//! After the team's row a write takes only the commit's own usage row, which no other
+//! statement writes: neither closes a deadlock cycle.
 
 use super::super::error::StoreResult;
 use super::super::rules::quota::TeamBudget;
