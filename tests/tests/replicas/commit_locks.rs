@@ -3,16 +3,11 @@
 //! middle of another transaction, and when PostgreSQL still breaks a deadlock by rolling that
 //! statement back, the daemon runs the batch again instead of answering 503.
 
-use super::{named_replica, team, until};
+use super::{named_replica, team, until, WAITS_FOR_A_LOCK};
 use huddle_tests::Api;
 use serde_json::json;
 use sqlx::{Connection, PgConnection};
 use std::time::Duration;
-
-/// Whether a backend of the replica named `$1` waits for a lock.
-const WAITS_FOR_A_LOCK: &str = "select count(*) >= 1 from pg_stat_activity
-     where datname = current_database() and application_name = $1
-       and wait_event_type = 'Lock'";
 
 /// A replica named `name` on a fresh database with a team of a coordinator and a tester, the
 /// tester holding TEST-001; returns the replica, the database URL, the tester and the team's id.
