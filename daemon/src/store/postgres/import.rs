@@ -52,6 +52,7 @@ pub async fn import(
         .bind(id)
         .execute(tx.db())
         .await?;
+    super::usage::count_imported_messages(tx.db(), id).await?;
     for (sql, field) in AFTER_IMPORT_CHECKS {
         let problem: Option<String> = sqlx::query_scalar(&format!("{sql} limit 1"))
             .bind(id)

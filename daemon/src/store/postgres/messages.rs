@@ -79,6 +79,7 @@ pub async fn post(
         .await?;
     }
     tx.touch_agent(team_id, &caller.agent);
+    tx.count_posted(team_id, add.storage_bytes);
     tx.charge(team_id, &add);
     let json = serde_json::to_string(&message).map_err(|e| StoreError::Internal(e.to_string()))?;
     tx.append_event(team_id, "message.posted", json);

@@ -36,6 +36,7 @@ const FILES: &[(&str, &str)] = embedded![
     "0016_task_scopes.sql",
     "0017_usage_one_statement.sql",
     "0018_task_usage_in_daemon.sql",
+    "0019_message_usage_in_daemon.sql",
 ];
 
 /// The embedded files as sqlx reads a directory: `<version>_<description>.sql`, the

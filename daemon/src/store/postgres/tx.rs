@@ -65,6 +65,16 @@ struct TeamSeqs {
     /// What the transaction's task updates changed in the team's usage, written with the
     /// events on commit (migration 0018: no trigger counts updates).
     usage: TaskUsageDelta,
+    /// Messages the transaction stored and their bytes, written likewise (migration 0019: no
+    /// trigger counts posts).
+    posted: Posted,
+}
+
+/// Messages stored by one transaction, and the bytes of their summaries and data.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Posted {
+    messages: i64,
+    bytes: i64,
 }
 
 impl TeamSeqs {
@@ -80,6 +90,7 @@ impl TeamSeqs {
             tokens_changed: false,
             budget: None,
             usage: TaskUsageDelta::default(),
+            posted: Posted::default(),
         }
     }
 }
@@ -187,12 +198,17 @@ impl Tx {
             return Ok(budget);
         }
         let mut budget = super::usage::budget(self.tx.db(), team_id, limits).await?;
-        // Bytes this transaction's task updates changed are not stored before the commit.
+        // What this transaction's task updates and posts counted is not stored before the
+        // commit.
         let s = self.seqs(team_id);
         budget.used.storage_bytes = budget
             .used
             .storage_bytes
-            .saturating_add_signed(s.usage.bytes);
+            .saturating_add_signed(s.usage.bytes + s.posted.bytes);
+        budget.used.messages = budget
+            .used
+            .messages
+            .saturating_add_signed(s.posted.messages);
         s.budget = Some(budget);
         Ok(budget)
     }
@@ -212,6 +228,13 @@ impl Tx {
         let usage = &mut self.seqs(team_id).usage;
         usage.moved(TaskStatus::InProgress, TaskStatus::Completed, n as i64);
         usage.bytes += bytes;
+    }
+
+    /// A message of the team was stored; `bytes`: its summary's and data's.
+    pub fn count_posted(&mut self, team_id: i64, bytes: u64) {
+        let posted = &mut self.seqs(team_id).posted;
+        posted.messages += 1;
+        posted.bytes += bytes as i64;
     }
 
     /// Counts what a write added against the team's budget, for this transaction's later writes.
@@ -269,8 +292,9 @@ impl Tx {
             let msgs = s.msg - s.msg_start;
             let changed = msgs > 0 || !s.events.is_empty();
             let announce = changed || !s.ready.is_empty() || s.scope_freed;
-            let usage = s.usage;
-            if !announce && s.touched.is_empty() && usage.is_zero() {
+            let (usage, posted) = (s.usage, s.posted);
+            let counts = !usage.is_zero() || posted != Posted::default();
+            if !announce && s.touched.is_empty() && !counts {
                 continue;
             }
             let overflow = s.ready.len() > MAX_READY_ANNOUNCED
@@ -293,7 +317,8 @@ impl Tx {
             // One round trip for everything the transaction's callers did not need an answer
             // to. `numbered` locks the team's row (held to the commit) and runs first (the
             // others read it); last-seen times skip an agent row another write holds;
-            // `counted` adds the task updates' usage in slot 64, the commit statement's own.
+            // `counted` adds the task updates' and posts' usage in slot 64, the commit
+            // statement's own.
             // The usage triggers write slots 0-63 (`pg_backend_pid() % 64`, migration 0008)
             // and hold them from the middle of a transaction, before its team row: were
             // `counted` to write a trigger's slot after the team's row, a claim's commit and a
@@ -324,9 +349,9 @@ impl Tx {
                  counted as (
                      insert into team_usage as u (team_id, slot, tasks_pending,
                          tasks_in_progress, tasks_completed, tasks_failed, tasks_cancelled,
-                         storage_bytes)
+                         messages, storage_bytes)
                      select $1, 64::smallint, $13[1], $13[2], $13[3],
-                            $13[4], $13[5], $14
+                            $13[4], $13[5], $16, $14
                      where $15 and exists (select 1 from teams where id = $1)
                      on conflict (team_id, slot) do update set
                          tasks_pending = u.tasks_pending + excluded.tasks_pending,
@@ -334,6 +359,7 @@ impl Tx {
                          tasks_completed = u.tasks_completed + excluded.tasks_completed,
                          tasks_failed = u.tasks_failed + excluded.tasks_failed,
                          tasks_cancelled = u.tasks_cancelled + excluded.tasks_cancelled,
+                         messages = u.messages + excluded.messages,
                          storage_bytes = u.storage_bytes + excluded.storage_bytes
                  )
                  select pg_notify($5, $1 || ' ' || (n.msg_seq - $11 + 1) || ' ' || n.msg_seq
@@ -354,8 +380,9 @@ impl Tx {
             .bind(msgs)
             .bind(announce)
             .bind(usage.statuses.to_vec())
-            .bind(usage.bytes)
-            .bind(!usage.is_zero())
+            .bind(usage.bytes + posted.bytes)
+            .bind(counts)
+            .bind(posted.messages)
             .execute(self.conn())
             .await?;
         }

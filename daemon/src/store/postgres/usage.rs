@@ -1,8 +1,8 @@
 //! Team settings and the maintained `team_usage` counters on PostgreSQL (`store::quotas`):
 //! the per-statement triggers of migration 0005 keep the counters in every write's
-//! transaction, in one of a team's slots (migration 0008), except task updates, which the
-//! write's `Tx` counts on commit (migration 0018); this file only reads them (summed) and
-//! stores the admin's overrides.
+//! transaction, in one of a team's slots (migration 0008), except task updates and posted
+//! messages, which the write's `Tx` counts on commit (migrations 0018 and 0019); this file
+//! reads them (summed), counts an import's messages and stores the admin's overrides.
 
 use super::super::error::StoreResult;
 use super::super::quotas::{
@@ -10,12 +10,32 @@ use super::super::quotas::{
     retention_to_text, QuotaStore, TeamCounters,
 };
 use super::super::rules::quota::{Quotas, TeamBudget};
+use super::db::Db;
 use super::PostgresStore;
 use crate::config::LimitSettings;
 use async_trait::async_trait;
 use huddle_wire::{TeamQuotas, TeamRetention, TeamSettings, TeamUsage};
 use sqlx::postgres::PgRow;
 use sqlx::Row;
+
+/// Counts an imported team's messages and their bytes into its usage, once, after they are
+/// all in: no trigger counts inserted messages (migration 0019). Slot 64, the one the commit
+/// statement writes (`tx.rs`); the team is new and invisible to others until the commit.
+pub async fn count_imported_messages(db: Db<'_>, team_id: i64) -> StoreResult<()> {
+    sqlx::query(
+        "insert into team_usage as u (team_id, slot, messages, storage_bytes)
+         select $1, 64::smallint, count(*),
+                coalesce(sum(octet_length(summary) + octet_length(data)), 0)::bigint
+         from messages where team_id = $1
+         on conflict (team_id, slot) do update set
+             messages = u.messages + excluded.messages,
+             storage_bytes = u.storage_bytes + excluded.storage_bytes",
+    )
+    .bind(team_id)
+    .execute(db)
+    .await?;
+    Ok(())
+}
 
 /// A team's use, summed over its slots (migration 0008): tasks, edges, messages, bytes.
 const USAGE: &str = "sum(u.tasks_pending + u.tasks_in_progress + u.tasks_completed
