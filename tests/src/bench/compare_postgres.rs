@@ -120,7 +120,7 @@ async fn huddle_phase(
     let mut figures = prepared.drive().await;
     let (cpu, seconds) = meter.finish(daemon_cpu());
     let tasks = (figures.throughput_per_s * figures.elapsed_s).round() as usize;
-    eprint!("{}", server.statements_report(&db, tasks)?);
+    eprint!("{}", server.statements_report(&db, tasks, "task")?);
     let per_task = seconds.per_task_us(tasks);
     let mode = if batch > 1 { "batched" } else { "unbatched" };
     figures.scenario = format!(

@@ -159,7 +159,7 @@ pub enum BenchBackend {
 /// The daemons a scenario runs against, and the PostgreSQL server behind them if any.
 struct Deployment {
     daemons: Vec<BenchDaemon>,
-    _server: Option<pg_server::PgServer>,
+    server: Option<pg_server::PgServer>,
 }
 
 impl Deployment {
@@ -172,7 +172,7 @@ impl Deployment {
                 }
                 Ok(Deployment {
                     daemons: vec![BenchDaemon::start(args.sync.as_str(), extra_env)?],
-                    _server: None,
+                    server: None,
                 })
             }
             BenchBackend::Postgres => {
@@ -185,7 +185,7 @@ impl Deployment {
                 }
                 Ok(Deployment {
                     daemons,
-                    _server: Some(server),
+                    server: Some(server),
                 })
             }
         }
@@ -193,6 +193,13 @@ impl Deployment {
 
     fn cpu_seconds(&self) -> f64 {
         self.daemons.iter().map(|d| d.cpu_seconds()).sum()
+    }
+
+    /// The PostgreSQL server's CPU seconds (postmaster and backends, living and reaped), when
+    /// there is one.
+    fn server_cpu_seconds(&self) -> Option<f64> {
+        let pid = self.server.as_ref()?.postmaster_pid()?;
+        Some(proc_cpu::tree_cpu_seconds(pid))
     }
 }
 
@@ -275,7 +282,11 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
     let deployment = Deployment::start(args, &env)?;
     let daemon = &deployment.daemons[0];
     let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
+    if let Some(server) = &deployment.server {
+        server.statements_reset()?;
+    }
     let cpu_before = deployment.cpu_seconds();
+    let server_cpu_before = deployment.server_cpu_seconds();
     let replicas: Vec<String> = deployment.daemons.iter().map(|d| d.url.clone()).collect();
     let mut figures = match scenario {
         Scenario::Claim if replicas.len() == 1 => {
@@ -314,6 +325,27 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
     if ops > 0.0 && !measured_inside {
         let cpu_us = (deployment.cpu_seconds() - cpu_before) * 1e6 / ops;
         figures = figures.note(&per, format!("{cpu_us:.0} µs"));
+    }
+    // The database's share beside the daemon's, setup included likewise.
+    if let (Some(before), Some(after)) = (server_cpu_before, deployment.server_cpu_seconds()) {
+        if ops > 0.0 {
+            let unit = figures.unit.trim_end_matches('s').to_string();
+            let cpu_us = (after - before) * 1e6 / ops;
+            figures = figures.note(
+                &format!("postgres CPU per {unit}"),
+                format!("{cpu_us:.0} µs"),
+            );
+        }
+    }
+    if let Some(server) = &deployment.server {
+        eprint!(
+            "{}",
+            server.statements_report(
+                "postgres",
+                ops as usize,
+                figures.unit.trim_end_matches('s')
+            )?
+        );
     }
     figures.settings = serde_json::json!({
         "backend": format!("{:?}", args.backend).to_lowercase(),

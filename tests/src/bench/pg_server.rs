@@ -190,10 +190,12 @@ impl PgServer {
     }
 
     /// The statements database `db` ran since `statements_reset`, most execution time first,
-    /// as lines of calls per task, rows per call, execution µs per task, buffer pages read per
-    /// task (shared hits and reads: index entries and row versions walked) and the query's start;
-    /// empty unless `statements_enabled`.
-    pub fn statements_report(&self, db: &str, tasks: usize) -> Result<String, String> {
+    /// as lines of calls per `unit` (of which there were `tasks`), rows per call, execution µs
+    /// per unit, buffer pages read per unit (shared hits and reads: index entries and row
+    /// versions walked), plans per call and planning µs per unit (both 0 unless
+    /// `pg_stat_statements.track_planning` is on) and the query's start; empty unless
+    /// `statements_enabled`.
+    pub fn statements_report(&self, db: &str, tasks: usize, unit: &str) -> Result<String, String> {
         if !Self::statements_enabled() {
             return Ok(String::new());
         }
@@ -202,30 +204,44 @@ impl PgServer {
             "postgres",
             &format!(
                 "select calls, rows, total_exec_time, shared_blks_hit + shared_blks_read, \
+                        plans, total_plan_time, \
                         left(regexp_replace(query, '\\s+', ' ', 'g'), 110) \
                    from pg_stat_statements s join pg_database d on d.oid = s.dbid \
                   where d.datname = '{db}' order by total_exec_time desc limit 15"
             ),
         )?;
-        let mut report = format!("statements of {db} ({tasks} tasks):\n");
+        let mut report = format!("statements of {db} ({tasks} {unit}s):\n");
         for line in out.lines() {
-            let mut f = line.splitn(5, '|');
+            let mut f = line.splitn(7, '|');
             let num = |s: Option<&str>| s.and_then(|s| s.trim().parse::<f64>().ok());
-            let (Some(calls), Some(rows), Some(ms), Some(blocks), Some(query)) = (
+            let (
+                Some(calls),
+                Some(rows),
+                Some(ms),
+                Some(blocks),
+                Some(plans),
+                Some(plan_ms),
+                Some(query),
+            ) = (
+                num(f.next()),
+                num(f.next()),
                 num(f.next()),
                 num(f.next()),
                 num(f.next()),
                 num(f.next()),
                 f.next(),
-            ) else {
+            )
+            else {
                 continue;
             };
             report.push_str(&format!(
-                "  {:>7.3} calls/task {:>7.1} rows/call {:>8.1} µs/task {:>7.1} pages/task  {query}\n",
+                "  {:>7.3} calls/{unit} {:>7.1} rows/call {:>8.1} µs/{unit} {:>7.1} pages/{unit} {:>6.3} plans/call {:>6.1} plan µs/{unit}  {query}\n",
                 calls / tasks as f64,
                 rows / calls.max(1.0),
                 ms * 1000.0 / tasks as f64,
                 blocks / tasks as f64,
+                plans / calls.max(1.0),
+                plan_ms * 1000.0 / tasks as f64,
             ));
         }
         Ok(report)

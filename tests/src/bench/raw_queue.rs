@@ -112,7 +112,7 @@ pub fn run(
         .trim()
         .parse()
         .map_err(|e| format!("count of done jobs: {e}"))?;
-    eprint!("{}", server.statements_report(DB, done)?);
+    eprint!("{}", server.statements_report(DB, done, "task")?);
     let tps =
         parse_after(&out, "tps = ").ok_or_else(|| format!("no tps in pgbench output: {out}"))?;
     let scripts = parse_after(&out, "number of transactions actually processed: ")
