@@ -13,7 +13,9 @@ pub mod bus;
 pub mod claim;
 pub mod client;
 pub mod compare_postgres;
+pub mod compare_sqlite;
 pub mod daemon;
+pub mod deployment;
 pub mod deps;
 pub mod deps_worst;
 pub mod floor;
@@ -34,10 +36,9 @@ pub mod stress;
 pub mod thread_cpu;
 pub mod wake;
 
-use baseline_own_rows::Events;
 use clap::{Parser, ValueEnum};
 use client::BenchClient;
-use daemon::BenchDaemon;
+use deployment::Deployment;
 use stats::Figures;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,53 +155,6 @@ pub struct Args {
 pub enum BenchBackend {
     Sqlite,
     Postgres,
-}
-
-/// The daemons a scenario runs against, and the PostgreSQL server behind them if any.
-struct Deployment {
-    daemons: Vec<BenchDaemon>,
-    server: Option<pg_server::PgServer>,
-}
-
-impl Deployment {
-    /// `extra_env`: settings the scenario needs (`stress`: a small connection cap).
-    fn start(args: &Args, extra_env: &[(&str, &str)]) -> Result<Deployment, String> {
-        match args.backend {
-            BenchBackend::Sqlite => {
-                if args.replicas != 1 {
-                    return Err("--replicas needs --backend postgres (SQLite is one daemon)".into());
-                }
-                Ok(Deployment {
-                    daemons: vec![BenchDaemon::start(args.sync.as_str(), extra_env)?],
-                    server: None,
-                })
-            }
-            BenchBackend::Postgres => {
-                let server = pg_server::PgServer::start("huddle")?;
-                let mut daemons = Vec::new();
-                for _ in 0..args.replicas.max(1) {
-                    let mut env = vec![("HUDDLE_DATABASE_URL", server.url.as_str())];
-                    env.extend_from_slice(extra_env);
-                    daemons.push(BenchDaemon::start(args.sync.as_str(), &env)?);
-                }
-                Ok(Deployment {
-                    daemons,
-                    server: Some(server),
-                })
-            }
-        }
-    }
-
-    fn cpu_seconds(&self) -> f64 {
-        self.daemons.iter().map(|d| d.cpu_seconds()).sum()
-    }
-
-    /// The PostgreSQL server's CPU seconds (postmaster and backends, living and reaped), when
-    /// there is one.
-    fn server_cpu_seconds(&self) -> Option<f64> {
-        let pid = self.server.as_ref()?.postmaster_pid()?;
-        Some(proc_cpu::tree_cpu_seconds(pid))
-    }
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -320,7 +274,8 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
     // CPU per operation holds steady when other processes compete for the cores, unlike
     // throughput; it covers setup too, so it is an upper bound.
     let ops = figures.throughput_per_s * figures.elapsed_s;
-    let per = format!("daemon CPU per {}", figures.unit.trim_end_matches('s'));
+    let unit = figures.unit.trim_end_matches('s').to_string();
+    let per = format!("daemon CPU per {unit}");
     let measured_inside = figures.notes.iter().any(|(k, _)| *k == per);
     if ops > 0.0 && !measured_inside {
         let cpu_us = (deployment.cpu_seconds() - cpu_before) * 1e6 / ops;
@@ -329,7 +284,6 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
     // The database's share beside the daemon's, setup included likewise.
     if let (Some(before), Some(after)) = (server_cpu_before, deployment.server_cpu_seconds()) {
         if ops > 0.0 {
-            let unit = figures.unit.trim_end_matches('s').to_string();
             let cpu_us = (after - before) * 1e6 / ops;
             figures = figures.note(
                 &format!("postgres CPU per {unit}"),
@@ -340,11 +294,7 @@ pub async fn run_scenario(scenario: Scenario, args: &Args) -> Result<Figures, St
     if let Some(server) = &deployment.server {
         eprint!(
             "{}",
-            server.statements_report(
-                "postgres",
-                ops as usize,
-                figures.unit.trim_end_matches('s')
-            )?
+            server.statements_report("postgres", ops as usize, &unit)?
         );
     }
     figures.settings = serde_json::json!({
@@ -411,55 +361,12 @@ pub async fn main(args: Args) -> Result<Vec<Figures>, String> {
     }
     if args.scenario == Scenario::Compare {
         let huddle = all[0].throughput_per_s;
-        for baseline in [
-            baseline_sqlite::run(args.sync, 1, &args.sizes),
-            baseline_sqlite::run(args.sync, 100, &args.sizes),
-        ] {
-            let b = baseline?;
-            let b = ratio(b, huddle);
-            emit(&args, &b);
-            all.push(b);
-        }
-        for own in own_rows(&args).await? {
-            let own = ratio(own, huddle);
-            emit(&args, &own);
-            all.push(own);
+        for baseline in compare_sqlite::baselines(&args, huddle).await? {
+            emit(&args, &baseline);
+            all.push(baseline);
         }
     }
     Ok(all)
-}
-
-/// Tasks per transaction of the raw loops on huddle's rows: the daemon's own commits in
-/// `compare`'s batched run hold about this many (18–38 jobs of 50), so the loops get the same
-/// share of a commit per task. The bare loop keeps the 100 the ceiling names.
-const OWN_ROWS_PER_TX: usize = 1_000;
-
-/// `baseline_own_rows` at `OWN_ROWS_PER_TX`, each way of writing events, each on its own
-/// copy of the rows a fresh daemon wrote for `claim::prepare` (its team, tasks and workers).
-async fn own_rows(args: &Args) -> Result<Vec<Figures>, String> {
-    let daemon = BenchDaemon::start(args.sync.as_str(), &[])?;
-    let admin = BenchClient::new(&daemon.url, daemon::ADMIN);
-    claim::prepare(&admin, &args.sizes, std::slice::from_ref(&daemon.url)).await;
-    let batch = args.sizes.claim_batch.clamp(1, 100);
-    let mut figures = Vec::new();
-    for events in [Events::Task, Events::Object, Events::Empty, Events::Omitted] {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let copy = baseline_own_copy::copy_of(&daemon.sqlite_file(), dir.path())?;
-        figures.push(baseline_own_rows::run(
-            args.sync,
-            OWN_ROWS_PER_TX,
-            batch,
-            events,
-            &copy,
-            ("claim", "w0"),
-        )?);
-    }
-    Ok(figures)
-}
-
-fn ratio(baseline: Figures, huddle: f64) -> Figures {
-    let r = huddle / baseline.throughput_per_s.max(1e-9);
-    baseline.note("huddle claim / this", format!("{r:.2}×"))
 }
 
 fn emit(args: &Args, f: &Figures) {
